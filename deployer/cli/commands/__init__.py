@@ -1,0 +1,1 @@
+"""One module per command family; each is registered lazily in ``deployer.cli.main``."""

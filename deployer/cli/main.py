@@ -1,0 +1,119 @@
+"""The ``deploy`` command: root group, global options, and error -> message + exit code."""
+
+from __future__ import annotations
+
+import importlib
+import traceback
+from pathlib import Path
+from typing import Any
+
+import click
+
+from deployer import __version__
+from deployer.cli.context import AppContext
+from deployer.errors import DeployerError, ExitCode
+
+# command name -> "module:attribute"; modules are imported only when their command runs.
+COMMANDS: dict[str, str] = {
+    "render": "deployer.cli.commands.validate:render",
+    "validate": "deployer.cli.commands.validate:validate",
+    "package": "deployer.cli.commands.package:package",
+}
+
+EPILOG = """\b
+Examples:
+  deploy validate                         check s.yaml and the rendered flow
+  deploy render --region cn-hangzhou --account-id 1234567890123456
+  deploy package --out build/             write the function zips
+"""
+
+
+class DeployGroup(click.Group):
+    """Lazy command loading plus the one place where errors become messages and exit codes."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        command: click.Command = getattr(importlib.import_module(module_name), attr)
+        return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except click.exceptions.Abort:
+            raise
+        except DeployerError as exc:
+            _report_error(ctx, exc)
+            ctx.exit(int(exc.exit_code))
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            ctx.exit(int(ExitCode.INTERRUPTED))
+        except Exception as exc:  # a bug: say so, show the traceback only with --debug
+            if _debug(ctx):
+                click.echo(traceback.format_exc(), err=True, nl=False)
+            click.echo(f"Error: unexpected {type(exc).__name__}: {exc}", err=True)
+            click.echo(
+                "This is a bug in cloudflow-deployer; please report it "
+                "(rerun with --debug for the traceback).",
+                err=True,
+            )
+            ctx.exit(int(ExitCode.INTERNAL))
+
+
+def _debug(ctx: click.Context) -> bool:
+    app = ctx.find_object(AppContext)
+    return bool(app and app.debug)
+
+
+def _report_error(ctx: click.Context, exc: DeployerError) -> None:
+    if _debug(ctx):
+        click.echo(traceback.format_exc(), err=True, nl=False)
+    click.echo(f"Error: {exc.message}", err=True)
+    for line in exc.details():
+        click.echo(f"  {line}", err=True)
+    if exc.hint:
+        click.echo(f"Hint: {exc.hint}", err=True)
+
+
+@click.group(
+    cls=DeployGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]}
+)
+@click.version_option(__version__, prog_name="deploy")
+@click.option(
+    "-C",
+    "--project-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    envvar="DEPLOY_PROJECT_DIR",
+    show_envvar=True,
+    help="Project directory (holds s.yaml, functions/, templates/).",
+)
+@click.option(
+    "-t",
+    "--template",
+    "manifest",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default="s.yaml",
+    show_default=True,
+    help="Project manifest, relative to the project directory (Serverless Devs v3 format).",
+)
+@click.option("--debug", is_flag=True, envvar="DEPLOY_DEBUG", help="Show tracebacks on errors.")
+@click.pass_context
+def cli(ctx: click.Context, project_dir: Path, manifest: Path, debug: bool) -> None:
+    """Deploy the job-polling application to Alibaba Cloud (Function Compute 3.0 + CloudFlow),
+    or run it end to end on the local emulator."""
+    project_dir = project_dir.resolve()
+    manifest_file = manifest if manifest.is_absolute() else project_dir / manifest
+    ctx.obj = AppContext(project_dir=project_dir, manifest_file=manifest_file, debug=debug)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli.main(prog_name="deploy")

@@ -1,0 +1,118 @@
+"""The only writer to stdout.
+
+``Renderer.result(obj)`` prints a result either as human text (through the view registered for
+its type with :func:`view`) or as exactly one JSON document (``--output json``): stable keys,
+no colour, ISO-8601 UTC timestamps. Progress, warnings and logs go to stderr, so
+``deploy ... --output json | jq`` always works.
+
+A result dataclass may define ``to_json(self) -> object`` to choose its JSON shape; otherwise
+its fields are converted recursively.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+import json
+import sys
+from collections.abc import Callable, Mapping
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+from rich.console import Console, RenderableType
+
+OUTPUT_FORMATS = ("text", "json")
+
+T = TypeVar("T")
+ViewFn = Callable[[T], "RenderableType | str"]
+_VIEWS: dict[type, Callable[[Any], RenderableType | str]] = {}
+
+
+def view(result_type: type[T]) -> Callable[[ViewFn[T]], ViewFn[T]]:
+    """Register the human-text view of ``result_type`` (used when output is ``text``)."""
+
+    def register(fn: ViewFn[T]) -> ViewFn[T]:
+        _VIEWS[result_type] = fn
+        return fn
+
+    return register
+
+
+def jsonable(value: Any) -> Any:
+    """Convert a result (dataclasses, enums, datetimes, paths, bytes) into JSON-ready data."""
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json) and not isinstance(value, type):
+        return jsonable(to_json())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return jsonable(value.value)
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        text = value.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+        return text.replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return [jsonable(v) for v in items]
+    return value
+
+
+class Renderer:
+    """Writes results to stdout and progress/warnings to stderr."""
+
+    def __init__(
+        self,
+        output: str = "text",
+        *,
+        stdout: IO[str] | None = None,
+        stderr: IO[str] | None = None,
+        color: bool | None = None,
+    ) -> None:
+        if output not in OUTPUT_FORMATS:
+            raise ValueError(f"unknown output format {output!r}")
+        self.output = output
+        out = stdout if stdout is not None else sys.stdout
+        err = stderr if stderr is not None else sys.stderr
+        no_color = None if color is None else not color
+        self.out = Console(file=out, no_color=no_color if output == "text" else True,
+                           highlight=False, soft_wrap=True)
+        self.err = Console(file=err, no_color=no_color, highlight=False, soft_wrap=True)
+
+    @property
+    def is_json(self) -> bool:
+        return self.output == "json"
+
+    def result(self, result: object) -> None:
+        """Print ``result``: its registered view as text, or one JSON document."""
+        if self.is_json:
+            self.out.file.write(json.dumps(jsonable(result), indent=2, ensure_ascii=False) + "\n")
+            self.out.file.flush()
+            return
+        fn = _VIEWS.get(type(result))
+        if fn is None:
+            for klass in type(result).__mro__[1:]:
+                if klass in _VIEWS:
+                    fn = _VIEWS[klass]
+                    break
+        rendered: RenderableType | str = (
+            fn(result) if fn else json.dumps(jsonable(result), indent=2, ensure_ascii=False)
+        )
+        self.out.print(rendered)
+
+    def progress(self, message: str) -> None:
+        """A progress line on stderr (never on stdout)."""
+        self.err.print(message, markup=False)
+
+    def warn(self, message: str) -> None:
+        self.err.print(f"Warning: {message}", style="yellow", markup=False)

@@ -1,0 +1,1 @@
+"""The only package that imports the official Alibaba Cloud SDKs (tests aside)."""

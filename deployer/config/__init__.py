@@ -1,0 +1,1 @@
+"""Project configuration: the s.yaml manifest (``manifest``) and runtime settings (``settings``)."""

@@ -1,0 +1,1 @@
+"""The library layer: use cases that return result dataclasses and never print."""

@@ -1,0 +1,19 @@
+"""Suite-wide settings. Nothing in the suite may leave 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# Read at import time by alibabacloud-credentials; its last resort queries ECS metadata.
+os.environ["ALIBABA_CLOUD_ECS_METADATA_DISABLED"] = "true"
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def project_root() -> Path:
+    """The repository root (holds s.yaml, functions/, templates/)."""
+    return PROJECT_ROOT
