@@ -159,6 +159,7 @@ def watch(
     """
     events: list[HistoryEvent] = []
     info = flows.describe_execution(flow, name)
+    settle_reads = 3  # reads allowed after the status is final but before the terminal event
     while True:
         new = flows.history(flow, name, after_event_id=events[-1].event_id if events else 0)
         for event in new:
@@ -166,9 +167,10 @@ def watch(
             on_event(event)
         if info.finished and any(e.type in TERMINAL_EVENTS for e in events):
             break
-        if not follow:
+        if not follow or (info.finished and settle_reads == 0):
             break
         if info.finished:
+            settle_reads -= 1
             # the terminal event may land just after the status changes: read once more
             info = flows.describe_execution(flow, name)
             continue
