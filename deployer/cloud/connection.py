@@ -16,17 +16,6 @@ from deployer.cloud.retry import RetryPolicy
 
 T = TypeVar("T")
 
-#: Regions where CloudFlow is offered (ecosystem.md §3.5); FC 3.0 exists in all of them.
-CLOUDFLOW_REGIONS = (
-    "cn-hangzhou",
-    "cn-shanghai",
-    "cn-beijing",
-    "cn-qingdao",
-    "cn-shenzhen",
-    "ap-southeast-1",
-    "us-west-1",
-)
-
 CREDENTIALS_HELP = (
     "credentials are looked for, in order, in: the environment (ALIBABA_CLOUD_ACCESS_KEY_ID, "
     "ALIBABA_CLOUD_ACCESS_KEY_SECRET, optional ALIBABA_CLOUD_SECURITY_TOKEN); an OIDC role "
