@@ -367,12 +367,15 @@ def main(argv: list[str]) -> int:
     if first is None:
         return 0
     instance = Instance(first[0], request_filter)
+    write_all(response_fd, encode_frame({"ok": True}))  # ready
     while True:
         frame = read_frame(request_fd)
         if frame is None:
             return 0
+        started = time.perf_counter()
         ok, body = instance.serve(*frame)
-        write_all(response_fd, encode_frame({"ok": ok}, body))
+        duration_ms = (time.perf_counter() - started) * 1000.0
+        write_all(response_fd, encode_frame({"ok": ok, "duration_ms": duration_ms}, body))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ __all__ = ["DEFAULT_MAX_INSTANCES", "ProcessRuntime"]
 DEFAULT_MAX_INSTANCES = 10
 LOG_TAIL_BYTES = 4096
 QUALIFIER = "LATEST"
+STARTUP_TIMEOUT_S = 30.0  # real seconds for a new worker to become ready
 _PASSED_HOST_VARIABLES = ("PATH", "LANG")
 _ERROR_SUFFIX = ", Error: Unhandled function error"
 
@@ -108,6 +109,9 @@ class ProcessRuntime:
         try:
             if slot.worker is None:
                 slot.worker = self._spawn(spec, code_root, slot.instance_id)
+                ready = slot.worker.start(STARTUP_TIMEOUT_S)
+                if ready.outcome is not Outcome.OK:
+                    return self._failed_start(slot, spec, request_id, ready, tail_logs)
             result, discard = self._run(slot, spec, event, request_id, cold)
             return result if tail_logs else dataclasses.replace(result, log_tail=b"")
         finally:
@@ -233,6 +237,17 @@ class ProcessRuntime:
             raise RuntimeUnavailableError(message) from exc
 
     # -- one request
+
+    def _failed_start(
+        self, slot: _Slot, spec: FunctionSpec, request_id: str, ready: Exchange, tail: bool
+    ) -> InvocationResult:
+        """A worker that died or hung before it was ready: a crash of this invocation."""
+        log = _Log(bytearray(ready.log))
+        crash = dataclasses.replace(ready, outcome=Outcome.CRASHED)
+        _append_failure(log, crash, "Invoke", request_id, spec.timeout, "")
+        body = _failure_body(crash, spec.timeout, "")
+        result = self._result(slot, spec, request_id, body, log, crash, True, False)
+        return result if tail else dataclasses.replace(result, log_tail=b"")
 
     def _run(
         self, slot: _Slot, spec: FunctionSpec, event: bytes, request_id: str, cold: bool

@@ -82,23 +82,39 @@ class Worker:
         self._reap_lock = threading.Lock()
         self._rusage_maxrss_kb: int | None = None
         self._closed = False
+        self._pending_log = bytearray()
         self._send(bootstrap.encode_frame(config))
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
+    def start(self, timeout_s: float) -> Exchange:
+        """Wait up to ``timeout_s`` real seconds for the worker's ready frame.
+
+        The startup log (``FunctionCompute python3 runtime inited.``) is kept and handed out
+        with the next exchange's log. A worker that dies or hangs while starting is reaped.
+        """
+        ready = self._await(time.monotonic(), timeout_s)
+        if ready.outcome is Outcome.OK:
+            self._pending_log = bytearray(ready.log)
+        return ready
+
     def exchange(self, header: dict[str, Any], body: bytes, timeout_s: float) -> Exchange:
         """Send one request and wait up to ``timeout_s`` real seconds for its answer.
 
         On timeout the worker is terminated (SIGTERM, then SIGKILL after a short grace) and
         reaped; on a dead worker it is reaped. Either way it must not be used again.
+        ``duration_ms`` is the worker's own measure of the request when it answered.
         """
-        log = bytearray()
         started = time.monotonic()
-        deadline = started + timeout_s
         if not self._send(bootstrap.encode_frame(header, body)):
-            return self._died(log, started)
+            return self._died(self._take_pending_log(), started)
+        return self._await(started, timeout_s)
+
+    def _await(self, started: float, timeout_s: float) -> Exchange:
+        log = self._take_pending_log()
+        deadline = started + timeout_s
         response = bytearray()
         while True:
             remaining = deadline - time.monotonic()
@@ -116,10 +132,14 @@ class Worker:
                 response += chunk
             answer = _complete_frame(response)
             if answer is not None:
-                duration = _elapsed_ms(started)
+                duration = answer[0].get("duration_ms", _elapsed_ms(started))
                 self._drain_log(log)
                 outcome = Outcome.OK if answer[0]["ok"] else Outcome.ERROR
                 return Exchange(outcome, answer[1], bytes(log), duration)
+
+    def _take_pending_log(self) -> bytearray:
+        log, self._pending_log = self._pending_log, bytearray()
+        return log
 
     def stop(self) -> None:
         """Stop gracefully (EOF on the request pipe), SIGKILL if it lingers; reap. Idempotent."""
