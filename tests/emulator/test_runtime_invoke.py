@@ -196,10 +196,12 @@ def test_working_directory_and_sys_path(runtime, tmp_path):
         tmp_path,
         {
             "index.py": """
-        import os, sys
+        import importlib.util, os, sys
         def handler(event, context):
             return {"cwd": os.getcwd(), "path0": sys.path[0],
                     "runtime_dir_hidden": not any(p.endswith("emulator/runtime") for p in sys.path),
+                    "emulator_hidden": importlib.util.find_spec("deployer") is None,
+                    "exit_builtin": callable(exit),
                     "data": open("data.txt").read()}
         """,
             "data.txt": "payload",
@@ -210,6 +212,8 @@ def test_working_directory_and_sys_path(runtime, tmp_path):
         "cwd": root,
         "path0": root,
         "runtime_dir_hidden": True,
+        "emulator_hidden": True,
+        "exit_builtin": True,
         "data": "payload",
     }
 

@@ -1,11 +1,15 @@
 """Worker process of one function instance: FC's python3 runtime, locally.
 
-Run by path (``python bootstrap.py REQUEST_FD RESPONSE_FD``) with the code root as working
+Run by path (``python -S bootstrap.py REQUEST_FD RESPONSE_FD``) with the code root as working
 directory. It imports only the standard library (and ``time_machine`` when virtual time is
-used), so user code sees no emulator modules. Protocol with the parent, both directions: frames
-of ``>II`` (header length, body length), a JSON header, then raw body bytes. The first frame is
-the instance config; each later frame is one ``initialize`` or ``invoke`` request answered by
-one frame ``{"ok": bool}`` + body. EOF on the request pipe ends the process (exit 0).
+used), so user code sees no emulator modules; ``-S`` skips site-packages' .pth processing,
+and the config frame names the library directories to append to ``sys.path`` instead.
+
+Protocol with the parent, both directions: frames of ``>II`` (header length, body length),
+a JSON header, then raw body bytes. The parent first sends the instance config; the worker
+answers ``{"ok": true}`` when ready. Each later frame is one ``initialize`` or ``invoke``
+request answered by one frame ``{"ok": bool, "duration_ms": float}`` + body. EOF on the
+request pipe ends the process (exit 0).
 
 Logs (fd 1 and 2, one pipe to the parent) carry FC's markers; semantics in docs/runtime.md and
 reference fc3-api.md §8.
@@ -268,10 +272,23 @@ def virtual_time(instant: float | None) -> Iterator[None]:
     if instant is None:
         yield
         return
-    import time_machine
-
-    with time_machine.travel(instant, tick=True):
+    with _time_machine().travel(instant, tick=True):
         yield
+
+
+def _time_machine() -> Any:
+    """Import time_machine without its optional pytest plugin (which would cost ~200 ms)."""
+    if "time_machine" in sys.modules:
+        return sys.modules["time_machine"]
+    block = "pytest" not in sys.modules
+    if block:
+        sys.modules["pytest"] = None  # type: ignore[assignment]
+    try:
+        import time_machine
+    finally:
+        if block:
+            del sys.modules["pytest"]
+    return time_machine
 
 
 class Instance:
@@ -357,6 +374,9 @@ class Instance:
 
 def main(argv: list[str]) -> int:
     request_fd, response_fd = int(argv[1]), int(argv[2])
+    import site  # run with -S (no .pth processing, fast start); keep exit()/quit()
+
+    site.setquit()
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
     sys.path.insert(0, os.getcwd())
@@ -366,7 +386,11 @@ def main(argv: list[str]) -> int:
     first = read_frame(request_fd)
     if first is None:
         return 0
-    instance = Instance(first[0], request_filter)
+    config = first[0]
+    sys.path.extend(p for p in config["library_paths"] if p not in sys.path)
+    if config["virtual_time"]:
+        _time_machine()
+    instance = Instance(config, request_filter)
     write_all(response_fd, encode_frame({"ok": True}))  # ready
     while True:
         frame = read_frame(request_fd)

@@ -10,6 +10,7 @@ injected clock; a timed-out, crashed or failed-initializer instance is discarded
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import sys
@@ -38,6 +39,9 @@ QUALIFIER = "LATEST"
 STARTUP_TIMEOUT_S = 30.0  # real seconds for a new worker to become ready
 _PASSED_HOST_VARIABLES = ("PATH", "LANG")
 _ERROR_SUFFIX = ", Error: Unhandled function error"
+_spec = importlib.util.find_spec("time_machine")
+# Where time_machine (and its C extension) is installed; workers run without site (-S).
+_LIBRARY_PATHS = [str(Path(_spec.origin).resolve().parent.parent)] if _spec and _spec.origin else []
 
 
 @dataclass(eq=False, slots=True)
@@ -228,6 +232,8 @@ class ProcessRuntime:
             "region": spec.region,
             "account_id": spec.account_id,
             "qualifier": QUALIFIER,
+            "library_paths": _LIBRARY_PATHS,
+            "virtual_time": self._clock.is_virtual,
         }
         env = worker_environment(spec, code_root, instance_id)
         try:

@@ -59,7 +59,7 @@ class Worker:
         self._log_read, log_write = os.pipe()
         try:
             self.process = subprocess.Popen(
-                [python, "-u", str(BOOTSTRAP_PATH), str(request_read), str(response_write)],
+                [python, "-S", "-u", str(BOOTSTRAP_PATH), str(request_read), str(response_write)],
                 stdin=subprocess.DEVNULL,
                 stdout=log_write,
                 stderr=log_write,
