@@ -169,7 +169,11 @@ class Worker:
         return True
 
     def _died(self, log: bytearray, started: float) -> Exchange:
-        self._reap(timeout=STOP_GRACE_S)
+        try:
+            self._reap(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:  # closed its response pipe but lingers
+            self.kill()
+            self._reap(timeout=None)
         self._drain_log(log)
         duration = _elapsed_ms(started)
         return Exchange(Outcome.CRASHED, b"", bytes(log), duration, self._max_memory_mb())
