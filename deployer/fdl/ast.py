@@ -457,14 +457,13 @@ def child_scopes(state: State) -> tuple[Scope, ...]:
     return ()
 
 
-def walk_states(scope: Scope) -> Iterator[tuple[tuple[str, ...], State]]:
-    """Every state in ``scope`` and its nested scopes, depth-first in document order, with the
-    names of the enclosing states (outermost first)."""
-    stack: list[tuple[tuple[str, ...], Scope]] = [((), scope)]
-    while stack:
-        outer, current = stack.pop(0)
-        nested: list[tuple[tuple[str, ...], Scope]] = []
-        for state in current.states:
-            yield outer, state
-            nested.extend(((*outer, state.name), child) for child in child_scopes(state))
-        stack[:0] = nested
+def walk_states(
+    scope: Scope, outer: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], State]]:
+    """Every state in ``scope`` and its nested scopes, depth-first in document order (a
+    Parallel/Map state comes right before its inner states), with the names of the enclosing
+    states (outermost first)."""
+    for state in scope.states:
+        yield outer, state
+        for child in child_scopes(state):
+            yield from walk_states(child, (*outer, state.name))
