@@ -80,7 +80,9 @@ class _Converter:
     def node(self, node: Node, depth: int) -> YNode:
         self._count += 1
         if depth > MAX_DEPTH:
-            raise _TooLarge(_position(node), f"nesting deeper than {MAX_DEPTH} levels (a recursive alias?)")
+            raise _TooLarge(
+                _position(node), f"nesting deeper than {MAX_DEPTH} levels (recursive alias?)"
+            )
         if self._count > MAX_NODES:
             raise _TooLarge(_position(node), f"more than {MAX_NODES} nodes after alias expansion")
         if isinstance(node, MappingNode):

@@ -43,11 +43,21 @@ def test_seed_flow_parses_into_the_expected_ast() -> None:
     flow = result.flow
     assert flow is not None
     assert (flow.type, flow.name, flow.spec_version, flow.start_at) == (
-        "StateMachine", "MyWorkFlow", "v1", "StartJob",
-    )  # fmt: skip
+        "StateMachine",
+        "MyWorkFlow",
+        "v1",
+        "StartJob",
+    )
     kinds = [type(state) for state in flow.states]
-    assert kinds == [TaskState, PassState, WaitState, TaskState, ChoiceState, FailState,
-                     SucceedState]  # fmt: skip
+    assert kinds == [
+        TaskState,
+        PassState,
+        WaitState,
+        TaskState,
+        ChoiceState,
+        FailState,
+        SucceedState,
+    ]
     start, pass_, wait, poll, check, fail, succeed = flow.states
     assert isinstance(start, TaskState) and start.action == "FC:InvokeFunction"
     assert start.task_mode is TaskMode.REQUEST_COMPLETE and start.next == "Pass"
@@ -71,7 +81,11 @@ def test_seed_flow_parses_into_the_expected_ast() -> None:
         ("$Input.try_count > 3", "FailJobFailed"),
         ('$Input.job_status== "running"', "Wait"),
     ]
-    assert isinstance(fail, FailState) and (fail.code, fail.detail, fail.end) == ("timeout", "", True)
+    assert isinstance(fail, FailState) and (fail.code, fail.detail, fail.end) == (
+        "timeout",
+        "",
+        True,
+    )
     assert isinstance(succeed, SucceedState) and succeed.end
     assert flow.by_name["Wait"] is wait
 
@@ -79,8 +93,12 @@ def test_seed_flow_parses_into_the_expected_ast() -> None:
 def test_rendered_template_checks_clean(project_root: Path) -> None:
     environment = jinja2.Environment(undefined=jinja2.StrictUndefined)
     template = environment.from_string((project_root / "templates" / "flow.yaml.j2").read_text())
-    text = template.render(region="cn-hangzhou", account_id="1234567890",
-                           start_job_function="StartJob", get_job_status_function="GetJobStatus")  # fmt: skip
+    text = template.render(
+        region="cn-hangzhou",
+        account_id="1234567890",
+        start_job_function="StartJob",
+        get_job_status_function="GetJobStatus",
+    )
     for mode in ("Standard", "Express"):
         result = check_flow(text, source="flow.yaml", execution_mode=mode)
         assert result.ok and result.diagnostics == ()
@@ -133,8 +151,12 @@ States:
     assert map_state.max_concurrency == 5 and map_state.processor is not None
     assert map_state.items_path == Expr("$Input.xs", Position(18, 16))
     assert [(outer, state.name) for outer, state in walk_states(flow.scope)] == [
-        ((), "P"), (("P",), "T"), (("P",), "U"), ((), "M"), (("M",), "Q"),
-    ]  # fmt: skip
+        ((), "P"),
+        (("P",), "T"),
+        (("P",), "U"),
+        ((), "M"),
+        (("M",), "Q"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -156,8 +178,11 @@ def test_unreadable_documents_give_one_diagnostic_and_no_flow(
     assert result.flow is None
     (diagnostic,) = result.diagnostics
     assert (diagnostic.code, diagnostic.line, diagnostic.column, diagnostic.path) == (
-        code, line, column, path,
-    )  # fmt: skip
+        code,
+        line,
+        column,
+        path,
+    )
     assert diagnostic.format().startswith(f"f.yaml:{line}:{column}: error {code}: ")
 
 
@@ -165,14 +190,35 @@ def test_unreadable_documents_give_one_diagnostic_and_no_flow(
     ("text", "code", "line", "column", "path"),
     [
         ("Name: a\nName: b\n", "FDL002", 2, 1, "Name"),
-        ("States:\n  - Name: A\n    End: true\n    End: false\n", "FDL002", 4, 5, "States[0](A).End"),
-        ("States:\n  - {Name: A, Parameters: {body: {k: 1, k: 2}}}\n", "FDL002", 2, 41,
-         "States[0](A).Parameters.body.k"),
+        (
+            "States:\n  - Name: A\n    End: true\n    End: false\n",
+            "FDL002",
+            4,
+            5,
+            "States[0](A).End",
+        ),
+        (
+            "States:\n  - {Name: A, Parameters: {body: {k: 1, k: 2}}}\n",
+            "FDL002",
+            2,
+            41,
+            "States[0](A).Parameters.body.k",
+        ),
         ("States:\n  - Name: A\n  - just a string\n", "FDL004", 3, 5, "States[1]"),
-        ("States:\n  - {Type: Parallel, Name: P, Branches: [7]}\n", "FDL004", 2, 42,
-         "States[0](P).Branches[0]"),
-        ("States:\n  - {Type: Task, Name: T, Retry: [x]}\n", "FDL004", 2, 35,
-         "States[0](T).Retry[0]"),
+        (
+            "States:\n  - {Type: Parallel, Name: P, Branches: [7]}\n",
+            "FDL004",
+            2,
+            42,
+            "States[0](P).Branches[0]",
+        ),
+        (
+            "States:\n  - {Type: Task, Name: T, Retry: [x]}\n",
+            "FDL004",
+            2,
+            35,
+            "States[0](T).Retry[0]",
+        ),
         ("? [a, b]\n: c\n", "FDL005", 1, 3, ""),
     ],
 )
@@ -219,9 +265,15 @@ States:
 def test_diagnostic_json_has_stable_keys() -> None:
     (diagnostic,) = parse_flow("Name: a\nName: b\n", source="f.yaml").diagnostics
     assert diagnostic.to_json() == {
-        "code": "FDL002", "severity": "error", "message": diagnostic.message, "line": 2,
-        "column": 1, "path": "Name", "hint": None, "source": "f.yaml",
-    }  # fmt: skip
+        "code": "FDL002",
+        "severity": "error",
+        "message": diagnostic.message,
+        "line": 2,
+        "column": 1,
+        "path": "Name",
+        "hint": None,
+        "source": "f.yaml",
+    }
     json.dumps(diagnostic.to_json())
 
 
@@ -230,16 +282,59 @@ def test_diagnostic_json_has_stable_keys() -> None:
 _yaml = YAML(typ="safe", pure=True)
 SEED_DATA = _yaml.load(SEED)
 KEYS = st.sampled_from(
-    ["Type", "Name", "Next", "End", "States", "StartAt", "Branches", "Seconds", "Seconds.$",
-     "Parameters", "body", "x.$", "$", "Retry", "Catch", "Errors", "Processor", "ItemsPath",
-     "Condition", "Default", "MaxConcurrency", "Timeout", "TaskMode", "Action", "Code"]
-)  # fmt: skip
+    [
+        "Type",
+        "Name",
+        "Next",
+        "End",
+        "States",
+        "StartAt",
+        "Branches",
+        "Seconds",
+        "Seconds.$",
+        "Parameters",
+        "body",
+        "x.$",
+        "$",
+        "Retry",
+        "Catch",
+        "Errors",
+        "Processor",
+        "ItemsPath",
+        "Condition",
+        "Default",
+        "MaxConcurrency",
+        "Timeout",
+        "TaskMode",
+        "Action",
+        "Code",
+    ]
+)
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-(10**6), 10**6),
-    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=20),
-    st.sampled_from(["Task", "Pass", "Wait", "Choice", "Succeed", "Fail", "Parallel", "Map",
-                     "$Input.x", "$Output.(", "FC:InvokeFunction", "Sync", "v1", "StateMachine"]),
-)  # fmt: skip
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+    st.sampled_from(
+        [
+            "Task",
+            "Pass",
+            "Wait",
+            "Choice",
+            "Succeed",
+            "Fail",
+            "Parallel",
+            "Map",
+            "$Input.x",
+            "$Output.(",
+            "FC:InvokeFunction",
+            "Sync",
+            "v1",
+            "StateMachine",
+        ]
+    ),
+)
 DOCUMENTS = st.recursive(
     SCALARS,
     lambda inner: st.one_of(

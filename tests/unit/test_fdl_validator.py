@@ -44,57 +44,132 @@ def branches(count: int) -> str:
 
 # (id, text, code, line, column, path[, execution mode])
 CASES = [
-    ("misspelled-field", flow("""
+    (
+        "misspelled-field",
+        flow("""
   - Type: Pass
     Name: A
     Nxt: B
     End: true
-"""), "FDL103", 8, 5, "States[0](A).Nxt"),
-    ("seconds-not-int", flow("""
+"""),
+        "FDL103",
+        8,
+        5,
+        "States[0](A).Nxt",
+    ),
+    (
+        "seconds-not-int",
+        flow("""
   - Type: Wait
     Name: A
     Seconds: "ten"
     End: true
-"""), "FDL102", 8, 14, "States[0](A).Seconds"),
-    ("end-not-bool", flow("""
+"""),
+        "FDL102",
+        8,
+        14,
+        "States[0](A).Seconds",
+    ),
+    (
+        "end-not-bool",
+        flow("""
   - Type: Pass
     Name: A
     End: "yes"
-"""), "FDL102", 8, 10, "States[0](A).End"),
-    ("parallel-branches-not-list", flow("""
+"""),
+        "FDL102",
+        8,
+        10,
+        "States[0](A).End",
+    ),
+    (
+        "parallel-branches-not-list",
+        flow("""
   - Type: Parallel
     Name: A
     Branches: foo
     End: true
-"""), "FDL102", 8, 15, "States[0](A).Branches"),
-    ("next-and-end", flow("""
+"""),
+        "FDL102",
+        8,
+        15,
+        "States[0](A).Branches",
+    ),
+    (
+        "next-and-end",
+        flow(
+            """
   - Type: Pass
     Name: A
     Next: B
     End: true
-""" + PASS_B), "FDL201", 8, 5, "States[0](A).Next"),
-    ("no-transition", flow("""
+"""
+            + PASS_B
+        ),
+        "FDL201",
+        8,
+        5,
+        "States[0](A).Next",
+    ),
+    (
+        "no-transition",
+        flow("""
   - Type: Pass
     Name: A
-"""), "FDL202", 6, 5, "States[0](A)"),
-    ("end-false-no-next", flow("""
+"""),
+        "FDL202",
+        6,
+        5,
+        "States[0](A)",
+    ),
+    (
+        "end-false-no-next",
+        flow("""
   - Type: Pass
     Name: A
     End: false
-"""), "FDL202", 8, 10, "States[0](A).End"),
-    ("next-unknown", flow("""
+"""),
+        "FDL202",
+        8,
+        10,
+        "States[0](A).End",
+    ),
+    (
+        "next-unknown",
+        flow(
+            """
   - Type: Pass
     Name: A
     Next: Bee
-""" + PASS_B), "FDL203", 8, 11, "States[0](A).Next"),
-    ("choice-without-default", flow("""
+"""
+            + PASS_B
+        ),
+        "FDL203",
+        8,
+        11,
+        "States[0](A).Next",
+    ),
+    (
+        "choice-without-default",
+        flow(
+            """
   - Type: Choice
     Name: A
     Branches:
       - Condition: $Input.x == 1
         Next: B
-""" + PASS_B), "FDL101", 6, 5, "States[0](A)"),
-    ("choice-with-next", flow("""
+"""
+            + PASS_B
+        ),
+        "FDL101",
+        6,
+        5,
+        "States[0](A)",
+    ),
+    (
+        "choice-with-next",
+        flow(
+            """
   - Type: Choice
     Name: A
     Next: B
@@ -102,16 +177,32 @@ CASES = [
       - Condition: $Input.x == 1
         Next: B
     Default: B
-""" + PASS_B), "FDL104", 8, 5, "States[0](A).Next"),
-    ("duplicate-name-in-scope", flow("""
+"""
+            + PASS_B
+        ),
+        "FDL104",
+        8,
+        5,
+        "States[0](A).Next",
+    ),
+    (
+        "duplicate-name-in-scope",
+        flow("""
   - Type: Pass
     Name: A
     End: true
   - Type: Pass
     Name: A
     End: true
-"""), "FDL204", 10, 11, "States[1](A).Name"),
-    ("duplicate-name-across-scopes", flow("""
+"""),
+        "FDL204",
+        10,
+        11,
+        "States[1](A).Name",
+    ),
+    (
+        "duplicate-name-across-scopes",
+        flow("""
   - Type: Parallel
     Name: A
     End: true
@@ -121,115 +212,269 @@ CASES = [
           - Type: Pass
             Name: A
             End: true
-"""), "FDL205", 13, 19, "States[0](A).Branches[0].States[0](A).Name"),
-    ("unreachable", flow("""
+"""),
+        "FDL205",
+        13,
+        19,
+        "States[0](A).Branches[0].States[0](A).Name",
+    ),
+    (
+        "unreachable",
+        flow(
+            """
   - Type: Pass
     Name: A
     End: true
-""" + PASS_B), "FDL206", 10, 5, "States[1](B)"),
-    ("condition-syntax", flow("""
+"""
+            + PASS_B
+        ),
+        "FDL206",
+        10,
+        5,
+        "States[1](B)",
+    ),
+    (
+        "condition-syntax",
+        flow(
+            """
   - Type: Choice
     Name: A
     Branches:
       - Condition: $Input.x ==
         Next: B
     Default: B
-""" + PASS_B), "FDL301", 9, 20, "States[0](A).Branches[0].Condition"),
-    ("expression-key-not-string", flow("""
+"""
+            + PASS_B
+        ),
+        "FDL301",
+        9,
+        20,
+        "States[0](A).Branches[0].Condition",
+    ),
+    (
+        "expression-key-not-string",
+        flow("""
   - Type: Pass
     Name: A
     InputConstructor:
       n.$: 3
     End: true
-"""), "FDL302", 9, 12, "States[0](A).InputConstructor.n.$"),
-    ("output-in-input-constructor", flow("""
+"""),
+        "FDL302",
+        9,
+        12,
+        "States[0](A).InputConstructor.n.$",
+    ),
+    (
+        "output-in-input-constructor",
+        flow("""
   - Type: Pass
     Name: A
     InputConstructor:
       n.$: $Output.Body
     End: true
-"""), "FDL303", 9, 12, "States[0](A).InputConstructor.n.$"),
-    ("root-key-with-others", flow("""
+"""),
+        "FDL303",
+        9,
+        12,
+        "States[0](A).InputConstructor.n.$",
+    ),
+    (
+        "root-key-with-others",
+        flow("""
   - Type: Pass
     Name: A
     OutputConstructor:
       $: $Input
       extra: 1
     End: true
-"""), "FDL304", 9, 7, "States[0](A).OutputConstructor.$"),
-    ("unknown-variable", flow("""
+"""),
+        "FDL304",
+        9,
+        7,
+        "States[0](A).OutputConstructor.$",
+    ),
+    (
+        "unknown-variable",
+        flow("""
   - Type: Pass
     Name: A
     OutputConstructor:
       n.$: $input.name
     End: true
-"""), "FDL305", 9, 12, "States[0](A).OutputConstructor.n.$"),
-    ("too-many-branches", flow(f"""
+"""),
+        "FDL305",
+        9,
+        12,
+        "States[0](A).OutputConstructor.n.$",
+    ),
+    (
+        "too-many-branches",
+        flow(f"""
   - Type: Parallel
     Name: A
     End: true
     Branches:
-{branches(51)}"""), "FDL401", 10, 7, "States[0](A).Branches"),
-    ("wait-over-300", flow("""
+{branches(51)}"""),
+        "FDL401",
+        10,
+        7,
+        "States[0](A).Branches",
+    ),
+    (
+        "wait-over-300",
+        flow("""
   - Type: Wait
     Name: A
     Seconds: 301
     End: true
-"""), "FDL402", 8, 14, "States[0](A).Seconds"),
-    ("wait-express-over-20", flow("""
+"""),
+        "FDL402",
+        8,
+        14,
+        "States[0](A).Seconds",
+    ),
+    (
+        "wait-express-over-20",
+        flow("""
   - Type: Wait
     Name: A
     Seconds: 21
     End: true
-"""), "FDL402", 8, 14, "States[0](A).Seconds", "Express"),
-    ("timeout-too-long", task(
-        "      resourceArn: arn\n      invocationType: Sync\n", "    Timeout: 604801\n"
-    ), "FDL403", 12, 14, "States[0](A).Timeout"),
-    ("timeout-not-number", task(
-        "      resourceArn: arn\n      invocationType: Sync\n", "    Timeout: soon\n"
-    ), "FDL102", 12, 14, "States[0](A).Timeout"),
-    ("retry-interval", task("      resourceArn: arn\n      invocationType: Sync\n", """\
+"""),
+        "FDL402",
+        8,
+        14,
+        "States[0](A).Seconds",
+        "Express",
+    ),
+    (
+        "timeout-too-long",
+        task("      resourceArn: arn\n      invocationType: Sync\n", "    Timeout: 604801\n"),
+        "FDL403",
+        12,
+        14,
+        "States[0](A).Timeout",
+    ),
+    (
+        "timeout-not-number",
+        task("      resourceArn: arn\n      invocationType: Sync\n", "    Timeout: soon\n"),
+        "FDL102",
+        12,
+        14,
+        "States[0](A).Timeout",
+    ),
+    (
+        "retry-interval",
+        task(
+            "      resourceArn: arn\n      invocationType: Sync\n",
+            """\
     Retry:
       - Errors: [FnF.ALL]
         MaxAttempts: 1
         IntervalSeconds: 86401
-"""), "FDL404", 15, 26, "States[0](A).Retry[0].IntervalSeconds"),
-    ("retry-negative-attempts", task("      resourceArn: arn\n      invocationType: Sync\n", """\
+""",
+        ),
+        "FDL404",
+        15,
+        26,
+        "States[0](A).Retry[0].IntervalSeconds",
+    ),
+    (
+        "retry-negative-attempts",
+        task(
+            "      resourceArn: arn\n      invocationType: Sync\n",
+            """\
     Retry:
       - Errors: [FnF.ALL]
         MaxAttempts: -1
         IntervalSeconds: 1
-"""), "FDL405", 14, 22, "States[0](A).Retry[0].MaxAttempts"),
-    ("retry-backoff-below-one", task("      resourceArn: arn\n      invocationType: Sync\n", """\
+""",
+        ),
+        "FDL405",
+        14,
+        22,
+        "States[0](A).Retry[0].MaxAttempts",
+    ),
+    (
+        "retry-backoff-below-one",
+        task(
+            "      resourceArn: arn\n      invocationType: Sync\n",
+            """\
     Retry:
       - Errors: [FnF.ALL]
         MaxAttempts: 1
         IntervalSeconds: 1
         BackoffRate: 0.5
-"""), "FDL406", 16, 22, "States[0](A).Retry[0].BackoffRate"),
-    ("retry-empty-errors", task("      resourceArn: arn\n      invocationType: Sync\n", """\
+""",
+        ),
+        "FDL406",
+        16,
+        22,
+        "States[0](A).Retry[0].BackoffRate",
+    ),
+    (
+        "retry-empty-errors",
+        task(
+            "      resourceArn: arn\n      invocationType: Sync\n",
+            """\
     Retry:
       - Errors: []
         MaxAttempts: 1
         IntervalSeconds: 1
-"""), "FDL108", 13, 17, "States[0](A).Retry[0].Errors"),
-    ("retry-error-not-string", task("      resourceArn: arn\n      invocationType: Sync\n", """\
+""",
+        ),
+        "FDL108",
+        13,
+        17,
+        "States[0](A).Retry[0].Errors",
+    ),
+    (
+        "retry-error-not-string",
+        task(
+            "      resourceArn: arn\n      invocationType: Sync\n",
+            """\
     Retry:
       - Errors: [{a: 1}]
         MaxAttempts: 1
         IntervalSeconds: 1
-"""), "FDL102", 13, 17, "States[0](A).Retry[0].Errors[0]"),
-    ("catch-without-next", task("      resourceArn: arn\n      invocationType: Sync\n", """\
+""",
+        ),
+        "FDL102",
+        13,
+        17,
+        "States[0](A).Retry[0].Errors[0]",
+    ),
+    (
+        "catch-without-next",
+        task(
+            "      resourceArn: arn\n      invocationType: Sync\n",
+            """\
     Catch:
       - Errors: [FnF.ALL]
-"""), "FDL101", 13, 9, "States[0](A).Catch[0]"),
-    ("retry-on-pass", flow("""
+""",
+        ),
+        "FDL101",
+        13,
+        9,
+        "States[0](A).Catch[0]",
+    ),
+    (
+        "retry-on-pass",
+        flow("""
   - Type: Pass
     Name: A
     Retry: []
     End: true
-"""), "FDL104", 8, 5, "States[0](A).Retry"),
-    ("map-concurrency-zero", flow("""
+"""),
+        "FDL104",
+        8,
+        5,
+        "States[0](A).Retry",
+    ),
+    (
+        "map-concurrency-zero",
+        flow("""
   - Type: Map
     Name: A
     ItemsPath: $Input.xs
@@ -238,8 +483,15 @@ CASES = [
       StartAt: P
       States: [{Type: Pass, Name: P, End: true}]
     End: true
-"""), "FDL407", 9, 21, "States[0](A).MaxConcurrency"),
-    ("map-both-spellings", flow("""
+"""),
+        "FDL407",
+        9,
+        21,
+        "States[0](A).MaxConcurrency",
+    ),
+    (
+        "map-both-spellings",
+        flow("""
   - Type: Map
     Name: A
     ItemsPath: $Input.xs
@@ -249,8 +501,15 @@ CASES = [
       StartAt: P
       States: [{Type: Pass, Name: P, End: true}]
     End: true
-"""), "FDL107", 10, 5, "States[0](A).MaxConcurrency"),
-    ("map-distributed", flow("""
+"""),
+        "FDL107",
+        10,
+        5,
+        "States[0](A).MaxConcurrency",
+    ),
+    (
+        "map-distributed",
+        flow("""
   - Type: Map
     Name: A
     ItemsPath: $Input.xs
@@ -259,14 +518,28 @@ CASES = [
       StartAt: P
       States: [{Type: Pass, Name: P, End: true}]
     End: true
-"""), "FDL105", 9, 5, "States[0](A).ProcessorConfig"),
-    ("map-without-processor", flow("""
+"""),
+        "FDL105",
+        9,
+        5,
+        "States[0](A).ProcessorConfig",
+    ),
+    (
+        "map-without-processor",
+        flow("""
   - Type: Map
     Name: A
     ItemsPath: $Input.xs
     End: true
-"""), "FDL101", 6, 5, "States[0](A)"),
-    ("map-items-path-reads-output", flow("""
+"""),
+        "FDL101",
+        6,
+        5,
+        "States[0](A)",
+    ),
+    (
+        "map-items-path-reads-output",
+        flow("""
   - Type: Map
     Name: A
     ItemsPath: $Output.Body.xs
@@ -274,83 +547,195 @@ CASES = [
       StartAt: P
       States: [{Type: Pass, Name: P, End: true}]
     End: true
-"""), "FDL303", 8, 16, "States[0](A).ItemsPath"),
-    ("wait-timestamp", flow("""
+"""),
+        "FDL303",
+        8,
+        16,
+        "States[0](A).ItemsPath",
+    ),
+    (
+        "wait-timestamp",
+        flow("""
   - Type: Wait
     Name: A
     Timestamp: "2030-01-01T00:00:00Z"
     End: true
-"""), "FDL105", 8, 5, "States[0](A).Timestamp"),
-    ("wait-without-seconds", flow("""
+"""),
+        "FDL105",
+        8,
+        5,
+        "States[0](A).Timestamp",
+    ),
+    (
+        "wait-without-seconds",
+        flow("""
   - Type: Wait
     Name: A
     End: true
-"""), "FDL101", 6, 5, "States[0](A)"),
-    ("wait-both-seconds", flow("""
+"""),
+        "FDL101",
+        6,
+        5,
+        "States[0](A)",
+    ),
+    (
+        "wait-both-seconds",
+        flow("""
   - Type: Wait
     Name: A
     Seconds: 3
     Seconds.$: $Input.n
     End: true
-"""), "FDL107", 9, 5, "States[0](A).Seconds.$"),
-    ("fc-missing-arn", task("      invocationType: Sync\n"), "FDL501", 10, 7,
-     "States[0](A).Parameters"),
-    ("fc-invocation-type", task("      resourceArn: arn\n      invocationType: Snyc\n"),
-     "FDL502", 11, 23, "States[0](A).Parameters.invocationType"),
-    ("fc-body-list", task("      resourceArn: arn\n      invocationType: Sync\n      body: [1]\n"),
-     "FDL503", 12, 13, "States[0](A).Parameters.body"),
-    ("fc-unknown-parameter", task(
-        "      resourceArn: arn\n      invocationType: Sync\n      qualifier: LATEST\n"
-    ), "FDL507", 12, 7, "States[0](A).Parameters.qualifier"),
-    ("other-action", flow("""
+"""),
+        "FDL107",
+        9,
+        5,
+        "States[0](A).Seconds.$",
+    ),
+    (
+        "fc-missing-arn",
+        task("      invocationType: Sync\n"),
+        "FDL501",
+        10,
+        7,
+        "States[0](A).Parameters",
+    ),
+    (
+        "fc-invocation-type",
+        task("      resourceArn: arn\n      invocationType: Snyc\n"),
+        "FDL502",
+        11,
+        23,
+        "States[0](A).Parameters.invocationType",
+    ),
+    (
+        "fc-body-list",
+        task("      resourceArn: arn\n      invocationType: Sync\n      body: [1]\n"),
+        "FDL503",
+        12,
+        13,
+        "States[0](A).Parameters.body",
+    ),
+    (
+        "fc-unknown-parameter",
+        task("      resourceArn: arn\n      invocationType: Sync\n      qualifier: LATEST\n"),
+        "FDL507",
+        12,
+        7,
+        "States[0](A).Parameters.qualifier",
+    ),
+    (
+        "other-action",
+        flow("""
   - Type: Task
     Name: A
     Action: ECS:DescribeInstances
     End: true
-"""), "FDL504", 8, 13, "States[0](A).Action"),
-    ("action-format", flow("""
+"""),
+        "FDL504",
+        8,
+        13,
+        "States[0](A).Action",
+    ),
+    (
+        "action-format",
+        flow("""
   - Type: Task
     Name: A
     Action: InvokeFunction
     End: true
-"""), "FDL505", 8, 13, "States[0](A).Action"),
-    ("callback-in-express", flow("""
+"""),
+        "FDL505",
+        8,
+        13,
+        "States[0](A).Action",
+    ),
+    (
+        "callback-in-express",
+        flow("""
   - Type: Task
     Name: A
     Action: FC:InvokeFunction
     TaskMode: WaitForCustomCallback
     Parameters: {resourceArn: arn, invocationType: Async}
     End: true
-"""), "FDL506", 9, 15, "States[0](A).TaskMode", "Express"),
-    ("task-mode-unknown", flow("""
+"""),
+        "FDL506",
+        9,
+        15,
+        "States[0](A).TaskMode",
+        "Express",
+    ),
+    (
+        "task-mode-unknown",
+        flow("""
   - Type: Task
     Name: A
     Action: FC:InvokeFunction
     TaskMode: RequestCompleted
     Parameters: {resourceArn: arn, invocationType: Sync}
     End: true
-"""), "FDL106", 9, 15, "States[0](A).TaskMode"),
-    ("unknown-state-type", flow("""
+"""),
+        "FDL106",
+        9,
+        15,
+        "States[0](A).TaskMode",
+    ),
+    (
+        "unknown-state-type",
+        flow("""
   - Type: Tsk
     Name: A
     End: true
-"""), "FDL106", 6, 11, "States[0](A).Type"),
-    ("spec-version", flow(PASS_B, HEADER.replace("v1", "v2").replace("StartAt: A", "StartAt: B")),
-     "FDL106", 3, 14, "SpecVersion"),
-    ("flow-type", flow(PASS_B, HEADER.replace("StateMachine", "Flow").replace(": A", ": B")),
-     "FDL106", 1, 7, "Type"),
+"""),
+        "FDL106",
+        6,
+        11,
+        "States[0](A).Type",
+    ),
+    (
+        "spec-version",
+        flow(PASS_B, HEADER.replace("v1", "v2").replace("StartAt: A", "StartAt: B")),
+        "FDL106",
+        3,
+        14,
+        "SpecVersion",
+    ),
+    (
+        "flow-type",
+        flow(PASS_B, HEADER.replace("StateMachine", "Flow").replace(": A", ": B")),
+        "FDL106",
+        1,
+        7,
+        "Type",
+    ),
     ("missing-start-at", flow(PASS_B, HEADER.replace("StartAt: A\n", "")), "FDL101", 1, 1, ""),
     ("start-at-unknown", flow(PASS_B), "FDL203", 4, 10, "StartAt"),
     ("empty-states", HEADER.rstrip("\n") + " []\n", "FDL108", 5, 9, "States"),
-    ("bad-flow-name", flow(PASS_B, HEADER.replace("Name: t", "Name: 9 lives")
-                           .replace(": A", ": B")), "FDL106", 2, 7, "Name"),
-    ("comment-on-state", flow("""
+    (
+        "bad-flow-name",
+        flow(PASS_B, HEADER.replace("Name: t", "Name: 9 lives").replace(": A", ": B")),
+        "FDL106",
+        2,
+        7,
+        "Name",
+    ),
+    (
+        "comment-on-state",
+        flow("""
   - Type: Pass
     Name: A
     Comment: hi
     End: true
-"""), "FDL103", 8, 5, "States[0](A).Comment"),
-    ("cross-scope-next", flow("""
+"""),
+        "FDL103",
+        8,
+        5,
+        "States[0](A).Comment",
+    ),
+    (
+        "cross-scope-next",
+        flow("""
   - Type: Parallel
     Name: A
     End: true
@@ -363,8 +748,15 @@ CASES = [
           - Type: Pass
             Name: X
             Next: A
-"""), "FDL203", 17, 19, "States[0](A).Branches[0].States[1](X).Next"),
-    ("nested-map-processor", flow("""
+"""),
+        "FDL203",
+        17,
+        19,
+        "States[0](A).Branches[0].States[1](X).Next",
+    ),
+    (
+        "nested-map-processor",
+        flow("""
   - Type: Map
     Name: A
     ItemsPath: $Input.xs
@@ -376,7 +768,12 @@ CASES = [
           Seconds: 0
           End: true
     End: true
-"""), "FDL402", 14, 20, "States[0](A).Processor.States[0](P).Seconds"),
+"""),
+        "FDL402",
+        14,
+        20,
+        "States[0](A).Processor.States[0](P).Seconds",
+    ),
 ]
 
 
