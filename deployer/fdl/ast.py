@@ -176,6 +176,11 @@ class Template(Mapping[str, TemplateValue]):
         """The field written as ``key``, or None."""
         return next((item for item in self.fields if item.key == key), None)
 
+    def to_plain(self) -> dict[str, object]:
+        """The template as plain data (keys as written, expressions as their text): the shape
+        ``deployer.fdl.constructors.build_value`` takes."""
+        return {item.key: _plain(item.value) for item in self.fields}
+
     @property
     def root_expression(self) -> Expr | None:
         """The expression of a mapping whose only key is ``$`` (its value *is* the result)."""
@@ -197,6 +202,16 @@ class TemplateList(Sequence[TemplateValue]):
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+def _plain(value: TemplateValue) -> object:
+    if isinstance(value, Expr):
+        return value.text
+    if isinstance(value, Template):
+        return value.to_plain()
+    if isinstance(value, TemplateList):
+        return [_plain(item) for item in value.items]
+    return value
 
 
 # --------------------------------------------------------------------------------------------

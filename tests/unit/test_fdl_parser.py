@@ -88,6 +88,11 @@ def test_seed_flow_parses_into_the_expected_ast() -> None:
     )
     assert isinstance(succeed, SucceedState) and succeed.end
     assert flow.by_name["Wait"] is wait
+    assert poll.parameters.to_plain()["body"] == {
+        "job_id.$": "$Input.job_id",
+        "try_count.$": "$Input.try_count",
+        "delay.$": "$Context.Execution.Input.delay",
+    }
 
 
 def test_rendered_template_checks_clean(project_root: Path) -> None:

@@ -295,6 +295,21 @@ CASES = [
         "States[0](A).OutputConstructor.$",
     ),
     (
+        "literal-and-expression-same-key",
+        flow("""
+  - Type: Pass
+    Name: A
+    OutputConstructor:
+      n: 1
+      n.$: $Input.n
+    End: true
+"""),
+        "FDL107",
+        10,
+        7,
+        "States[0](A).OutputConstructor.n.$",
+    ),
+    (
         "unknown-variable",
         flow("""
   - Type: Pass
