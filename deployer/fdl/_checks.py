@@ -185,13 +185,18 @@ def check_retry(rule: RetryRule, path: str, report: Reporter) -> None:
     for key in ("IntervalSeconds", "MaxBackoffSeconds"):
         entry = raw.get(key)
         value = entry.value if entry else None
-        if _is_int(value) and not 0 <= value <= MAX_RETRY_SECONDS:  # type: ignore[operator]
+        if (
+            entry
+            and isinstance(value, int)
+            and _is_int(value)
+            and not 0 <= value <= MAX_RETRY_SECONDS
+        ):
             report(
                 Code.RETRY_INTERVAL_RANGE,
                 f"'{key}' must be between 0 and {MAX_RETRY_SECONDS}, found {value}",
                 entry.value_position,
                 f"{path}.{key}",
-            )  # type: ignore[union-attr]
+            )
     attempts = raw.get("MaxAttempts")
     if attempts and isinstance(attempts.value, int) and attempts.value < 0:
         report(
