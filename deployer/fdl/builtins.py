@@ -1,0 +1,321 @@
+"""The built-in functions of the expression language (reference §4.5) and their registry.
+
+:data:`BUILTINS` maps each function name to a :class:`Builtin` (arity and implementation). The
+parser checks names and arities against it; the evaluator calls the implementations from it.
+Every implementation takes already evaluated JSON values and returns a JSON value, raising
+:class:`EvaluationError` (naming the function) for arguments of the wrong kind.
+
+Randomness (``uuid``, ``randomInt``) comes from an :class:`Entropy` passed by the evaluator
+from ``Scope.entropy``: :class:`SystemEntropy` by default, :class:`SeededEntropy` for replayable
+runs. No function reads the clock or does I/O.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import random
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from deployer.fdl.expression_errors import EvaluationError, EvaluationReason
+from deployer.fdl.values import (
+    INT64_MAX,
+    INT64_MIN,
+    canonical_key,
+    json_equal,
+    kind_name,
+    render_text,
+    to_json_text,
+)
+
+__all__ = [
+    "BUILTINS",
+    "Builtin",
+    "Entropy",
+    "SeededEntropy",
+    "SystemEntropy",
+]
+
+
+@runtime_checkable
+class Entropy(Protocol):
+    """Source of randomness for ``uuid()`` and ``randomInt()``."""
+
+    def random_int(self, low: int, high: int) -> int:
+        """An integer in ``[low, high)``; the caller guarantees ``low < high``."""
+        ...
+
+    def uuid4(self) -> str:
+        """A version-4 UUID in canonical lowercase hyphenated form."""
+        ...
+
+
+class SystemEntropy:
+    """The operating system's randomness (the default)."""
+
+    def random_int(self, low: int, high: int) -> int:
+        return low + random.SystemRandom().randrange(high - low)
+
+    def uuid4(self) -> str:
+        return str(uuid.uuid4())
+
+
+class SeededEntropy:
+    """Deterministic randomness from a seed: the same seed gives the same sequence.
+
+    The interpreter can seed one per execution (e.g. from the execution name) so a replay of the
+    history reproduces every ``uuid()`` and ``randomInt()`` result.
+    """
+
+    def __init__(self, seed: int | str | bytes) -> None:
+        self._random = random.Random(seed)
+
+    def random_int(self, low: int, high: int) -> int:
+        return low + self._random.randrange(high - low)
+
+    def uuid4(self) -> str:
+        return str(uuid.UUID(int=self._random.getrandbits(128), version=4))
+
+
+@dataclass(frozen=True, slots=True)
+class Builtin:
+    """A built-in function: ``min_args``..``max_args`` arguments (``None`` = variadic)."""
+
+    name: str
+    min_args: int
+    max_args: int | None
+    impl: Callable[..., Any]
+    uses_entropy: bool = False
+
+    def arity_text(self) -> str:
+        """Human description of the accepted argument count."""
+        if self.max_args is None:
+            return f"at least {self.min_args} argument{'s' if self.min_args != 1 else ''}"
+        if self.min_args == self.max_args:
+            return f"{self.min_args} argument{'s' if self.min_args != 1 else ''}"
+        return f"{self.min_args} to {self.max_args} arguments"
+
+
+def _fail(function: str, message: str, reason: EvaluationReason = EvaluationReason.TYPE) -> None:
+    raise EvaluationError(f"{function}(): {message}", reason)
+
+
+def _need(function: str, position: int, value: Any, *kinds: type) -> None:
+    if type(value) not in kinds:
+        expected = " or ".join(kind_name(k()) for k in kinds)
+        _fail(function, f"argument {position} must be {expected}, got {kind_name(value)}")
+
+
+def _int_arg(function: str, position: int, value: Any) -> int:
+    if type(value) is int:
+        return int(value)
+    if type(value) is float and value.is_integer():
+        return int(value)
+    _fail(function, f"argument {position} must be an integer, got {kind_name(value)} {value!r}")
+    raise AssertionError  # unreachable
+
+
+def _format(template: Any, *args: Any) -> str:
+    _need("format", 1, template, str)
+    pieces = template.split("{}")
+    out = [pieces[0]]
+    for index, piece in enumerate(pieces[1:]):
+        out.append(_text("format", args[index]) if index < len(args) else "{}")
+        out.append(piece)
+    return "".join(out)
+
+
+def _text(function: str, value: Any) -> str:
+    try:
+        return render_text(value)
+    except (ValueError, RecursionError) as exc:
+        _fail(function, f"cannot render value: {exc}", EvaluationReason.FUNCTION)
+        raise AssertionError from exc  # unreachable
+
+
+def _length(value: Any) -> int:
+    _need("length", 1, value, list, dict, str)
+    return len(value)
+
+
+def _regex_match_string(pattern: Any, subject: Any) -> bool:
+    _need("regexMatchString", 1, pattern, str)
+    _need("regexMatchString", 2, subject, str)
+    try:
+        return re.search(pattern, subject) is not None
+    except (re.error, RecursionError, OverflowError) as exc:
+        _fail("regexMatchString", f"invalid pattern {pattern!r}: {exc}", EvaluationReason.FUNCTION)
+        raise AssertionError from exc  # unreachable
+
+
+def _split(text: Any, separator: Any) -> list[str]:
+    _need("split", 1, text, str)
+    _need("split", 2, separator, str)
+    if separator == "":
+        return list(text)
+    return list(text.split(separator))
+
+
+def _get(container: Any, key: Any) -> Any:
+    if container is None:
+        return None
+    if type(container) is dict:
+        _need("get", 2, key, str)
+        return container.get(key)
+    if type(container) is list:
+        index = _int_arg("get", 2, key)
+        if index < 0:
+            index += len(container)
+        return container[index] if 0 <= index < len(container) else None
+    _fail("get", f"argument 1 must be array or map, got {kind_name(container)}")
+    return None  # unreachable
+
+
+def _int_add(left: Any, right: Any) -> int:
+    total = _int_arg("intAdd", 1, left) + _int_arg("intAdd", 2, right)
+    if not INT64_MIN <= total <= INT64_MAX:
+        _fail("intAdd", "integer overflow", EvaluationReason.ARITHMETIC)
+    return total
+
+
+def _random_int(entropy: Entropy, low: Any, high: Any) -> int:
+    lo, hi = _int_arg("randomInt", 1, low), _int_arg("randomInt", 2, high)
+    if lo >= hi:
+        _fail("randomInt", f"min ({lo}) must be less than max ({hi})", EvaluationReason.FUNCTION)
+    return int(entropy.random_int(lo, hi))
+
+
+def _array_contains(array: Any, value: Any) -> bool:
+    _need("arrayContains", 1, array, list)
+    return any(json_equal(item, value) for item in array)
+
+
+def _array_unique(array: Any) -> list[Any]:
+    _need("arrayUnique", 1, array, list)
+    seen: set[Any] = set()
+    unique = []
+    for item in array:
+        key = canonical_key(item)
+        if key not in seen:
+            seen.add(key)
+            unique.append(item)
+    return unique
+
+
+def _to_array(*args: Any) -> list[Any]:
+    return list(args)
+
+
+def _map_keys(mapping: Any) -> list[Any]:
+    _need("mapKeys", 1, mapping, dict)
+    return sorted(mapping)
+
+
+def _map_values(mapping: Any) -> list[Any]:
+    _need("mapValues", 1, mapping, dict)
+    return [mapping[key] for key in sorted(mapping)]
+
+
+def _to_base64(text: Any) -> str:
+    _need("toBase64", 1, text, str)
+    try:
+        return base64.b64encode(text.encode("utf-8")).decode("ascii")
+    except UnicodeEncodeError as exc:
+        _fail("toBase64", f"string is not valid Unicode: {exc}", EvaluationReason.FUNCTION)
+        raise AssertionError from exc  # unreachable
+
+
+def _from_base64(text: Any) -> str:
+    _need("fromBase64", 1, text, str)
+    try:
+        return base64.b64decode(text.encode("ascii"), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeError, ValueError) as exc:
+        _fail("fromBase64", f"invalid base64 text {text!r}: {exc}", EvaluationReason.FUNCTION)
+        raise AssertionError from exc  # unreachable
+
+
+_HASHES = {"MD5": "md5", "SHA1": "sha1", "SHA256": "sha256", "SHA512": "sha512"}
+
+
+def _hash(text: Any, algorithm: Any) -> str:
+    _need("hash", 1, text, str)
+    _need("hash", 2, algorithm, str)
+    name = _HASHES.get(algorithm.upper().replace("-", "").replace("_", ""))
+    if name is None:
+        _fail(
+            "hash",
+            f"unknown algorithm {algorithm!r}; use MD5, SHA-1, SHA-256 or SHA-512",
+            EvaluationReason.FUNCTION,
+        )
+        raise AssertionError  # unreachable
+    try:
+        return hashlib.new(name, text.encode("utf-8")).hexdigest()
+    except UnicodeEncodeError as exc:
+        _fail("hash", f"string is not valid Unicode: {exc}", EvaluationReason.FUNCTION)
+        raise AssertionError from exc  # unreachable
+
+
+def _uuid(entropy: Entropy) -> str:
+    return str(entropy.uuid4())
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _string_to_json(text: Any, function: str = "stringToJson") -> Any:
+    _need(function, 1, text, str)
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        _fail(function, f"invalid JSON text: {exc}", EvaluationReason.FUNCTION)
+        raise AssertionError from exc  # unreachable
+
+
+def _json_to_string(value: Any, function: str = "jsonToString") -> str:
+    try:
+        return to_json_text(value)
+    except (ValueError, TypeError, RecursionError) as exc:
+        _fail(function, f"cannot serialise value: {exc}", EvaluationReason.FUNCTION)
+        raise AssertionError from exc  # unreachable
+
+
+def _json_merge(left: Any, right: Any) -> dict[str, Any]:
+    _need("jsonMerge", 1, left, dict)
+    _need("jsonMerge", 2, right, dict)
+    return {**left, **right}
+
+
+def _registry(*entries: Builtin) -> dict[str, Builtin]:
+    return {entry.name: entry for entry in entries}
+
+
+BUILTINS: dict[str, Builtin] = _registry(
+    Builtin("format", 1, None, _format),
+    Builtin("length", 1, 1, _length),
+    Builtin("regexMatchString", 2, 2, _regex_match_string),
+    Builtin("split", 2, 2, _split),
+    Builtin("get", 2, 2, _get),
+    Builtin("intAdd", 2, 2, _int_add),
+    Builtin("randomInt", 2, 2, _random_int, uses_entropy=True),
+    Builtin("arrayContains", 2, 2, _array_contains),
+    Builtin("arrayUnique", 1, 1, _array_unique),
+    Builtin("toArray", 0, None, _to_array),
+    Builtin("mapKeys", 1, 1, _map_keys),
+    Builtin("mapValues", 1, 1, _map_values),
+    Builtin("toBase64", 1, 1, _to_base64),
+    Builtin("fromBase64", 1, 1, _from_base64),
+    Builtin("hash", 2, 2, _hash),
+    Builtin("uuid", 0, 0, _uuid, uses_entropy=True),
+    Builtin("stringToJson", 1, 1, _string_to_json),
+    Builtin("fromJSON", 1, 1, lambda text: _string_to_json(text, "fromJSON")),
+    Builtin("jsonToString", 1, 1, _json_to_string),
+    Builtin("toJSON", 1, 1, lambda value: _json_to_string(value, "toJSON")),
+    Builtin("jsonMerge", 2, 2, _json_merge),
+)
