@@ -29,12 +29,14 @@ from deployer.errors import InvalidInputError, NotFoundError, OperationError
 
 __all__ = [
     "MAX_ZIP_BYTES",
+    "PackageReport",
     "PackageResult",
     "PipRunner",
     "collect_files",
     "crc64_ecma182",
     "handler_candidates",
     "package_function",
+    "package_project",
     "run_pip",
 ]
 
@@ -219,3 +221,27 @@ def _write_atomic(path: Path, data: bytes) -> Path:
     except OSError as exc:
         raise OperationError(f"cannot write {path}: {exc}") from None
     return path
+
+
+@dataclass(frozen=True, slots=True)
+class PackageReport:
+    """The packages of every function in a manifest, in s.yaml order."""
+
+    packages: tuple[PackageResult, ...]
+    out_dir: Path
+
+
+def package_project(
+    functions: Sequence[FunctionSpec],
+    *,
+    out_dir: Path,
+    pip: PipRunner = run_pip,
+    progress: ProgressFn | None = None,
+) -> PackageReport:
+    """Package each function into ``out_dir`` (see :func:`package_function`)."""
+    results = []
+    for spec in functions:
+        if progress:
+            progress(f"Packaging {spec.function_name} from {spec.code_dir.name}/")
+        results.append(package_function(spec, out_dir=out_dir, pip=pip, progress=progress))
+    return PackageReport(tuple(results), out_dir)
