@@ -125,9 +125,10 @@ def build_function(
         tags=_tags(reader),
         position=reader.log.position(reader.path[:2]),
     )
-    if len(reader.log.errors) > before:
+    # a None required value was reported here or while resolving its magic variable
+    if len(reader.log.errors) > before or not (region and name and runtime and handler
+                                               and code_dir):
         return None
-    assert region and name and runtime and handler and code_dir
     return FunctionSpec(resource, region, name, runtime, handler, code_dir, **spec_args)
 
 
@@ -152,9 +153,8 @@ def build_flow(resource: str, reader: PropReader, base_dir: Path) -> FlowSpec | 
         reader.error("roleArn", "give either role (a role to create) or roleArn, not both")
     elif role_name is None and role_arn is None and len(reader.log.errors) == before:
         reader.warning("role", "no execution role: the flow cannot invoke functions in the cloud")
-    if len(reader.log.errors) > before:
+    if len(reader.log.errors) > before or not (region and name and definition):
         return None
-    assert region and name and definition
     return FlowSpec(
         resource, region, name, definition,
         description=reader.string("description", default="") or "",
