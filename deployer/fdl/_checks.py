@@ -108,6 +108,17 @@ def check_template(
             f"{path}.$",
             hint="merge the other keys into the expression, e.g. jsonMerge(...)",
         )
+    produced: dict[str, str] = {}
+    for item in template.fields:
+        earlier = produced.setdefault(item.output_key, item.key)
+        if earlier != item.key:
+            report(
+                Code.CONFLICTING_FIELDS,
+                f"'{earlier}' and '{item.key}' both produce the key '{item.output_key}'",
+                item.position,
+                f"{path}.{item.key}",
+                hint="keep only one of them",
+            )
     for item in template.fields:
         item_path = f"{path}.{item.key}"
         if item.is_expression and not isinstance(item.value, Expr):
