@@ -38,5 +38,8 @@ def crc64(data: bytes, crc: int = 0) -> int:
 
 
 def crc64_decimal(data: bytes) -> str:
-    """``crc64(data)`` as FC's ``codeChecksum`` string, e.g. ``b"123456789"`` → ``"11051210869376104954"``."""
+    """``crc64(data)`` as FC's ``codeChecksum`` string.
+
+    Example: ``b"123456789"`` → ``"11051210869376104954"``.
+    """
     return str(crc64(data))

@@ -53,7 +53,9 @@ NotFound = _define("NotFound", "NotFound", 404)
 
 # --- RPC products (RAM / STS) -----------------------------------------------------------------
 SignatureDoesNotMatch = _define("SignatureDoesNotMatch", "SignatureDoesNotMatch", 403)
-InvalidAccessKeyIdNotFound = _define("InvalidAccessKeyIdNotFound", "InvalidAccessKeyId.NotFound", 403)
+InvalidAccessKeyIdNotFound = _define(
+    "InvalidAccessKeyIdNotFound", "InvalidAccessKeyId.NotFound", 403
+)
 IncompleteSignature = _define("IncompleteSignature", "IncompleteSignature", 400)
 MissingParameter = _define("MissingParameter", "MissingParameter", 400)
 InvalidParameter = _define("InvalidParameter", "InvalidParameter", 400)

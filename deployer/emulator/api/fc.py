@@ -226,7 +226,8 @@ class FcApi:
         q = ctx.request.query_params()
         raw_limit = q.get("limit", "20")
         if not raw_limit.isdigit():
-            raise e.InvalidArgument(f"limit must be an integer between 1 and 100, got {raw_limit!r}")
+            raise e.InvalidArgument(
+                f"limit must be an integer between 1 and 100, got {raw_limit!r}")
         fns, token = self._svc.list(ctx.account_id, ctx.region, prefix=q.get("prefix", ""),
                                     next_token=q.get("nextToken", ""), limit=int(raw_limit))
         payload: dict[str, Any] = {"functions": [function_to_wire(f) for f in fns]}

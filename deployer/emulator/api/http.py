@@ -76,7 +76,9 @@ class HttpResponse:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-def json_response(status: int, payload: Mapping[str, Any], headers: Mapping[str, str]) -> HttpResponse:
+def json_response(
+    status: int, payload: Mapping[str, Any], headers: Mapping[str, str]
+) -> HttpResponse:
     """A JSON response (UTF-8, compact) with ``headers`` added."""
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return HttpResponse(status, body, {"Content-Type": "application/json", **headers})

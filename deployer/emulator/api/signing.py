@@ -93,7 +93,8 @@ def acs3_signature(
 def _parse_authorization(value: str) -> tuple[str, str, str]:
     algorithm, _, rest = value.strip().partition(" ")
     if algorithm != ACS3_ALGORITHM:
-        kind = SignatureFailure.UNSUPPORTED if algorithm.startswith("ACS3-") else SignatureFailure.MALFORMED
+        kind = (SignatureFailure.UNSUPPORTED if algorithm.startswith("ACS3-")
+                else SignatureFailure.MALFORMED)
         raise SignatureError(kind, f"unsupported authorization scheme {algorithm!r}")
     parts: dict[str, str] = {}
     for item in rest.split(","):
@@ -103,7 +104,8 @@ def _parse_authorization(value: str) -> tuple[str, str, str]:
     try:
         return parts["Credential"], parts["SignedHeaders"], parts["Signature"]
     except KeyError as exc:
-        raise SignatureError(SignatureFailure.MALFORMED, f"Authorization lacks {exc.args[0]}") from None
+        raise SignatureError(SignatureFailure.MALFORMED,
+                             f"Authorization lacks {exc.args[0]}") from None
 
 
 def verify_acs3(request: HttpRequest, secret_for: SecretLookup) -> str:
@@ -120,7 +122,8 @@ def verify_acs3(request: HttpRequest, secret_for: SecretLookup) -> str:
     names = signed.split(";")
     missing = [h for h in _REQUIRED_SIGNED if h not in names]
     if missing or any(n != n.lower() or n not in request.headers for n in names):
-        raise SignatureError(SignatureFailure.MALFORMED, "SignedHeaders is incomplete", access_key_id)
+        raise SignatureError(SignatureFailure.MALFORMED, "SignedHeaders is incomplete",
+                             access_key_id)
     secret = secret_for(access_key_id)
     if secret is None:
         raise SignatureError(SignatureFailure.UNKNOWN_KEY, access_key_id, access_key_id)

@@ -143,7 +143,8 @@ class FunctionService:
             raise AlreadyExists(f"function '{name}' already exists", kind="function", name=name)
         return _to_function(rec)
 
-    def get(self, account_id: str, region: str, name: str, qualifier: str | None = None) -> Function:
+    def get(self, account_id: str, region: str, name: str,
+            qualifier: str | None = None) -> Function:
         """The function's current settings; only the ``LATEST`` qualifier exists locally."""
         rec = self._functions.get(account_id, region, name)
         if rec is None:
