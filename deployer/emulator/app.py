@@ -30,7 +30,7 @@ class Engine(Protocol):
 
 def default_runtime(state_dir: Path, clock: Clock) -> FunctionRuntime:
     """The process runtime that runs handlers in subprocesses under ``<state_dir>/runtime``."""
-    from deployer.emulator.runtime import ProcessRuntime  # type: ignore[attr-defined]
+    from deployer.emulator.runtime import ProcessRuntime
 
     runtime: FunctionRuntime = ProcessRuntime(state_dir / "runtime", clock)
     return runtime

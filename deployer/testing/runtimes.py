@@ -31,9 +31,11 @@ class EchoRuntime:
         if event.startswith(b"fail"):
             payload = b'{"errorMessage": "boom", "errorType": "Exception"}'
             return InvocationResult(request_id, payload, "UnhandledInvocationError",
-                                    log.encode(), "i-1", 1.5, spec.code_checksum)
-        return InvocationResult(request_id, b"echo:" + event, None, log.encode(), "i-1", 1.5,
-                                spec.code_checksum)
+                                    log.encode() if tail_logs else b"", log, "i-1", 1.5,
+                                    spec.code_checksum, False)
+        return InvocationResult(request_id, b"echo:" + event, None,
+                                log.encode() if tail_logs else b"", log, "i-1", 1.5,
+                                spec.code_checksum, False)
 
     def retire(self, account_id: str, region: str, function_name: str) -> None:
         self.retired.append((account_id, region, function_name))

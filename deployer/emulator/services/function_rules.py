@@ -15,11 +15,11 @@ __all__ = ["RUNTIMES", "check_config_values", "check_function_name", "check_zip"
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 ENV_KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 ROLE_ARN_RE = re.compile(r"^acs:ram::\d+:role/[A-Za-z0-9.\-]{1,64}$", re.IGNORECASE)
-RUNTIMES = frozenset(
-    "nodejs12 nodejs14 nodejs16 nodejs18 nodejs20 go1 python3 python3.9 python3.10 python3.12 "
-    "java8 java11 php7.2 dotnetcore3.1 custom custom.debian10 custom.debian11 custom.debian12 "
-    "custom-container".split()
-)
+RUNTIMES = frozenset((
+    "nodejs12", "nodejs14", "nodejs16", "nodejs18", "nodejs20", "go1", "python3", "python3.9",
+    "python3.10", "python3.12", "java8", "java11", "php7.2", "dotnetcore3.1", "custom",
+    "custom.debian10", "custom.debian11", "custom.debian12", "custom-container",
+))
 CUSTOM_RUNTIMES = frozenset(r for r in RUNTIMES if r.startswith("custom"))
 MAX_ZIP_BYTES = 100 * 1024 * 1024
 MAX_ENV_BYTES = 4 * 1024

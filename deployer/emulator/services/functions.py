@@ -8,6 +8,7 @@ No HTTP here: the API layer passes typed values and gets :class:`Function` /
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 import uuid
 from collections.abc import Mapping
@@ -28,7 +29,12 @@ from deployer.emulator.services.function_rules import (
     check_function_name,
     check_zip,
 )
-from deployer.emulator.services.ports import FunctionRuntime, FunctionSpec, InvocationResult
+from deployer.emulator.services.ports import (
+    FunctionRuntime,
+    FunctionSpec,
+    InvocationResult,
+    RuntimeUnavailableError,
+)
 from deployer.emulator.store.repos import (
     CodeStore,
     FunctionRecord,
@@ -38,6 +44,8 @@ from deployer.emulator.store.repos import (
 )
 
 __all__ = ["Function", "FunctionConfig", "FunctionService", "Invocation"]
+
+log = logging.getLogger("deployer.emulator")
 
 SYNC_PAYLOAD_LIMIT = 32 * 1024 * 1024
 ASYNC_PAYLOAD_LIMIT = 128 * 1024
@@ -215,13 +223,20 @@ class FunctionService:
         fn = self.get(account_id, region, name)
         spec = self._spec(fn)
         if not asynchronous:
-            return Invocation(request_id, False, self._run(spec, event, request_id, "Sync"))
+            return Invocation(request_id, False,
+                              self._run(spec, event, request_id, "Sync", tail_logs))
         if not self._slots.acquire(blocking=False):
             raise InvalidArgument("too many queued asynchronous invocations", field="body")
         future: Future[InvocationResult] = self._pool.submit(
             self._run, spec, event, request_id, "Async")
-        future.add_done_callback(lambda _f: self._slots.release())
+        future.add_done_callback(self._async_done)
         return Invocation(request_id, True, None)
+
+    def _async_done(self, future: Future[InvocationResult]) -> None:
+        self._slots.release()
+        exc = future.exception() if not future.cancelled() else None
+        if exc is not None and not isinstance(exc, InvalidArgument):
+            log.error("asynchronous invocation failed", exc_info=exc)
 
     def _spec(self, fn: Function) -> FunctionSpec:
         c = fn.config
@@ -230,14 +245,21 @@ class FunctionService:
                             self._code.path(fn.code_checksum), c.initializer_handler,
                             c.initializer_timeout)
 
-    def _run(self, spec: FunctionSpec, event: bytes, request_id: str,
-             kind: str) -> InvocationResult:
+    def _run(self, spec: FunctionSpec, event: bytes, request_id: str, kind: str,
+             tail: bool = False) -> InvocationResult:
         started = self._clock.now()
-        result = self._runtime.invoke(spec, event, request_id=request_id, tail_logs=True)
+        try:
+            result = self._runtime.invoke(spec, event, request_id=request_id, tail_logs=tail)
+        except RuntimeUnavailableError as exc:
+            self._invocations.record(InvocationRecord(
+                spec.account_id, spec.region, spec.function_name, request_id, started, kind,
+                "Failed", "RuntimeUnavailable", None, exc.message))
+            raise InvalidArgument(f"the emulator cannot run function '{spec.function_name}': "
+                                  f"{exc.message}", field="runtime") from None
         self._invocations.record(InvocationRecord(
             spec.account_id, spec.region, spec.function_name, request_id, started, kind,
             "Failed" if result.error_type else "Succeeded", result.error_type,
-            result.duration_ms, result.log_tail.decode("utf-8", "replace")))
+            result.duration_ms, result.log_text))
         return result
 
     def recent_invocations(self, account_id: str, region: str, name: str,
