@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import Protocol
@@ -77,13 +76,3 @@ class Emulator:
         self.runtime.close()
         self.db.close()
 
-
-def pid_alive(pid: int) -> bool:
-    """True when a process with ``pid`` exists (signal 0 probe)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
