@@ -158,7 +158,8 @@ class EmulatorServer:
         """Serve in a background thread (the socket already listens); start the engines."""
         for engine in self.emulator.engines:
             engine.start()
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
+        httpd = self._httpd
+        self._thread = threading.Thread(target=lambda: httpd.serve_forever(poll_interval=0.05),
                                         name=f"emulator-{self.port}", daemon=True)
         self._thread.start()
         return self

@@ -108,7 +108,7 @@ def reset(app: AppContext, yes: bool, state_dir: Path | None, output: str) -> No
 
 @emulator.command("credentials")
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "env")), default=None,
-              help="env: shell export lines (eval \"$(deploy emulator credentials --format env)\").")
+              help="env: shell export lines, for eval in a shell.")
 @state_dir_option
 @output_option
 @pass_app

@@ -73,6 +73,7 @@ DeleteConflictRolePolicy = _define("DeleteConflictRolePolicy", "DeleteConflict.R
 DeleteConflictPolicyRole = _define("DeleteConflictPolicyRole", "DeleteConflict.Policy.Role", 409)
 
 _NOT_FOUND = {"function": FunctionNotFound, "role": EntityNotExistRole,
+              "version": VersionNotFound, "alias": AliasNotFound,
               "policy": EntityNotExistPolicy}
 _EXISTS = {"function": FunctionAlreadyExists, "role": EntityAlreadyExistsRole,
            "policy": EntityAlreadyExistsPolicy}
