@@ -164,6 +164,12 @@ def test_invoke_sync_tail_error_and_async(cloud, runtime, zip_b64) -> None:
             fc.InvokeFunctionHeaders(x_fc_invocation_type="Async"), RuntimeOptions())
     assert _code(info) == ("EntityTooLarge", 400)
     with pytest.raises(ClientException) as info:
+        client.invoke_function_with_options(
+            "echo", fc.InvokeFunctionRequest(body=b"x"),
+            fc.InvokeFunctionHeaders(x_fc_invocation_type="Async", x_fc_async_task_id="1bad"),
+            RuntimeOptions())
+    assert _code(info) == ("InvalidArgument", 400)
+    with pytest.raises(ClientException) as info:
         client.invoke_function("nope", fc.InvokeFunctionRequest(body=b""))
     assert _code(info) == ("FunctionNotFound", 404)
 

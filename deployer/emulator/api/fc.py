@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -24,6 +25,8 @@ from deployer.emulator.api.router import FC_AUTH, RequestContext
 from deployer.emulator.services.functions import Function, FunctionConfig, FunctionService
 
 __all__ = ["FcApi", "function_to_wire"]
+
+_TASK_ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
 
 OPAQUE_KEYS = (
     "logConfig", "instanceLifecycleConfig", "vpcConfig", "nasConfig", "ossMountConfig",
@@ -249,6 +252,9 @@ class FcApi:
         log_type = headers.get("x-fc-log-type") or "None"
         if log_type not in ("None", "Tail"):
             raise e.InvalidArgument(f"x-fc-log-type must be None or Tail, got {log_type!r}")
+        task_id = headers.get("x-fc-async-task-id")
+        if task_id is not None and not _TASK_ID_RE.match(task_id):
+            raise e.InvalidArgument(f"invalid x-fc-async-task-id '{task_id}'")
         qualifier = ctx.request.query_params().get("qualifier")
         self._svc.get(ctx.account_id, ctx.region, name, qualifier)
         out = self._svc.invoke(ctx.account_id, ctx.region, name, ctx.request.body,
@@ -256,7 +262,6 @@ class FcApi:
                                tail_logs=log_type == "Tail")
         reply = {"x-fc-request-id": ctx.request_id}
         if out.result is None:
-            task_id = headers.get("x-fc-async-task-id")
             if task_id:
                 reply["x-fc-async-task-id"] = task_id
             return HttpResponse(202, b"", reply)
