@@ -10,8 +10,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from deployer.checksums import crc64_ecma182, crc64_reference
 from deployer.config.specs import FunctionSpec
-from deployer.core.checksum import crc64_ecma182, crc64_reference
 from deployer.core.packaging import package_function
 
 

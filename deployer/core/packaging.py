@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pathspec
 
+from deployer.checksums import crc64_ecma182
 from deployer.config.specs import FunctionSpec
-from deployer.core.checksum import crc64_ecma182
 from deployer.errors import InvalidInputError, NotFoundError, OperationError
 
 __all__ = [

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from deployer.checksums import Crc64, crc64_ecma182, crc64_reference
 from deployer.config.specs import FunctionSpec
-from deployer.core.checksum import Crc64, crc64_ecma182, crc64_reference
 from deployer.core.packaging import handler_candidates, package_function
 from deployer.errors import InvalidInputError, NotFoundError, OperationError
 
