@@ -10,18 +10,11 @@ import enum
 from dataclasses import dataclass
 from pathlib import Path
 
+from deployer.config.schema import CLOUDFLOW_REGIONS
 from deployer.errors import InvalidInputError
 
-#: Regions where CloudFlow is offered (ecosystem.md §3.5); FC 3.0 is offered in all of them.
-CLOUDFLOW_REGIONS: tuple[str, ...] = (
-    "cn-hangzhou",
-    "cn-shanghai",
-    "cn-beijing",
-    "cn-qingdao",
-    "cn-shenzhen",
-    "ap-southeast-1",
-    "us-west-1",
-)
+__all__ = ["CLOUDFLOW_REGIONS", "Target", "TargetSettings", "check_region"]
+
 
 
 class Target(str, enum.Enum):
