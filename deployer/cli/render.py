@@ -85,8 +85,12 @@ class Renderer:
         out = stdout if stdout is not None else sys.stdout
         err = stderr if stderr is not None else sys.stderr
         no_color = None if color is None else not color
-        self.out = Console(file=out, no_color=no_color if output == "text" else True,
-                           highlight=False, soft_wrap=True)
+        self.out = Console(
+            file=out,
+            no_color=no_color if output == "text" else True,
+            highlight=False,
+            soft_wrap=True,
+        )
         self.err = Console(file=err, no_color=no_color, highlight=False, soft_wrap=True)
 
     @property

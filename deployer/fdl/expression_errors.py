@@ -67,7 +67,8 @@ class EvaluationError(Exception):
 
     ``code`` is the state error code (always :data:`RUNTIME_ERROR_CODE` for expression
     failures); ``detail`` is one human line naming the expression text (and the constructor key
-    path when raised by :mod:`deployer.fdl.constructors`); ``reason`` says why.
+    path when raised by :mod:`deployer.fdl.constructors`); ``reason`` says why; ``expression``
+    and ``offset`` locate the failing sub-expression when known.
     """
 
     def __init__(
@@ -77,25 +78,32 @@ class EvaluationError(Exception):
         *,
         code: str = RUNTIME_ERROR_CODE,
         expression: str | None = None,
+        offset: int | None = None,
     ) -> None:
         super().__init__(detail)
         self.code = code
         self.detail = detail
         self.reason = reason
         self.expression = expression
+        self.offset = offset
 
-    def in_expression(self, text: str, offset: int | None = None) -> EvaluationError:
+    def in_expression(self, text: str) -> EvaluationError:
         """Return a copy whose detail names ``text`` (and the offset of the failing node)."""
-        where = f" at offset {offset}" if offset is not None else ""
+        where = f" at offset {self.offset}" if self.offset is not None else ""
         return EvaluationError(
             f"{self.detail} (in expression `{text}`{where})",
             self.reason,
             code=self.code,
             expression=text,
+            offset=self.offset,
         )
 
     def at_path(self, path: str) -> EvaluationError:
         """Return a copy whose detail starts with the constructor key ``path``."""
         return EvaluationError(
-            f"{path}: {self.detail}", self.reason, code=self.code, expression=self.expression
+            f"{path}: {self.detail}",
+            self.reason,
+            code=self.code,
+            expression=self.expression,
+            offset=self.offset,
         )

@@ -131,7 +131,7 @@ def _number(text: str, pos: int) -> Token:
             raise ExpressionSyntaxError(f"number {literal} is out of range", pos)
     else:
         value = int(literal, 16) if literal[1:2] in ("x", "X") else int(literal)
-        if value > INT64_MAX:
+        if value > INT64_MAX + 1:  # INT64_MAX + 1 is allowed only after '-' (parser checks)
             raise ExpressionSyntaxError(f"integer {literal} does not fit in 64 bits", pos)
     return Token(TokenKind.NUMBER, value, pos, end)
 
@@ -159,16 +159,25 @@ def _escape(text: str, pos: int) -> tuple[str, int]:
     if kind in _SIMPLE_ESCAPES:
         return _SIMPLE_ESCAPES[kind], pos + 2
     if kind in _HEX_ESCAPES:
-        digits = text[pos + 2 : pos + 2 + _HEX_ESCAPES[kind]]
-        if len(digits) != _HEX_ESCAPES[kind] or not all(c in _HEX_DIGITS for c in digits):
-            raise ExpressionSyntaxError(f"invalid \\{kind} escape", pos)
-        return _code_point(int(digits, 16), pos), pos + 2 + len(digits)
+        value, end = _hex(text, pos, kind)
+        if 0xD800 <= value <= 0xDBFF and text[end : end + 2] == "\\u":
+            low, after = _hex(text, end, "u")
+            if 0xDC00 <= low <= 0xDFFF:  # a UTF-16 surrogate pair, as JSON writes it
+                return chr(0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)), after
+        return _code_point(value, pos), end
     digits = text[pos + 1 : pos + 4]
     if len(digits) == 3 and all(c in "01234567" for c in digits):
         return _code_point(int(digits, 8), pos), pos + 4
     if not kind:
         raise ExpressionSyntaxError("unterminated escape sequence", pos)
     raise ExpressionSyntaxError(f"unknown escape sequence \\{kind}", pos)
+
+
+def _hex(text: str, pos: int, kind: str) -> tuple[int, int]:
+    digits = text[pos + 2 : pos + 2 + _HEX_ESCAPES[kind]]
+    if len(digits) != _HEX_ESCAPES[kind] or not all(c in _HEX_DIGITS for c in digits):
+        raise ExpressionSyntaxError(f"invalid \\{kind} escape", pos)
+    return int(digits, 16), pos + 2 + len(digits)
 
 
 def _code_point(value: int, pos: int) -> str:

@@ -30,6 +30,7 @@ from typing import Any, TypeAlias
 from deployer.fdl.builtins import BUILTINS
 from deployer.fdl.expression_errors import ExpressionSyntaxError, SyntaxCode
 from deployer.fdl.expression_lexer import Token, TokenKind, tokenize
+from deployer.fdl.values import INT64_MAX, INT64_MIN
 
 __all__ = [
     "MAX_CALL_NESTING",
@@ -264,6 +265,10 @@ class _Parser:
         if op is None:
             return self.postfix(self.primary())
         self.advance()
+        following = self.peek()
+        if op == "-" and following.kind is TokenKind.NUMBER and following.value == INT64_MAX + 1:
+            self.advance()  # the one literal that only fits negated: -9223372036854775808
+            return self.postfix(Literal(token.offset, INT64_MIN))
         self.enter(token.offset)
         operand = self.unary()
         self.depth -= 1
@@ -302,6 +307,8 @@ class _Parser:
         kind = token.kind
         if kind is TokenKind.NUMBER or kind is TokenKind.STRING:
             self.advance()
+            if token.value == INT64_MAX + 1 and type(token.value) is int:
+                self.fail(f"integer {token.value} does not fit in 64 bits", token.offset)
             return Literal(token.offset, token.value)
         if kind is TokenKind.VARIABLE:
             self.advance()
