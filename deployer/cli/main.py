@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "render": "deployer.cli.commands.validate:render",
     "validate": "deployer.cli.commands.validate:validate",
     "package": "deployer.cli.commands.package:package",
+    "flow": "deployer.cli.commands.flow:flow",
 }
 
 EPILOG = """\b
@@ -25,6 +26,7 @@ Examples:
   deploy validate                         check s.yaml and the rendered flow
   deploy render --region cn-hangzhou --account-id 1234567890123456
   deploy package --out build/             write the function zips
+  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml   run the flow on mocked tasks
 """
 
 
