@@ -19,12 +19,12 @@ import jinja2
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from deployer.core.flow_mocks import MockFile, load_mocks
 from deployer.errors import ExitCode, InvalidInputError
 from deployer.fdl import check_flow
 from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import ExecutionStatus, HistoryEventType
 from deployer.fdl.interpreter.simulate import Simulation, simulate
-from deployer.core.flow_mocks import MockFile, load_mocks
 
 __all__ = [
     "DEFAULT_ACCOUNT_ID",

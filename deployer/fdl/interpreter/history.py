@@ -56,8 +56,12 @@ TERMINAL_TYPES = frozenset(
 
 def format_time(epoch: float) -> str:
     """``2019-05-05T08:33:59.384Z``: ISO-8601 UTC with milliseconds."""
-    moment = datetime.fromtimestamp(epoch, tz=timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    millis = round(epoch * 1000)
+    moment = datetime.fromtimestamp(millis // 1000, tz=timezone.utc)
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:"
+        f"{moment.minute:02d}:{moment.second:02d}.{millis % 1000:03d}Z"
+    )
 
 
 @dataclass(frozen=True, slots=True)

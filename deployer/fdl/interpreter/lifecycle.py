@@ -32,9 +32,11 @@ from deployer.fdl.interpreter.runtime import (
     RUNTIME_ERROR_CODE,
     Ctx,
     Done,
+    Raw,
     StateFailure,
     check_size,
     construct,
+    dump,
     expression_scope,
     next_of,
     scope_of,
@@ -50,21 +52,24 @@ def drain(ctx: Ctx) -> None:
     """Enter queued states until every scope waits or the execution ended."""
     runs = ctx.ex.runs
     while ctx.queue and not ctx.ex.status.is_terminal:
-        run_id, name, raw_input = ctx.queue.popleft()
+        run_id, name, raw_input, text = ctx.queue.popleft()
         run = runs.get(run_id)
         if run is not None and run.state is None:
-            enter_state(ctx, run, name, raw_input)
+            enter_state(ctx, run, name, raw_input, text)
 
 
-def enter_state(ctx: Ctx, run: ScopeRun, name: str, raw_input: Any) -> None:
+def enter_state(ctx: Ctx, run: ScopeRun, name: str, raw_input: Any, text: Raw | None) -> None:
     state = scope_of(ctx.flow, run).by_name[name]
-    entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, {"Input": raw_input})
+    detail = text if text is not None else Raw(dump(raw_input))
+    entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, {"Input": detail})
     rules = getattr(state, "retry", ())
     run.state = ActiveState(name, raw_input, entered, retry_counts=[0] * len(rules))
-    attempt(ctx, run, state, run.state)
+    attempt(ctx, run, state, run.state, detail)
 
 
-def attempt(ctx: Ctx, run: ScopeRun, state: State, st: ActiveState) -> None:
+def attempt(
+    ctx: Ctx, run: ScopeRun, state: State, st: ActiveState, raw_text: Raw | None = None
+) -> None:
     """Run (or re-run after a retry back-off) the state's work."""
     try:
         if not st.input_ready:
@@ -72,9 +77,11 @@ def attempt(ctx: Ctx, run: ScopeRun, state: State, st: ActiveState) -> None:
             if state.input_constructor is not None:
                 scope = expression_scope(ctx, st, input_value=st.raw_input)
                 value = construct(state.input_constructor, scope, "InputConstructor")
-            check_size(value, "input", st.name)
+                text = check_size(value, "input", st.name)
+            else:
+                text = raw_text if raw_text is not None else check_size(value, "input", st.name)
             st.input, st.input_ready = value, True
-            ctx.emit(H.STEP_STARTED, st.name, st.entered_event, {"Input": value})
+            ctx.emit(H.STEP_STARTED, st.name, st.entered_event, {"Input": text})
         done = BEGIN[state.type](ctx, run, state, st)
     except StateFailure as failure:
         state_failed(ctx, run, state, st, failure.code, failure.detail)
@@ -99,19 +106,19 @@ def finish_state(ctx: Ctx, run: ScopeRun, state: State, st: ActiveState, done: D
                     )
             if state.output_constructor is not None:
                 output = construct(state.output_constructor, scope, "OutputConstructor")
-        check_size(output, "output", st.name)
+        text = check_size(output, "output", st.name)
     except StateFailure as failure:
         state_failed(ctx, run, state, st, failure.code, failure.detail)
         return
     if updates:
         ex.global_vars = {**ex.global_vars, **updates}
-    ctx.emit(H.STEP_SUCCEEDED, st.name, st.entered_event, {"Output": output})
+    ctx.emit(H.STEP_SUCCEEDED, st.name, st.entered_event, {"Output": text})
     ctx.emit(H.STEP_EXITED, st.name, st.entered_event, {})
     run.state = None
     if done.next is None:
         scope_finished(ctx, run, output)
     else:
-        ctx.queue.append((run.run_id, done.next, output))
+        ctx.queue.append((run.run_id, done.next, output, text))
 
 
 def state_failed(
@@ -144,7 +151,7 @@ def state_failed(
         except StateFailure as failure:
             scope_failed(ctx, run, failure.code, failure.detail)
             return
-    ctx.queue.append((run.run_id, rule.next, value))
+    ctx.queue.append((run.run_id, rule.next, value, None))
 
 
 def scope_finished(ctx: Ctx, run: ScopeRun, output: Any) -> None:

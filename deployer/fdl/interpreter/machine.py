@@ -38,10 +38,10 @@ from deployer.fdl.interpreter.runtime import (
     Ctx,
     Done,
     EventLimitReached,
+    StateFailure,
     check_size,
     next_of,
     state_of,
-    StateFailure,
 )
 from deployer.fdl.interpreter.states.task import task_returned, task_stopped
 
@@ -118,7 +118,7 @@ def step(flow: Flow, execution: Execution, event: Event) -> tuple[Execution, lis
     except EventLimitReached:
         terminate(ctx, ExecutionStatus.FAILED, code=EVENT_LIMIT_CODE,
                   detail=f"the execution reached {ctx.ex.max_events} history events")
-    except Exception as exc:  # noqa: BLE001 - a poison execution must not wedge the engine
+    except Exception as exc:
         ctx = Ctx(flow, execution.clone(), event.now, format_time(event.now))
         terminate(ctx, ExecutionStatus.FAILED, code=INTERNAL_ERROR_CODE,
                   detail=f"{type(exc).__name__}: {exc}")
@@ -153,7 +153,7 @@ def _started(ctx: Ctx) -> None:
         return
     ex.runs[ROOT_RUN] = ScopeRun(ROOT_RUN, [], -1, 0, 1)
     ex.next_run_id = ROOT_RUN + 1
-    ctx.queue.append((ROOT_RUN, ctx.flow.start_at, ex.input))
+    ctx.queue.append((ROOT_RUN, ctx.flow.start_at, ex.input, None))
 
 
 def _timer_fired(ctx: Ctx, timer_id: str) -> None:

@@ -28,7 +28,7 @@ from deployer.fdl.evaluator import evaluate
 from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
 from deployer.fdl.expressions import parse_expression
 from deployer.fdl.interpreter.commands import Command
-from deployer.fdl.interpreter.history import HistoryEvent, HistoryEventType, format_time
+from deployer.fdl.interpreter.history import HistoryEvent, HistoryEventType
 from deployer.fdl.interpreter.model import ActiveState, Execution, ScopeRun
 
 __all__ = [
@@ -81,7 +81,7 @@ class Ctx:
     now: float
     time: str
     commands: list[Command] = field(default_factory=list)
-    queue: deque[tuple[int, str, Any]] = field(default_factory=deque)
+    queue: deque[tuple[int, str, Any, Raw | None]] = field(default_factory=deque)
 
     def emit(
         self, kind: HistoryEventType, step_name: str, schedule: int, detail: dict[str, Any],
@@ -94,7 +94,7 @@ class Ctx:
             raise EventLimitReached
         ex.next_event_id = event_id + 1
         ex.new_events.append(
-            HistoryEvent(event_id, schedule, kind, step_name, self.time, dump(detail))
+            HistoryEvent(event_id, schedule, kind, step_name, self.time, _detail(detail))
         )
         return event_id
 
@@ -102,13 +102,20 @@ class Ctx:
         self.commands.append(command)
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def dump(value: Any) -> str:
     """Compact JSON text of a JSON value."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(value)
 
 
-def check_size(value: Any, what: str, state_name: str) -> None:
-    """Fail the state when ``value`` is larger than 64 KiB as JSON text."""
+class Raw(str):
+    """JSON text already serialised (embedded as is by :meth:`Ctx.emit`)."""
+
+
+def check_size(value: Any, what: str, state_name: str) -> Raw:
+    """The JSON text of ``value``; fails the state when it is larger than 64 KiB."""
     text = dump(value)
     if len(text) > DATA_LIMIT_BYTES // 4 and len(text.encode()) > DATA_LIMIT_BYTES:
         raise StateFailure(
@@ -116,6 +123,17 @@ def check_size(value: Any, what: str, state_name: str) -> None:
             f"the {what} of state {state_name!r} is {len(text.encode())} bytes, "
             f"over the {DATA_LIMIT_BYTES}-byte limit",
         )
+    return Raw(text)
+
+
+def _detail(detail: dict[str, Any]) -> str:
+    if not detail:
+        return "{}"
+    if len(detail) == 1:
+        key, value = next(iter(detail.items()))
+        if isinstance(value, Raw):
+            return f'{{"{key}":{value}}}'
+    return dump(detail)
 
 
 # ------------------------------------------------------------------------------------------
@@ -181,7 +199,7 @@ def expression_scope(
         "Execution": {"Name": ex.name, "Input": ex.input, "RoleArn": ex.role_arn},
         "Current": current,
     }
-    entropy = SeededEntropy(f"{ex.name}\0{ex.next_event_id}\0{st.retry_count}")
+    entropy = LazyEntropy(f"{ex.name}\0{ex.next_event_id}\0{st.retry_count}")
     if output is MISSING:
         return ExprScope(
             input=input_value, context=context, global_vars=ex.global_vars, entropy=entropy
@@ -190,6 +208,28 @@ def expression_scope(
         input=input_value, output=output, context=context, global_vars=ex.global_vars,
         entropy=entropy,
     )
+
+
+class LazyEntropy:
+    """Deterministic ``uuid()``/``randomInt()`` source seeded from the execution name and the
+    current event id; the generator is only built when a built-in draws from it."""
+
+    __slots__ = ("_seed", "_source")
+
+    def __init__(self, seed: str) -> None:
+        self._seed = seed
+        self._source: SeededEntropy | None = None
+
+    def _get(self) -> SeededEntropy:
+        if self._source is None:
+            self._source = SeededEntropy(self._seed)
+        return self._source
+
+    def random_int(self, low: int, high: int) -> int:
+        return self._get().random_int(low, high)
+
+    def uuid4(self) -> str:
+        return self._get().uuid4()
 
 
 def evaluate_expr(expr: Expr, scope: ExprScope, where: str) -> Any:

@@ -19,10 +19,9 @@ from deployer.fdl.interpreter.commands import (
     InvokeTask,
     StartTimer,
 )
-from deployer.fdl.interpreter.events import Event, TaskFailed, TaskSucceeded, TimerFired
+from deployer.fdl.interpreter.events import Event, Started, TaskFailed, TaskSucceeded, TimerFired
 from deployer.fdl.interpreter.history import HistoryEvent
 from deployer.fdl.interpreter.machine import new_execution, step
-from deployer.fdl.interpreter.events import Started
 from deployer.fdl.interpreter.model import Execution
 
 __all__ = ["Simulation", "TaskAnswer", "simulate"]

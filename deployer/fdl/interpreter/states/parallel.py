@@ -87,7 +87,7 @@ def start_child(
     path = [*run.path, [st.name, -1 if iteration else slot]]
     ex.runs[run_id] = ScopeRun(run_id, path, run.run_id, slot, opened)
     st.children[slot] = run_id
-    ctx.queue.append((run_id, start_at, value))
+    ctx.queue.append((run_id, start_at, value, None))
 
 
 def start_queued(ctx: Ctx, run: ScopeRun, state: MapState, st: ActiveState) -> None:

@@ -19,7 +19,6 @@ from deployer.fdl.interpreter.history import HistoryEventType as H
 from deployer.fdl.interpreter.model import ActiveState, Phase, ScopeRun
 from deployer.fdl.interpreter.runtime import (
     RUNTIME_ERROR_CODE,
-    TIMEOUT_CODE,
     Ctx,
     Done,
     StateFailure,
