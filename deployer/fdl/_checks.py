@@ -108,6 +108,17 @@ def check_template(
             f"{path}.$",
             hint="merge the other keys into the expression, e.g. jsonMerge(...)",
         )
+    produced: dict[str, str] = {}
+    for item in template.fields:
+        earlier = produced.setdefault(item.output_key, item.key)
+        if earlier != item.key:
+            report(
+                Code.CONFLICTING_FIELDS,
+                f"'{earlier}' and '{item.key}' both produce the key '{item.output_key}'",
+                item.position,
+                f"{path}.{item.key}",
+                hint="keep only one of them",
+            )
     for item in template.fields:
         item_path = f"{path}.{item.key}"
         if item.is_expression and not isinstance(item.value, Expr):
@@ -174,13 +185,18 @@ def check_retry(rule: RetryRule, path: str, report: Reporter) -> None:
     for key in ("IntervalSeconds", "MaxBackoffSeconds"):
         entry = raw.get(key)
         value = entry.value if entry else None
-        if _is_int(value) and not 0 <= value <= MAX_RETRY_SECONDS:  # type: ignore[operator]
+        if (
+            entry
+            and isinstance(value, int)
+            and _is_int(value)
+            and not 0 <= value <= MAX_RETRY_SECONDS
+        ):
             report(
                 Code.RETRY_INTERVAL_RANGE,
                 f"'{key}' must be between 0 and {MAX_RETRY_SECONDS}, found {value}",
                 entry.value_position,
                 f"{path}.{key}",
-            )  # type: ignore[union-attr]
+            )
     attempts = raw.get("MaxAttempts")
     if attempts and isinstance(attempts.value, int) and attempts.value < 0:
         report(

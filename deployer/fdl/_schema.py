@@ -92,7 +92,7 @@ STATE_FIELDS: dict[str, dict[str, FieldSpec]] = {
         ),
     },
     "Pass": dict(_COMMON),
-    "Wait": {**_COMMON, **_spec(Seconds=N, **{"Seconds.$": E})},
+    "Wait": {**_COMMON, **_spec((), Seconds=N, **{"Seconds.$": E})},
     "Choice": {
         key: spec
         for key, spec in _COMMON.items()

@@ -80,7 +80,9 @@ class _Converter:
     def node(self, node: Node, depth: int) -> YNode:
         self._count += 1
         if depth > MAX_DEPTH:
-            raise _TooLarge(_position(node), f"nesting deeper than {MAX_DEPTH} levels")
+            raise _TooLarge(
+                _position(node), f"nesting deeper than {MAX_DEPTH} levels (recursive alias?)"
+            )
         if self._count > MAX_NODES:
             raise _TooLarge(_position(node), f"more than {MAX_NODES} nodes after alias expansion")
         if isinstance(node, MappingNode):
@@ -134,7 +136,7 @@ def load(text: str) -> YNode | LoadError | None:
     Never raises for bad input: YAML errors, several documents, recursion and alias bombs come
     back as a :class:`LoadError` carrying the 1-based position ruamel.yaml reported.
     """
-    yaml = YAML(typ="rt")
+    yaml = YAML(typ="safe", pure=True)
     try:
         composed = yaml.compose(text)
     except MarkedYAMLError as error:

@@ -176,6 +176,11 @@ class Template(Mapping[str, TemplateValue]):
         """The field written as ``key``, or None."""
         return next((item for item in self.fields if item.key == key), None)
 
+    def to_plain(self) -> dict[str, object]:
+        """The template as plain data (keys as written, expressions as their text): the shape
+        ``deployer.fdl.constructors.build_value`` takes."""
+        return {item.key: _plain(item.value) for item in self.fields}
+
     @property
     def root_expression(self) -> Expr | None:
         """The expression of a mapping whose only key is ``$`` (its value *is* the result)."""
@@ -197,6 +202,16 @@ class TemplateList(Sequence[TemplateValue]):
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+def _plain(value: TemplateValue) -> object:
+    if isinstance(value, Expr):
+        return value.text
+    if isinstance(value, Template):
+        return value.to_plain()
+    if isinstance(value, TemplateList):
+        return [_plain(item) for item in value.items]
+    return value
 
 
 # --------------------------------------------------------------------------------------------
@@ -457,14 +472,13 @@ def child_scopes(state: State) -> tuple[Scope, ...]:
     return ()
 
 
-def walk_states(scope: Scope) -> Iterator[tuple[tuple[str, ...], State]]:
-    """Every state in ``scope`` and its nested scopes, depth-first in document order, with the
-    names of the enclosing states (outermost first)."""
-    stack: list[tuple[tuple[str, ...], Scope]] = [((), scope)]
-    while stack:
-        outer, current = stack.pop(0)
-        nested: list[tuple[tuple[str, ...], Scope]] = []
-        for state in current.states:
-            yield outer, state
-            nested.extend(((*outer, state.name), child) for child in child_scopes(state))
-        stack[:0] = nested
+def walk_states(
+    scope: Scope, outer: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], State]]:
+    """Every state in ``scope`` and its nested scopes, depth-first in document order (a
+    Parallel/Map state comes right before its inner states), with the names of the enclosing
+    states (outermost first)."""
+    for state in scope.states:
+        yield outer, state
+        for child in child_scopes(state):
+            yield from walk_states(child, (*outer, state.name))

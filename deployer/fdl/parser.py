@@ -306,7 +306,8 @@ class _Builder:
             return TemplateList(values, node.position)
         if is_expression and isinstance(node.value, str):
             return Expr(node.value, node.position)
-        return node.value
+        value = node.value
+        return value if isinstance(value, (bool, int, float, str)) else None
 
     def retry(self, node: YNode | None, path: str) -> tuple[RetryRule, ...]:
         rules = []

@@ -1,0 +1,154 @@
+"""Constructors and Parameters: the `.$` rule, the root `$` key, key paths in errors."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deployer.fdl.builtins import SeededEntropy
+from deployer.fdl.constructors import build_value, iter_expressions
+from deployer.fdl.evaluator import EvaluationError, Scope
+
+
+def test_seed_constructors():
+    scope = Scope(
+        input={"job_id": "j-1", "try_count": 0},
+        output={"Body": {"job_status": "running", "try_count": 1}},
+        context={"Execution": {"Input": {"delay": 30}}},
+    )
+    assert build_value({"$": "$Input"}, scope) == {"job_id": "j-1", "try_count": 0}
+    assert build_value({"$": "jsonMerge($Input, $Output.Body)"}, scope) == {
+        "job_id": "j-1",
+        "try_count": 1,
+        "job_status": "running",
+    }
+    parameters = {
+        "resourceArn": "acs:fc:cn-hangzhou:123:functions/GetJobStatus",
+        "invocationType": "Sync",
+        "body": {
+            "job_id.$": "$Input.job_id",
+            "try_count.$": "$Input.try_count",
+            "delay.$": "$Context.Execution.Input.delay",
+        },
+    }
+    assert build_value(parameters, scope) == {
+        "resourceArn": "acs:fc:cn-hangzhou:123:functions/GetJobStatus",
+        "invocationType": "Sync",
+        "body": {"job_id": "j-1", "try_count": 0, "delay": 30},
+    }
+    no_delay = Scope(input=scope.input, context={"Execution": {"Input": {}}})
+    assert build_value(parameters, no_delay)["body"]["delay"] is None
+
+
+def test_reference_example_10_1():
+    shape = {
+        "user.$": "$Input.name",
+        "greeting.$": 'format("hello {}", $Input.name)',
+        "fixed": "$Input.name",
+    }
+    shaped = build_value(shape, Scope(input={"name": "Ann"}))
+    assert shaped == {"user": "Ann", "greeting": "hello Ann", "fixed": "$Input.name"}
+    done = build_value(
+        {"msg.$": "$Input.greeting", "n.$": "length($Input.user)"}, Scope(input=shaped)
+    )
+    assert done == {"msg": "hello Ann", "n": 3}
+
+
+def test_reference_examples_10_2_and_4_2():
+    scope = Scope(
+        input={"id": 7},
+        output={"Body": {"value": 49, "videoContent": "abc"}},
+        context={"Current": {"Name": "Call"}},
+        entropy=SeededEntropy(1),
+    )
+    out = build_value({"result.$": "$Output.Body.value", "trace.$": "$Context.Current.Name"}, scope)
+    assert out == {"result": 49, "trace": "Call"}
+    out = build_value(
+        {"returnID.$": "uuid()", "videoContent.$": "$Output.Body.videoContent"}, scope
+    )
+    assert out["videoContent"] == "abc" and len(out["returnID"]) == 36
+
+
+def test_literals_arrays_and_nesting():
+    template = {
+        "n": 1,
+        "f": 2.5,
+        "b": True,
+        "z": None,
+        "s": "$Input.x",
+        "list": ["$Input.x", 1, {"inner.$": "$Input.x"}, [{"deep.$": "$Input.x + 1"}]],
+        "map": {"a": {"b.$": "$Input.x"}},
+    }
+    assert build_value(template, Scope(input={"x": 1})) == {
+        "n": 1,
+        "f": 2.5,
+        "b": True,
+        "z": None,
+        "s": "$Input.x",
+        "list": ["$Input.x", 1, {"inner": 1}, [{"deep": 2}]],
+        "map": {"a": {"b": 1}},
+    }
+    assert build_value("plain", Scope()) == "plain"
+    assert build_value({}, Scope()) == {}
+
+
+def test_result_never_shares_literal_parts_with_the_template():
+    template = {"a": [1, {"b": [2]}]}
+    result = build_value(template, Scope())
+    result["a"][1]["b"].append(3)
+    assert template == {"a": [1, {"b": [2]}]}
+
+
+def test_root_key_nested():
+    assert build_value({"body": {"$": "$Input.x"}}, Scope(input={"x": [1]})) == {"body": [1]}
+
+
+@pytest.mark.parametrize(
+    ("template", "path", "reason"),
+    [
+        ({"body": {"delay.$": "$Input.a.b"}}, "body.delay.$", "EXPR_NULL"),
+        ({"body": {"delay.$": 5}}, "body.delay.$", "EXPR_CONSTRUCTOR"),
+        ({"body": {"delay.$": "$Input.+"}}, "body.delay.$", "EXPR_SYNTAX"),
+        ({"list": [{"x.$": "$Output"}]}, "list[0].x.$", "EXPR_UNAVAILABLE"),
+        ({"$": "$Input", "other": 1}, "$", "EXPR_CONSTRUCTOR"),
+        ({"a": 1, "a.$": "$Input"}, "a.$", "EXPR_CONSTRUCTOR"),
+    ],
+)
+def test_errors_name_the_key_path(template, path, reason):
+    with pytest.raises(EvaluationError) as info:
+        build_value(template, Scope(input={}))
+    assert info.value.detail.startswith(f"{path}: ")
+    assert info.value.reason.value == reason
+    assert info.value.code == "FnF.RuntimeError"
+
+
+def test_iter_expressions_lists_every_expression_key_by_path():
+    template = {
+        "a.$": "$Input",
+        "b": {"c.$": "uuid()", "d": "literal"},
+        "e": [{"f.$": "1"}, "x", [{"$": "$Global"}]],
+    }
+    assert list(iter_expressions(template)) == [
+        ("a.$", "$Input"),
+        ("b.c.$", "uuid()"),
+        ("e[0].f.$", "1"),
+        ("e[2][0].$", "$Global"),
+    ]
+    assert list(iter_expressions("x")) == []
+
+
+plain_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.text(max_size=4).filter(lambda k: not k.endswith("$")), children)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(plain_values)
+def test_templates_without_expressions_are_copied_unchanged(template):
+    assert build_value(template, Scope()) == template
