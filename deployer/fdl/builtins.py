@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import random
 import re
 import uuid
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -148,10 +150,17 @@ def _regex_match_string(pattern: Any, subject: Any) -> bool:
     _need("regexMatchString", 1, pattern, str)
     _need("regexMatchString", 2, subject, str)
     try:
-        return re.search(pattern, subject) is not None
+        return _regex(pattern).search(subject) is not None
     except (re.error, RecursionError, OverflowError) as exc:
         _fail("regexMatchString", f"invalid pattern {pattern!r}: {exc}", EvaluationReason.FUNCTION)
         raise AssertionError from exc  # unreachable
+
+
+@functools.lru_cache(maxsize=256)
+def _regex(pattern: str) -> re.Pattern[str]:
+    with warnings.catch_warnings():  # e.g. "possible nested set": valid today, noisy on stderr
+        warnings.simplefilter("ignore")
+        return re.compile(pattern)
 
 
 def _split(text: Any, separator: Any) -> list[str]:

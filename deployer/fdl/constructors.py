@@ -17,7 +17,8 @@ Errors are :class:`EvaluationError` whose detail starts with the key path, e.g.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from deployer.fdl.evaluator import Scope, evaluate
@@ -28,7 +29,7 @@ from deployer.fdl.expression_errors import (
 )
 from deployer.fdl.expressions import parse_expression
 
-__all__ = ["ROOT_KEY", "SUFFIX", "build_value", "iter_expressions"]
+__all__ = ["ROOT_KEY", "SUFFIX", "Template", "build_value", "compile_template", "iter_expressions"]
 
 SUFFIX = ".$"
 ROOT_KEY = "$"
@@ -41,9 +42,29 @@ def build_value(template: Any, scope: Scope) -> Any:
     parts of the template are copied, never shared with the result. Raises
     :class:`EvaluationError` naming the key path for a non-string or unparsable expression, a
     ``$`` key next to other keys, a key given both literally and with ``.$``, or any
-    evaluation failure.
+    evaluation failure. Equivalent to ``compile_template(template).build(scope)``.
     """
-    return _build(template, scope, "")
+    return compile_template(template).build(scope)
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A constructor template checked and compiled once; :meth:`build` runs it."""
+
+    source: Any
+    _build: Callable[[Scope], Any]
+
+    def build(self, scope: Scope) -> Any:
+        """Same result and errors as :func:`build_value` on ``source``."""
+        return self._build(scope)
+
+
+def compile_template(template: Any) -> Template:
+    """Compile ``template`` for repeated :meth:`Template.build` calls (the interpreter keeps
+    one per constructor). Structural problems (a ``$`` key beside others, a key given both
+    literally and as ``.$``, a non-string or unparsable expression) are reported by ``build``,
+    as :func:`build_value` would, so compiling never fails."""
+    return Template(template, _compile(template, ""))
 
 
 def iter_expressions(template: Any) -> Iterator[tuple[str, Any]]:
@@ -72,58 +93,65 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _build(template: Any, scope: Scope, path: str) -> Any:
+def _compile(template: Any, path: str) -> Callable[[Scope], Any]:
     if isinstance(template, dict):
-        return _build_map(template, scope, path)
+        return _compile_map(template, path)
     if isinstance(template, list):
-        return [
-            _build(item, scope, f"{path}[{position}]") if isinstance(item, dict | list) else item
-            for position, item in enumerate(template)
-        ]
-    return template
+        items = [_compile(item, f"{path}[{i}]") for i, item in enumerate(template)]
+        return lambda scope: [item(scope) for item in items]
+    return lambda scope: template
 
 
-def _build_map(template: dict[Any, Any], scope: Scope, path: str) -> Any:
+def _compile_map(template: dict[Any, Any], path: str) -> Callable[[Scope], Any]:
     if ROOT_KEY in template:
         where = _join(path, ROOT_KEY)
         if len(template) > 1:
             others = ", ".join(sorted(str(key) for key in template if key != ROOT_KEY))
-            raise EvaluationError(
-                f"{where}: the '$' key must be the only key of its map (also found: {others})",
-                EvaluationReason.CONSTRUCTOR,
+            return _failing(
+                f"{where}: the '$' key must be the only key of its map (also found: {others})"
             )
-        return _evaluate_key(template[ROOT_KEY], scope, where)
-    result: dict[str, Any] = {}
+        return _compile_expression(template[ROOT_KEY], where)
+    entries: list[tuple[str, Callable[[Scope], Any]]] = []
     for key, value in template.items():
         name = str(key)
         where = _join(path, name)
-        if name.endswith(SUFFIX):
-            target = name[: -len(SUFFIX)]
-            if target in template:
-                raise EvaluationError(
-                    f"{where}: key '{target}' is given both literally and as an expression",
-                    EvaluationReason.CONSTRUCTOR,
-                )
-            result[target] = _evaluate_key(value, scope, where)
-        else:
-            result[name] = _build(value, scope, where)
-    return result
+        if not name.endswith(SUFFIX):
+            entries.append((name, _compile(value, where)))
+            continue
+        target = name[: -len(SUFFIX)]
+        if target in template:
+            return _failing(f"{where}: key '{target}' is given both literally and as an expression")
+        entries.append((target, _compile_expression(value, where)))
+    return lambda scope: {name: build(scope) for name, build in entries}
 
 
-def _evaluate_key(text: Any, scope: Scope, where: str) -> Any:
+def _failing(detail: str) -> Callable[[Scope], Any]:
+    def fail(scope: Scope) -> Any:
+        raise EvaluationError(detail, EvaluationReason.CONSTRUCTOR)
+
+    return fail
+
+
+def _compile_expression(text: Any, where: str) -> Callable[[Scope], Any]:
     if not isinstance(text, str):
-        raise EvaluationError(
-            f"{where}: an expression key needs a string value, got {type(text).__name__}",
-            EvaluationReason.CONSTRUCTOR,
+        return _failing(
+            f"{where}: an expression key needs a string value, got {type(text).__name__}"
         )
     try:
-        return evaluate(parse_expression(text), scope)
+        expr = parse_expression(text)
     except ExpressionSyntaxError as exc:
-        raise EvaluationError(
-            f"{where}: invalid expression `{text}`: {exc.message} (at offset {exc.offset})",
-            EvaluationReason.SYNTAX,
-            expression=text,
-            offset=exc.offset,
-        ) from None
-    except EvaluationError as exc:
-        raise exc.at_path(where) from None
+        detail = f"{where}: invalid expression `{text}`: {exc.message} (at offset {exc.offset})"
+        offset = exc.offset
+
+        def invalid(scope: Scope) -> Any:
+            raise EvaluationError(detail, EvaluationReason.SYNTAX, expression=text, offset=offset)
+
+        return invalid
+
+    def run(scope: Scope) -> Any:
+        try:
+            return evaluate(expr, scope)
+        except EvaluationError as exc:
+            raise exc.at_path(where) from None
+
+    return run

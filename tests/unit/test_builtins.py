@@ -243,3 +243,12 @@ def test_registry_drives_the_parser_arity_check():
             parse_expression(f"{name}({', '.join(['1'] * (builtin.max_args + 1))})")
         assert info.value.code == "EXPR_ARITY"
         assert builtin.arity_text() in info.value.message
+
+
+def test_values_too_large_to_render_fail_cleanly():
+    huge = Scope(input={"n": 10**5000})
+    for text, function in [('format("{}", $Input.n)', "format"), ("toJSON($Input)", "toJSON")]:
+        with pytest.raises(EvaluationError) as info:
+            evaluate(parse_expression(text), huge)
+        assert f"{function}()" in info.value.detail
+        assert info.value.reason.value == "EXPR_FUNCTION"

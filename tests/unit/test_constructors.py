@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deployer.fdl.builtins import SeededEntropy
-from deployer.fdl.constructors import build_value, iter_expressions
+from deployer.fdl.constructors import build_value, compile_template, iter_expressions
 from deployer.fdl.evaluator import EvaluationError, Scope
 
 
@@ -152,3 +152,16 @@ plain_values = st.recursive(
 @given(plain_values)
 def test_templates_without_expressions_are_copied_unchanged(template):
     assert build_value(template, Scope()) == template
+
+
+def test_compiled_template_is_reusable_and_reports_errors_at_build_time():
+    template = compile_template({"n.$": "$Input.n + 1", "tag": "t", "bad": {"x.$": "$Input.("}})
+    assert template.source["tag"] == "t"
+    with pytest.raises(EvaluationError) as info:
+        template.build(Scope(input={"n": 1}))
+    assert info.value.detail.startswith("bad.x.$: invalid expression `$Input.(`")
+    assert info.value.offset == 7
+    good = compile_template({"n.$": "$Input.n + 1", "tag": ["t"]})
+    first, second = good.build(Scope(input={"n": 1})), good.build(Scope(input={"n": 2}))
+    assert first == {"n": 2, "tag": ["t"]} and second == {"n": 3, "tag": ["t"]}
+    assert first["tag"] is not second["tag"]

@@ -1,0 +1,97 @@
+"""Interpreter throughput and memory (not a test): prints a table.
+
+* the seed flow with mocked tasks and N polls, in one process: executions/s and state
+  transitions/s (a transition = one state entered);
+* memory of executions parked in the seed flow's Wait: 10,000 executions held in memory,
+  measured with tracemalloc (bytes allocated per execution, including its history events of the
+  last step dropped), and the size of ``Execution.to_json()`` as compact JSON (what a store
+  keeps per row).
+
+Targets: >= 20,000 transitions/s on one core; <= 5 KiB per parked execution.
+Run: python benchmarks/engine.py
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import tracemalloc
+from pathlib import Path
+
+import jinja2
+
+from deployer.fdl import check_flow
+from deployer.fdl.ast import Flow
+from deployer.fdl.interpreter import InvokeTask, TaskSucceeded, start, step
+from deployer.fdl.interpreter.history import HistoryEventType
+from deployer.fdl.interpreter.simulate import TaskAnswer, simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def seed_flow() -> Flow:
+    text = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(
+        (ROOT / "templates" / "flow.yaml.j2").read_text()
+    ).render(region="cn-hangzhou", account_id="1234567890123456", start_job_function="StartJob",
+             get_job_status_function="GetJobStatus", max_polls=10_000)
+    check = check_flow(text, source="flow.yaml")
+    assert check.ok and check.flow is not None
+    return check.flow
+
+
+def answerer(polls: int):  # type: ignore[no-untyped-def]
+    start_job = json.dumps({"job_id": "j-1"})
+
+    def answer(command: InvokeTask, now: float) -> TaskAnswer:
+        if command.state_path[-1] == "StartJob":
+            return TaskAnswer(start_job)
+        count = command.parameters["body"]["try_count"] + 1
+        status = "success" if count >= polls else "running"
+        return TaskAnswer(json.dumps({"job_id": "j-1", "job_status": status, "try_count": count}))
+
+    return answer
+
+
+def throughput(flow: Flow, polls: int, seconds: float = 2.0) -> tuple[float, float]:
+    probe = simulate(flow, answerer(polls), input={})
+    transitions = sum(1 for e in probe.history if e.type is HistoryEventType.STEP_ENTERED)
+    runs, began = 0, time.perf_counter()
+    while time.perf_counter() - began < seconds:
+        simulate(flow, answerer(polls), input={}, execution_name=f"e{runs}", keep_history=False)
+        runs += 1
+    elapsed = time.perf_counter() - began
+    return runs / elapsed, runs * transitions / elapsed
+
+
+def parked_memory(flow: Flow, count: int = 10_000) -> tuple[float, float]:
+    tracemalloc.start()
+    base = tracemalloc.take_snapshot()
+    parked = []
+    for i in range(count):
+        ex, commands = start(flow, input={"delay": 30}, execution_name=f"exec-{i:06d}", now=0.0)
+        task = next(c for c in commands if isinstance(c, InvokeTask))
+        ex, _ = step(flow, ex, TaskSucceeded(0.0, task.task_id, json.dumps({"job_id": f"j-{i}"})))
+        ex.new_events = []  # persisted by the store with the step; not kept in memory
+        parked.append(ex)
+    now = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    used = sum(s.size_diff for s in now.compare_to(base, "filename"))
+    serialised = sum(len(json.dumps(ex.to_json(), separators=(",", ":"))) for ex in parked)
+    return used / count, serialised / count
+
+
+def main() -> None:
+    flow = seed_flow()
+    print(f"{'scenario':<38} {'executions/s':>14} {'transitions/s':>15}")
+    for polls in (1, 4, 20):
+        per_ex, per_tr = throughput(flow, polls)
+        print(f"{f'seed flow, {polls} poll(s)':<38} {per_ex:>14,.0f} {per_tr:>15,.0f}")
+    heap, json_size = parked_memory(flow)
+    print()
+    print(f"{'parked in Wait (10,000 executions)':<38} {'bytes/execution':>14}")
+    print(f"{'  tracemalloc (in memory)':<38} {heap:>14,.0f}")
+    print(f"{'  Execution.to_json() compact JSON':<38} {json_size:>14,.0f}")
+
+
+if __name__ == "__main__":
+    main()

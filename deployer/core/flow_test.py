@@ -1,0 +1,198 @@
+"""``deploy flow test``: run a flow in-process on a virtual clock with mocked task results.
+
+Steps: load the flow (a ``.j2`` template is rendered with region/account id and, when s.yaml
+has a flow resource using that template, its ``definitionVars``), validate it with
+``check_flow`` (errors -> :class:`InvalidFlowError`, exit 3), load the mock file, then run the
+discrete-event simulation (:func:`deployer.fdl.interpreter.simulate.simulate`). The virtual
+clock starts at 0: Waits and retry back-offs take no wall time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from deployer.core.flow_mocks import MockFile, load_mocks
+from deployer.errors import ExitCode, InvalidInputError
+from deployer.fdl import check_flow
+from deployer.fdl.ast import Flow
+from deployer.fdl.interpreter import ExecutionStatus, HistoryEventType
+from deployer.fdl.interpreter.simulate import Simulation, simulate
+
+__all__ = [
+    "DEFAULT_ACCOUNT_ID",
+    "DEFAULT_REGION",
+    "FlowTestRequest",
+    "FlowTestResult",
+    "InvalidFlowError",
+    "load_flow",
+    "run_flow_test",
+]
+
+DEFAULT_REGION = "cn-hangzhou"
+DEFAULT_ACCOUNT_ID = "1234567890123456"
+
+
+class InvalidFlowError(InvalidInputError):
+    """The flow definition does not validate; ``details()`` lists the diagnostics."""
+
+    def __init__(self, message: str, diagnostics: list[str]) -> None:
+        super().__init__(message)
+        self.diagnostics = diagnostics
+
+    def details(self) -> list[str]:
+        return self.diagnostics
+
+
+@dataclass(frozen=True, slots=True)
+class FlowTestRequest:
+    """What to run: flow file, execution input, optional mocks and case, render variables."""
+
+    flow_file: Path
+    input: Any = field(default_factory=dict)
+    mocks_file: Path | None = None
+    case: str | None = None
+    region: str | None = None
+    account_id: str | None = None
+    manifest_file: Path | None = None
+    execution_name: str = "flow-test"
+
+
+@dataclass(frozen=True, slots=True)
+class FlowTestResult:
+    """Outcome of one simulated execution."""
+
+    status: str
+    output: Any
+    error: dict[str, str] | None
+    states: list[str]
+    events: list[dict[str, Any]]
+    duration_seconds: float
+
+    @property
+    def exit_code(self) -> int:
+        return int(ExitCode.OK if self.status == "Succeeded" else ExitCode.EXECUTION_FAILED)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status, "output": self.output, "error": self.error,
+            "states": self.states, "events": self.events,
+            "duration_seconds": self.duration_seconds,
+        }
+
+
+def run_flow_test(request: FlowTestRequest) -> FlowTestResult:
+    """Validate and run the flow with mocked tasks; raises InvalidInputError (exit 3) for a bad
+    flow, mock file or a task the mocks cannot answer."""
+    flow = load_flow(request)
+    mocks = load_mocks(request.mocks_file) if request.mocks_file else MockFile("(no --mocks)")
+    case = mocks.pick_case(request.case) if mocks.cases else request.case
+    sim = simulate(flow, mocks.answerer(case), input=request.input,
+                   execution_name=request.execution_name)
+    return _result(sim)
+
+
+def _result(sim: Simulation) -> FlowTestResult:
+    ex = sim.execution
+    ok = ex.status is ExecutionStatus.SUCCEEDED
+    return FlowTestResult(
+        status=ex.status.value,
+        output=ex.output if ok else None,
+        error=None if ok else {"code": ex.error_code, "detail": ex.error_detail},
+        states=[e.step_name for e in sim.history if e.type is HistoryEventType.STEP_ENTERED],
+        events=[e.to_json() for e in sim.history],
+        duration_seconds=sim.duration_seconds,
+    )
+
+
+def load_flow(request: FlowTestRequest) -> Flow:
+    """Read (and render, for ``.j2``) the flow file and validate it."""
+    path = request.flow_file
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read flow file {path}: {exc.strerror or exc}") from None
+    if path.suffix == ".j2":
+        text = _render(path, text, request)
+    check = check_flow(text, source=str(path))
+    if not check.ok or check.flow is None:
+        lines = [str(d) for d in check.errors] or ["the document is not a flow definition"]
+        raise InvalidFlowError(f"{path}: the flow definition is invalid", lines)
+    return check.flow
+
+
+def _render(path: Path, text: str, request: FlowTestRequest) -> str:
+    variables: dict[str, Any] = {}
+    if request.manifest_file is not None:
+        variables.update(_definition_vars(request.manifest_file, path))
+    variables["region"] = request.region or DEFAULT_REGION
+    variables["account_id"] = request.account_id or DEFAULT_ACCOUNT_ID
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    try:
+        return env.from_string(text).render(**variables)
+    except jinja2.UndefinedError as exc:
+        raise InvalidInputError(f"{path}: template variable missing: {exc.message}") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise InvalidInputError(f"{path}:{exc.lineno}: template syntax: {exc.message}") from None
+
+
+_REF = re.compile(r"^\$\{\s*(resources|vars)\.([\w.-]+)\s*\}$")
+
+
+def _definition_vars(manifest: Path, template: Path) -> dict[str, Any]:
+    """``definitionVars`` of the s.yaml flow resource whose ``definition`` is ``template``;
+    ``${resources.x.props.y}`` and ``${vars.x}`` references are resolved, others kept."""
+    try:
+        data = YAML(typ="safe").load(manifest.read_text(encoding="utf-8"))
+    except (OSError, YAMLError):
+        return {}
+    if not isinstance(data, dict) or not isinstance(data.get("resources"), dict):
+        return {}
+    for resource in data["resources"].values():
+        props = resource.get("props", {}) if isinstance(resource, dict) else {}
+        definition = props.get("definition") if isinstance(props, dict) else None
+        if not isinstance(definition, str):
+            continue
+        if (manifest.parent / definition).resolve() != template.resolve():
+            continue
+        found = props.get("definitionVars") or {}
+        return {str(k): _resolve(v, data) for k, v in found.items()}
+    return {}
+
+
+def _resolve(value: Any, data: dict[str, Any]) -> Any:
+    match = _REF.match(value) if isinstance(value, str) else None
+    if match is None:
+        return value
+    node: Any = data.get(match.group(1), {})
+    for part in match.group(2).split("."):
+        if not isinstance(node, dict) or part not in node:
+            return value
+        node = node[part]
+    return node
+
+
+def parse_input(text: str | None, base: Path) -> Any:
+    """``--input``: JSON text, or ``@file`` holding JSON; default ``{}``."""
+    if text is None:
+        return {}
+    source = "--input"
+    if text.startswith("@"):
+        path = Path(text[1:]).expanduser()
+        path = path if path.is_absolute() else base / path
+        source = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInputError(f"cannot read input file {path}: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"{source}:{exc.lineno}: invalid JSON: {exc.msg}") from None

@@ -1,0 +1,99 @@
+"""Execution history: the events ``GetExecutionHistory`` serves, in the order they happen.
+
+Each ``step`` appends its events to ``Execution.new_events`` (only the events of that step); a
+store writes them together with the new execution in one transaction. ``EventId`` is 1-based and
+sequential per execution; ``ScheduleEventId`` is the id of the event that opened the activity the
+event belongs to (see docs/fdl-semantics.md, "Execution"). ``Time`` is ISO-8601 UTC with
+milliseconds, taken from the ``now`` of the event being processed. ``EventDetail`` is compact
+JSON text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+__all__ = ["HistoryEvent", "HistoryEventType", "format_time"]
+
+
+class HistoryEventType(str, Enum):
+    """Event types of §9.4."""
+
+    EXECUTION_STARTED = "ExecutionStarted"
+    EXECUTION_STOPPED = "ExecutionStopped"
+    EXECUTION_SUCCEEDED = "ExecutionSucceeded"
+    EXECUTION_FAILED = "ExecutionFailed"
+    EXECUTION_TIMED_OUT = "ExecutionTimedOut"
+    STEP_ENTERED = "StepEntered"
+    STEP_STARTED = "StepStarted"
+    STEP_SUCCEEDED = "StepSucceeded"
+    STEP_FAILED = "StepFailed"
+    STEP_EXITED = "StepExited"
+    BRANCH_ENTERED = "BranchEntered"
+    BRANCH_EXITED = "BranchExited"
+    ITERATION_ENTERED = "IterationEntered"
+    ITERATION_EXITED = "IterationExited"
+    TASK_SCHEDULED = "TaskScheduled"
+    TASK_STARTED = "TaskStarted"
+    TASK_SUBMITTED = "TaskSubmitted"
+    TASK_SUBMIT_FAILED = "TaskSubmitFailed"
+    TASK_SUCCEEDED = "TaskSucceeded"
+    TASK_FAILED = "TaskFailed"
+    TASK_TIMED_OUT = "TaskTimedOut"
+
+
+TERMINAL_TYPES = frozenset(
+    {
+        HistoryEventType.EXECUTION_STOPPED,
+        HistoryEventType.EXECUTION_SUCCEEDED,
+        HistoryEventType.EXECUTION_FAILED,
+        HistoryEventType.EXECUTION_TIMED_OUT,
+    }
+)
+
+
+def format_time(epoch: float) -> str:
+    """``2019-05-05T08:33:59.384Z``: ISO-8601 UTC with milliseconds."""
+    millis = round(epoch * 1000)
+    moment = datetime.fromtimestamp(millis // 1000, tz=timezone.utc)
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:"
+        f"{moment.minute:02d}:{moment.second:02d}.{millis % 1000:03d}Z"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEvent:
+    """One history event, ready to be served as is (``to_json()`` gives the wire keys)."""
+
+    event_id: int
+    schedule_event_id: int
+    type: HistoryEventType
+    step_name: str
+    time: str
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``GetExecutionHistory`` shape."""
+        return {
+            "EventId": self.event_id,
+            "ScheduleEventId": self.schedule_event_id,
+            "Type": self.type.value,
+            "StepName": self.step_name,
+            "Time": self.time,
+            "EventDetail": self.detail,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> HistoryEvent:
+        """Inverse of :meth:`to_json`."""
+        return cls(
+            event_id=int(data["EventId"]),
+            schedule_event_id=int(data["ScheduleEventId"]),
+            type=HistoryEventType(data["Type"]),
+            step_name=str(data["StepName"]),
+            time=str(data["Time"]),
+            detail=str(data["EventDetail"]),
+        )

@@ -1,0 +1,197 @@
+"""``start`` and ``step``: the deterministic, durable-by-construction interpreter.
+
+``step(flow, execution, event) -> (execution, commands)`` is a pure function: it never reads a
+clock (time arrives as ``event.now``), never sleeps, performs no I/O and does not modify the
+execution it is given. Feeding the same events to a fresh execution (same name, input and
+options) reproduces the same executions and commands, so the list of events is a recovery log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deployer.fdl.ast import Flow, TaskState
+from deployer.fdl.interpreter.commands import Command, StartTimer, TimerPurpose
+from deployer.fdl.interpreter.events import (
+    Event,
+    Started,
+    StopRequested,
+    TaskFailed,
+    TaskSucceeded,
+    TimerFired,
+)
+from deployer.fdl.interpreter.history import HistoryEventType as H
+from deployer.fdl.interpreter.history import format_time
+from deployer.fdl.interpreter.lifecycle import (
+    attempt,
+    drain,
+    finish_state,
+    state_failed,
+    terminate,
+)
+from deployer.fdl.interpreter.model import ROOT_RUN, Execution, ExecutionStatus, Phase, ScopeRun
+from deployer.fdl.interpreter.runtime import (
+    EVENT_LIMIT_CODE,
+    EXECUTION_TIMEOUT_CODE,
+    INTERNAL_ERROR_CODE,
+    TIMEOUT_CODE,
+    Ctx,
+    Done,
+    EventLimitReached,
+    StateFailure,
+    check_size,
+    next_of,
+    state_of,
+)
+from deployer.fdl.interpreter.states.task import task_returned, task_stopped
+
+__all__ = ["MAX_DURATION_SECONDS", "new_execution", "start", "step"]
+
+MAX_DURATION_SECONDS = {"Standard": 365 * 86_400.0, "Express": 300.0}
+
+
+def new_execution(
+    flow: Flow,
+    *,
+    input: Any,
+    execution_name: str,
+    now: float,
+    role_arn: str = "",
+    flow_name: str | None = None,
+    execution_mode: str = "Standard",
+    max_events: int = 5000,
+    max_duration_seconds: float | None = None,
+) -> Execution:
+    """A fresh, not yet started execution (feed it ``Started`` to run it)."""
+    duration = (
+        MAX_DURATION_SECONDS.get(execution_mode, MAX_DURATION_SECONDS["Standard"])
+        if max_duration_seconds is None
+        else max_duration_seconds
+    )
+    return Execution(
+        name=execution_name, flow_name=flow.name if flow_name is None else flow_name,
+        input=input, role_arn=role_arn, execution_mode=execution_mode or "Standard",
+        started_at=now, max_events=max_events, max_duration_seconds=duration,
+    )
+
+
+def start(
+    flow: Flow,
+    *,
+    input: Any,
+    execution_name: str,
+    now: float,
+    role_arn: str = "",
+    flow_name: str | None = None,
+    execution_mode: str = "Standard",
+    max_events: int = 5000,
+    max_duration_seconds: float | None = None,
+) -> tuple[Execution, list[Command]]:
+    """Create an execution and process ``Started(now)``: ``ExecutionStarted``, then every
+    state up to the first one that waits. ``max_duration_seconds`` (default: 1 year Standard,
+    5 minutes Express; 0 = none) ends a still-running execution ``TimedOut``."""
+    execution = new_execution(
+        flow, input=input, execution_name=execution_name, now=now, role_arn=role_arn,
+        flow_name=flow_name, execution_mode=execution_mode, max_events=max_events,
+        max_duration_seconds=max_duration_seconds,
+    )
+    return step(flow, execution, Started(now))
+
+
+def step(flow: Flow, execution: Execution, event: Event) -> tuple[Execution, list[Command]]:
+    """Advance ``execution`` by one event; return the new execution and the commands to run.
+
+    ``execution.new_events`` of the result holds the history events of this step only. Events
+    for a finished execution, unknown task ids or unknown/cancelled timer ids change nothing.
+    Errors of the flow (bad expressions, size limits, ...) fail states, never raise. Reaching
+    ``max_events`` fails the execution with ``FnF.EventLimitExceeded``; an unexpected internal
+    error fails it with ``FnF.InternalError`` rather than escaping.
+    """
+    if execution.status.is_terminal or (
+        not isinstance(event, Started) and execution.next_event_id == 1
+    ):
+        return execution.clone(), []
+    ctx = Ctx(flow, execution.clone(), event.now, format_time(event.now))
+    try:
+        _dispatch(ctx, event)
+        drain(ctx)
+    except EventLimitReached:
+        terminate(ctx, ExecutionStatus.FAILED, code=EVENT_LIMIT_CODE,
+                  detail=f"the execution reached {ctx.ex.max_events} history events")
+    except Exception as exc:
+        ctx = Ctx(flow, execution.clone(), event.now, format_time(event.now))
+        terminate(ctx, ExecutionStatus.FAILED, code=INTERNAL_ERROR_CODE,
+                  detail=f"{type(exc).__name__}: {exc}")
+    return ctx.ex, ctx.commands
+
+
+def _dispatch(ctx: Ctx, event: Event) -> None:
+    if isinstance(event, Started):
+        _started(ctx)
+    elif isinstance(event, StopRequested):
+        terminate(ctx, ExecutionStatus.STOPPED, code=event.error, detail=event.cause)
+    elif isinstance(event, TimerFired):
+        _timer_fired(ctx, event.timer_id)
+    elif isinstance(event, (TaskSucceeded, TaskFailed)):
+        _task_event(ctx, event)
+
+
+def _started(ctx: Ctx) -> None:
+    ex = ctx.ex
+    if ex.next_event_id != 1:
+        return
+    ctx.emit(H.EXECUTION_STARTED, "", 0, {"Input": ex.input})
+    if ex.max_duration_seconds > 0:
+        timer_id = f"{ex.name}:execution-timeout"
+        ex.timers[timer_id] = -1
+        ctx.command(StartTimer(timer_id, ex.started_at + ex.max_duration_seconds,
+                               TimerPurpose.EXECUTION_TIMEOUT))
+    try:
+        check_size(ex.input, "input", "(execution)")
+    except StateFailure as failure:
+        terminate(ctx, ExecutionStatus.FAILED, code=failure.code, detail=failure.detail)
+        return
+    ex.runs[ROOT_RUN] = ScopeRun(ROOT_RUN, [], -1, 0, 1)
+    ex.next_run_id = ROOT_RUN + 1
+    ctx.queue.append((ROOT_RUN, ctx.flow.start_at, ex.input, None))
+
+
+def _timer_fired(ctx: Ctx, timer_id: str) -> None:
+    ex = ctx.ex
+    run_id = ex.timers.pop(timer_id, None)
+    if run_id is None:
+        return
+    if run_id < 0:
+        terminate(ctx, ExecutionStatus.TIMED_OUT, code=EXECUTION_TIMEOUT_CODE,
+                  detail=f"the execution ran longer than {ex.max_duration_seconds:g} seconds")
+        return
+    run = ex.runs[run_id]
+    st = run.state
+    assert st is not None
+    state = state_of(ctx.flow, run)
+    if st.phase is Phase.WAIT and timer_id == st.timer_id:
+        finish_state(ctx, run, state, st, Done(st.input, next_of(state)))
+    elif st.phase is Phase.RETRY and timer_id == st.timer_id:
+        attempt(ctx, run, state, st)
+    elif st.phase is Phase.TASK and timer_id == st.timeout_timer:
+        detail = f"task {st.name!r} did not finish within its Timeout"
+        task_stopped(ctx, st, TIMEOUT_CODE, detail, timed_out=True)
+        state_failed(ctx, run, state, st, TIMEOUT_CODE, detail)
+
+
+def _task_event(ctx: Ctx, event: TaskSucceeded | TaskFailed) -> None:
+    ex = ctx.ex
+    run_id = ex.tasks.get(event.task_id)
+    if run_id is None:
+        return
+    run = ex.runs[run_id]
+    st = run.state
+    assert st is not None and st.task_id == event.task_id
+    state = state_of(ctx.flow, run)
+    assert isinstance(state, TaskState)
+    if isinstance(event, TaskSucceeded):
+        done = task_returned(ctx, state, st, event.output)
+        finish_state(ctx, run, state, st, done)
+    else:
+        task_stopped(ctx, st, event.code, event.detail, timed_out=False)
+        state_failed(ctx, run, state, st, event.code, event.detail)

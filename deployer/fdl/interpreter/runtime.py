@@ -1,0 +1,277 @@
+"""Shared machinery of one ``step``: the step context, history emission, ids, evaluation.
+
+Nothing here decides control flow; :mod:`.lifecycle` does. States modules use these helpers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from deployer.fdl.ast import (
+    Expr,
+    Flow,
+    MapState,
+    ParallelState,
+    Scope,
+    State,
+    Template,
+    TemplateList,
+)
+from deployer.fdl.builtins import SeededEntropy
+from deployer.fdl.constructors import build_value
+from deployer.fdl.evaluator import Scope as ExprScope
+from deployer.fdl.evaluator import evaluate
+from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
+from deployer.fdl.expressions import parse_expression
+from deployer.fdl.interpreter.commands import Command
+from deployer.fdl.interpreter.history import HistoryEvent, HistoryEventType
+from deployer.fdl.interpreter.model import ActiveState, Execution, ScopeRun
+
+__all__ = [
+    "DATA_LIMIT_CODE",
+    "RUNTIME_ERROR_CODE",
+    "TIMEOUT_CODE",
+    "Ctx",
+    "Done",
+    "StateFailure",
+]
+
+RUNTIME_ERROR_CODE = "FnF.RuntimeError"
+DATA_LIMIT_CODE = "FnF.DataLimitExceeded"
+TIMEOUT_CODE = "FnF.Timeout"
+EVENT_LIMIT_CODE = "FnF.EventLimitExceeded"
+EXECUTION_TIMEOUT_CODE = "FnF.ExecutionTimeout"
+INTERNAL_ERROR_CODE = "FnF.InternalError"
+DATA_LIMIT_BYTES = 64 * 1024
+MISSING: Any = object()
+
+
+class StateFailure(Exception):
+    """A state failed with ``code``/``detail``; Retry then Catch apply."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.detail = detail
+
+
+class EventLimitReached(Exception):
+    """The execution emitted ``max_events`` history events."""
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """A state finished its own work: ``output`` is its default output (``$Output``) and
+    ``next`` the state to go to, or None to end the scope."""
+
+    output: Any
+    next: str | None
+
+
+@dataclass(slots=True)
+class Ctx:
+    """Everything one ``step`` works on."""
+
+    flow: Flow
+    ex: Execution
+    now: float
+    time: str
+    commands: list[Command] = field(default_factory=list)
+    queue: deque[tuple[int, str, Any, Raw | None]] = field(default_factory=deque)
+
+    def emit(
+        self, kind: HistoryEventType, step_name: str, schedule: int, detail: dict[str, Any],
+        *, terminal: bool = False,
+    ) -> int:
+        """Append a history event; return its EventId."""
+        ex = self.ex
+        event_id = ex.next_event_id
+        if event_id > ex.max_events and not terminal:
+            raise EventLimitReached
+        ex.next_event_id = event_id + 1
+        ex.new_events.append(
+            HistoryEvent(event_id, schedule, kind, step_name, self.time, _detail(detail))
+        )
+        return event_id
+
+    def command(self, command: Command) -> None:
+        self.commands.append(command)
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def dump(value: Any) -> str:
+    """Compact JSON text of a JSON value."""
+    return _ENCODER.encode(value)
+
+
+class Raw(str):
+    """JSON text already serialised (embedded as is by :meth:`Ctx.emit`)."""
+
+
+def check_size(value: Any, what: str, state_name: str) -> Raw:
+    """The JSON text of ``value``; fails the state when it is larger than 64 KiB."""
+    text = dump(value)
+    if len(text) > DATA_LIMIT_BYTES // 4 and len(text.encode()) > DATA_LIMIT_BYTES:
+        raise StateFailure(
+            DATA_LIMIT_CODE,
+            f"the {what} of state {state_name!r} is {len(text.encode())} bytes, "
+            f"over the {DATA_LIMIT_BYTES}-byte limit",
+        )
+    return Raw(text)
+
+
+def _detail(detail: dict[str, Any]) -> str:
+    if not detail:
+        return "{}"
+    if len(detail) == 1:
+        key, value = next(iter(detail.items()))
+        if isinstance(value, Raw):
+            return f'{{"{key}":{value}}}'
+    return dump(detail)
+
+
+# ------------------------------------------------------------------------------------------
+# Scopes and ids
+
+
+def scope_of(flow: Flow, run: ScopeRun) -> Scope:
+    """The ``States`` list a run executes."""
+    scope = flow.scope
+    for name, index in run.path:
+        state = scope.by_name[name]
+        if isinstance(state, ParallelState):
+            scope = state.branches[index]
+        elif isinstance(state, MapState) and state.processor is not None:
+            scope = state.processor
+        else:  # pragma: no cover - paths are built from the flow itself
+            raise KeyError(name)
+    return scope
+
+
+def state_of(flow: Flow, run: ScopeRun) -> State:
+    """The AST state active in ``run``."""
+    assert run.state is not None
+    return scope_of(flow, run).by_name[run.state.name]
+
+
+def state_path(run: ScopeRun, name: str) -> tuple[str, ...]:
+    return (*(str(p[0]) for p in run.path), name)
+
+
+def task_token(execution_name: str, event_id: int) -> str:
+    """Deterministic task token: the same execution and event id give the same token."""
+    digest = hashlib.sha256(f"{execution_name}\0{event_id}".encode()).hexdigest()
+    return f"tt-{digest[:32]}"
+
+
+def next_of(state: State) -> str | None:
+    """Where a state goes on success: its ``Next``, or None (end of scope)."""
+    return None if state.end else state.next
+
+
+# ------------------------------------------------------------------------------------------
+# Evaluation
+
+
+def expression_scope(
+    ctx: Ctx, st: ActiveState, *, input_value: Any, output: Any = MISSING,
+    error: tuple[str, str] | None = None,
+) -> ExprScope:
+    """Variables for an expression of the active state ``st`` (reference §3.3)."""
+    ex = ctx.ex
+    current: dict[str, Any] = {
+        "Name": st.name,
+        "Input": input_value,
+        "RetryCount": st.retry_count,
+        "TaskToken": st.task_token,
+    }
+    if output is not MISSING:
+        current["Output"] = output
+    if error is not None:
+        current["Error"] = {"Code": error[0], "Detail": error[1]}
+    context = {
+        "Execution": {"Name": ex.name, "Input": ex.input, "RoleArn": ex.role_arn},
+        "Current": current,
+    }
+    entropy = LazyEntropy(f"{ex.name}\0{ex.next_event_id}\0{st.retry_count}")
+    if output is MISSING:
+        return ExprScope(
+            input=input_value, context=context, global_vars=ex.global_vars, entropy=entropy
+        )
+    return ExprScope(
+        input=input_value, output=output, context=context, global_vars=ex.global_vars,
+        entropy=entropy,
+    )
+
+
+class LazyEntropy:
+    """Deterministic ``uuid()``/``randomInt()`` source seeded from the execution name and the
+    current event id; the generator is only built when a built-in draws from it."""
+
+    __slots__ = ("_seed", "_source")
+
+    def __init__(self, seed: str) -> None:
+        self._seed = seed
+        self._source: SeededEntropy | None = None
+
+    def _get(self) -> SeededEntropy:
+        if self._source is None:
+            self._source = SeededEntropy(self._seed)
+        return self._source
+
+    def random_int(self, low: int, high: int) -> int:
+        return self._get().random_int(low, high)
+
+    def uuid4(self) -> str:
+        return self._get().uuid4()
+
+
+def evaluate_expr(expr: Expr, scope: ExprScope, where: str) -> Any:
+    """Evaluate an expression field; failures become :class:`StateFailure`."""
+    try:
+        return evaluate(parse_expression(expr.text), scope)
+    except EvaluationError as exc:
+        raise StateFailure(exc.code, f"{where}: {exc.detail}") from None
+    except ExpressionSyntaxError as exc:
+        raise StateFailure(RUNTIME_ERROR_CODE, f"{where}: {exc}") from None
+
+
+def construct(template: Template, scope: ExprScope, where: str) -> Any:
+    """Build a constructor/parameters value; failures become :class:`StateFailure`."""
+    try:
+        return build_value(plain_template(template), scope)
+    except EvaluationError as exc:
+        raise StateFailure(exc.code, f"{where}: {exc.detail}") from None
+    except RecursionError:
+        raise StateFailure(RUNTIME_ERROR_CODE, f"{where}: value nested too deeply") from None
+
+
+_PLAIN: dict[int, tuple[Template, Any]] = {}
+
+
+def plain_template(template: Template) -> Any:
+    """The template as plain dicts/lists with expressions as text (cached per template)."""
+    hit = _PLAIN.get(id(template))
+    if hit is not None and hit[0] is template:
+        return hit[1]
+    plain = _plain(template)
+    if len(_PLAIN) > 4096:
+        _PLAIN.clear()
+    _PLAIN[id(template)] = (template, plain)
+    return plain
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Template):
+        return {f.key: _plain(f.value) for f in value.fields}
+    if isinstance(value, TemplateList):
+        return [_plain(item) for item in value.items]
+    if isinstance(value, Expr):
+        return value.text
+    return value
