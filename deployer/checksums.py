@@ -41,7 +41,7 @@ def _python_update(data: bytes, crc: int) -> int:
 
 def _fast_update() -> Callable[[bytes, int], int] | None:
     try:
-        import crcmod  # type: ignore[import-untyped]
+        import crcmod
     except ImportError:  # pragma: no cover - crcmod-plus is a dependency
         return None
     # crcmod takes the full polynomial (x^64 term included) and chains finalised values.

@@ -105,8 +105,10 @@ class Manifest:
     @property
     def region(self) -> str | None:
         """The region of the first flow (else function), i.e. the project's default region."""
-        for spec in (*self.flows, *self.functions):
-            return spec.region
+        if self.flows:
+            return self.flows[0].region
+        if self.functions:
+            return self.functions[0].region
         return None
 
     def flow(self, name: str | None = None) -> FlowSpec:

@@ -142,9 +142,9 @@ def load_mocks(path: Path) -> MockFile:
     for case, states in cases.items():
         for state, response in states.items():
             if response not in responses:
-                line = _line(data["TestCases"][case], state)
+                at = _line(data["TestCases"][case], state)
                 raise MockError(
-                    f"{source}:{line}: test case {case!r}, state {state!r}: "
+                    f"{source}:{at}: test case {case!r}, state {state!r}: "
                     f"no MockedResponses entry {response!r}"
                 )
     return MockFile(source, cases, responses)

@@ -138,7 +138,7 @@ def collect_files(root: Path, *, ignore_file: str | None = ".fcignore") -> dict[
 
 
 def _walk(
-    root: Path, directory: Path, prefix: str, spec: pathspec.PathSpec,
+    root: Path, directory: Path, prefix: str, spec: pathspec.GitIgnoreSpec,
     found: dict[str, Path], chain: tuple[Path, ...],
 ) -> None:
     for entry in sorted(os.scandir(directory), key=lambda e: e.name):

@@ -44,7 +44,7 @@ def invoke_policy(function_arns: Iterable[str]) -> str:
 def same_document(a: str, b: str) -> bool:
     """Whether two policy documents are the same JSON (formatting and key order aside)."""
     try:
-        return json.loads(a) == json.loads(b)
+        return bool(json.loads(a) == json.loads(b))
     except ValueError:
         return a.strip() == b.strip()
 

@@ -321,7 +321,7 @@ class Instance:
                 [],
             )
         self.functions[handler] = function
-        return function
+        return function  # type: ignore[no-any-return]
 
     @staticmethod
     def _import(module_name: str) -> Any:

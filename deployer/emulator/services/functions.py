@@ -7,6 +7,7 @@ No HTTP here: the API layer passes typed values and gets :class:`Function` /
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import logging
 import threading
@@ -263,7 +264,7 @@ class FunctionService:
         return result
 
     def recent_invocations(self, account_id: str, region: str, name: str,
-                           limit: int = 20) -> list[InvocationRecord]:
+                           limit: int = 20) -> builtins.list[InvocationRecord]:
         """The most recent invocation records of a function, newest first."""
         return self._invocations.recent_invocations(account_id, region, name, limit)
 

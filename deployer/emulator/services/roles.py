@@ -108,7 +108,7 @@ def parse_policy_document(text: str, *, trust: bool) -> dict[str, Any]:
         if trust and not isinstance(st.get("Principal"), dict):
             raise InvalidArgument("each trust policy Statement needs a Principal",
                                   kind="document")
-    return doc
+    return dict(doc)
 
 
 class RoleService:
