@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "validate": "deployer.cli.commands.validate:validate",
     "package": "deployer.cli.commands.package:package",
     "flow": "deployer.cli.commands.flow:flow",
+    "emulator": "deployer.cli.commands.emulator:emulator",
 }
 
 EPILOG = """\b
@@ -27,6 +28,7 @@ Examples:
   deploy render --region cn-hangzhou --account-id 1234567890123456
   deploy package --out build/             write the function zips
   deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml   run the flow on mocked tasks
+  deploy emulator start                   run the local cloud in the background
 """
 
 

@@ -1,4 +1,9 @@
-"""Test helpers for projects deploying to Function Compute and CloudFlow (moto-style)."""
+"""Test helpers for projects deploying to Function Compute and CloudFlow (moto-style).
+
+``mock_cloud()`` runs the local cloud in-process and routes the official SDKs to it;
+``invoke_handler`` runs one handler in-process with a fake context; ``EchoRuntime`` stands in
+for the process runtime where handlers need not run.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,15 @@ import os
 # address, which tests must never do.
 os.environ.setdefault("ALIBABA_CLOUD_ECS_METADATA_DISABLED", "true")
 
+from deployer.testing.environment import LocalCloud, UnmockedRequestError, mock_cloud
 from deployer.testing.handlers import FakeContext, invoke_handler
+from deployer.testing.runtimes import EchoRuntime
 
-__all__ = ["FakeContext", "invoke_handler"]
+__all__ = [
+    "EchoRuntime",
+    "FakeContext",
+    "LocalCloud",
+    "UnmockedRequestError",
+    "invoke_handler",
+    "mock_cloud",
+]

@@ -1,7 +1,48 @@
-"""pytest plugin (entry point ``deployer``): fixtures for testing against the local cloud."""
+"""pytest plugin (entry point ``deployer``): fixtures for testing against the local cloud.
+
+``local_cloud`` runs an in-process emulator (virtual clock, temporary state, SDK traffic to
+cloud hosts intercepted); ``fc_client``, ``ram_client``, ``sts_client`` are official SDK
+clients pointed at it; ``cli_runner`` is a Click ``CliRunner``.
+"""
 
 from __future__ import annotations
 
 import os
 
 os.environ.setdefault("ALIBABA_CLOUD_ECS_METADATA_DISABLED", "true")
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from deployer.testing.environment import LocalCloud, mock_cloud
+
+
+@pytest.fixture
+def local_cloud(tmp_path: Any) -> Iterator[LocalCloud]:
+    """A running local cloud for one test (state under ``tmp_path``)."""
+    with mock_cloud(state_dir=tmp_path / "local-cloud") as cloud:
+        yield cloud
+
+
+@pytest.fixture
+def fc_client(local_cloud: LocalCloud) -> Any:
+    return local_cloud.fc_client()
+
+
+@pytest.fixture
+def ram_client(local_cloud: LocalCloud) -> Any:
+    return local_cloud.ram_client()
+
+
+@pytest.fixture
+def sts_client(local_cloud: LocalCloud) -> Any:
+    return local_cloud.sts_client()
+
+
+@pytest.fixture
+def cli_runner() -> Any:
+    from click.testing import CliRunner
+
+    return CliRunner()

@@ -2,12 +2,48 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
+from rich.text import Text
 
-from deployer.errors import OperationError
+from deployer.cli.context import AppContext, pass_app
+from deployer.cli.options import output_option
+from deployer.cli.render import view
+from deployer.config.manifest import load_manifest
+from deployer.core.packaging import PackageReport, package_project
+
+EPILOG = """\b
+Examples:
+  deploy package                       write .deploy/build/<FunctionName>.zip
+  deploy package --out build/          somewhere else
+  deploy package --output json | jq -r '.packages[].crc64'
+\b
+The same sources always give byte-identical zips; crc64 is Function Compute's codeChecksum.
+"""
 
 
-@click.command("package")
-def package() -> None:
-    """Write one deterministic zip per function."""
-    raise OperationError("package is not available yet")
+@view(PackageReport)
+def _report_view(report: PackageReport) -> Text:
+    lines = []
+    for p in report.packages:
+        lines += [f"{p.function_name}: {p.zip_path} ({p.size:,} bytes, {len(p.files)} files)",
+                  f"  crc64  {p.crc64}", f"  sha256 {p.sha256}"]
+    return Text("\n".join(lines) or "no functions in the manifest")
+
+
+@click.command("package", epilog=EPILOG)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path(".deploy/build"), show_default=True,
+              help="Directory for the zips (relative to the project directory).")
+@output_option
+@pass_app
+def package(app: AppContext, out_dir: Path, output: str) -> None:
+    """Write one deterministic zip per function and print its size and checksums."""
+    renderer = app.use_output(output)
+    manifest = load_manifest(app.manifest_file)
+    for warning in manifest.warnings:
+        renderer.warn(warning.format())
+    report = package_project(manifest.functions, out_dir=app.resolve(out_dir),
+                             progress=renderer.progress)
+    app.render(report)

@@ -2,18 +2,109 @@
 
 from __future__ import annotations
 
-import click
+from dataclasses import dataclass
+from pathlib import Path
 
+import click
+from rich.text import Text
+
+from deployer.cli.context import AppContext, pass_app
+from deployer.cli.options import account_id_option, output_option, region_option
+from deployer.cli.render import view
+from deployer.config.manifest import load_manifest
+from deployer.core.rendering import RenderedFlow, render_flow
+from deployer.core.validation import PLACEHOLDER_ACCOUNT_ID, ValidationReport, validate_project
 from deployer.errors import OperationError
 
+RENDER_EPILOG = """\b
+Examples:
+  deploy render --region cn-hangzhou --account-id 1234567890123456
+  deploy render --account-id 1234567890123456 -o build/flow.yaml
+  deploy render --flow MyWorkFlow --output json | jq -r .definition
+"""
 
-@click.command("render")
-def render() -> None:
+VALIDATE_EPILOG = f"""\b
+Examples:
+  deploy validate
+  deploy validate --account-id 1234567890123456 --output json
+  deploy -C path/to/project -t s-prod.yaml validate
+\b
+Without --account-id (or ALIBABA_CLOUD_ACCOUNT_ID) the ARNs are checked with the
+placeholder account {PLACEHOLDER_ACCOUNT_ID}. Exit 3 when anything is an error.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenFlow:
+    """A rendered flow written to a file."""
+
+    flow: str
+    path: Path
+
+
+@view(RenderedFlow)
+def _rendered_view(result: RenderedFlow) -> Text:
+    return Text(result.text.rstrip("\n"))
+
+
+@view(WrittenFlow)
+def _written_view(result: WrittenFlow) -> Text:
+    return Text(f"Wrote flow {result.flow} to {result.path}")
+
+
+@view(ValidationReport)
+def _report_view(report: ValidationReport) -> Text:
+    lines = [p.format() for p in report.problems]
+    for flow in report.flows:
+        lines += [d.format() for d in flow.diagnostics]
+    if report.manifest is not None:
+        m = report.manifest
+        flows = ", ".join(f"{f.name} ({'ok' if f.ok else 'invalid'})" for f in report.flows)
+        lines.append(f"{m.path.name}: {len(m.functions)} function(s), flows: {flows or 'none'}")
+    lines.append("OK" if report.ok else "INVALID")
+    return Text("\n".join(lines))
+
+
+@click.command("render", epilog=RENDER_EPILOG)
+@region_option
+@account_id_option
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the definition to FILE instead of stdout.")
+@click.option("--flow", "flow_name", help="Flow name or resource (when s.yaml has several).")
+@output_option
+@pass_app
+def render(app: AppContext, region: str | None, account_id: str | None, out: Path | None,
+           flow_name: str | None, output: str) -> None:
     """Print the flow definition rendered from its Jinja2 template."""
-    raise OperationError("render is not available yet")
+    if not account_id:
+        raise click.UsageError("the account id is needed for ARNs: pass --account-id "
+                               "(or set ALIBABA_CLOUD_ACCOUNT_ID)")
+    manifest = load_manifest(app.manifest_file, account_id=account_id)
+    spec = manifest.flow(flow_name)
+    result = render_flow(spec, region=region or spec.region, account_id=account_id,
+                         project_dir=app.project_dir)
+    if out is not None:
+        _write(app.resolve(out), result.text)
+        app.render(WrittenFlow(result.flow, app.resolve(out)), output)
+        return
+    app.render(result, output)
 
 
-@click.command("validate")
-def validate() -> None:
-    """Check s.yaml and the rendered flow definition."""
-    raise OperationError("validate is not available yet")
+@click.command("validate", epilog=VALIDATE_EPILOG)
+@region_option
+@account_id_option
+@output_option
+@pass_app
+def validate(app: AppContext, region: str | None, account_id: str | None, output: str) -> None:
+    """Check s.yaml, the rendered flow definitions and their function references."""
+    report = validate_project(app.manifest_file, region=region, account_id=account_id,
+                              rendered_dir=app.project_dir / ".deploy" / "rendered")
+    app.render(report, output)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise OperationError(f"cannot write {path}: {exc}") from None

@@ -1,0 +1,122 @@
+"""``deploy emulator start|status|stop|reset|credentials``: the local cloud's lifecycle."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from deployer.cli.context import AppContext, pass_app
+from deployer.cli.options import output_option
+from deployer.cli.render import view
+from deployer.emulator import daemon
+from deployer.emulator.daemon import Credentials, EmulatorStatus
+from deployer.errors import ExitCode
+
+DEFAULT_STATE_DIR = Path(".deploy/emulator")
+
+
+def _state_dir(app: AppContext, state_dir: Path | None) -> Path:
+    return app.resolve(state_dir or DEFAULT_STATE_DIR)
+
+
+state_dir_option = click.option(
+    "--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Emulator state directory (default: .deploy/emulator/ in the project).")
+
+
+@view(EmulatorStatus)
+def _status_view(st: EmulatorStatus) -> str:
+    if not st.running:
+        return f"Emulator {st.message} (state {st.state_dir})."
+    return (f"Emulator {st.message}: http://{st.endpoint} (pid {st.pid}, account {st.account_id},"
+            f" {st.clock} clock, state {st.state_dir})")
+
+
+@view(Credentials)
+def _credentials_view(c: Credentials) -> Table:
+    table = Table(show_header=False, box=None)
+    for key, value in (("endpoint", c.endpoint), ("region", c.region),
+                       ("account id", c.account_id), ("access key id", c.access_key_id),
+                       ("access key secret", c.access_key_secret)):
+        table.add_row(key, value)
+    return table
+
+
+@click.group("emulator")
+def emulator() -> None:
+    """Run the local cloud (Function Compute 3.0, RAM, STS) in the background."""
+
+
+@emulator.command("start")
+@click.option("--port", type=click.IntRange(0, 65535), default=9125, show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface to bind; anything but loopback exposes the emulator.")
+@click.option("--clock", type=click.Choice(("real", "virtual")), default="real",
+              show_default=True)
+@click.option("--foreground", is_flag=True, help="Serve in this process until Ctrl-C.")
+@state_dir_option
+@output_option
+@pass_app
+def start(app: AppContext, port: int, host: str, clock: str, foreground: bool,
+          state_dir: Path | None, output: str) -> None:
+    """Start the emulator; returns once it answers (harmless when already running)."""
+    directory = _state_dir(app, state_dir)
+    if foreground:
+        from deployer.emulator.__main__ import main as serve
+
+        raise SystemExit(serve(["--state-dir", str(directory), "--host", host,
+                                "--port", str(port), "--clock", clock]))
+    app.render(daemon.start(directory, host=host, port=port, clock=clock), output)
+
+
+@emulator.command("status")
+@state_dir_option
+@output_option
+@pass_app
+def status(app: AppContext, state_dir: Path | None, output: str) -> None:
+    """Show whether the emulator runs (exit 4 when it does not)."""
+    result = daemon.status(_state_dir(app, state_dir))
+    app.render(result, output)
+    if not result.running:
+        raise SystemExit(int(ExitCode.NOT_FOUND))
+
+
+@emulator.command("stop")
+@state_dir_option
+@output_option
+@pass_app
+def stop(app: AppContext, state_dir: Path | None, output: str) -> None:
+    """Stop the background emulator (state is kept)."""
+    app.render(daemon.stop(_state_dir(app, state_dir)), output)
+
+
+@emulator.command("reset")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@state_dir_option
+@output_option
+@pass_app
+def reset(app: AppContext, yes: bool, state_dir: Path | None, output: str) -> None:
+    """Delete every function, role and policy of the emulator (keys and account stay)."""
+    directory = _state_dir(app, state_dir)
+    if not yes:
+        click.confirm(f"Delete all emulator resources in {directory}?", abort=True, err=True)
+    app.render(daemon.reset(directory), output)
+
+
+@emulator.command("credentials")
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "env")), default=None,
+              help="env: shell export lines, for eval in a shell.")
+@state_dir_option
+@output_option
+@pass_app
+def credentials(app: AppContext, fmt: str | None, state_dir: Path | None, output: str) -> None:
+    """Show the endpoint and the (local, fake) access keys the emulator accepts."""
+    creds = daemon.credentials(_state_dir(app, state_dir))
+    if fmt == "env":
+        for key, value in creds.to_env().items():
+            click.echo(f"export {key}={shlex.quote(value)}")
+        return
+    app.render(creds, "json" if fmt == "json" else output)

@@ -1,0 +1,178 @@
+"""Start executions and follow them to their end through DescribeExecution + GetExecutionHistory.
+
+Watching never changes the execution: interrupting a watch leaves the execution running, and
+``watch`` can re-attach to it at any time (it reads the history from the first event).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from deployer.cloud.cloudflow import CloudFlowClient, ExecutionInfo, HistoryEvent
+from deployer.errors import ExitCode, InvalidInputError, NotFoundError
+
+TERMINAL_EVENTS = frozenset(
+    {"ExecutionSucceeded", "ExecutionFailed", "ExecutionTimedOut", "ExecutionStopped"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionResult:
+    """Where an execution stands (or how it ended)."""
+
+    flow: str
+    name: str
+    status: str
+    input: Any
+    output: Any
+    error_code: str | None
+    error_detail: str | None
+    started_time: str
+    stopped_time: str
+    duration_seconds: float | None
+    states: tuple[str, ...]
+    events: tuple[HistoryEvent, ...] = field(repr=False)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("Succeeded", "Failed", "TimedOut", "Stopped")
+
+    @property
+    def exit_code(self) -> int:
+        if not self.finished or self.status == "Succeeded":
+            return int(ExitCode.OK)
+        return int(ExitCode.EXECUTION_FAILED)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "flow": self.flow,
+            "name": self.name,
+            "status": self.status,
+            "input": self.input,
+            "output": self.output,
+            "error": (
+                {"code": self.error_code, "detail": self.error_detail}
+                if self.error_code is not None
+                else None
+            ),
+            "started_time": self.started_time,
+            "stopped_time": self.stopped_time or None,
+            "duration_seconds": self.duration_seconds,
+            "states": list(self.states),
+        }
+
+
+def parse_input(text: str | None, *, delay: int | None = None) -> str:
+    """The execution input as JSON text: ``text`` (a JSON object) or ``{"delay": N}``."""
+    if text is None:
+        return json.dumps({"delay": delay} if delay is not None else {})
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise InvalidInputError(f"the execution input is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise InvalidInputError("the execution input must be a JSON object")
+    if delay is not None:
+        value["delay"] = delay
+    return json.dumps(value)
+
+
+def _json_or_text(text: str) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _seconds(start: str, stop: str) -> float | None:
+    try:
+        a = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        b = datetime.fromisoformat(stop.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return round((b - a).total_seconds(), 3)
+
+
+def _error(events: list[HistoryEvent]) -> tuple[str | None, str | None]:
+    for event in reversed(events):
+        if event.type in ("ExecutionFailed", "ExecutionTimedOut", "ExecutionStopped"):
+            detail = event.detail if isinstance(event.detail, dict) else {}
+            lowered = {str(k).lower(): v for k, v in detail.items()}
+            code = lowered.get("error", lowered.get("code"))
+            cause = lowered.get("cause", lowered.get("detail"))
+            return (str(code) if code is not None else ""), (str(cause) if cause else "")
+    return None, None
+
+
+def summarize(info: ExecutionInfo, events: list[HistoryEvent]) -> ExecutionResult:
+    """Combine DescribeExecution's answer and the history into an :class:`ExecutionResult`."""
+    states = tuple(e.step_name for e in events if e.type == "StepEntered")
+    code, detail = _error(events) if info.status != "Succeeded" else (None, None)
+    return ExecutionResult(
+        flow=info.flow_name,
+        name=info.name,
+        status=info.status,
+        input=_json_or_text(info.input),
+        output=_json_or_text(info.output),
+        error_code=code,
+        error_detail=detail,
+        started_time=info.started_time,
+        stopped_time=info.stopped_time,
+        duration_seconds=_seconds(info.started_time, info.stopped_time)
+        if info.stopped_time
+        else None,
+        states=states,
+        events=tuple(events),
+    )
+
+
+def latest_execution(flows: CloudFlowClient, flow: str) -> str:
+    """The name of the most recently started execution of ``flow``."""
+    executions = flows.list_executions(flow, limit=99)
+    if not executions:
+        raise NotFoundError(
+            f"flow {flow} has no executions", hint="start one with `deploy execute`"
+        )
+    return max(executions, key=lambda e: e.started_time).name
+
+
+def watch(
+    flows: CloudFlowClient,
+    flow: str,
+    name: str,
+    *,
+    on_event: Callable[[HistoryEvent], None] = lambda event: None,
+    follow: bool = True,
+    poll_seconds: int = 1,
+) -> ExecutionResult:
+    """Report every history event of the execution to ``on_event`` as it happens.
+
+    With ``follow`` the call returns when the execution has ended; without it, at once. Each
+    round holds a DescribeExecution long poll for at most ``poll_seconds`` (the service answers
+    as soon as the execution ends), then reads the new history events.
+    """
+    events: list[HistoryEvent] = []
+    info = flows.describe_execution(flow, name)
+    settle_reads = 3  # reads allowed after the status is final but before the terminal event
+    while True:
+        new = flows.history(flow, name, after_event_id=events[-1].event_id if events else 0)
+        for event in new:
+            events.append(event)
+            on_event(event)
+        if info.finished and any(e.type in TERMINAL_EVENTS for e in events):
+            break
+        if not follow or (info.finished and settle_reads == 0):
+            break
+        if info.finished:
+            settle_reads -= 1
+            # the terminal event may land just after the status changes: read once more
+            info = flows.describe_execution(flow, name)
+            continue
+        info = flows.describe_execution(flow, name, wait_seconds=poll_seconds)
+    return summarize(info, events)

@@ -1,0 +1,107 @@
+"""Flow definitions: a Jinja2 template (``*.j2``) rendered with StrictUndefined, or a plain
+YAML file read verbatim."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from deployer.config.specs import FlowSpec
+from deployer.errors import InvalidInputError, NotFoundError
+
+__all__ = ["RenderedFlow", "render_flow", "template_context"]
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedFlow:
+    """A flow definition ready for CloudFlow: its name, FDL text and the file it came from."""
+
+    flow: str
+    text: str
+    source_path: Path
+    execution_mode: str = "Standard"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"flow": self.flow, "definition": self.text}
+
+
+def template_context(spec: FlowSpec, *, region: str, account_id: str) -> dict[str, Any]:
+    """``definitionVars`` plus ``region``, ``account_id`` and ``flow_name`` (the latter win)."""
+    return {**spec.definition_vars, "region": region, "account_id": account_id,
+            "flow_name": spec.name}
+
+
+def render_flow(
+    spec: FlowSpec, *, region: str, account_id: str, project_dir: Path | None = None
+) -> RenderedFlow:
+    """Render ``spec.definition``; ``*.j2`` files through Jinja2, other files verbatim.
+
+    Undefined template variables are errors (StrictUndefined). Raises InvalidInputError naming
+    the template file (relative to ``project_dir`` when inside it), the line and the missing
+    variable or syntax problem; NotFoundError when the definition file is missing. Pure file
+    reading; no network.
+    """
+    shown = _display(spec.definition, project_dir)
+    try:
+        source = spec.definition.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NotFoundError(f"flow definition {shown} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{shown}: cannot read the flow definition: {exc}") from None
+    text = source
+    if spec.is_template:
+        context = template_context(spec, region=region, account_id=account_id)
+        text = _render_template(source, shown, context)
+    return RenderedFlow(spec.name, text, spec.definition, spec.execution_mode.value)
+
+
+def _render_template(source: str, shown: str, context: Mapping[str, Any]) -> str:
+    env = jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    try:
+        template = env.from_string(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise InvalidInputError(
+            f"{shown}:{exc.lineno}: template syntax error: {exc.message}"
+        ) from None
+    try:
+        return template.render(context)
+    except jinja2.UndefinedError as exc:
+        line = _template_line(exc)
+        where = f"{shown}:{line}" if line else shown
+        raise InvalidInputError(
+            f"{where}: template variable {exc.message}",
+            hint="give it under definitionVars in s.yaml (region, account_id and flow_name "
+                 "are provided by the deployer)",
+        ) from None
+    except jinja2.TemplateError as exc:
+        line = _template_line(exc)
+        where = f"{shown}:{line}" if line else shown
+        raise InvalidInputError(f"{where}: template error: {exc}") from None
+
+
+def _template_line(exc: BaseException) -> int | None:
+    """The template line from the traceback frames Jinja2 maps back to ``<template>``."""
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _display(path: Path, project_dir: Path | None) -> str:
+    if project_dir is not None:
+        try:
+            return str(path.resolve().relative_to(Path(project_dir).resolve()))
+        except ValueError:
+            pass
+    return str(path)

@@ -1,0 +1,237 @@
+"""``deploy validate``: the manifest, each rendered flow (FDL checks) and cross-references.
+
+Pipeline: load s.yaml (every problem, positioned) -> render each flow with the region and
+account id -> write the rendered text to ``<rendered_dir>/<flow>.yaml`` so every diagnostic's
+``file:line:column`` points at a file the user can open -> :func:`deployer.fdl.check_flow` ->
+check that each ``FC:InvokeFunction`` Task targets a function s.yaml defines, in the flow's
+region and account. Warnings alone leave the report ok.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deployer.config.manifest import Manifest, ManifestError, ManifestProblem, load_manifest
+from deployer.config.specs import FlowSpec
+from deployer.core.rendering import RenderedFlow, render_flow
+from deployer.errors import DeployerError, ExitCode
+from deployer.fdl import Diagnostic, Scope, Severity, TaskState, check_flow
+from deployer.fdl.ast import MapState, ParallelState, Template
+
+__all__ = [
+    "PLACEHOLDER_ACCOUNT_ID",
+    "FlowReport",
+    "ProjectCode",
+    "ValidationReport",
+    "cross_reference",
+    "validate_project",
+]
+
+PLACEHOLDER_ACCOUNT_ID = "0000000000000000"
+_FC_ARN = re.compile(
+    r"^acs:fc:(?P<region>[^:]*):(?P<account>[^:]*):functions/(?P<name>[^/]+)(?:/(?P<q>[^/]+))?$"
+)
+
+
+class ProjectCode:
+    """Diagnostic codes of project-level checks (the FDL ones are in docs/fdl-diagnostics.md)."""
+
+    RENDER_FAILED = "PRJ001"
+    UNKNOWN_FUNCTION = "PRJ002"
+    REGION_MISMATCH = "PRJ003"
+    ACCOUNT_MISMATCH = "PRJ004"
+    BAD_FUNCTION_ARN = "PRJ005"
+
+
+@dataclass(frozen=True, slots=True)
+class FlowReport:
+    """The diagnostics of one flow; ``rendered`` is the file they point into."""
+
+    name: str
+    diagnostics: tuple[Diagnostic, ...]
+    rendered: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "ok": self.ok,
+            "rendered": str(self.rendered) if self.rendered else None,
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationReport:
+    """Everything ``deploy validate`` found; ``exit_code`` is 3 when anything is an error."""
+
+    manifest_path: Path
+    manifest: Manifest | None
+    problems: tuple[ManifestProblem, ...]
+    flows: tuple[FlowReport, ...] = field(default=())
+    region: str | None = None
+    account_id: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        errors = [p for p in self.problems if p.severity.value == "error"]
+        return self.manifest is not None and not errors and all(f.ok for f in self.flows)
+
+    @property
+    def exit_code(self) -> int:
+        return int(ExitCode.OK if self.ok else ExitCode.INVALID_INPUT)
+
+    def to_json(self) -> dict[str, Any]:
+        manifest: dict[str, Any] = {
+            "path": str(self.manifest_path),
+            "problems": [p.to_json() for p in self.problems],
+        }
+        if self.manifest is not None:
+            manifest |= {
+                "name": self.manifest.name,
+                "functions": [f.function_name for f in self.manifest.functions],
+                "flows": [f.name for f in self.manifest.flows],
+            }
+        return {"ok": self.ok, "manifest": manifest,
+                "flows": [f.to_json() for f in self.flows]}
+
+
+def validate_project(
+    manifest_path: Path,
+    *,
+    rendered_dir: Path,
+    region: str | None = None,
+    account_id: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ValidationReport:
+    """Validate s.yaml and every flow it defines; never raises for invalid input.
+
+    ``region`` overrides each flow's region for rendering (default: the manifest's);
+    ``account_id`` defaults to ``PLACEHOLDER_ACCOUNT_ID`` (ARNs are then checked for shape and
+    consistency, not against a real account). Writes the rendered flows under
+    ``rendered_dir``. Raises NotFoundError when the manifest file does not exist.
+    """
+    account = account_id or PLACEHOLDER_ACCOUNT_ID
+    try:
+        manifest = load_manifest(manifest_path, env=env, account_id=account)
+    except ManifestError as exc:
+        return ValidationReport(manifest_path, None, exc.problems, account_id=account)
+    reports = tuple(
+        check_one_flow(manifest, spec, region=region or spec.region, account_id=account,
+                       rendered_dir=rendered_dir)
+        for spec in manifest.flows
+    )
+    return ValidationReport(manifest.path, manifest, manifest.warnings, reports,
+                            region=region or manifest.region, account_id=account)
+
+
+def check_one_flow(
+    manifest: Manifest, spec: FlowSpec, *, region: str, account_id: str, rendered_dir: Path
+) -> FlowReport:
+    """Render, FDL-check and cross-reference one flow."""
+    try:
+        rendered = render_flow(spec, region=region, account_id=account_id,
+                               project_dir=manifest.project_dir)
+    except DeployerError as exc:
+        failed = Diagnostic(ProjectCode.RENDER_FAILED, exc.message, Severity.ERROR, 0, 0, "",
+                            exc.hint, _relative(spec.definition, manifest.project_dir))
+        return FlowReport(spec.name, (failed,))
+    source_file = _write_rendered(rendered, spec, rendered_dir)
+    source = _relative(source_file, manifest.project_dir)
+    check = check_flow(rendered.text, source=source, execution_mode=spec.execution_mode.value)
+    diagnostics = list(check.diagnostics)
+    if check.flow is not None:
+        found = cross_reference(manifest, check.flow.scope, region=region, account_id=account_id)
+        diagnostics += [d.with_source(source) for d in found]
+    diagnostics.sort(key=lambda d: (d.line, d.column, d.code))
+    return FlowReport(spec.name, tuple(diagnostics), source_file)
+
+
+def cross_reference(
+    manifest: Manifest, scope: Scope, *, region: str, account_id: str, prefix: str = ""
+) -> list[Diagnostic]:
+    """Check each FC Task's literal ``resourceArn`` against the functions s.yaml defines.
+
+    A function s.yaml does not define is a warning (it may be deployed elsewhere); an ARN in
+    another region or account, or a malformed one, is an error.
+    """
+    found: list[Diagnostic] = []
+    for index, state in enumerate(scope.states):
+        path = f"{prefix}States[{index}]({state.name})"
+        if isinstance(state, TaskState) and state.action == "FC:InvokeFunction":
+            found += _check_task(manifest, state, path, region, account_id)
+        if isinstance(state, ParallelState):
+            for number, branch in enumerate(state.branches):
+                found += cross_reference(manifest, branch, region=region,
+                                         account_id=account_id,
+                                         prefix=f"{path}.Branches[{number}].")
+        if isinstance(state, MapState) and state.processor is not None:
+            found += cross_reference(manifest, state.processor, region=region,
+                                     account_id=account_id, prefix=f"{path}.Processor.")
+    return found
+
+
+def _check_task(
+    manifest: Manifest, state: TaskState, path: str, region: str, account_id: str
+) -> list[Diagnostic]:
+    params = state.parameters
+    if not isinstance(params, Template):
+        return []
+    entry = next((f for f in params.fields if f.key == "resourceArn"), None)
+    if entry is None or not isinstance(entry.value, str):
+        return []  # missing or dynamic (resourceArn.$): the FDL checks cover it
+    where = f"{path}.Parameters.resourceArn"
+    pos = entry.value_position
+
+    def diag(code: str, message: str, severity: Severity, hint: str | None) -> Diagnostic:
+        return Diagnostic(code, message, severity, pos.line, pos.column, where, hint)
+
+    match = _FC_ARN.match(entry.value)
+    if match is None:
+        return [diag(ProjectCode.BAD_FUNCTION_ARN,
+                     f"{entry.value!r} is not a Function Compute 3.0 function ARN",
+                     Severity.ERROR,
+                     "use acs:fc:<region>:<account-id>:functions/<name>[/<qualifier>]")]
+    found = []
+    if match["region"] != region:
+        found.append(diag(ProjectCode.REGION_MISMATCH,
+                          f"invokes a function in {match['region']}, but the flow is deployed "
+                          f"in {region}", Severity.ERROR, "build the ARN from {{ region }}"))
+    if match["account"] != account_id:
+        found.append(diag(ProjectCode.ACCOUNT_MISMATCH,
+                          f"invokes a function in account {match['account']}, but the flow is "
+                          f"deployed in account {account_id}", Severity.ERROR,
+                          "build the ARN from {{ account_id }}"))
+    if manifest.function_by_name(region, match["name"]) is None:
+        defined = ", ".join(f.function_name for f in manifest.functions) or "none"
+        found.append(diag(ProjectCode.UNKNOWN_FUNCTION,
+                          f"invokes function {match['name']!r}, which {manifest.path.name} does "
+                          f"not define in {region}", Severity.WARNING,
+                          f"functions in {manifest.path.name}: {defined}"))
+    return found
+
+
+def _write_rendered(rendered: RenderedFlow, spec: FlowSpec, rendered_dir: Path) -> Path:
+    if not spec.is_template:
+        return spec.definition
+    target = rendered_dir / f"{spec.name}.yaml"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(rendered.text, encoding="utf-8")
+    except OSError:
+        return spec.definition  # read-only project: diagnostics still name the template
+    return target
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(base.resolve()))
+    except ValueError:
+        return str(path)

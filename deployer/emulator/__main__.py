@@ -1,0 +1,50 @@
+"""``python -m deployer.emulator``: run the emulator in the foreground until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from deployer.emulator.clock import Clock, SystemClock, VirtualClock
+from deployer.emulator.daemon import clear_runtime_files, write_runtime_files
+from deployer.emulator.server import EmulatorServer
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m deployer.emulator")
+    parser.add_argument("--state-dir", type=Path, default=Path(".deploy/emulator"))
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=9125)
+    parser.add_argument("--clock", choices=("real", "virtual"), default="real")
+    parser.add_argument("--region", default="cn-hangzhou")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    clock: Clock = VirtualClock() if args.clock == "virtual" else SystemClock()
+    try:
+        server = EmulatorServer(args.state_dir, args.host, args.port, clock, region=args.region)
+    except OSError as exc:
+        print(f"Error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    server.start()
+    write_runtime_files(args.state_dir, server.endpoint)
+    logging.getLogger("deployer.emulator").info("listening on %s (state %s)", server.url,
+                                                args.state_dir)
+    try:
+        stop.wait()
+    finally:
+        server.stop()
+        clear_runtime_files(args.state_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

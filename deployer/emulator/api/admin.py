@@ -1,0 +1,78 @@
+"""Admin surface under ``/_emulator/`` (outside the cloud APIs): unauthenticated, loopback only.
+
+``GET health``, ``GET clock``, ``POST clock/advance`` (virtual clock, JSON ``{"seconds": n}``),
+``POST reset``, ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from deployer.emulator.api import errors as e
+from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
+from deployer.emulator.clock import Clock
+
+__all__ = ["AdminApi"]
+
+_CODE_RE = re.compile(r"^/_emulator/code/(\d{1,20})\.zip$")
+
+
+class AdminApi:
+    prefix = "/_emulator/"
+
+    def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
+                 reset: Callable[[], None], code_path: Callable[[str], os.PathLike[str]]) -> None:
+        self._clock = clock
+        self._health = health
+        self._reset = reset
+        self._code_path = code_path
+
+    def handle(self, request: HttpRequest) -> HttpResponse:
+        try:
+            loopback = ipaddress.ip_address(request.remote_addr).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise e.AccessDenied("the admin API answers loopback clients only")
+        path, method = request.raw_path, request.method
+        if path == "/_emulator/health" and method == "GET":
+            return json_response(200, {"status": "ok", **self._health()}, {})
+        if path == "/_emulator/clock" and method == "GET":
+            return json_response(200, self._clock_state(), {})
+        if path == "/_emulator/clock/advance" and method == "POST":
+            return self._advance(request)
+        if path == "/_emulator/reset" and method == "POST":
+            self._reset()
+            return json_response(200, {"reset": True}, {})
+        m = _CODE_RE.match(path)
+        if m and method == "GET":
+            file = self._code_path(m.group(1))
+            if not os.path.exists(file):
+                raise e.NotFound(f"no code package {m.group(1)}")
+            with open(file, "rb") as fh:
+                return HttpResponse(200, fh.read(), {"Content-Type": "application/zip"})
+        raise e.PathNotSupported(f"'{method}' against '{path}' is not supported")
+
+    def _clock_state(self) -> dict[str, Any]:
+        now = self._clock.now()
+        return {"now": now, "virtual": self._clock.is_virtual,
+                "iso": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))}
+
+    def _advance(self, request: HttpRequest) -> HttpResponse:
+        advance = getattr(self._clock, "advance", None)
+        if not self._clock.is_virtual or advance is None:
+            raise e.InvalidArgument("the emulator runs on the real clock; it cannot be advanced")
+        try:
+            seconds = json.loads(request.body or b"{}").get("seconds")
+        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+            seconds = None
+        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < 0:
+            raise e.InvalidArgument('body must be {"seconds": <non-negative number>}')
+        advance(float(seconds))
+        return json_response(200, self._clock_state(), {})

@@ -1,0 +1,221 @@
+"""Dispatch of every request: admin surface, ROA products (FC 3.0), RPC products (RAM, STS).
+
+Pipeline for a cloud request: pick the API module (ROA by path prefix; RPC by ``Version`` in
+the query or the ``x-acs-version`` header) → verify the signature (``Authorization: ACS3-…``
+header, else RPC v1 ``Signature`` in the query) against the emulator's one AccessKey → call the
+module → serialize. Adding a product (CloudFlow) is registering one more module.
+
+Nothing escapes as a traceback: :class:`ApiError` and service errors become their wire error;
+anything else is logged and answered ``500 InternalServerError`` in JSON.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from deployer.emulator.api import errors as e
+from deployer.emulator.api.errors import ApiError, Style, error_response, from_service_error
+from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
+from deployer.emulator.api.signing import (
+    SecretLookup,
+    SignatureError,
+    SignatureFailure,
+    verify_acs3,
+    verify_rpc_v1,
+)
+from deployer.emulator.clock import Clock
+from deployer.emulator.services.errors import ServiceError
+
+__all__ = ["AuthScheme", "RequestContext", "RoaApi", "Router", "RpcApi", "RpcCall"]
+
+log = logging.getLogger("deployer.emulator")
+
+_REGION_HOSTS = (
+    re.compile(r"^fcv3\.([a-z0-9-]+)\.aliyuncs\.com$"),
+    re.compile(r"^\d+\.([a-z0-9-]+?)(?:-internal)?\.fc\.aliyuncs\.com$"),
+    re.compile(r"^([a-z0-9-]+)\.fc\.aliyuncs\.com$"),
+    re.compile(r"^([a-z0-9-]+)\.fnf\.aliyuncs\.com$"),
+    re.compile(r"^fnf\.([a-z0-9-]+)\.aliyuncs\.com$"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AuthScheme:
+    """How one product names authentication failures."""
+
+    style: Style
+    failures: Mapping[SignatureFailure, type[ApiError]]
+
+    def error(self, exc: SignatureError) -> ApiError:
+        cls = self.failures[exc.reason]
+        if exc.reason is SignatureFailure.UNKNOWN_KEY:
+            text = (f"invalid access key ID '{exc.access_key_id}'" if self.style is Style.ROA
+                    else f"Specified access key is not found: {exc.access_key_id}")
+        elif exc.reason in (SignatureFailure.MISMATCH, SignatureFailure.PAYLOAD_HASH):
+            text = ("The request signature we calculated does not match the signature you "
+                    f"provided. Check your access key and signing method ({exc.detail})")
+        elif exc.reason is SignatureFailure.MISSING and cls is e.MissingRequiredHeader:
+            text = "required HTTP header Authorization was not specified"
+        else:
+            text = f"the request signature is incomplete or malformed: {exc.detail}"
+        return cls(text)
+
+
+FC_AUTH = AuthScheme(Style.ROA, {
+    SignatureFailure.MISSING: e.MissingRequiredHeader,
+    SignatureFailure.MALFORMED: e.InvalidArgument,
+    SignatureFailure.UNSUPPORTED: e.InvalidArgument,
+    SignatureFailure.UNKNOWN_KEY: e.InvalidAccessKeyID,
+    SignatureFailure.PAYLOAD_HASH: e.SignatureNotMatch,
+    SignatureFailure.MISMATCH: e.SignatureNotMatch,
+})
+POP_AUTH = AuthScheme(Style.RPC, {
+    SignatureFailure.MISSING: e.IncompleteSignature,
+    SignatureFailure.MALFORMED: e.IncompleteSignature,
+    SignatureFailure.UNSUPPORTED: e.IncompleteSignature,
+    SignatureFailure.UNKNOWN_KEY: e.InvalidAccessKeyIdNotFound,
+    SignatureFailure.PAYLOAD_HASH: e.SignatureDoesNotMatch,
+    SignatureFailure.MISMATCH: e.SignatureDoesNotMatch,
+})
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """A verified request: who (account), where (region from the Host), and its id."""
+
+    request: HttpRequest
+    request_id: str
+    account_id: str
+    region: str
+    public_url: str
+
+
+@dataclass(frozen=True, slots=True)
+class RpcCall:
+    context: RequestContext
+    params: Mapping[str, str]
+
+
+class RoaApi(Protocol):
+    prefix: str
+    auth: AuthScheme
+
+    def handle(self, ctx: RequestContext) -> HttpResponse: ...
+
+
+class RpcApi(Protocol):
+    version: str
+    host: str
+    auth: AuthScheme
+    actions: Mapping[str, Callable[[RpcCall], dict[str, Any]]]
+
+
+class AdminApi(Protocol):
+    prefix: str
+
+    def handle(self, request: HttpRequest) -> HttpResponse: ...
+
+
+def fc_request_id(now: float) -> str:
+    return f"1-{int(now):08x}-{secrets.token_hex(12)}"
+
+
+def region_from_host(host: str, default: str) -> str:
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host
+    for pattern in _REGION_HOSTS:
+        m = pattern.match(name.lower())
+        if m:
+            return m.group(1)
+    return default
+
+
+@dataclass
+class Router:
+    """Holds the registered API modules; :meth:`dispatch` answers one request."""
+
+    account_id: str
+    secret_for: SecretLookup
+    clock: Clock
+    default_region: str = "cn-hangzhou"
+    public_url: str = ""
+    roa: list[RoaApi] = field(default_factory=list)
+    rpc: dict[str, RpcApi] = field(default_factory=dict)
+    admin: AdminApi | None = None
+
+    def add_roa(self, api: RoaApi) -> None:
+        self.roa.append(api)
+
+    def add_rpc(self, api: RpcApi) -> None:
+        self.rpc[api.version] = api
+
+    def dispatch(self, request: HttpRequest) -> HttpResponse:
+        """Answer ``request``; never raises."""
+        path = request.raw_path
+        if self.admin is not None and path.startswith(self.admin.prefix):
+            return self._guard(request, Style.ROA, "", lambda rid: self.admin.handle(request))
+        for api in self.roa:
+            if path.startswith(api.prefix):
+                return self._guard(request, Style.ROA, "",
+                                   lambda rid, api=api: self._roa(api, request, rid))
+        if path == "/":
+            return self._guard(request, Style.RPC, request.headers.get("host") or "",
+                               lambda rid: self._rpc(request, rid))
+        return self._guard(request, Style.ROA, "", lambda rid: self._unknown(request))
+
+    def _guard(self, request: HttpRequest, style: Style, host: str,
+               fn: Callable[[str], HttpResponse]) -> HttpResponse:
+        rid = fc_request_id(self.clock.now()) if style is Style.ROA else str(uuid.uuid4()).upper()
+        try:
+            return fn(rid)
+        except ApiError as exc:
+            return error_response(exc, rid, style, host)
+        except ServiceError as exc:
+            return error_response(from_service_error(exc, style), rid, style, host)
+        except Exception:  # a bug: log it, answer JSON without details
+            log.exception("internal error on %s %s", request.method, request.raw_target)
+            err = e.InternalServerError("an internal error has occurred. Please retry.")
+            return error_response(err, rid, style, host)
+
+    def _context(self, request: HttpRequest, rid: str) -> RequestContext:
+        region = region_from_host(request.headers.get("host") or "", self.default_region)
+        return RequestContext(request, rid, self.account_id, region, self.public_url)
+
+    def _authenticate(self, request: HttpRequest, scheme: AuthScheme) -> None:
+        try:
+            auth = request.headers.get("authorization") or ""
+            if auth or scheme.style is Style.ROA:
+                verify_acs3(request, self.secret_for)
+            else:
+                verify_rpc_v1(request, self.secret_for)
+        except SignatureError as exc:
+            raise scheme.error(exc) from None
+
+    def _roa(self, api: RoaApi, request: HttpRequest, rid: str) -> HttpResponse:
+        self._authenticate(request, api.auth)
+        return api.handle(self._context(request, rid))
+
+    def _rpc(self, request: HttpRequest, rid: str) -> HttpResponse:
+        params = {**request.query_params(), **request.form_params()}
+        version = params.get("Version") or request.headers.get("x-acs-version") or ""
+        action = params.get("Action") or request.headers.get("x-acs-action") or ""
+        api = self.rpc.get(version)
+        if api is None:
+            raise e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
+        self._authenticate(request, api.auth)
+        handler = api.actions.get(action)
+        if handler is None:
+            raise e.InvalidActionNotFound(
+                f"Specified api is not found, please check your url and method: {action!r}")
+        body = handler(RpcCall(self._context(request, rid), params))
+        return json_response(200, {"RequestId": rid, **body}, {"x-acs-request-id": rid})
+
+    @staticmethod
+    def _unknown(request: HttpRequest) -> HttpResponse:
+        raise e.PathNotSupported(
+            f"'{request.method}' against '{request.raw_path}' is not supported")

@@ -1,0 +1,78 @@
+"""Wiring of one emulator instance without HTTP: identity, database, services, engines."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Protocol
+
+from deployer.emulator.clock import Clock
+from deployer.emulator.services.functions import FunctionService
+from deployer.emulator.services.ports import FunctionRuntime
+from deployer.emulator.services.roles import RoleService
+from deployer.emulator.store.db import Database
+from deployer.emulator.store.identity import Identity, load_or_create_identity
+from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
+
+__all__ = ["DB_FILE", "Emulator", "Engine", "default_runtime"]
+
+DB_FILE = "emulator.db"
+
+
+class Engine(Protocol):
+    """An extra background component (e.g. the CloudFlow engine) started with the server."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+def default_runtime(state_dir: Path, clock: Clock) -> FunctionRuntime:
+    """The process runtime that runs handlers in subprocesses under ``<state_dir>/runtime``."""
+    from deployer.emulator.runtime import ProcessRuntime
+
+    runtime: FunctionRuntime = ProcessRuntime(state_dir / "runtime", clock)
+    return runtime
+
+
+class Emulator:
+    """All state and services of one emulator; the server puts HTTP in front of it."""
+
+    def __init__(self, state_dir: Path, clock: Clock, runtime: FunctionRuntime | None = None,
+                 *, region: str = "cn-hangzhou") -> None:
+        self.state_dir = state_dir
+        self.clock = clock
+        self.region = region
+        self.identity: Identity = load_or_create_identity(state_dir)
+        self.db = Database.open(state_dir / DB_FILE)
+        self.code = CodeStore(state_dir / "code")
+        self.runtime = runtime if runtime is not None else default_runtime(state_dir, clock)
+        self.function_repo = FunctionRepo(self.db)
+        self.invocation_repo = InvocationRepo(self.db)
+        self.functions = FunctionService(self.function_repo, self.invocation_repo, self.code,
+                                         self.runtime, clock)
+        self.roles = RoleService(RamRepo(self.db), clock)
+        self.engines: list[Engine] = []
+
+    def reset(self) -> None:
+        """Forget every resource (functions, code, invocations, roles, policies).
+
+        The identity (account id and keys) survives, so configured clients keep working.
+        """
+        for rec in self._all_functions():
+            self.runtime.retire(rec[0], rec[1], rec[2])
+        self.db.wipe()
+        shutil.rmtree(self.code.root, ignore_errors=True)
+
+    def _all_functions(self) -> list[tuple[str, str, str]]:
+        with self.db.transaction() as conn:
+            return [(r[0], r[1], r[2]) for r in
+                    conn.execute("SELECT account_id, region, name FROM functions")]
+
+    def close(self) -> None:
+        for engine in reversed(self.engines):
+            engine.stop()
+        self.functions.close(wait=False)
+        self.runtime.close()
+        self.db.close()
+

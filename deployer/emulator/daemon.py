@@ -1,0 +1,219 @@
+"""Lifecycle of a background emulator process: start, status, stop, reset, credentials.
+
+The daemon (``python -m deployer.emulator``) writes ``emulator.pid`` and ``emulator.json``
+(pid, endpoint) in its state dir once it listens and removes them on a clean stop; its log is
+``emulator.log``. A pid file whose process is gone is stale and is cleaned up. Polling waits
+use an injected ``sleep``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deployer.emulator.store.identity import load_or_create_identity
+from deployer.errors import NotFoundError, OperationError
+
+__all__ = [
+    "Credentials",
+    "EmulatorStatus",
+    "clear_runtime_files",
+    "credentials",
+    "reset",
+    "start",
+    "status",
+    "stop",
+    "write_runtime_files",
+]
+
+PID_FILE = "emulator.pid"
+INFO_FILE = "emulator.json"
+LOG_FILE = "emulator.log"
+Sleep = Callable[[float], None]
+
+
+@dataclass(frozen=True, slots=True)
+class EmulatorStatus:
+    running: bool
+    state_dir: Path
+    pid: int | None = None
+    endpoint: str | None = None
+    account_id: str | None = None
+    clock: str | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    endpoint: str
+    region: str
+    account_id: str
+    access_key_id: str
+    access_key_secret: str
+
+    def to_env(self) -> dict[str, str]:
+        return {"ALIBABA_CLOUD_ACCESS_KEY_ID": self.access_key_id,
+                "ALIBABA_CLOUD_ACCESS_KEY_SECRET": self.access_key_secret,
+                "ALIBABA_CLOUD_ACCOUNT_ID": self.account_id,
+                "DEPLOY_EMULATOR_ENDPOINT": self.endpoint,
+                "ALIBABA_CLOUD_REGION": self.region}
+
+
+def write_runtime_files(state_dir: Path, endpoint: str) -> None:
+    """Record the running daemon (called by the daemon once it listens)."""
+    (state_dir / INFO_FILE).write_text(json.dumps({"pid": os.getpid(), "endpoint": endpoint}))
+    (state_dir / PID_FILE).write_text(str(os.getpid()))
+
+
+def clear_runtime_files(state_dir: Path) -> None:
+    for name in (PID_FILE, INFO_FILE):
+        (state_dir / name).unlink(missing_ok=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _health(endpoint: str, timeout: float = 2.0) -> dict[str, Any] | None:
+    try:
+        with urllib.request.urlopen(f"http://{endpoint}/_emulator/health", timeout=timeout) as r:
+            data: dict[str, Any] = json.loads(r.read())
+            return data
+    except (OSError, urllib.error.URLError, ValueError):
+        return None
+
+
+def status(state_dir: Path) -> EmulatorStatus:
+    """Whether a daemon of ``state_dir`` runs and answers; cleans a stale pid file."""
+    pid_path, info_path = state_dir / PID_FILE, state_dir / INFO_FILE
+    if not pid_path.exists():
+        return EmulatorStatus(False, state_dir, message="not running")
+    try:
+        pid = int(pid_path.read_text().strip())
+        info = json.loads(info_path.read_text()) if info_path.exists() else {}
+    except (ValueError, OSError):
+        pid, info = 0, {}
+    if not pid or not _pid_alive(pid):
+        clear_runtime_files(state_dir)
+        return EmulatorStatus(False, state_dir, message="not running (removed a stale pid file)")
+    endpoint = info.get("endpoint")
+    health = _health(endpoint) if endpoint else None
+    if health is None:
+        return EmulatorStatus(False, state_dir, pid, endpoint,
+                              message=f"process {pid} does not answer on {endpoint}")
+    return EmulatorStatus(True, state_dir, pid, endpoint, health.get("accountId"),
+                          health.get("clock"), message="running")
+
+
+def _check_port_free(host: str, port: int) -> None:
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise OperationError(
+                f"port {port} on {host} is already in use ({exc.strerror})",
+                hint="stop whatever listens there or choose another port with --port") from None
+
+
+def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: str = "real",
+          timeout: float = 20.0, sleep: Sleep = time.sleep) -> EmulatorStatus:
+    """Start a background daemon and return once ``/_emulator/health`` answers.
+
+    Already running → its status with message "already running". Raises OperationError when
+    the port is taken or the daemon exits / stays silent for ``timeout`` seconds.
+    """
+    current = status(state_dir)
+    if current.running:
+        return EmulatorStatus(**{**_fields(current), "message": "already running"})
+    _check_port_free(host, port)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    log = open(state_dir / LOG_FILE, "ab")  # noqa: SIM115 - handed to the child
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deployer.emulator", "--state-dir", str(state_dir),
+         "--host", host, "--port", str(port), "--clock", clock],
+        stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    log.close()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = (state_dir / LOG_FILE).read_text(errors="replace").strip().splitlines()[-1:]
+            raise OperationError(f"the emulator exited during start: {' '.join(tail)}",
+                                 hint=f"see {state_dir / LOG_FILE}")
+        current = status(state_dir)
+        if current.running:
+            return EmulatorStatus(**{**_fields(current), "message": "started"})
+        sleep(0.1)
+    proc.terminate()
+    raise OperationError(f"the emulator did not answer within {timeout:g} s",
+                         hint=f"see {state_dir / LOG_FILE}")
+
+
+def _fields(st: EmulatorStatus) -> dict[str, Any]:
+    return {f: getattr(st, f) for f in EmulatorStatus.__dataclass_fields__}
+
+
+def stop(state_dir: Path, *, timeout: float = 15.0, sleep: Sleep = time.sleep) -> EmulatorStatus:
+    """SIGTERM the daemon and wait for it to exit (SIGKILL after ``timeout``)."""
+    current = status(state_dir)
+    if current.pid is None:
+        return EmulatorStatus(False, state_dir, message=current.message)
+    os.kill(current.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _pid_alive(current.pid) and time.monotonic() < deadline:
+        sleep(0.05)
+    if _pid_alive(current.pid):
+        os.kill(current.pid, signal.SIGKILL)
+    clear_runtime_files(state_dir)
+    return EmulatorStatus(False, state_dir, current.pid, current.endpoint, message="stopped")
+
+
+def reset(state_dir: Path) -> EmulatorStatus:
+    """Forget every resource: through the admin API when running, else in the files."""
+    current = status(state_dir)
+    if current.running and current.endpoint:
+        req = urllib.request.Request(f"http://{current.endpoint}/_emulator/reset", method="POST")
+        with urllib.request.urlopen(req, timeout=10):
+            pass
+        return EmulatorStatus(**{**_fields(current), "message": "reset (running emulator)"})
+    from deployer.emulator.app import DB_FILE
+
+    for name in (DB_FILE, f"{DB_FILE}-wal", f"{DB_FILE}-shm"):
+        (state_dir / name).unlink(missing_ok=True)
+    import shutil
+
+    shutil.rmtree(state_dir / "code", ignore_errors=True)
+    shutil.rmtree(state_dir / "runtime", ignore_errors=True)
+    return EmulatorStatus(False, state_dir, message="reset")
+
+
+def credentials(state_dir: Path, region: str = "cn-hangzhou") -> Credentials:
+    """The emulator's endpoint and keys (local fakes); NotFoundError before the first start."""
+    path = state_dir / "identity.json"
+    if not path.exists():
+        raise NotFoundError(f"no emulator state in {state_dir}",
+                            hint="run `deploy emulator start` first")
+    ident = load_or_create_identity(state_dir)
+    current = status(state_dir)
+    return Credentials(current.endpoint or "127.0.0.1:9125", region, ident.account_id,
+                       ident.access_key_id, ident.access_key_secret)
+
+

@@ -1,0 +1,406 @@
+"""Worker process of one function instance: FC's python3 runtime, locally.
+
+Run by path (``python -S bootstrap.py REQUEST_FD RESPONSE_FD``) with the code root as working
+directory. It imports only the standard library (and ``time_machine`` when virtual time is
+used), so user code sees no emulator modules; ``-S`` skips site-packages' .pth processing,
+and the config frame names the library directories to append to ``sys.path`` instead.
+
+Protocol with the parent, both directions: frames of ``>II`` (header length, body length),
+a JSON header, then raw body bytes. The parent first sends the instance config; the worker
+answers ``{"ok": true}`` when ready. Each later frame is one ``initialize`` or ``invoke``
+request answered by one frame ``{"ok": bool, "duration_ms": float}`` + body. EOF on the
+request pipe ends the process (exit 0).
+
+Logs (fd 1 and 2, one pipe to the parent) carry FC's markers; semantics in docs/runtime.md and
+reference fc3-api.md §8.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import decimal
+import importlib
+import io
+import json
+import logging
+import os
+import signal
+import struct
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any
+
+FRAME = struct.Struct(">II")
+MAX_LOG_WRITE = 128 * 1024  # FC truncates one write to the log at 128 KB
+LOG_FORMAT = "%(asctime)s.%(msecs)03dZ %(fc_request_id)s [%(levelname)s] %(message)s"
+ERROR_SUFFIX = ", Error: Unhandled function error"
+
+
+# ---------------------------------------------------------------- framing (shared with parent)
+
+
+def encode_frame(header: dict[str, Any], body: bytes = b"") -> bytes:
+    """One protocol frame: lengths, JSON header, raw body."""
+    raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    return FRAME.pack(len(raw), len(body)) + raw + body
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = os.read(fd, min(size - len(chunks), 1 << 20))
+        if not chunk:
+            return None
+        chunks += chunk
+    return bytes(chunks)
+
+
+def read_frame(fd: int) -> tuple[dict[str, Any], bytes] | None:
+    """Read one frame; None on EOF."""
+    lengths = _read_exact(fd, FRAME.size)
+    if lengths is None:
+        return None
+    header_size, body_size = FRAME.unpack(lengths)
+    payload = _read_exact(fd, header_size + body_size)
+    if payload is None:
+        return None
+    return json.loads(payload[:header_size]), payload[header_size:]
+
+
+# ---------------------------------------------------------------- context (§8.5, Python 3.10)
+
+
+class _Record:
+    """Attribute bag with camelCase aliases, like the runtime's context classes."""
+
+    _aliases: dict[str, str] = {}  # noqa: RUF012
+
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+    def __getattr__(self, name: str) -> Any:
+        alias = type(self)._aliases.get(name)
+        if alias is None:
+            raise AttributeError(name)
+        return self.__dict__[alias]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.__dict__!r})"
+
+
+class Credentials(_Record):
+    _aliases = {  # noqa: RUF012
+        "accessKeyId": "access_key_id",
+        "accessKeySecret": "access_key_secret",
+        "securityToken": "security_token",
+    }
+
+
+class FunctionMeta(_Record):
+    pass
+
+
+class ServiceMeta(_Record):
+    _aliases = {"logProject": "log_project", "logStore": "log_store"}  # noqa: RUF012
+
+
+class Tracing(_Record):
+    _aliases = {  # noqa: RUF012
+        "spanContext": "span_context",
+        "jaegerEndpoint": "jaeger_endpoint",
+        "spanBaggages": "span_baggages",
+    }
+
+
+class FCContext(_Record):
+    _aliases = {"requestId": "request_id", "accountId": "account_id"}  # noqa: RUF012
+
+
+def make_context(config: dict[str, Any], request_id: str) -> FCContext:
+    return FCContext(
+        request_id=request_id,
+        credentials=Credentials(access_key_id="", access_key_secret="", security_token=""),
+        function=FunctionMeta(
+            name=config["function_name"],
+            handler=config["handler"],
+            memory=config["memory_size"],
+            timeout=config["timeout"],
+        ),
+        service=ServiceMeta(
+            name="", log_project="", log_store="", qualifier=config["qualifier"], version_id=""
+        ),
+        region=config["region"],
+        account_id=config["account_id"],
+        retry_count=0,
+        tracing=Tracing(span_context="", jaeger_endpoint="", span_baggages={}),
+    )
+
+
+# ---------------------------------------------------------------- results and errors (§8.3/8.4)
+
+
+class RuntimeFailure(Exception):
+    """A runtime-level failure (import, handler name) with FC's errorType."""
+
+    def __init__(self, error_type: str, message: str, stack: list[str]) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+        self.stack = stack
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    raise TypeError(f"{value!r} is not JSON serializable")
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, indent=4, sort_keys=True, default=_default)
+
+
+def serialize_result(value: Any) -> bytes:
+    """Handler return value -> response body (§8.3); raises TypeError if not serializable."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return to_json(value).encode("utf-8")
+
+
+def error_body(error_type: str, message: str, stack: list[Any]) -> bytes:
+    body: dict[str, Any] = {"errorMessage": message, "errorType": error_type}
+    if stack:
+        body["stackTrace"] = stack
+    return to_json(body).encode("utf-8")
+
+
+def handler_stack(exc: BaseException) -> list[list[str]]:
+    """``format_tb`` minus the runtime's own frame; each frame as [file, line, in, source]."""
+    frames = []
+    for text in traceback.format_tb(exc.__traceback__)[1:]:
+        lines = text.splitlines()
+        frame = [part.strip() for part in lines[0].split(",")]
+        if len(lines) > 1 and lines[1].strip():
+            frame.append(lines[1].strip())
+        frames.append(frame)
+    return frames
+
+
+def exception_only_stack(exc: BaseException) -> list[str]:
+    """``format_exception_only``: the File line split on commas, then the other lines."""
+    stack: list[str] = []
+    for line in "".join(traceback.format_exception_only(type(exc), exc)).splitlines():
+        stripped = line.strip()
+        if stripped.startswith('File "'):
+            stack.extend(part.strip() for part in stripped.split(","))
+        elif stripped:
+            stack.append(stripped)
+    return stack
+
+
+# ---------------------------------------------------------------- logging (§8.7)
+
+
+class FlushWriter(io.TextIOWrapper):
+    """stdout/stderr of user code: every write goes straight to the log, capped at 128 KB."""
+
+    def write(self, text: str) -> int:
+        written = super().write(text[:MAX_LOG_WRITE])
+        self.flush()
+        return written
+
+
+class _RequestIdFilter(logging.Filter):
+    request_id = ""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.fc_request_id = self.request_id
+        return True
+
+
+def setup_logging() -> _RequestIdFilter:
+    sys.stdout = FlushWriter(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="replace")
+    sys.stderr = FlushWriter(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="replace")
+    request_filter = _RequestIdFilter()
+    formatter = logging.Formatter(LOG_FORMAT, "%Y-%m-%dT%H:%M:%S")
+    formatter.converter = time.gmtime
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(formatter)
+    handler.addFilter(request_filter)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(os.environ.get("FC_SERVER_LOG_LEVEL", "INFO").upper())
+    return request_filter
+
+
+def log_line(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _dump_and_exit(signum: int, frame: Any) -> None:
+    """SIGTERM after a timeout: log the thread stacks, as FC's runtime does, and exit 143."""
+    log_line("Dumping stack trace after function timeout")
+    for thread_id, thread_frame in sys._current_frames().items():
+        log_line(f"Thread {thread_id}:")
+        sys.stdout.write("".join(traceback.format_stack(thread_frame)))
+    os._exit(143)
+
+
+# ---------------------------------------------------------------- the instance
+
+
+@contextlib.contextmanager
+def virtual_time(instant: float | None) -> Iterator[None]:
+    """Make time.time(), datetime.now(), ... start at ``instant`` and tick in real time."""
+    if instant is None:
+        yield
+        return
+    with _time_machine().travel(instant, tick=True):
+        yield
+
+
+def _time_machine() -> Any:
+    """Import time_machine without its optional pytest plugin (which would cost ~200 ms)."""
+    if "time_machine" in sys.modules:
+        return sys.modules["time_machine"]
+    block = "pytest" not in sys.modules
+    if block:
+        sys.modules["pytest"] = None  # type: ignore[assignment]
+    try:
+        import time_machine
+    finally:
+        if block:
+            del sys.modules["pytest"]
+    return time_machine
+
+
+class Instance:
+    def __init__(self, config: dict[str, Any], request_filter: _RequestIdFilter) -> None:
+        self.config = config
+        self.request_filter = request_filter
+        self.code_root = os.getcwd()
+        self.functions: dict[str, Callable[..., Any]] = {}
+
+    def resolve(self, handler: str) -> Callable[..., Any]:
+        """Handler string -> function, importing its module once per instance (§8.1)."""
+        cached = self.functions.get(handler)
+        if cached is not None:
+            return cached
+        if "." not in handler:
+            raise RuntimeFailure("InvalidHandleName", f"Invalid handler '{handler}'", [])
+        module_path, function_name = handler.rsplit(".", 1)
+        module_name = module_path
+        if "/" in module_path:
+            directory, module_name = module_path.rsplit("/", 1)
+            path = os.path.join(self.code_root, directory)
+            if path not in sys.path:
+                sys.path.insert(0, path)
+        module = self._import(module_name)
+        function = getattr(module, function_name, None)
+        if function is None:
+            raise RuntimeFailure(
+                "HandlerNotFound",
+                f"Handler '{function_name}' is missing on module '{module_name}'",
+                [],
+            )
+        self.functions[handler] = function
+        return function
+
+    @staticmethod
+    def _import(module_name: str) -> Any:
+        try:
+            return importlib.import_module(module_name)
+        except SyntaxError as exc:
+            message = f"Syntax error in module '{module_name}'"
+            raise RuntimeFailure("UserCodeSyntaxError", message, exception_only_stack(exc)) from exc
+        except ImportError as exc:
+            message = f"Unable to import module '{module_name}'"
+            raise RuntimeFailure("ImportModuleError", message, exception_only_stack(exc)) from exc
+        except Exception as exc:
+            message = f"Module initialization error: '{exc}'"
+            raise RuntimeFailure("UserCodeError", message, exception_only_stack(exc)) from exc
+
+    def serve(self, header: dict[str, Any], event: bytes) -> tuple[bool, bytes]:
+        """Run one request; returns (ok, body). Logs the FC markers around it."""
+        request_id = header["request_id"]
+        initialize = header["kind"] == "initialize"
+        phase = "Initialize" if initialize else "Invoke"
+        self.request_filter.request_id = request_id
+        log_line(f"FC {phase} Start RequestId: {request_id}")
+        context = make_context(self.config, request_id)
+        with virtual_time(header.get("now")):
+            if initialize:
+                ok, body = self._call(self.config["initializer"], (context,), initialize)
+            else:
+                ok, body = self._call(self.config["handler"], (event, context), initialize)
+        if not ok:
+            log_line(body.decode("utf-8", "replace"))
+        log_line(f"FC {phase} End RequestId: {request_id}" + ("" if ok else ERROR_SUFFIX))
+        return ok, body
+
+    def _call(self, handler: str, args: tuple[Any, ...], initialize: bool) -> tuple[bool, bytes]:
+        try:
+            function = self.resolve(handler)
+        except RuntimeFailure as failure:
+            return False, error_body(failure.error_type, failure.message, failure.stack)
+        try:
+            result = function(*args)
+        except Exception as exc:
+            return False, error_body(type(exc).__name__, str(exc), handler_stack(exc))
+        if initialize:
+            return True, b""
+        try:
+            return True, serialize_result(result)
+        except (TypeError, ValueError) as exc:  # ValueError: circular reference
+            return False, error_body(type(exc).__name__, str(exc), [])
+
+
+def main(argv: list[str]) -> int:
+    request_fd, response_fd = int(argv[1]), int(argv[2])
+    import site  # run with -S (no .pth processing, fast start); keep exit()/quit()
+
+    site.setquit()
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
+    sys.path.insert(0, os.getcwd())
+    request_filter = setup_logging()
+    signal.signal(signal.SIGTERM, _dump_and_exit)
+    log_line("FunctionCompute python3 runtime inited.")
+    first = read_frame(request_fd)
+    if first is None:
+        return 0
+    config = first[0]
+    sys.path.extend(p for p in config["library_paths"] if p not in sys.path)
+    if config["virtual_time"]:
+        _time_machine()
+    instance = Instance(config, request_filter)
+    write_all(response_fd, encode_frame({"ok": True}))  # ready
+    while True:
+        frame = read_frame(request_fd)
+        if frame is None:
+            return 0
+        started = time.perf_counter()
+        ok, body = instance.serve(*frame)
+        duration_ms = (time.perf_counter() - started) * 1000.0
+        write_all(response_fd, encode_frame({"ok": ok, "duration_ms": duration_ms}, body))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,386 @@
+"""ProcessRuntime: FC function instances as local worker processes.
+
+Pool rules (docs/runtime.md): an instance serves one request at a time and is reused only for
+an equal :class:`FunctionSpec`; a function (account, region, name) has at most
+``max_instances`` live instances, beyond which callers wait for one to become free; idle
+instances are stopped by :meth:`ProcessRuntime.reap_idle` after ``idle_ttl`` seconds of the
+injected clock; a timed-out, crashed or failed-initializer instance is discarded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deployer.emulator.clock import Clock
+from deployer.emulator.runtime.codecache import CodeCache
+from deployer.emulator.runtime.model import (
+    FunctionErrorType,
+    FunctionSpec,
+    InvocationResult,
+    RuntimeUnavailableError,
+)
+from deployer.emulator.runtime.worker import Exchange, Outcome, Worker
+
+__all__ = ["DEFAULT_MAX_INSTANCES", "ProcessRuntime"]
+
+DEFAULT_MAX_INSTANCES = 10
+LOG_TAIL_BYTES = 4096
+QUALIFIER = "LATEST"
+STARTUP_TIMEOUT_S = 30.0  # real seconds for a new worker to become ready
+_PASSED_HOST_VARIABLES = ("PATH", "LANG")
+_ERROR_SUFFIX = ", Error: Unhandled function error"
+_spec = importlib.util.find_spec("time_machine")
+# Where time_machine (and its C extension) is installed; workers run without site (-S).
+_LIBRARY_PATHS = [str(Path(_spec.origin).resolve().parent.parent)] if _spec and _spec.origin else []
+
+
+@dataclass(eq=False, slots=True)
+class _Slot:
+    """Bookkeeping of one instance (its worker is None while it starts)."""
+
+    spec: FunctionSpec
+    instance_id: str
+    last_used: float
+    worker: Worker | None = None
+    busy: bool = True
+    retired: bool = False
+    initialized: bool = False
+
+
+@dataclass(slots=True)
+class _Log:
+    """The log of one invocation; ``tail_from`` marks where the invocation proper starts."""
+
+    data: bytearray = field(default_factory=bytearray)
+    tail_from: int = 0
+
+
+class ProcessRuntime:
+    """Runs FC Python functions in worker subprocesses. Thread-safe.
+
+    Timeouts are measured in real (monotonic) time, whatever the clock: a virtual clock never
+    makes a handler time out early or late. The clock is used for the virtual instant handlers
+    see (when ``clock.is_virtual``) and for idle-instance ages (``reap_idle``).
+    """
+
+    def __init__(
+        self,
+        work_dir: Path,
+        clock: Clock,
+        *,
+        idle_ttl: float = 600.0,
+        python: str = sys.executable,
+        max_instances: int = DEFAULT_MAX_INSTANCES,
+    ) -> None:
+        self._code = CodeCache(Path(work_dir))
+        self._clock = clock
+        self._idle_ttl = idle_ttl
+        self._python = python
+        self._max_instances = max_instances
+        self._cond = threading.Condition()
+        self._slots: dict[tuple[str, str, str], list[_Slot]] = {}
+        self._closed = False
+
+    # -- public API
+
+    def invoke(
+        self, spec: FunctionSpec, event: bytes, *, request_id: str, tail_logs: bool
+    ) -> InvocationResult:
+        """Run ``spec``'s handler on ``event`` and block until it finished, failed or timed out.
+
+        Function errors are results (``error_type`` set), never exceptions. Raises
+        :class:`RuntimeUnavailableError` when the function cannot run at all (runtime closed,
+        non-Python runtime, unreadable code zip).
+        """
+        if not spec.runtime.startswith("python3"):
+            raise RuntimeUnavailableError(
+                f"runtime '{spec.runtime}' of function '{spec.function_name}' is not supported "
+                "by the local runtime (python3.x only)"
+            )
+        code_root = self._code.ensure(spec.code_checksum, spec.code_zip)
+        slot, cold = self._acquire(spec)
+        discard = True
+        try:
+            if slot.worker is None:
+                slot.worker = self._spawn(spec, code_root, slot.instance_id)
+                ready = slot.worker.start(STARTUP_TIMEOUT_S)
+                if ready.outcome is not Outcome.OK:
+                    return self._failed_start(slot, spec, request_id, ready, tail_logs)
+            result, discard = self._run(slot, spec, event, request_id, cold)
+            return result if tail_logs else dataclasses.replace(result, log_tail=b"")
+        finally:
+            self._release(slot, discard)
+
+    def retire(self, account_id: str, region: str, function_name: str) -> None:
+        """Old instances of the function get no new requests; idle ones stop now, busy ones
+        when their current request ends."""
+        with self._cond:
+            slots = self._slots.get((account_id, region, function_name), [])
+            idle = [slot for slot in slots if not slot.busy]
+            for slot in slots:
+                slot.retired = True
+            for slot in idle:
+                slots.remove(slot)
+            self._cond.notify_all()
+        _stop_all(idle)
+
+    def reap_idle(self) -> int:
+        """Stop instances idle for more than ``idle_ttl`` seconds of the clock; return how many."""
+        now = self._clock.now()
+        with self._cond:
+            expired = [
+                slot
+                for slots in self._slots.values()
+                for slot in slots
+                if not slot.busy and now - slot.last_used > self._idle_ttl
+            ]
+            for slot in expired:
+                self._slots[slot.spec.function_key].remove(slot)
+            self._cond.notify_all()
+        _stop_all(expired)
+        return len(expired)
+
+    def close(self) -> None:
+        """Stop every instance; busy ones are killed (their callers get a crash result)."""
+        with self._cond:
+            self._closed = True
+            everything = [slot for slots in self._slots.values() for slot in slots]
+            idle = [slot for slot in everything if not slot.busy]
+            for slot in everything:
+                slot.retired = True
+            for slot in idle:
+                self._slots[slot.spec.function_key].remove(slot)
+            self._cond.notify_all()
+        for slot in everything:
+            if slot.busy and slot.worker is not None:
+                slot.worker.kill()
+        _stop_all(idle)
+
+    def instance_count(self, account_id: str, region: str, function_name: str) -> int:
+        """Live instances of a function (busy, idle or starting)."""
+        with self._cond:
+            return len(self._slots.get((account_id, region, function_name), []))
+
+    def instance_pids(self) -> list[int]:
+        """Process ids of all live workers (for diagnostics and tests)."""
+        with self._cond:
+            return [
+                slot.worker.pid
+                for slots in self._slots.values()
+                for slot in slots
+                if slot.worker is not None
+            ]
+
+    # -- pool
+
+    def _acquire(self, spec: FunctionSpec) -> tuple[_Slot, bool]:
+        """A free warm instance of ``spec`` (cold=False) or a new slot to start (cold=True)."""
+        to_stop: list[_Slot] = []
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise RuntimeUnavailableError("the function runtime has been closed")
+                slots = self._slots.setdefault(spec.function_key, [])
+                warm = [s for s in slots if not s.busy and not s.retired and s.spec == spec]
+                if warm:
+                    slot = max(warm, key=lambda s: s.last_used)
+                    slot.busy = True
+                    break
+                stale = [s for s in slots if not s.busy and (s.retired or s.spec != spec)]
+                for old in stale:
+                    slots.remove(old)
+                to_stop.extend(stale)
+                if len(slots) < self._max_instances:
+                    slot = _Slot(spec, _new_instance_id(), self._clock.now())
+                    slots.append(slot)
+                    break
+                self._cond.wait()
+        _stop_all(to_stop)
+        return slot, slot.worker is None
+
+    def _release(self, slot: _Slot, discard: bool) -> None:
+        stop = None
+        with self._cond:
+            slot.busy = False
+            slot.last_used = self._clock.now()
+            if discard or slot.retired or slot.worker is None:
+                slots = self._slots.get(slot.spec.function_key, [])
+                if slot in slots:
+                    slots.remove(slot)
+                stop = slot
+            self._cond.notify_all()
+        if stop is not None:
+            _stop_all([stop])
+
+    def _spawn(self, spec: FunctionSpec, code_root: Path, instance_id: str) -> Worker:
+        config = {
+            "function_name": spec.function_name,
+            "handler": spec.handler,
+            "initializer": spec.initializer_handler,
+            "memory_size": spec.memory_size,
+            "timeout": spec.timeout,
+            "region": spec.region,
+            "account_id": spec.account_id,
+            "qualifier": QUALIFIER,
+            "library_paths": _LIBRARY_PATHS,
+            "virtual_time": self._clock.is_virtual,
+        }
+        env = worker_environment(spec, code_root, instance_id)
+        try:
+            return Worker(python=self._python, code_root=code_root, env=env, config=config)
+        except OSError as exc:
+            message = f"cannot start a worker with {self._python}: {exc}"
+            raise RuntimeUnavailableError(message) from exc
+
+    # -- one request
+
+    def _failed_start(
+        self, slot: _Slot, spec: FunctionSpec, request_id: str, ready: Exchange, tail: bool
+    ) -> InvocationResult:
+        """A worker that died or hung before it was ready: a crash of this invocation."""
+        log = _Log(bytearray(ready.log))
+        crash = dataclasses.replace(ready, outcome=Outcome.CRASHED)
+        _append_failure(log, crash, "Invoke", request_id, spec.timeout, "")
+        body = _failure_body(crash, spec.timeout, "")
+        result = self._result(slot, spec, request_id, body, log, crash, True, False)
+        return result if tail else dataclasses.replace(result, log_tail=b"")
+
+    def _run(
+        self, slot: _Slot, spec: FunctionSpec, event: bytes, request_id: str, cold: bool
+    ) -> tuple[InvocationResult, bool]:
+        """Initialize if needed, then invoke. Returns the result and whether to discard."""
+        assert slot.worker is not None
+        log = _Log()
+        started = time.monotonic()
+        virtual_start = self._clock.now() if self._clock.is_virtual else None
+        if spec.initializer_handler and not slot.initialized:
+            timeout = spec.initializer_timeout or spec.timeout
+            header = _request("initialize", request_id, virtual_start, started)
+            init = slot.worker.exchange(header, b"", timeout)
+            log.data += init.log
+            if init.outcome is not Outcome.OK:
+                _append_failure(log, init, "Initialize", request_id, timeout, "initialization ")
+                body = _failure_body(init, timeout, "initialization ")
+                return self._result(slot, spec, request_id, body, log, init, cold, True), True
+            slot.initialized = True
+            log.tail_from = len(log.data)
+        header = _request("invoke", request_id, virtual_start, started)
+        answer = slot.worker.exchange(header, event, spec.timeout)
+        log.data += answer.log
+        if answer.outcome in (Outcome.TIMEOUT, Outcome.CRASHED):
+            _append_failure(log, answer, "Invoke", request_id, spec.timeout, "")
+            body = _failure_body(answer, spec.timeout, "")
+            return self._result(slot, spec, request_id, body, log, answer, cold, False), True
+        return self._result(slot, spec, request_id, answer.body, log, answer, cold, False), False
+
+    @staticmethod
+    def _result(
+        slot: _Slot,
+        spec: FunctionSpec,
+        request_id: str,
+        body: bytes,
+        log: _Log,
+        exchange: Exchange,
+        cold: bool,
+        initialization: bool,
+    ) -> InvocationResult:
+        if initialization:
+            error_type: str | None = FunctionErrorType.INITIALIZATION.value
+        elif exchange.outcome is Outcome.OK:
+            error_type = None
+        else:
+            error_type = FunctionErrorType.UNHANDLED.value
+        data = bytes(log.data)
+        tail_source = data if initialization else data[log.tail_from :]
+        return InvocationResult(
+            request_id=request_id,
+            payload=body,
+            error_type=error_type,
+            log_tail=tail_source[-LOG_TAIL_BYTES:],
+            log_text=data.decode("utf-8", "replace"),
+            instance_id=slot.instance_id,
+            duration_ms=round(exchange.duration_ms, 3),
+            code_checksum=spec.code_checksum,
+            cold_start=cold,
+        )
+
+
+def worker_environment(spec: FunctionSpec, code_root: Path, instance_id: str) -> dict[str, str]:
+    """The worker's whole environment: PATH and LANG, the function's variables, FC's (§8.6)."""
+    env = {name: os.environ[name] for name in _PASSED_HOST_VARIABLES if name in os.environ}
+    env.setdefault("LANG", "C.UTF-8")
+    env.update({str(k): str(v) for k, v in spec.environment.items()})
+    env.update(
+        {
+            "FC_FUNC_CODE_PATH": f"{code_root}{os.sep}",
+            "FC_FUNCTION_NAME": spec.function_name,
+            "FC_FUNCTION_HANDLER": spec.handler,
+            "FC_FUNCTION_MEMORY_SIZE": str(spec.memory_size),
+            "FC_REGION": spec.region,
+            "FC_ACCOUNT_ID": spec.account_id,
+            "FC_INSTANCE_ID": instance_id,
+            "FC_RUNTIME": spec.runtime,
+            "FC_TIMEOUT": str(spec.timeout),
+            "FC_QUALIFIER": QUALIFIER,
+        }
+    )
+    if spec.initializer_handler:
+        env["FC_INITIALIZER_HANDLER"] = spec.initializer_handler
+        env["FC_INITIALIZATION_TIMEOUT"] = str(spec.initializer_timeout or spec.timeout)
+    return env
+
+
+def _request(
+    kind: str, request_id: str, virtual_start: float | None, started: float
+) -> dict[str, Any]:
+    now = None if virtual_start is None else virtual_start + (time.monotonic() - started)
+    return {"kind": kind, "request_id": request_id, "now": now}
+
+
+def _failure_body(exchange: Exchange, timeout: int, phase: str) -> bytes:
+    """Platform-made error body of a timeout or a dead worker (docs/runtime.md)."""
+    if exchange.outcome is Outcome.TIMEOUT:
+        message = f"Function {phase}timed out after {timeout} seconds"
+    elif exchange.outcome is Outcome.CRASHED:
+        memory = exchange.max_memory_mb or 0.0
+        message = (
+            "Process exited unexpectedly before completing request "
+            f"(duration: {round(exchange.duration_ms)}ms, maxMemoryUsage: {memory:.2f}MB)"
+        )
+    else:
+        return exchange.body
+    return json.dumps({"errorMessage": message}).encode("utf-8")
+
+
+def _append_failure(
+    log: _Log, exchange: Exchange, phase: str, request_id: str, timeout: int, what: str
+) -> None:
+    """The worker could not log its own end marker: the platform does it."""
+    if exchange.outcome not in (Outcome.TIMEOUT, Outcome.CRASHED):
+        return
+    if log.data and not log.data.endswith(b"\n"):
+        log.data += b"\n"
+    log.data += _failure_body(exchange, timeout, what) + b"\n"
+    log.data += f"FC {phase} End RequestId: {request_id}{_ERROR_SUFFIX}\n".encode()
+
+
+def _stop_all(slots: list[_Slot]) -> None:
+    for slot in slots:
+        if slot.worker is not None:
+            slot.worker.stop()
+
+
+def _new_instance_id() -> str:
+    """FC-like instance id: ``c-`` + 8 + 4 + 12 hex digits."""
+    digits = uuid.uuid4().hex
+    return f"c-{digits[:8]}-{digits[8:12]}-{digits[12:24]}"

@@ -1,0 +1,247 @@
+"""Parent side of one instance: the worker subprocess, its pipes, one exchange at a time.
+
+A :class:`Worker` owns three pipes: requests (parent -> worker), responses (worker -> parent)
+and the log (the worker's fd 1 and 2). An exchange writes one request frame and then waits in
+``select`` on the response and log pipes until the response frame is complete, the real-time
+deadline passes, or the response pipe closes (the worker died). Reading the log while waiting
+means a chatty handler can never block on a full pipe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import json
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deployer.emulator.runtime import bootstrap
+
+__all__ = ["Exchange", "Outcome", "Worker"]
+
+BOOTSTRAP_PATH = Path(bootstrap.__file__).resolve()
+TERM_GRACE_S = 0.5  # after SIGTERM on timeout, before SIGKILL
+STOP_GRACE_S = 1.0  # after closing the request pipe of an idle worker, before SIGKILL
+
+
+class Outcome(enum.Enum):
+    OK = "ok"
+    ERROR = "error"  # the worker answered with an error body
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"  # the worker exited before answering
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    outcome: Outcome
+    body: bytes
+    log: bytes
+    duration_ms: float
+    max_memory_mb: float | None = None  # of a dead worker, from wait4's rusage
+
+
+class Worker:
+    """One worker process. Not thread-safe for exchanges (the pool gives it to one caller);
+    :meth:`kill` may be called from any thread."""
+
+    def __init__(
+        self, *, python: str, code_root: Path, env: dict[str, str], config: dict[str, Any]
+    ) -> None:
+        request_read, self._request_write = os.pipe()
+        self._response_read, response_write = os.pipe()
+        self._log_read, log_write = os.pipe()
+        try:
+            self.process = subprocess.Popen(
+                [python, "-S", "-u", str(BOOTSTRAP_PATH), str(request_read), str(response_write)],
+                stdin=subprocess.DEVNULL,
+                stdout=log_write,
+                stderr=log_write,
+                cwd=code_root,
+                env=env,
+                pass_fds=(request_read, response_write),
+                start_new_session=True,
+            )
+        except BaseException:
+            for fd in (self._request_write, self._response_read, self._log_read):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (request_read, response_write, log_write):
+                os.close(fd)
+        os.set_blocking(self._log_read, False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._response_read, selectors.EVENT_READ)
+        self._selector.register(self._log_read, selectors.EVENT_READ)
+        self._reap_lock = threading.Lock()
+        self._rusage_maxrss_kb: int | None = None
+        self._closed = False
+        self._pending_log = bytearray()
+        self._send(bootstrap.encode_frame(config))
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def start(self, timeout_s: float) -> Exchange:
+        """Wait up to ``timeout_s`` real seconds for the worker's ready frame.
+
+        The startup log (``FunctionCompute python3 runtime inited.``) is kept and handed out
+        with the next exchange's log. A worker that dies or hangs while starting is reaped.
+        """
+        ready = self._await(time.monotonic(), timeout_s)
+        if ready.outcome is Outcome.OK:
+            self._pending_log = bytearray(ready.log)
+        return ready
+
+    def exchange(self, header: dict[str, Any], body: bytes, timeout_s: float) -> Exchange:
+        """Send one request and wait up to ``timeout_s`` real seconds for its answer.
+
+        On timeout the worker is terminated (SIGTERM, then SIGKILL after a short grace) and
+        reaped; on a dead worker it is reaped. Either way it must not be used again.
+        ``duration_ms`` is the worker's own measure of the request when it answered.
+        """
+        started = time.monotonic()
+        if not self._send(bootstrap.encode_frame(header, body)):
+            return self._died(self._take_pending_log(), started)
+        return self._await(started, timeout_s)
+
+    def _await(self, started: float, timeout_s: float) -> Exchange:
+        log = self._take_pending_log()
+        deadline = started + timeout_s
+        response = bytearray()
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._terminate()
+                self._drain_log(log)
+                return Exchange(Outcome.TIMEOUT, b"", bytes(log), _elapsed_ms(started))
+            for key, _ in self._selector.select(remaining):
+                if key.fd == self._log_read:
+                    self._drain_log(log)
+                    continue
+                chunk = os.read(self._response_read, 1 << 20)
+                if not chunk:
+                    return self._died(log, started)
+                response += chunk
+            answer = _complete_frame(response)
+            if answer is not None:
+                duration = answer[0].get("duration_ms", _elapsed_ms(started))
+                self._drain_log(log)
+                outcome = Outcome.OK if answer[0]["ok"] else Outcome.ERROR
+                return Exchange(outcome, answer[1], bytes(log), duration)
+
+    def _take_pending_log(self) -> bytearray:
+        log, self._pending_log = self._pending_log, bytearray()
+        return log
+
+    def stop(self) -> None:
+        """Stop gracefully (EOF on the request pipe), SIGKILL if it lingers; reap. Idempotent."""
+        fd, self._request_write = self._request_write, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        try:
+            self._reap(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self._reap(timeout=None)
+        self._close_fds()
+
+    def kill(self) -> None:
+        """SIGKILL the worker's process group (the worker and anything it started)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+    # -- internals
+
+    def _send(self, frame: bytes) -> bool:
+        try:
+            bootstrap.write_all(self._request_write, frame)
+        except (BrokenPipeError, OSError):
+            return False
+        return True
+
+    def _died(self, log: bytearray, started: float) -> Exchange:
+        try:
+            self._reap(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:  # closed its response pipe but lingers
+            self.kill()
+            self._reap(timeout=None)
+        self._drain_log(log)
+        duration = _elapsed_ms(started)
+        return Exchange(Outcome.CRASHED, b"", bytes(log), duration, self._max_memory_mb())
+
+    def _terminate(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self._reap(timeout=TERM_GRACE_S)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self._reap(timeout=None)
+        self.kill()  # leftovers of the group (subprocesses the handler started)
+
+    def _reap(self, timeout: float | None) -> None:
+        """Wait for the worker (wait4, for its peak memory); raises TimeoutExpired."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._reap_lock:
+            while self.process.returncode is None:
+                pid, status, rusage = os.wait4(self.process.pid, os.WNOHANG)
+                if pid:
+                    self.process.returncode = os.waitstatus_to_exitcode(status)
+                    self._rusage_maxrss_kb = rusage.ru_maxrss
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise subprocess.TimeoutExpired(self.process.args, timeout or 0)
+                time.sleep(0.002)
+
+    def _max_memory_mb(self) -> float | None:
+        return None if self._rusage_maxrss_kb is None else self._rusage_maxrss_kb / 1024
+
+    def _drain_log(self, log: bytearray) -> None:
+        while True:
+            try:
+                chunk = os.read(self._log_read, 1 << 20)
+            except BlockingIOError:
+                return
+            except OSError:
+                return
+            if not chunk:
+                return
+            log += chunk
+
+    def _close_fds(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._selector.close()
+        for fd in (self._request_write, self._response_read, self._log_read):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def close(self) -> None:
+        """Release the pipes of a worker already reaped (after a timeout or a crash)."""
+        self._close_fds()
+
+
+def _complete_frame(buffer: bytearray) -> tuple[dict[str, Any], bytes] | None:
+    if len(buffer) < bootstrap.FRAME.size:
+        return None
+    header_size, body_size = bootstrap.FRAME.unpack_from(buffer)
+    end = bootstrap.FRAME.size + header_size + body_size
+    if len(buffer) < end:
+        return None
+    header = json.loads(bytes(buffer[bootstrap.FRAME.size : bootstrap.FRAME.size + header_size]))
+    return header, bytes(buffer[bootstrap.FRAME.size + header_size : end])
+
+
+def _elapsed_ms(started: float) -> float:
+    return (time.monotonic() - started) * 1000.0

@@ -1,0 +1,105 @@
+"""Validation rules of FC 3.0 function settings (fc3-api.md §6.1, §8.10)."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import zipfile
+from collections.abc import Mapping
+
+from deployer.emulator.services.errors import InvalidArgument, PayloadTooLarge
+
+__all__ = ["RUNTIMES", "check_config_values", "check_function_name", "check_zip"]
+
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+ENV_KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+ROLE_ARN_RE = re.compile(r"^acs:ram::\d+:role/[A-Za-z0-9.\-]{1,64}$", re.IGNORECASE)
+RUNTIMES = frozenset((
+    "nodejs12", "nodejs14", "nodejs16", "nodejs18", "nodejs20", "go1", "python3", "python3.9",
+    "python3.10", "python3.12", "java8", "java11", "php7.2", "dotnetcore3.1", "custom",
+    "custom.debian10", "custom.debian11", "custom.debian12", "custom-container",
+))
+CUSTOM_RUNTIMES = frozenset(r for r in RUNTIMES if r.startswith("custom"))
+MAX_ZIP_BYTES = 100 * 1024 * 1024
+MAX_ENV_BYTES = 4 * 1024
+
+
+def check_function_name(name: str) -> None:
+    if not NAME_RE.match(name):
+        raise InvalidArgument(
+            f"invalid function name '{name}': 1-64 letters, digits, '_' or '-', "
+            "not starting with a digit or '-'", field="functionName")
+
+
+def _range(field: str, value: float, low: float, high: float) -> None:
+    if not low <= value <= high:
+        raise InvalidArgument(f"{field} must be between {low:g} and {high:g}, got {value:g}",
+                              field=field)
+
+
+def check_config_values(values: Mapping[str, object]) -> None:
+    """Check the snake_case settings of a function (complete config after defaults)."""
+    runtime = str(values["runtime"])
+    if runtime not in RUNTIMES:
+        raise InvalidArgument(f"runtime '{runtime}' is not supported; valid: "
+                              + ", ".join(sorted(RUNTIMES)), field="runtime")
+    handler = str(values["handler"])
+    if not handler or len(handler) > 128 or (runtime.startswith("python") and "." not in handler):
+        raise InvalidArgument(f"invalid handler '{handler}': expected 'module.function'",
+                              field="handler")
+    memory = int(values["memory_size"])  # type: ignore[call-overload]
+    _range("memorySize", memory, 128, 32768)
+    if memory % 64:
+        raise InvalidArgument(f"memorySize must be a multiple of 64, got {memory}",
+                              field="memorySize")
+    cpu = float(values["cpu"])  # type: ignore[arg-type]
+    _range("cpu", cpu, 0.05, 16)
+    if not math.isclose(round(cpu / 0.05) * 0.05, cpu, abs_tol=1e-9):
+        raise InvalidArgument(f"cpu must be a multiple of 0.05, got {cpu:g}", field="cpu")
+    if values["disk_size"] not in (512, 10240):
+        raise InvalidArgument("diskSize must be 512 or 10240", field="diskSize")
+    _range("timeout", int(values["timeout"]), 1, 86400)  # type: ignore[call-overload]
+    concurrency = int(values["instance_concurrency"])  # type: ignore[call-overload]
+    _range("instanceConcurrency", concurrency, 1, 200 if runtime in CUSTOM_RUNTIMES else 1)
+    _check_env(values["environment"])  # type: ignore[arg-type]
+    if len(str(values["description"])) > 256:
+        raise InvalidArgument("description must be at most 256 characters", field="description")
+    role = str(values["role"])
+    if role and not ROLE_ARN_RE.match(role):
+        raise InvalidArgument(f"invalid role '{role}': expected acs:ram::<account>:role/<name>",
+                              field="role")
+    init_timeout = values.get("initializer_timeout")
+    if init_timeout is not None:
+        _range("initializer.timeout", int(init_timeout), 1, 300)  # type: ignore[call-overload]
+
+
+def _check_env(env: Mapping[str, str]) -> None:
+    total = 0
+    for key, value in env.items():
+        if not ENV_KEY_RE.match(key):
+            raise InvalidArgument(f"invalid environment variable name '{key}'",
+                                  field="environmentVariables")
+        if key.startswith("FC_"):
+            raise InvalidArgument(f"environment variable '{key}': the prefix FC_ is reserved",
+                                  field="environmentVariables")
+        total += len(key.encode()) + len(value.encode())
+    if total > MAX_ENV_BYTES:
+        raise InvalidArgument(f"environment variables take {total} bytes; the limit is 4 KB",
+                              field="environmentVariables")
+
+
+def check_zip(data: bytes) -> None:
+    """The package must be a readable zip of at most 100 MB."""
+    if len(data) > MAX_ZIP_BYTES:
+        raise PayloadTooLarge(
+            f"code package is {len(data)} bytes; the limit is {MAX_ZIP_BYTES} bytes",
+            limit=MAX_ZIP_BYTES)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            bad = zf.testzip()
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as exc:
+        raise InvalidArgument(f"code.zipFile is not a valid zip file: {exc}",
+                              field="code") from None
+    if bad is not None:
+        raise InvalidArgument(f"code.zipFile is corrupt (bad CRC in '{bad}')", field="code")

@@ -1,0 +1,272 @@
+"""Function Compute 3.0 domain logic: functions, their code, and invocations.
+
+No HTTP here: the API layer passes typed values and gets :class:`Function` /
+:class:`Invocation` back. Time comes from the injected clock; handlers run in the injected
+:class:`FunctionRuntime`. Async invocations run on a bounded worker pool.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import uuid
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from deployer.checksums import crc64_decimal
+from deployer.emulator.clock import Clock
+from deployer.emulator.services.errors import (
+    AlreadyExists,
+    InvalidArgument,
+    NotFound,
+    PayloadTooLarge,
+)
+from deployer.emulator.services.function_rules import (
+    check_config_values,
+    check_function_name,
+    check_zip,
+)
+from deployer.emulator.services.ports import (
+    FunctionRuntime,
+    FunctionSpec,
+    InvocationResult,
+    RuntimeUnavailableError,
+)
+from deployer.emulator.store.repos import (
+    CodeStore,
+    FunctionRecord,
+    FunctionRepo,
+    InvocationRecord,
+    InvocationRepo,
+)
+
+__all__ = ["Function", "FunctionConfig", "FunctionService", "Invocation"]
+
+log = logging.getLogger("deployer.emulator")
+
+SYNC_PAYLOAD_LIMIT = 32 * 1024 * 1024
+ASYNC_PAYLOAD_LIMIT = 128 * 1024
+ASYNC_WORKERS = 4
+ASYNC_QUEUE = 256
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionConfig:
+    """Settings of a function. ``opaque`` holds settings stored and echoed verbatim."""
+
+    runtime: str
+    handler: str
+    memory_size: int = 512
+    cpu: float = 0.35
+    disk_size: int = 512
+    timeout: int = 3
+    instance_concurrency: int = 1
+    environment: Mapping[str, str] = field(default_factory=dict)
+    description: str = ""
+    role: str = ""
+    internet_access: bool = True
+    layers: tuple[str, ...] = ()
+    initializer_handler: str | None = None
+    initializer_timeout: int | None = None
+    opaque: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_record(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["layers"] = list(self.layers)
+        return data
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> FunctionConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["layers"] = tuple(values.get("layers", ()))
+        return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    account_id: str
+    region: str
+    name: str
+    function_id: str
+    config: FunctionConfig
+    tags: tuple[tuple[str, str], ...]
+    code_checksum: str
+    code_size: int
+    created_at: float
+    modified_at: float
+    state: str = "Active"
+    last_update_status: str = "Successful"
+
+    @property
+    def arn(self) -> str:
+        return f"acs:fc:{self.region}:{self.account_id}:functions/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """Outcome of an invocation; ``result`` is None for an accepted async invocation."""
+
+    request_id: str
+    asynchronous: bool
+    result: InvocationResult | None
+
+
+def _to_function(rec: FunctionRecord) -> Function:
+    return Function(rec.account_id, rec.region, rec.name, rec.function_id,
+                    FunctionConfig.from_record(rec.config), rec.tags, rec.code_checksum,
+                    rec.code_size, rec.created_at, rec.modified_at)
+
+
+class FunctionService:
+    """Create, read, update, delete, list and invoke functions of one emulator."""
+
+    def __init__(self, functions: FunctionRepo, invocations: InvocationRepo, code: CodeStore,
+                 runtime: FunctionRuntime, clock: Clock) -> None:
+        self._functions = functions
+        self._invocations = invocations
+        self._code = code
+        self._runtime = runtime
+        self._clock = clock
+        self._pool = ThreadPoolExecutor(ASYNC_WORKERS, thread_name_prefix="fc-async")
+        self._slots = threading.BoundedSemaphore(ASYNC_QUEUE)
+        self._lock = threading.Lock()
+
+    # --- management ---------------------------------------------------------------------------
+
+    def create(self, account_id: str, region: str, name: str, config: FunctionConfig,
+               code: bytes, *, checksum: str | None = None,
+               tags: tuple[tuple[str, str], ...] = ()) -> Function:
+        """Create a function; raises InvalidArgument, PayloadTooLarge or AlreadyExists."""
+        check_function_name(name)
+        check_config_values(dataclasses.asdict(config))
+        code_checksum = self._store_code(code, checksum)
+        now = self._clock.now()
+        rec = FunctionRecord(account_id, region, name, str(uuid.uuid4()), config.to_record(),
+                             tags, code_checksum, len(code), now, now)
+        if not self._functions.insert(rec):
+            raise AlreadyExists(f"function '{name}' already exists", kind="function", name=name)
+        return _to_function(rec)
+
+    def get(self, account_id: str, region: str, name: str,
+            qualifier: str | None = None) -> Function:
+        """The function's current settings; only the ``LATEST`` qualifier exists locally."""
+        rec = self._functions.get(account_id, region, name)
+        if rec is None:
+            raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
+        if qualifier not in (None, "", "LATEST"):
+            kind = "version" if qualifier.isdigit() else "alias"
+            raise NotFound(f"{kind} '{qualifier}' of function '{name}' does not exist",
+                           kind=kind, name=qualifier)
+        return _to_function(rec)
+
+    def update(self, account_id: str, region: str, name: str, changes: Mapping[str, Any],
+               *, code: bytes | None = None, checksum: str | None = None) -> Function:
+        """Apply a partial update (snake_case field -> value); retires running instances."""
+        with self._lock:
+            current = self.get(account_id, region, name)
+            opaque = {**current.config.opaque, **changes.get("opaque", {})}
+            config = dataclasses.replace(current.config, **{**changes, "opaque": opaque})
+            check_config_values(dataclasses.asdict(config))
+            code_checksum, code_size = current.code_checksum, current.code_size
+            if code is not None:
+                code_checksum, code_size = self._store_code(code, checksum), len(code)
+            rec = FunctionRecord(account_id, region, name, current.function_id,
+                                 config.to_record(), current.tags, code_checksum, code_size,
+                                 current.created_at, max(self._clock.now(), current.modified_at))
+            self._functions.update(rec)
+        self._runtime.retire(account_id, region, name)
+        return _to_function(rec)
+
+    def delete(self, account_id: str, region: str, name: str) -> None:
+        if not self._functions.delete(account_id, region, name):
+            raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
+        self._runtime.retire(account_id, region, name)
+
+    def list(self, account_id: str, region: str, *, prefix: str = "", next_token: str = "",
+             limit: int = 20) -> tuple[list[Function], str | None]:
+        """A page of functions ascending by name; the token is the next page's first name."""
+        if not 1 <= limit <= 100:
+            raise InvalidArgument(f"limit must be between 1 and 100, got {limit}", field="limit")
+        recs = self._functions.list(account_id, region, prefix=prefix, start=next_token,
+                                    limit=limit + 1)
+        token = recs[limit].name if len(recs) > limit else None
+        return [_to_function(r) for r in recs[:limit]], token
+
+    def code_path(self, checksum: str) -> Any:
+        return self._code.path(checksum)
+
+    def _store_code(self, code: bytes, checksum: str | None) -> str:
+        check_zip(code)
+        actual = crc64_decimal(code)
+        if checksum and checksum != actual:
+            raise InvalidArgument(f"code.checksum '{checksum}' does not match the package "
+                                  f"(CRC-64 {actual})", field="code.checksum")
+        return self._code.put(code)
+
+    # --- invocation ---------------------------------------------------------------------------
+
+    def invoke(self, account_id: str, region: str, name: str, event: bytes, *, request_id: str,
+               asynchronous: bool = False, tail_logs: bool = False) -> Invocation:
+        """Run the function: synchronously (blocks) or queued on the async pool.
+
+        Raises NotFound, PayloadTooLarge (32 MB sync, 128 KB async), or InvalidArgument when the
+        async queue is full. Function errors are results, not exceptions.
+        """
+        limit = ASYNC_PAYLOAD_LIMIT if asynchronous else SYNC_PAYLOAD_LIMIT
+        if len(event) > limit:
+            raise PayloadTooLarge(f"payload size exceeds maximum allowed size ({limit} bytes)",
+                                  limit=limit)
+        fn = self.get(account_id, region, name)
+        spec = self._spec(fn)
+        if not asynchronous:
+            return Invocation(request_id, False,
+                              self._run(spec, event, request_id, "Sync", tail_logs))
+        if not self._slots.acquire(blocking=False):
+            raise InvalidArgument("too many queued asynchronous invocations", field="body")
+        future: Future[InvocationResult] = self._pool.submit(
+            self._run, spec, event, request_id, "Async")
+        future.add_done_callback(self._async_done)
+        return Invocation(request_id, True, None)
+
+    def _async_done(self, future: Future[InvocationResult]) -> None:
+        self._slots.release()
+        exc = future.exception() if not future.cancelled() else None
+        if exc is not None and not isinstance(exc, InvalidArgument):
+            log.error("asynchronous invocation failed", exc_info=exc)
+
+    def _spec(self, fn: Function) -> FunctionSpec:
+        c = fn.config
+        return FunctionSpec(fn.account_id, fn.region, fn.name, c.handler, c.runtime, c.timeout,
+                            c.memory_size, dict(c.environment), fn.code_checksum,
+                            self._code.path(fn.code_checksum), c.initializer_handler,
+                            c.initializer_timeout)
+
+    def _run(self, spec: FunctionSpec, event: bytes, request_id: str, kind: str,
+             tail: bool = False) -> InvocationResult:
+        started = self._clock.now()
+        try:
+            result = self._runtime.invoke(spec, event, request_id=request_id, tail_logs=tail)
+        except RuntimeUnavailableError as exc:
+            self._invocations.record(InvocationRecord(
+                spec.account_id, spec.region, spec.function_name, request_id, started, kind,
+                "Failed", "RuntimeUnavailable", None, exc.message))
+            raise InvalidArgument(f"the emulator cannot run function '{spec.function_name}': "
+                                  f"{exc.message}", field="runtime") from None
+        self._invocations.record(InvocationRecord(
+            spec.account_id, spec.region, spec.function_name, request_id, started, kind,
+            "Failed" if result.error_type else "Succeeded", result.error_type,
+            result.duration_ms, result.log_text))
+        return result
+
+    def recent_invocations(self, account_id: str, region: str, name: str,
+                           limit: int = 20) -> list[InvocationRecord]:
+        """The most recent invocation records of a function, newest first."""
+        return self._invocations.recent_invocations(account_id, region, name, limit)
+
+    def close(self, wait: bool = True) -> None:
+        """Stop the async pool (waiting for running invocations when ``wait``)."""
+        self._pool.shutdown(wait=wait, cancel_futures=not wait)

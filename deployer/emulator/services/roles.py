@@ -1,0 +1,234 @@
+"""RAM domain logic: roles with trust policies, custom and system policies, attachments.
+
+RAM is global: everything is scoped by account only. Role names are case-insensitive (unique
+ignoring case) and the role ARN carries the lower-cased name, ``acs:ram::<account>:role/<name>``,
+as the cloud prints it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from deployer.emulator.clock import Clock
+from deployer.emulator.services.errors import (
+    AlreadyAttached,
+    AlreadyExists,
+    DeleteConflict,
+    InvalidArgument,
+    NotAttached,
+    NotFound,
+)
+from deployer.emulator.store.repos import PolicyRecord, RamRepo, RoleRecord
+
+__all__ = ["SYSTEM_POLICIES", "AttachedPolicy", "Policy", "Role", "RoleService", "role_arn"]
+
+ROLE_NAME_RE = re.compile(r"^[A-Za-z0-9.\-]{1,64}$")
+POLICY_NAME_RE = re.compile(r"^[A-Za-z0-9\-]{1,128}$")
+POLICY_TYPES = ("System", "Custom")
+
+
+def _doc(action: str | list[str], resource: str = "*") -> str:
+    return json.dumps({"Version": "1", "Statement": [
+        {"Effect": "Allow", "Action": action, "Resource": resource}]})
+
+
+SYSTEM_POLICIES: dict[str, tuple[str, str]] = {
+    "AliyunFCInvocationAccess": ("Invoke functions of Function Compute", _doc("fc:InvokeFunction")),
+    "AliyunFCFullAccess": ("Full access to Function Compute", _doc("fc:*")),
+    "AliyunFCReadOnlyAccess": ("Read-only access to Function Compute",
+                               _doc(["fc:Get*", "fc:List*"])),
+    "AliyunFnFFullAccess": ("Full access to CloudFlow", _doc("fnf:*")),
+    "AliyunRAMReadOnlyAccess": ("Read-only access to RAM", _doc(["ram:Get*", "ram:List*"])),
+    "AliyunLogFullAccess": ("Full access to Simple Log Service", _doc("log:*")),
+}
+
+
+def role_arn(account_id: str, role_name: str) -> str:
+    return f"acs:ram::{account_id}:role/{role_name.lower()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Role:
+    account_id: str
+    name: str
+    role_id: str
+    trust_policy: str
+    description: str
+    max_session_duration: int
+    created_at: float
+
+    @property
+    def arn(self) -> str:
+        return role_arn(self.account_id, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    name: str
+    policy_type: str
+    document: str
+    description: str
+    created_at: float
+    attachment_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AttachedPolicy:
+    name: str
+    policy_type: str
+    description: str
+    attached_at: float
+
+
+def _role(rec: RoleRecord) -> Role:
+    return Role(rec.account_id, rec.name, rec.role_id, rec.trust_policy, rec.description,
+                rec.max_session_duration, rec.created_at)
+
+
+def parse_policy_document(text: str, *, trust: bool) -> dict[str, Any]:
+    """Parse and check a RAM policy document (``trust``: statements need a Principal)."""
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise InvalidArgument(f"the policy document is not valid JSON: {exc}",
+                              kind="document") from None
+    statements = doc.get("Statement") if isinstance(doc, dict) else None
+    if not isinstance(statements, list) or not statements:
+        raise InvalidArgument("the policy document needs a non-empty Statement list",
+                              kind="document")
+    for st in statements:
+        if not isinstance(st, dict) or st.get("Effect") not in ("Allow", "Deny"):
+            raise InvalidArgument("each Statement needs Effect Allow or Deny", kind="document")
+        if not isinstance(st.get("Action"), (str, list)):
+            raise InvalidArgument("each Statement needs an Action", kind="document")
+        if trust and not isinstance(st.get("Principal"), dict):
+            raise InvalidArgument("each trust policy Statement needs a Principal",
+                                  kind="document")
+    return doc
+
+
+class RoleService:
+    """RAM roles and policies of the emulator's accounts."""
+
+    def __init__(self, repo: RamRepo, clock: Clock) -> None:
+        self._repo = repo
+        self._clock = clock
+
+    def create_role(self, account_id: str, name: str, trust_policy: str, *,
+                    description: str = "", max_session_duration: int = 3600) -> Role:
+        """Create a role; InvalidArgument for bad names/documents, AlreadyExists on duplicates."""
+        if not ROLE_NAME_RE.match(name):
+            raise InvalidArgument(f"invalid RoleName '{name}': 1-64 letters, digits, '.' or '-'",
+                                  field="RoleName")
+        parse_policy_document(trust_policy, trust=True)
+        if not 3600 <= max_session_duration <= 43200:
+            raise InvalidArgument("MaxSessionDuration must be between 3600 and 43200",
+                                  field="MaxSessionDuration")
+        if len(description) > 1024:
+            raise InvalidArgument("Description must be at most 1024 characters",
+                                  field="Description")
+        rec = RoleRecord(account_id, name, "3" + "".join(secrets.choice("0123456789")
+                                                          for _ in range(18)),
+                         trust_policy, description, max_session_duration, self._clock.now())
+        if not self._repo.insert_role(rec):
+            raise AlreadyExists(f"The role {name} already exists.", kind="role", name=name)
+        return _role(rec)
+
+    def get_role(self, account_id: str, name: str) -> Role:
+        rec = self._repo.get_role(account_id, name)
+        if rec is None:
+            raise NotFound(f"The role not exists: {name}.", kind="role", name=name)
+        return _role(rec)
+
+    def delete_role(self, account_id: str, name: str) -> None:
+        """Delete a role; DeleteConflict while policies are attached."""
+        self.get_role(account_id, name)
+        if self._repo.attachments_of_role(account_id, name):
+            raise DeleteConflict(f"The role {name} still has policies attached.", kind="role",
+                                 name=name)
+        self._repo.delete_role(account_id, name)
+
+    def role_trusts(self, account_id: str, arn: str, service: str = "fnf.aliyuncs.com") -> bool:
+        """True when the role ``arn`` exists and its trust policy lets ``service`` assume it."""
+        prefix = f"acs:ram::{account_id}:role/"
+        if not arn.lower().startswith(prefix):
+            return False
+        rec = self._repo.get_role(account_id, arn[len(prefix):])
+        if rec is None:
+            return False
+        doc = json.loads(rec.trust_policy)
+        for st in doc.get("Statement", []):
+            actions = st.get("Action")
+            actions = [actions] if isinstance(actions, str) else actions or []
+            services = (st.get("Principal") or {}).get("Service", [])
+            services = [services] if isinstance(services, str) else services
+            if (st.get("Effect") == "Allow" and "sts:AssumeRole" in actions
+                    and service in services):
+                return True
+        return False
+
+    # --- policies -----------------------------------------------------------------------------
+
+    def create_policy(self, account_id: str, name: str, document: str,
+                      description: str = "") -> Policy:
+        if not POLICY_NAME_RE.match(name):
+            raise InvalidArgument(f"invalid PolicyName '{name}': 1-128 letters, digits or '-'",
+                                  field="PolicyName")
+        parse_policy_document(document, trust=False)
+        if name in SYSTEM_POLICIES:
+            raise AlreadyExists(f"The policy {name} already exists.", kind="policy", name=name)
+        rec = PolicyRecord(account_id, name, document, description, self._clock.now())
+        if not self._repo.insert_policy(rec):
+            raise AlreadyExists(f"The policy {name} already exists.", kind="policy", name=name)
+        return Policy(name, "Custom", document, description, rec.created_at)
+
+    def get_policy(self, account_id: str, name: str, policy_type: str) -> Policy:
+        self._check_type(policy_type)
+        if policy_type == "System":
+            if name not in SYSTEM_POLICIES:
+                raise NotFound(f"The policy not exists: {name}.", kind="policy", name=name)
+            description, document = SYSTEM_POLICIES[name]
+            return Policy(name, "System", document, description, 0.0,
+                          self._repo.roles_with_policy(account_id, "System", name))
+        rec = self._repo.get_policy(account_id, name)
+        if rec is None:
+            raise NotFound(f"The policy not exists: {name}.", kind="policy", name=name)
+        return Policy(name, "Custom", rec.document, rec.description, rec.created_at,
+                      self._repo.roles_with_policy(account_id, "Custom", name))
+
+    def delete_policy(self, account_id: str, name: str) -> None:
+        policy = self.get_policy(account_id, name, "Custom")
+        if policy.attachment_count:
+            raise DeleteConflict(f"The policy {name} is still attached to roles.",
+                                 kind="policy", name=name)
+        self._repo.delete_policy(account_id, name)
+
+    def attach(self, account_id: str, role: str, policy_type: str, policy: str) -> None:
+        self.get_role(account_id, role)
+        self.get_policy(account_id, policy, policy_type)
+        if not self._repo.attach(account_id, role, policy_type, policy, self._clock.now()):
+            raise AlreadyAttached(f"The policy {policy} is already attached to role {role}.")
+
+    def detach(self, account_id: str, role: str, policy_type: str, policy: str) -> None:
+        self.get_role(account_id, role)
+        self.get_policy(account_id, policy, policy_type)
+        if not self._repo.detach(account_id, role, policy_type, policy):
+            raise NotAttached(f"The policy {policy} is not attached to role {role}.")
+
+    def policies_for_role(self, account_id: str, role: str) -> list[AttachedPolicy]:
+        self.get_role(account_id, role)
+        out = []
+        for policy_type, name, at in self._repo.attachments_of_role(account_id, role):
+            policy = self.get_policy(account_id, name, policy_type)
+            out.append(AttachedPolicy(name, policy_type, policy.description, at))
+        return out
+
+    @staticmethod
+    def _check_type(policy_type: str) -> None:
+        if policy_type not in POLICY_TYPES:
+            raise InvalidArgument(f"PolicyType must be System or Custom, got '{policy_type}'",
+                                  field="PolicyType")

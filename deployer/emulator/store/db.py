@@ -1,0 +1,149 @@
+"""The emulator's SQLite database: WAL mode, ordered migrations, one shared connection.
+
+``<state_dir>/emulator.db`` holds every resource. Migrations are numbered and applied in order
+inside one transaction each; ``schema_version`` records what ran, so a later component (the
+CloudFlow engine) adds its tables with :func:`register_migration` and version 2, 3, ...
+
+Thread safety: one connection guarded by an ``RLock``; every statement runs under
+:meth:`Database.transaction`, which is re-entrant, commits on success and rolls back on error.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["MIGRATIONS", "Database", "Migration", "register_migration"]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    description: str
+    sql: str
+
+
+MIGRATIONS: dict[int, Migration] = {}
+
+
+def register_migration(version: int, description: str, sql: str) -> None:
+    """Add a schema migration; versions must be unique and are applied in ascending order."""
+    if version in MIGRATIONS and MIGRATIONS[version].sql != sql:
+        raise ValueError(f"migration {version} is already registered")
+    MIGRATIONS[version] = Migration(version, description, sql)
+
+
+register_migration(
+    1,
+    "functions, code, invocations, RAM roles and policies",
+    """
+    CREATE TABLE functions (
+        account_id TEXT NOT NULL, region TEXT NOT NULL, name TEXT NOT NULL,
+        function_id TEXT NOT NULL, config TEXT NOT NULL, tags TEXT NOT NULL,
+        code_checksum TEXT NOT NULL, code_size INTEGER NOT NULL,
+        created_at REAL NOT NULL, modified_at REAL NOT NULL,
+        PRIMARY KEY (account_id, region, name));
+    CREATE TABLE invocations (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        account_id TEXT NOT NULL, region TEXT NOT NULL, function_name TEXT NOT NULL,
+        request_id TEXT NOT NULL, invoked_at REAL NOT NULL, invocation_type TEXT NOT NULL,
+        status TEXT NOT NULL, error_type TEXT, duration_ms REAL, log TEXT NOT NULL);
+    CREATE INDEX invocations_by_function ON invocations (account_id, region, function_name, seq);
+    CREATE TABLE roles (
+        account_id TEXT NOT NULL, name_key TEXT NOT NULL, name TEXT NOT NULL,
+        role_id TEXT NOT NULL, trust_policy TEXT NOT NULL, description TEXT NOT NULL,
+        max_session_duration INTEGER NOT NULL, created_at REAL NOT NULL,
+        PRIMARY KEY (account_id, name_key));
+    CREATE TABLE policies (
+        account_id TEXT NOT NULL, name TEXT NOT NULL, document TEXT NOT NULL,
+        description TEXT NOT NULL, created_at REAL NOT NULL,
+        PRIMARY KEY (account_id, name));
+    CREATE TABLE role_policies (
+        account_id TEXT NOT NULL, role_key TEXT NOT NULL, policy_type TEXT NOT NULL,
+        policy_name TEXT NOT NULL, attached_at REAL NOT NULL,
+        PRIMARY KEY (account_id, role_key, policy_type, policy_name));
+    """,
+)
+
+
+class Database:
+    """An open emulator database; create with ``Database.open(path)``."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._lock = threading.RLock()
+        self._depth = 0
+
+    @classmethod
+    def open(cls, path: Path) -> Database:
+        """Open (creating if needed) and migrate the database at ``path``."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        db = cls(conn)
+        db.migrate()
+        return db
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Run statements atomically (nested calls join the outer transaction)."""
+        with self._lock:
+            outer = self._depth == 0
+            if outer:
+                self._conn.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield self._conn
+            except BaseException:
+                self._depth -= 1
+                if outer:
+                    self._conn.execute("ROLLBACK")
+                raise
+            self._depth -= 1
+            if outer:
+                self._conn.execute("COMMIT")
+
+    def schema_version(self) -> int:
+        with self._lock:
+            row = self._conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            return int(row[0] or 0)
+
+    def migrate(self) -> list[int]:
+        """Apply pending migrations in order; return the versions applied."""
+        with self._lock:
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version "
+                "(version INTEGER PRIMARY KEY, description TEXT NOT NULL)"
+            )
+            current = self.schema_version()
+            applied = []
+            for version in sorted(v for v in MIGRATIONS if v > current):
+                migration = MIGRATIONS[version]
+                with self.transaction() as conn:
+                    for statement in migration.sql.split(";"):
+                        if statement.strip():
+                            conn.execute(statement)
+                    conn.execute("INSERT INTO schema_version VALUES (?, ?)",
+                                 (version, migration.description))
+                applied.append(version)
+            return applied
+
+    def wipe(self) -> None:
+        """Delete every row of every table (the schema stays)."""
+        with self.transaction() as conn:
+            tables = [r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' "
+                "AND name NOT IN ('schema_version', 'sqlite_sequence')")]
+            for table in tables:
+                conn.execute(f'DELETE FROM "{table}"')
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

@@ -1,0 +1,279 @@
+"""Repositories over the emulator database, plus the content-addressed code store.
+
+Regional resources (functions, invocations) are keyed by (account_id, region); RAM resources
+are global and keyed by account_id only. Records are plain frozen dataclasses; ``config`` of a
+function is a JSON-ready dict owned by ``services/functions.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deployer.checksums import crc64_decimal
+from deployer.emulator.store.db import Database
+
+__all__ = [
+    "CodeStore",
+    "FunctionRecord",
+    "FunctionRepo",
+    "InvocationRecord",
+    "InvocationRepo",
+    "PolicyRecord",
+    "RamRepo",
+    "RoleRecord",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionRecord:
+    account_id: str
+    region: str
+    name: str
+    function_id: str
+    config: dict[str, Any]
+    tags: tuple[tuple[str, str], ...]
+    code_checksum: str
+    code_size: int
+    created_at: float
+    modified_at: float
+
+
+def _function(row: sqlite3.Row) -> FunctionRecord:
+    return FunctionRecord(
+        row["account_id"], row["region"], row["name"], row["function_id"],
+        json.loads(row["config"]), tuple((k, v) for k, v in json.loads(row["tags"])),
+        row["code_checksum"], row["code_size"], row["created_at"], row["modified_at"],
+    )
+
+
+class FunctionRepo:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def get(self, account_id: str, region: str, name: str) -> FunctionRecord | None:
+        with self._db.transaction() as conn:
+            row = conn.execute(
+                "SELECT * FROM functions WHERE account_id=? AND region=? AND name=?",
+                (account_id, region, name)).fetchone()
+        return _function(row) if row else None
+
+    def insert(self, rec: FunctionRecord) -> bool:
+        """Insert ``rec``; False when the name is taken."""
+        with self._db.transaction() as conn:
+            try:
+                conn.execute(
+                    "INSERT INTO functions VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (rec.account_id, rec.region, rec.name, rec.function_id,
+                     json.dumps(rec.config), json.dumps([list(t) for t in rec.tags]),
+                     rec.code_checksum, rec.code_size, rec.created_at, rec.modified_at))
+            except sqlite3.IntegrityError:
+                return False
+        return True
+
+    def update(self, rec: FunctionRecord) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "UPDATE functions SET config=?, code_checksum=?, code_size=?, modified_at=? "
+                "WHERE account_id=? AND region=? AND name=?",
+                (json.dumps(rec.config), rec.code_checksum, rec.code_size, rec.modified_at,
+                 rec.account_id, rec.region, rec.name))
+
+    def delete(self, account_id: str, region: str, name: str) -> bool:
+        with self._db.transaction() as conn:
+            cur = conn.execute(
+                "DELETE FROM functions WHERE account_id=? AND region=? AND name=?",
+                (account_id, region, name))
+        return cur.rowcount > 0
+
+    def list(self, account_id: str, region: str, *, prefix: str = "", start: str = "",
+             limit: int = 20) -> list[FunctionRecord]:
+        """Up to ``limit`` functions named ``>= start`` with ``prefix``, ascending by name."""
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT * FROM functions WHERE account_id=? AND region=? AND name>=? "
+                "AND substr(name, 1, ?)=? ORDER BY name LIMIT ?",
+                (account_id, region, start, len(prefix), prefix, limit)).fetchall()
+        return [_function(r) for r in rows]
+
+    def checksums_in_use(self) -> set[str]:
+        with self._db.transaction() as conn:
+            return {r[0] for r in conn.execute("SELECT DISTINCT code_checksum FROM functions")}
+
+
+@dataclass(frozen=True, slots=True)
+class InvocationRecord:
+    account_id: str
+    region: str
+    function_name: str
+    request_id: str
+    invoked_at: float
+    invocation_type: str  # Sync | Async
+    status: str  # Succeeded | Failed | Running
+    error_type: str | None
+    duration_ms: float | None
+    log: str
+
+
+class InvocationRepo:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def record(self, rec: InvocationRecord) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO invocations (account_id, region, function_name, request_id, "
+                "invoked_at, invocation_type, status, error_type, duration_ms, log) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (rec.account_id, rec.region, rec.function_name, rec.request_id, rec.invoked_at,
+                 rec.invocation_type, rec.status, rec.error_type, rec.duration_ms, rec.log))
+
+    def recent_invocations(self, account_id: str, region: str, function_name: str,
+                           limit: int = 20) -> list[InvocationRecord]:
+        """The ``limit`` most recent invocations of a function, newest first."""
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT * FROM invocations WHERE account_id=? AND region=? AND function_name=? "
+                "ORDER BY seq DESC LIMIT ?", (account_id, region, function_name, limit)).fetchall()
+        return [InvocationRecord(r["account_id"], r["region"], r["function_name"],
+                                 r["request_id"], r["invoked_at"], r["invocation_type"],
+                                 r["status"], r["error_type"], r["duration_ms"], r["log"])
+                for r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class RoleRecord:
+    account_id: str
+    name: str
+    role_id: str
+    trust_policy: str
+    description: str
+    max_session_duration: int
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRecord:
+    account_id: str
+    name: str
+    document: str
+    description: str
+    created_at: float
+
+
+class RamRepo:
+    """Roles, custom policies and role-policy attachments (role names are case-insensitive)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def get_role(self, account_id: str, name: str) -> RoleRecord | None:
+        with self._db.transaction() as conn:
+            row = conn.execute(
+                "SELECT account_id, name, role_id, trust_policy, description, "
+                "max_session_duration, created_at FROM roles WHERE account_id=? AND name_key=?",
+                (account_id, name.lower())).fetchone()
+        return RoleRecord(*row) if row else None
+
+    def insert_role(self, rec: RoleRecord) -> bool:
+        with self._db.transaction() as conn:
+            try:
+                conn.execute("INSERT INTO roles VALUES (?,?,?,?,?,?,?,?)",
+                             (rec.account_id, rec.name.lower(), rec.name, rec.role_id,
+                              rec.trust_policy, rec.description, rec.max_session_duration,
+                              rec.created_at))
+            except sqlite3.IntegrityError:
+                return False
+        return True
+
+    def delete_role(self, account_id: str, name: str) -> bool:
+        with self._db.transaction() as conn:
+            cur = conn.execute("DELETE FROM roles WHERE account_id=? AND name_key=?",
+                               (account_id, name.lower()))
+        return cur.rowcount > 0
+
+    def get_policy(self, account_id: str, name: str) -> PolicyRecord | None:
+        with self._db.transaction() as conn:
+            row = conn.execute(
+                "SELECT account_id, name, document, description, created_at FROM policies "
+                "WHERE account_id=? AND name=?", (account_id, name)).fetchone()
+        return PolicyRecord(*row) if row else None
+
+    def insert_policy(self, rec: PolicyRecord) -> bool:
+        with self._db.transaction() as conn:
+            try:
+                conn.execute("INSERT INTO policies VALUES (?,?,?,?,?)",
+                             (rec.account_id, rec.name, rec.document, rec.description,
+                              rec.created_at))
+            except sqlite3.IntegrityError:
+                return False
+        return True
+
+    def delete_policy(self, account_id: str, name: str) -> bool:
+        with self._db.transaction() as conn:
+            cur = conn.execute("DELETE FROM policies WHERE account_id=? AND name=?",
+                               (account_id, name))
+        return cur.rowcount > 0
+
+    def attach(self, account_id: str, role: str, policy_type: str, policy: str,
+               at: float) -> bool:
+        with self._db.transaction() as conn:
+            try:
+                conn.execute("INSERT INTO role_policies VALUES (?,?,?,?,?)",
+                             (account_id, role.lower(), policy_type, policy, at))
+            except sqlite3.IntegrityError:
+                return False
+        return True
+
+    def detach(self, account_id: str, role: str, policy_type: str, policy: str) -> bool:
+        with self._db.transaction() as conn:
+            cur = conn.execute(
+                "DELETE FROM role_policies WHERE account_id=? AND role_key=? AND policy_type=? "
+                "AND policy_name=?", (account_id, role.lower(), policy_type, policy))
+        return cur.rowcount > 0
+
+    def attachments_of_role(self, account_id: str, role: str) -> list[tuple[str, str, float]]:
+        """(policy_type, policy_name, attached_at) attached to ``role``, by name."""
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT policy_type, policy_name, attached_at FROM role_policies "
+                "WHERE account_id=? AND role_key=? ORDER BY policy_name",
+                (account_id, role.lower())).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def roles_with_policy(self, account_id: str, policy_type: str, policy: str) -> int:
+        with self._db.transaction() as conn:
+            row = conn.execute(
+                "SELECT COUNT(*) FROM role_policies WHERE account_id=? AND policy_type=? "
+                "AND policy_name=?", (account_id, policy_type, policy)).fetchone()
+        return int(row[0])
+
+
+class CodeStore:
+    """Zip packages stored once under ``<root>/<crc64>.zip``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def put(self, data: bytes) -> str:
+        """Store ``data`` (atomically, idempotently) and return its CRC-64 decimal checksum."""
+        checksum = crc64_decimal(data)
+        path = self.path(checksum)
+        if not path.exists():
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, suffix=".part")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        return checksum
+
+    def path(self, checksum: str) -> Path:
+        return self.root / f"{checksum}.zip"
+
+    def read(self, checksum: str) -> bytes:
+        return self.path(checksum).read_bytes()

@@ -1,0 +1,90 @@
+"""``deploy emulator ...`` through CliRunner, with one real background daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from deployer.cli.main import cli
+
+
+def _run(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture
+def daemon_dir(tmp_path: Path) -> Iterator[Path]:
+    state = tmp_path / "state"
+    yield state
+    _run("emulator", "stop", "--state-dir", str(state))
+
+
+def test_start_status_credentials_stop(daemon_dir: Path) -> None:
+    started = _run("emulator", "start", "--state-dir", str(daemon_dir), "--port", "0",
+                   "--clock", "virtual", "--output", "json")
+    assert started.exit_code == 0, started.stderr
+    info = json.loads(started.stdout)
+    assert info["running"] and info["message"] == "started" and info["clock"] == "virtual"
+    again = _run("emulator", "start", "--state-dir", str(daemon_dir), "--port", "0")
+    assert again.exit_code == 0 and "already running" in again.stdout
+
+    creds = json.loads(_run("emulator", "credentials", "--state-dir", str(daemon_dir),
+                            "--output", "json").stdout)
+    assert creds["endpoint"] == info["endpoint"] and creds["account_id"] == info["account_id"]
+    env = _run("emulator", "credentials", "--state-dir", str(daemon_dir), "--format", "env")
+    assert f"export ALIBABA_CLOUD_ACCESS_KEY_ID={creds['access_key_id']}" in env.stdout
+
+    from alibabacloud_sts20150401.client import Client
+    from alibabacloud_tea_openapi import models as open_api
+    sts = Client(open_api.Config(access_key_id=creds["access_key_id"],
+                                 access_key_secret=creds["access_key_secret"],
+                                 endpoint=creds["endpoint"], protocol="http"))
+    assert sts.get_caller_identity().body.account_id == info["account_id"]
+
+    status = _run("emulator", "status", "--state-dir", str(daemon_dir), "--output", "json")
+    assert status.exit_code == 0 and json.loads(status.stdout)["pid"] == info["pid"]
+    reset = _run("emulator", "reset", "--yes", "--state-dir", str(daemon_dir))
+    assert reset.exit_code == 0 and "running emulator" in reset.stdout
+    stopped = _run("emulator", "stop", "--state-dir", str(daemon_dir))
+    assert stopped.exit_code == 0 and "stopped" in stopped.stdout
+    down = _run("emulator", "status", "--state-dir", str(daemon_dir))
+    assert down.exit_code == 4 and "not running" in down.stdout
+
+
+def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        result = _run("emulator", "start", "--state-dir", str(tmp_path), "--port", str(port))
+    assert result.exit_code == 1
+    assert f"port {port}" in result.stderr and "already in use" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_stale_pid_file_is_cleaned(tmp_path: Path) -> None:
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "emulator.pid").write_text("999999999")
+    result = _run("emulator", "status", "--state-dir", str(tmp_path))
+    assert result.exit_code == 4 and "stale pid file" in result.stdout
+    assert not (tmp_path / "emulator.pid").exists()
+
+
+def test_credentials_before_first_start_and_offline_reset(tmp_path: Path) -> None:
+    result = _run("emulator", "credentials", "--state-dir", str(tmp_path / "none"))
+    assert result.exit_code == 4 and "deploy emulator start" in result.stderr
+    (tmp_path / "emulator.db").write_text("x")
+    result = _run("emulator", "reset", "--yes", "--state-dir", str(tmp_path))
+    assert result.exit_code == 0 and not (tmp_path / "emulator.db").exists()
+
+
+def test_default_state_dir_is_under_the_project(tmp_path: Path) -> None:
+    result = _run("-C", str(tmp_path), "emulator", "status", "--output", "json")
+    assert json.loads(result.stdout)["state_dir"] == str(tmp_path / ".deploy" / "emulator")
+    assert os.path.isdir(tmp_path)
