@@ -48,3 +48,35 @@ def function_zip(directory: Path) -> bytes:
         for path in sorted(directory.rglob("*.py")):
             zf.write(path, path.relative_to(directory).as_posix())
     return buf.getvalue()
+
+
+def deploy_seed_functions(cloud: Any) -> None:
+    """Create StartJob and GetJobStatus from /functions through the FC SDK."""
+    import base64
+
+    from alibabacloud_fc20230330 import models as fc
+
+    client = cloud.fc_client()
+    for name, folder in (("StartJob", "start_job"), ("GetJobStatus", "get_job_status")):
+        code = base64.b64encode(function_zip(REPO / "functions" / folder)).decode()
+        client.create_function(fc.CreateFunctionRequest(body=fc.CreateFunctionInput(
+            function_name=name, runtime="python3.10", handler="index.handler", timeout=30,
+            code=fc.InputCodeLocation(zip_file=code))))
+
+
+def history(client: Any, flow: str, name: str) -> list[Any]:
+    """Every history event of an execution, following NextToken."""
+    events: list[Any] = []
+    token = None
+    while True:
+        body = client.get_execution_history(fnf.GetExecutionHistoryRequest(
+            flow_name=flow, execution_name=name, limit=100, next_token=token)).body
+        events += body.events
+        token = body.next_token
+        if not token:
+            return events
+
+
+def start(client: Any, flow: str, name: str, input: str = "{}") -> Any:
+    return client.start_execution(fnf.StartExecutionRequest(
+        flow_name=flow, execution_name=name, input=input)).body
