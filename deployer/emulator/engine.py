@@ -264,7 +264,7 @@ class FlowEngine:
             with self._cond:
                 self._firing.discard((seq, timer_id))
 
-    def _submit(self, fn: Callable[..., None], *args: Any) -> None:
+    def _submit(self, fn: Callable[..., object], *args: Any) -> None:
         with self._cond:
             if self._stopping or self._pool is None:
                 return

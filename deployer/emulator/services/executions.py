@@ -9,6 +9,7 @@ first); its NextToken is the name of the first execution of the next page.
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import uuid
@@ -189,7 +190,7 @@ class ExecutionService:
         return [_view(r) for r in rows[:limit]], token
 
     def history(self, account_id: str, region: str, flow_name: str, name: str, *,
-                limit: int, next_token: str = "") -> tuple[list[dict[str, Any]], str]:
+                limit: int, next_token: str = "") -> tuple[builtins.list[dict[str, Any]], str]:
         """History events in EventId order; NextToken is the next page's first EventId."""
         row = self._row(account_id, region, flow_name, name)
         start = 1

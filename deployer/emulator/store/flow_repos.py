@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -260,7 +259,7 @@ def task_row(row: sqlite3.Row) -> TaskRow:
                    bool(row["callback"]), bool(row["completed"]))
 
 
-def _flow_values(rec: FlowRecord) -> Iterable[Any]:
+def _flow_values(rec: FlowRecord) -> tuple[Any, ...]:
     return (rec.account_id, rec.region, rec.name, rec.flow_id, rec.definition, rec.description,
             rec.type, rec.role_arn, rec.execution_mode,
             json.dumps(rec.environment) if rec.environment is not None else None,
