@@ -127,7 +127,8 @@ class EmulatorServer:
         self.router.add_rpc(RamApi(self.emulator.roles))
         self.router.add_rpc(StsApi())
         self.router.admin = AdminApi(clock=self.clock, health=self._health,
-                                     reset=self.emulator.reset, code_path=self.emulator.code.path)
+                                     reset=self.emulator.reset, code_path=self.emulator.code.path,
+                                    logs=self._recent_logs)
         try:
             self._httpd = _HttpServer((host, port), self.router, max_body)
         except OSError:
@@ -153,6 +154,14 @@ class EmulatorServer:
                 "region": self.emulator.region, "pid": os.getpid(), "version": __version__,
                 "clock": "virtual" if self.clock.is_virtual else "real",
                 "stateDir": str(self.state_dir)}
+
+    def _recent_logs(self, region: str, function: str, limit: int) -> list[dict[str, object]]:
+        records = self.emulator.functions.recent_invocations(
+            self.emulator.identity.account_id, region or self.emulator.region, function, limit)
+        return [{"requestId": r.request_id, "invokedAt": r.invoked_at,
+                 "invocationType": r.invocation_type, "status": r.status,
+                 "errorType": r.error_type, "durationMs": r.duration_ms, "log": r.log}
+                for r in records]
 
     def start(self) -> EmulatorServer:
         """Serve in a background thread (the socket already listens); start the engines."""
