@@ -18,8 +18,8 @@ COMMANDS: dict[str, str] = {
     "render": "deployer.cli.commands.validate:render",
     "validate": "deployer.cli.commands.validate:validate",
     "package": "deployer.cli.commands.package:package",
-    "emulator": "deployer.cli.commands.emulator:emulator",
     "flow": "deployer.cli.commands.flow:flow",
+    "emulator": "deployer.cli.commands.emulator:emulator",
 }
 
 EPILOG = """\b
@@ -27,8 +27,8 @@ Examples:
   deploy validate                         check s.yaml and the rendered flow
   deploy render --region cn-hangzhou --account-id 1234567890123456
   deploy package --out build/             write the function zips
-  deploy emulator start                   run the local cloud in the background
   deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml   run the flow on mocked tasks
+  deploy emulator start                   run the local cloud in the background
 """
 
 

@@ -21,12 +21,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=9125)
     parser.add_argument("--clock", choices=("real", "virtual"), default="real")
     parser.add_argument("--region", default="cn-hangzhou")
+    parser.add_argument("--step-latency", type=float, default=0.0, metavar="SECONDS",
+                        help="virtual-time cost of each CloudFlow step (models the cloud's "
+                             "scheduling overhead; default 0)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     clock: Clock = VirtualClock() if args.clock == "virtual" else SystemClock()
     try:
-        server = EmulatorServer(args.state_dir, args.host, args.port, clock, region=args.region)
+        if args.step_latency < 0:
+            parser.error("--step-latency must be >= 0")
+        server = EmulatorServer(args.state_dir, args.host, args.port, clock, region=args.region,
+                                step_latency=args.step_latency)
     except OSError as exc:
         print(f"Error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
               file=sys.stderr)

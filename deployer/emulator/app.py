@@ -7,10 +7,15 @@ from pathlib import Path
 from typing import Protocol
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.engine import FlowEngine
+from deployer.emulator.services.executions import ExecutionService
+from deployer.emulator.services.fc_tasks import FunctionInvoker
+from deployer.emulator.services.flows import FlowService
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.roles import RoleService
 from deployer.emulator.store.db import Database
+from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.identity import Identity, load_or_create_identity
 from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
 
@@ -39,7 +44,8 @@ class Emulator:
     """All state and services of one emulator; the server puts HTTP in front of it."""
 
     def __init__(self, state_dir: Path, clock: Clock, runtime: FunctionRuntime | None = None,
-                 *, region: str = "cn-hangzhou") -> None:
+                 *, region: str = "cn-hangzhou", step_latency: float = 0.0,
+                 flow_workers: int = 8) -> None:
         self.state_dir = state_dir
         self.clock = clock
         self.region = region
@@ -52,16 +58,23 @@ class Emulator:
         self.functions = FunctionService(self.function_repo, self.invocation_repo, self.code,
                                          self.runtime, clock)
         self.roles = RoleService(RamRepo(self.db), clock)
-        self.engines: list[Engine] = []
+        self.flow_repo = FlowRepo(self.db)
+        self.flows = FlowService(self.flow_repo, clock, self.roles.role_trusts)
+        self.flow_engine = FlowEngine(self.db, clock, FunctionInvoker(self.functions),
+                                      workers=flow_workers, step_latency=step_latency)
+        self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
+        self.engines: list[Engine] = [self.flow_engine]
 
     def reset(self) -> None:
-        """Forget every resource (functions, code, invocations, roles, policies).
+        """Forget every resource (functions, code, invocations, roles, policies, flows and
+        executions).
 
         The identity (account id and keys) survives, so configured clients keep working.
         """
         for rec in self._all_functions():
             self.runtime.retire(rec[0], rec[1], rec[2])
         self.db.wipe()
+        self.flow_engine.notify()
         shutil.rmtree(self.code.root, ignore_errors=True)
 
     def _all_functions(self) -> list[tuple[str, str, str]]:

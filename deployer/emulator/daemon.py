@@ -135,7 +135,8 @@ def _check_port_free(host: str, port: int) -> None:
 
 
 def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: str = "real",
-          timeout: float = 20.0, sleep: Sleep = time.sleep) -> EmulatorStatus:
+          timeout: float = 20.0, sleep: Sleep = time.sleep,
+          step_latency: float = 0.0) -> EmulatorStatus:
     """Start a background daemon and return once ``/_emulator/health`` answers.
 
     Already running → its status with message "already running". Raises OperationError when
@@ -149,7 +150,8 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
     log = open(state_dir / LOG_FILE, "ab")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(
         [sys.executable, "-m", "deployer.emulator", "--state-dir", str(state_dir),
-         "--host", host, "--port", str(port), "--clock", clock],
+         "--host", host, "--port", str(port), "--clock", clock,
+         "--step-latency", repr(float(step_latency))],
         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     log.close()
     deadline = time.monotonic() + timeout

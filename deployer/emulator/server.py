@@ -21,6 +21,7 @@ from pathlib import Path
 from deployer import __version__
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.admin import AdminApi
+from deployer.emulator.api.cloudflow import CloudFlowApi
 from deployer.emulator.api.errors import Style, error_response
 from deployer.emulator.api.fc import FcApi
 from deployer.emulator.api.http import Headers, HttpRequest, HttpResponse
@@ -116,19 +117,22 @@ class EmulatorServer:
     def __init__(self, state_dir: Path, host: str = "127.0.0.1", port: int = 0,
                  clock: Clock | None = None, runtime: FunctionRuntime | None = None, *,
                  region: str = "cn-hangzhou", engines: Sequence[Engine] = (),
-                 max_body: int = MAX_BODY) -> None:
+                 max_body: int = MAX_BODY, step_latency: float = 0.0) -> None:
         self.state_dir = Path(state_dir)
         self.clock = clock or SystemClock()
-        self.emulator = Emulator(self.state_dir, self.clock, runtime, region=region)
+        self.emulator = Emulator(self.state_dir, self.clock, runtime, region=region,
+                                 step_latency=step_latency)
         self.emulator.engines.extend(engines)
         ident = self.emulator.identity
         self.router = Router(ident.account_id, ident.secret_for, self.clock, region)
         self.router.add_roa(FcApi(self.emulator.functions))
         self.router.add_rpc(RamApi(self.emulator.roles))
         self.router.add_rpc(StsApi())
+        self.router.add_rpc(CloudFlowApi(self.emulator.flows, self.emulator.executions))
         self.router.admin = AdminApi(clock=self.clock, health=self._health,
                                      reset=self.emulator.reset, code_path=self.emulator.code.path,
-                                    logs=self._recent_logs)
+                                     advanced=self.emulator.flow_engine.clock_moved,
+                                     logs=self._recent_logs)
         try:
             self._httpd = _HttpServer((host, port), self.router, max_body)
         except OSError:
@@ -153,7 +157,14 @@ class EmulatorServer:
         return {"endpoint": self.endpoint, "accountId": self.emulator.identity.account_id,
                 "region": self.emulator.region, "pid": os.getpid(), "version": __version__,
                 "clock": "virtual" if self.clock.is_virtual else "real",
-                "stateDir": str(self.state_dir)}
+                "stateDir": str(self.state_dir), "cloudflow": self._flow_stats()}
+
+    def _flow_stats(self) -> dict[str, object]:
+        engine = self.emulator.flow_engine
+        stats = engine.stats()
+        return {"runningExecutions": stats.running_executions,
+                "pendingTimers": stats.pending_timers, "inFlight": stats.in_flight,
+                "stepLatency": engine.step_latency, "autoAdvance": engine.auto_advance}
 
     def _recent_logs(self, region: str, function: str, limit: int) -> list[dict[str, object]]:
         records = self.emulator.functions.recent_invocations(

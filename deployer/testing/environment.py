@@ -99,15 +99,59 @@ class LocalCloud:
 
         return Client(self.config(**overrides))
 
+    def fnf_client(self, **overrides: Any) -> Any:
+        """A CloudFlow (fnf 2019-03-15) SDK client; its read timeout allows 60 s long polls."""
+        from alibabacloud_fnf20190315.client import Client
+
+        return Client(self.config(**{"read_timeout": 70000, **overrides}))
+
     def now(self) -> float:
         return self.clock.now()
 
     def advance(self, seconds: float) -> float:
-        """Move the virtual clock forward (TypeError on a real clock)."""
+        """Move the virtual clock forward (TypeError on a real clock); timers that become due
+        fire at once (asynchronously, on the engine)."""
         advance = getattr(self.clock, "advance", None)
         if advance is None:
             raise TypeError("this local cloud runs on the real clock")
-        return float(advance(seconds))
+        now = float(advance(seconds))
+        self.server.emulator.flow_engine.clock_moved()
+        return now
+
+    def wait_for_execution(self, flow: str, name: str, *, timeout: float = 30.0) -> dict[str, Any]:
+        """Block until the execution ends and return DescribeExecution-like data (wire keys:
+        ``Name``, ``FlowName``, ``Status``, ``Input``, ``Output``, ``StartedTime``,
+        ``StoppedTime``).
+
+        While nothing is running, the engine jumps the virtual clock to the next Wait or retry
+        timer (unless inside :meth:`auto_advance_disabled`), so long Waits cost no wall time.
+        ``timeout`` is in real seconds; TimeoutError when the execution is still running then.
+        """
+        from deployer.fdl.interpreter.history import format_time
+
+        view = self.server.emulator.executions.describe(
+            self.account_id, self.region, flow, name, wait_seconds=timeout)
+        if view.status == "Running":
+            raise TimeoutError(f"execution {flow}/{name} still running after {timeout} s")
+        data: dict[str, Any] = {"Name": view.name, "FlowName": view.flow_name,
+                                "Status": view.status, "Input": view.input,
+                                "StartedTime": format_time(view.started_at)}
+        if view.output is not None:
+            data["Output"] = view.output
+        if view.stopped_at is not None:
+            data["StoppedTime"] = format_time(view.stopped_at)
+        return data
+
+    @contextmanager
+    def auto_advance_disabled(self) -> Iterator[None]:
+        """Inside the block virtual time moves only through :meth:`advance`."""
+        engine = self.server.emulator.flow_engine
+        previous, engine.auto_advance = engine.auto_advance, False
+        try:
+            yield
+        finally:
+            engine.auto_advance = previous
+            engine.notify()
 
     def invocations(self, function_name: str, limit: int = 20) -> list[Any]:
         """Recent invocation records of a function, newest first."""
@@ -188,7 +232,8 @@ class mock_cloud:
 
     def __init__(self, *, region: str = "cn-hangzhou", clock: Clock | None = None,
                  runtime: FunctionRuntime | None = None, state_dir: Path | None = None,
-                 intercept: bool = True) -> None:
+                 intercept: bool = True, step_latency: float = 0.0) -> None:
+        self.step_latency = step_latency
         self.region = region
         self.clock = clock
         self.runtime = runtime
@@ -205,7 +250,8 @@ class mock_cloud:
                 stack.callback(shutil.rmtree, tmp, True)
                 state_dir = Path(tmp)
             server = EmulatorServer(state_dir, "127.0.0.1", 0, self.clock or VirtualClock(),
-                                    self.runtime, region=self.region)
+                                    self.runtime, region=self.region,
+                                    step_latency=self.step_latency)
             stack.callback(server.stop)
             server.start()
             cloud = LocalCloud(server, self.region)
@@ -228,13 +274,15 @@ class mock_cloud:
             @functools.wraps(fn)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
-                                state_dir=self.state_dir, intercept=self.intercept):
+                                state_dir=self.state_dir, intercept=self.intercept,
+                                step_latency=self.step_latency):
                     return await fn(*args, **kwargs)
             return async_wrapper  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
-                            state_dir=self.state_dir, intercept=self.intercept):
+                            state_dir=self.state_dir, intercept=self.intercept,
+                                step_latency=self.step_latency):
                 return fn(*args, **kwargs)
         return wrapper  # type: ignore[return-value]

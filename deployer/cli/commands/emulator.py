@@ -47,7 +47,7 @@ def _credentials_view(c: Credentials) -> Table:
 
 @click.group("emulator")
 def emulator() -> None:
-    """Run the local cloud (Function Compute 3.0, RAM, STS) in the background."""
+    """Run the local cloud (Function Compute 3.0, CloudFlow, RAM, STS) in the background."""
 
 
 @emulator.command("start")
@@ -56,20 +56,25 @@ def emulator() -> None:
               help="Interface to bind; anything but loopback exposes the emulator.")
 @click.option("--clock", type=click.Choice(("real", "virtual")), default="real",
               show_default=True)
+@click.option("--step-latency", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              metavar="SECONDS",
+              help="Virtual-time cost of each CloudFlow step, modelling the cloud's overhead.")
 @click.option("--foreground", is_flag=True, help="Serve in this process until Ctrl-C.")
 @state_dir_option
 @output_option
 @pass_app
-def start(app: AppContext, port: int, host: str, clock: str, foreground: bool,
-          state_dir: Path | None, output: str) -> None:
+def start(app: AppContext, port: int, host: str, clock: str, step_latency: float,
+          foreground: bool, state_dir: Path | None, output: str) -> None:
     """Start the emulator; returns once it answers (harmless when already running)."""
     directory = _state_dir(app, state_dir)
     if foreground:
         from deployer.emulator.__main__ import main as serve
 
         raise SystemExit(serve(["--state-dir", str(directory), "--host", host,
-                                "--port", str(port), "--clock", clock]))
-    app.render(daemon.start(directory, host=host, port=port, clock=clock), output)
+                                "--port", str(port), "--clock", clock,
+                                "--step-latency", repr(step_latency)]))
+    app.render(daemon.start(directory, host=host, port=port, clock=clock,
+                            step_latency=step_latency), output)
 
 
 @emulator.command("status")

@@ -1,6 +1,7 @@
 """Admin surface under ``/_emulator/`` (outside the cloud APIs): unauthenticated, loopback only.
 
-``GET health``, ``GET clock``, ``POST clock/advance`` (virtual clock, JSON ``{"seconds": n}``),
+``GET health`` (with CloudFlow engine stats), ``GET clock``, ``POST clock/advance`` (virtual
+clock, JSON ``{"seconds": n}``; due timers then fire),
 ``POST reset``, ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode),
 ``GET logs?function=NAME[&region=R][&limit=N]`` (recent invocations of a function, newest
 first: the local stand-in for the function's SLS logstore).
@@ -31,9 +32,11 @@ class AdminApi:
 
     def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
                  reset: Callable[[], None], code_path: Callable[[str], os.PathLike[str]],
+                 advanced: Callable[[], None] | None = None,
                  logs: LogsFn | None = None) -> None:
         self._logs = logs
         self._clock = clock
+        self._advanced = advanced
         self._health = health
         self._reset = reset
         self._code_path = code_path
@@ -94,4 +97,6 @@ class AdminApi:
         if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < 0:
             raise e.InvalidArgument('body must be {"seconds": <non-negative number>}')
         advance(float(seconds))
+        if self._advanced is not None:
+            self._advanced()
         return json_response(200, self._clock_state(), {})

@@ -113,3 +113,13 @@ def error_response(error: ApiError, request_id: str, style: Style, host: str = "
         headers = {"x-fc-request-id": request_id}
     return json_response(error.http_status, body, {**headers, **error.headers})
 InvalidVersion = _define("InvalidVersion", "InvalidVersion", 400)
+
+# --- CloudFlow (cloudflow-api.md §6.3) ---------------------------------------------------------
+ActionNotSupported = _define("ActionNotSupported", "ActionNotSupported", 400)
+APIVersionNotSupported = _define("APIVersionNotSupported", "APIVersionNotSupported", 400)
+MissingRequiredParams = _define("MissingRequiredParams", "MissingRequiredParams", 400)
+ExecutionAlreadyExists = _define("ExecutionAlreadyExists", "ExecutionAlreadyExists", 400)
+TaskAlreadyCompleted = _define("TaskAlreadyCompleted", "TaskAlreadyCompleted", 400)
+FlowNotExists = _define("FlowNotExists", "FlowNotExists", 404)
+ExecutionNotExists = _define("ExecutionNotExists", "ExecutionNotExists", 404)
+FlowAlreadyExists = _define("FlowAlreadyExists", "FlowAlreadyExists", 409)

@@ -217,6 +217,9 @@ class Router:
             raise e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
         self._authenticate(request, api.auth)
         handler = api.actions.get(action)
+        unknown_action = getattr(api, "unknown_action", None)
+        if handler is None and unknown_action is not None:
+            raise unknown_action(action)
         if handler is None:
             raise e.InvalidActionNotFound(
                 f"Specified api is not found, please check your url and method: {action!r}")

@@ -1,0 +1,248 @@
+"""CloudFlow executions: start, describe (long poll), list, history, stop, callbacks.
+
+Domain logic only; the :class:`FlowEngine` runs the steps. Decisions (docs/emulator.md):
+StartExecution on an Express flow and StopExecution of a finished execution answer
+InvalidArgument; StartSyncExecution on a Standard flow answers ActionNotSupported; an unknown
+task token answers InvalidArgument. ListExecutions returns executions in start order (oldest
+first); its NextToken is the name of the first execution of the next page.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from deployer.emulator.clock import Clock
+from deployer.emulator.engine import FlowEngine
+from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound, ServiceError
+from deployer.emulator.services.flows import FlowService, check_name
+from deployer.emulator.store.flow_repos import ExecutionRow, FlowRepo
+from deployer.fdl.interpreter import StopRequested, TaskFailed, TaskSucceeded
+
+__all__ = ["ExecutionFilter", "ExecutionService", "ExecutionView", "SyncResult",
+           "TaskCompleted"]
+
+STATUSES = ("Starting", "Running", "Stopped", "Succeeded", "Failed", "TimedOut")
+SYNC_TIMEOUT = 330.0  # real seconds: Express executions end within 300 s of their clock
+
+
+class TaskCompleted(ServiceError):
+    """ReportTask* for a task that has already completed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionView:
+    name: str
+    flow_name: str
+    status: str
+    input: str
+    output: str | None
+    started_at: float
+    stopped_at: float | None
+    definition: str
+    environment: dict[str, Any] | None
+    role_arn: str
+    error_code: str = ""
+    error_detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SyncResult:
+    view: ExecutionView
+    error_code: str
+    error_message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionFilter:
+    status: str = ""
+    name_prefix: str = ""
+    started_from: str = ""
+    started_to: str = ""
+
+
+def _view(row: ExecutionRow) -> ExecutionView:
+    return ExecutionView(row.name, row.flow_name, row.status, row.input, row.output,
+                         row.started_at, row.stopped_at, row.definition, row.environment,
+                         row.role_arn, str(row.state.get("error_code", "")),
+                         str(row.state.get("error_detail", "")))
+
+
+def _parse_time(text: str, field: str) -> float | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        raise InvalidArgument(f"{field} '{text}' is not an RFC 3339 UTC time "
+                              "(e.g. 2020-12-02T02:39:20.402Z)", field=field) from None
+
+
+def _input(text: str) -> tuple[str, Any]:
+    if text == "":
+        return "{}", {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidArgument(f"Input is not valid JSON: {exc.msg} at position {exc.pos}",
+                              field="Input") from None
+    if not isinstance(value, dict):
+        raise InvalidArgument("Input must be a JSON object", field="Input")
+    return text, value
+
+
+class ExecutionService:
+    """Execution use-cases over the store and the engine."""
+
+    def __init__(self, repo: FlowRepo, flows: FlowService, engine: FlowEngine,
+                 clock: Clock) -> None:
+        self._repo = repo
+        self._flows = flows
+        self._engine = engine
+        self._clock = clock
+
+    def start(self, account_id: str, region: str, flow_name: str, *, name: str = "",
+              input_text: str = "") -> ExecutionView:
+        """Start a Standard execution; a running one of that name is returned as is, a
+        finished one raises AlreadyExists(kind='execution')."""
+        flow = self._flows.get(account_id, region, flow_name)
+        if flow.execution_mode != "Standard":
+            raise InvalidArgument(f"Flow {flow_name} is an Express flow: use "
+                                  "StartSyncExecution", field="FlowName")
+        name = name or str(uuid.uuid4())
+        check_name(name, "ExecutionName")
+        return self._begin(flow_name, account_id, region, name, input_text, reuse=True)
+
+    def _begin(self, flow_name: str, account_id: str, region: str, name: str,
+               input_text: str, *, reuse: bool) -> ExecutionView:
+        text, value = _input(input_text)
+        for _attempt in range(2):
+            existing = self._repo.get_execution(account_id, region, flow_name, name)
+            if existing is not None:
+                if reuse and existing.status == "Running":
+                    return _view(existing)
+                raise AlreadyExists(f"Execution {name} for flow {flow_name} already exists.",
+                                    kind="execution", name=name)
+            flow = self._flows.get(account_id, region, flow_name)
+            try:
+                seq = self._engine.begin(flow, name=name, input_text=text, input_value=value)
+            except sqlite3.IntegrityError:
+                continue  # started concurrently under the same name: re-read it
+            row = self._repo.execution_by_seq(seq)
+            if row is not None:
+                return _view(row)
+        raise NotFound(f"Execution {name} does not exist.", kind="execution", name=name)
+
+    def start_sync(self, account_id: str, region: str, flow_name: str, *, name: str = "",
+                   input_text: str = "") -> SyncResult:
+        """Run an Express execution to its end and return it (name ``<name>:<uuid>``)."""
+        flow = self._flows.get(account_id, region, flow_name)
+        if flow.execution_mode != "Express":
+            raise ServiceError("Standard execution is not supported", kind="unsupported")
+        if name:
+            check_name(name, "ExecutionName")
+        full = f"{name or uuid.uuid4()}:{uuid.uuid4()}"
+        self._begin(flow_name, account_id, region, full, input_text, reuse=False)
+        view = self.describe(account_id, region, flow_name, full, wait_seconds=SYNC_TIMEOUT)
+        if view.status == "Succeeded":
+            return SyncResult(view, "", "")
+        return SyncResult(view, view.error_code, view.error_detail)
+
+    def describe(self, account_id: str, region: str, flow_name: str, name: str, *,
+                 wait_seconds: float = 0) -> ExecutionView:
+        """The execution; with ``wait_seconds`` > 0 the call blocks (real seconds) until the
+        execution ends or the time is up, woken by the engine, then answers."""
+        row = self._row(account_id, region, flow_name, name)
+        if row.status == "Running" and wait_seconds > 0:
+            def ended() -> bool:
+                current = self._repo.execution_by_seq(row.seq)
+                return current is None or current.status != "Running"
+            self._engine.wait_ended(ended, wait_seconds)
+            row = self._row(account_id, region, flow_name, name)
+        return _view(row)
+
+    def list(self, account_id: str, region: str, flow_name: str, *, limit: int,
+             next_token: str = "",
+             filt: ExecutionFilter = ExecutionFilter()) -> tuple[list[ExecutionView], str]:
+        """One page in start order and the next page's token ('' on the last page)."""
+        self._flows.get(account_id, region, flow_name)
+        if filt.status and filt.status not in STATUSES:
+            raise InvalidArgument(f"Status '{filt.status}' is invalid: use one of "
+                                  + ", ".join(STATUSES), field="Status")
+        after = 0
+        if next_token:
+            start = self._repo.get_execution(account_id, region, flow_name, next_token)
+            if start is None:
+                raise InvalidArgument(f"NextToken '{next_token}' is invalid", field="NextToken")
+            after = start.seq
+        rows = self._repo.list_executions(
+            account_id, region, flow_name, after_seq=after, limit=limit + 1,
+            status=filt.status, prefix=filt.name_prefix,
+            started_from=_parse_time(filt.started_from, "StartedTimeBegin"),
+            started_to=_parse_time(filt.started_to, "StartedTimeEnd"))
+        token = rows[limit].name if len(rows) > limit else ""
+        return [_view(r) for r in rows[:limit]], token
+
+    def history(self, account_id: str, region: str, flow_name: str, name: str, *,
+                limit: int, next_token: str = "") -> tuple[list[dict[str, Any]], str]:
+        """History events in EventId order; NextToken is the next page's first EventId."""
+        row = self._row(account_id, region, flow_name, name)
+        start = 1
+        if next_token:
+            if not next_token.isdigit():
+                raise InvalidArgument(f"NextToken '{next_token}' is invalid", field="NextToken")
+            start = int(next_token)
+        events = self._repo.history(row.seq, from_event=start, limit=limit + 1)
+        token = str(events[limit]["EventId"]) if len(events) > limit else ""
+        return events[:limit], token
+
+    def stop(self, account_id: str, region: str, flow_name: str, name: str, *,
+             error: str = "", cause: str = "") -> ExecutionView:
+        """Stop a running execution: one ExecutionStopped event, pending timers cancelled."""
+        if len(error) > 128 or len(cause) > 4096:
+            raise InvalidArgument("Error must be at most 128 and Cause at most 4096 characters",
+                                  field="Error")
+        row = self._row(account_id, region, flow_name, name)
+        if row.status != "Running":
+            raise InvalidArgument(f"Execution {name} is not running (status {row.status}).",
+                                  field="ExecutionName")
+        self._engine.deliver(row.seq, lambda now: StopRequested(now, error, cause))
+        return _view(self._row(account_id, region, flow_name, name))
+
+    def report(self, account_id: str, region: str, token: str, *, output: str | None = None,
+               error: str = "", cause: str = "") -> int:
+        """Complete a WaitForCustomCallback task; return the EventId it produced."""
+        if output is not None:
+            try:
+                json.loads(output)
+            except json.JSONDecodeError:
+                raise InvalidArgument("Output is not valid JSON", field="Output") from None
+        tasks = self._repo.task_by_token(account_id, region, token)
+        if not tasks:
+            raise InvalidArgument(f"TaskToken '{token}' is invalid: no task has it",
+                                  field="TaskToken")
+        live = [t for t in tasks if not t.completed]
+        if not live:
+            raise TaskCompleted(f"Task {token} has already completed.")
+        task = live[0]
+        ex = self._engine.deliver(task.exec_seq, lambda now: (
+            TaskSucceeded(now, task.task_id, output) if output is not None
+            else TaskFailed(now, task.task_id, error, cause)))
+        if ex is None or not ex.new_events:
+            raise TaskCompleted(f"Task {token} has already completed.")
+        return ex.new_events[0].event_id
+
+    def forget_flow(self, account_id: str, region: str, flow_name: str) -> None:
+        """Called after a flow was deleted: long-polling callers are woken."""
+        self._engine.notify()
+
+    def _row(self, account_id: str, region: str, flow_name: str, name: str) -> ExecutionRow:
+        self._flows.get(account_id, region, flow_name)
+        row = self._repo.get_execution(account_id, region, flow_name, name)
+        if row is None:
+            raise NotFound(f"Execution {name} does not exist.", kind="execution", name=name)
+        return row

@@ -1,0 +1,119 @@
+"""Carrying out ``FC:InvokeFunction`` tasks on the emulator's Function Compute.
+
+``resourceArn`` forms (cloudflow-fdl.md §6.1):
+
+* ``acs:fc:<region>:<account>:functions/<name>[/<qualifier>]`` (FC 3.0);
+* ``acs:fc:<region>:<account>:services/<service>.<qualifier>/functions/<name>`` (the older form;
+  the function ``<name>`` is called, the service name is not part of FC 3.0).
+
+Empty region/account segments mean the execution's. Outcomes follow the interpreter's
+conventions: ``(output_text, "", "")`` on success, ``("", code, detail)`` on failure, with
+function errors mapped by ``fc.map_function_error`` (``FC.Unknown``) and service errors by
+``fc.map_service_error`` (``FC.FunctionNotFound``...). ``invocationType: Async`` with
+``RequestComplete`` completes on acceptance (output ``{}``); with ``WaitForSystemCallback`` the
+task waits for the run's result. ``WaitForCustomCallback`` tasks invoke the function (which
+receives the token in its parameters) and then wait for ReportTask*; a function error fails
+the task at once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from deployer.emulator.services.errors import NotFound, PayloadTooLarge, ServiceError
+from deployer.emulator.services.functions import FunctionService
+from deployer.fdl import TaskMode
+from deployer.fdl.interpreter import InvokeTask
+from deployer.fdl.interpreter.fc import map_function_error, map_service_error
+
+__all__ = ["FunctionArn", "FunctionInvoker", "Outcome", "parse_function_arn"]
+
+Outcome = tuple[str, str, str]
+
+_ARN_V3 = re.compile(r"^acs:fc:([a-z0-9-]*):(\d*):functions/([^/]+)(?:/([^/]+))?$")
+_ARN_V2 = re.compile(r"^acs:fc:([a-z0-9-]*):(\d*):services/([^/.]+)(?:\.([^/]+))?"
+                     r"/functions/([^/]+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionArn:
+    region: str
+    account_id: str
+    name: str
+    qualifier: str
+
+
+def parse_function_arn(arn: str, region: str, account_id: str) -> FunctionArn | None:
+    """The function an ARN names, empty segments filled in; None if it is not an FC ARN."""
+    m = _ARN_V3.match(arn)
+    if m:
+        return FunctionArn(m.group(1) or region, m.group(2) or account_id, m.group(3),
+                           m.group(4) or "LATEST")
+    m = _ARN_V2.match(arn)
+    if m:
+        return FunctionArn(m.group(1) or region, m.group(2) or account_id, m.group(5),
+                           m.group(4) or "LATEST")
+    return None
+
+
+def _body(value: Any) -> bytes:
+    if value is None:
+        return b""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class FunctionInvoker:
+    """Runs tasks against :class:`FunctionService` (blocking; called from engine workers)."""
+
+    def __init__(self, functions: FunctionService) -> None:
+        self._functions = functions
+
+    @staticmethod
+    def handles(cmd: InvokeTask) -> bool:
+        """True when the task's action is carried out here (FC:InvokeFunction)."""
+        return cmd.action == "FC:InvokeFunction"
+
+    def run(self, cmd: InvokeTask, account_id: str, region: str) -> Outcome | None:
+        """Carry out ``cmd``; None when the task now waits for a callback."""
+        callback = cmd.task_mode is TaskMode.WAIT_FOR_CUSTOM_CALLBACK
+        if not self.handles(cmd):
+            if callback:
+                return None
+            return "", "FnF.UnsupportedAction", (
+                f"the emulator cannot run action {cmd.action!r}; only FC:InvokeFunction")
+        params = cmd.parameters if isinstance(cmd.parameters, dict) else {}
+        arn = parse_function_arn(str(params.get("resourceArn", "")), region, account_id)
+        if arn is None:
+            return "", "FC.InvalidArgument", (
+                f"resourceArn {params.get('resourceArn')!r} is not a Function Compute "
+                "function ARN (acs:fc:<region>:<account>:functions/<name>[/<qualifier>])")
+        asynchronous = str(params.get("invocationType", "Sync")) == "Async"
+        fire_and_forget = asynchronous and cmd.task_mode is TaskMode.REQUEST_COMPLETE
+        try:
+            self._functions.get(arn.account_id, arn.region, arn.name, arn.qualifier)
+            inv = self._functions.invoke(arn.account_id, arn.region, arn.name,
+                                         _body(params.get("body")),
+                                         request_id=str(uuid.uuid4()),
+                                         asynchronous=fire_and_forget)
+        except NotFound as exc:
+            code = {"version": "VersionNotFound", "alias": "AliasNotFound"}.get(
+                exc.kind, "FunctionNotFound")
+            return ("", *map_service_error(code, exc.message))
+        except PayloadTooLarge as exc:
+            return ("", *map_service_error("EntityTooLarge", exc.message))
+        except ServiceError as exc:
+            return ("", *map_service_error("InvalidArgument", exc.message))
+        if inv.result is None:
+            return "{}", "", ""
+        payload = inv.result.payload.decode("utf-8", errors="replace")
+        if inv.result.error_type:
+            return ("", *map_function_error(payload))
+        if callback:
+            return None
+        return payload, "", ""

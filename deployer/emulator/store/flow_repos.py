@@ -1,0 +1,267 @@
+"""CloudFlow persistence: flows, executions, history events, timers and pending tasks.
+
+Schema (migration 2), all regional rows keyed by (account_id, region):
+
+* ``flows``: one row per flow; ``environment`` is JSON or NULL.
+* ``executions``: one row per execution, ``seq`` is the internal key. ``state`` is the
+  interpreter's :class:`Execution` as JSON and ``version`` counts the steps committed; every
+  step is written with ``WHERE version = <the version it was computed from>`` so a stale or
+  repeated step never commits twice.
+* ``history``: the interpreter's history events as served (``GetExecutionHistory``).
+* ``timers``: every pending Wait, retry back-off and timeout, ``fire_at`` in clock seconds.
+* ``tasks``: every task the execution waits for (``command`` = the InvokeTask JSON);
+  ``token`` is the callback token, ``completed`` marks a reported callback token.
+* ``engine_meta``: small key/values (the virtual clock's last instant).
+
+Helpers taking a ``sqlite3.Connection`` run inside the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from deployer.emulator.store.db import Database, register_migration
+
+__all__ = ["ExecutionRow", "FlowRecord", "FlowRepo", "TaskRow", "TimerRow"]
+
+register_migration(
+    2,
+    "CloudFlow flows, executions, history, timers, tasks",
+    """
+    CREATE TABLE flows (
+        account_id TEXT NOT NULL, region TEXT NOT NULL, name TEXT NOT NULL,
+        flow_id TEXT NOT NULL, definition TEXT NOT NULL, description TEXT NOT NULL,
+        type TEXT NOT NULL, role_arn TEXT NOT NULL, execution_mode TEXT NOT NULL,
+        environment TEXT, resource_group_id TEXT NOT NULL, external_storage TEXT NOT NULL,
+        created_at REAL NOT NULL, modified_at REAL NOT NULL,
+        PRIMARY KEY (account_id, region, name));
+    CREATE TABLE executions (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        account_id TEXT NOT NULL, region TEXT NOT NULL, flow_name TEXT NOT NULL,
+        name TEXT NOT NULL, status TEXT NOT NULL, input TEXT NOT NULL, output TEXT,
+        started_at REAL NOT NULL, stopped_at REAL, definition TEXT NOT NULL,
+        environment TEXT, role_arn TEXT NOT NULL, mode TEXT NOT NULL,
+        state TEXT NOT NULL, version INTEGER NOT NULL,
+        UNIQUE (account_id, region, flow_name, name));
+    CREATE INDEX executions_by_status ON executions (status);
+    CREATE TABLE history (
+        exec_seq INTEGER NOT NULL, event_id INTEGER NOT NULL, schedule_event_id INTEGER NOT NULL,
+        type TEXT NOT NULL, step_name TEXT NOT NULL, time TEXT NOT NULL, detail TEXT NOT NULL,
+        PRIMARY KEY (exec_seq, event_id)) WITHOUT ROWID;
+    CREATE TABLE timers (
+        exec_seq INTEGER NOT NULL, timer_id TEXT NOT NULL, fire_at REAL NOT NULL,
+        purpose TEXT NOT NULL, PRIMARY KEY (exec_seq, timer_id));
+    CREATE INDEX timers_by_time ON timers (fire_at);
+    CREATE TABLE tasks (
+        exec_seq INTEGER NOT NULL, task_id TEXT NOT NULL, command TEXT NOT NULL,
+        token TEXT NOT NULL, account_id TEXT NOT NULL, region TEXT NOT NULL,
+        callback INTEGER NOT NULL, completed INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (exec_seq, task_id));
+    CREATE INDEX tasks_by_token ON tasks (account_id, region, token);
+    CREATE TABLE engine_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
+    """,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRecord:
+    account_id: str
+    region: str
+    name: str
+    flow_id: str
+    definition: str
+    description: str
+    type: str
+    role_arn: str
+    execution_mode: str
+    environment: dict[str, Any] | None
+    resource_group_id: str
+    external_storage: str
+    created_at: float
+    modified_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionRow:
+    """An execution as stored; ``state`` is the interpreter's Execution JSON."""
+
+    seq: int
+    account_id: str
+    region: str
+    flow_name: str
+    name: str
+    status: str
+    input: str
+    output: str | None
+    started_at: float
+    stopped_at: float | None
+    definition: str
+    environment: dict[str, Any] | None
+    role_arn: str
+    mode: str
+    state: dict[str, Any]
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimerRow:
+    exec_seq: int
+    timer_id: str
+    fire_at: float
+    purpose: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRow:
+    exec_seq: int
+    task_id: str
+    command: dict[str, Any]
+    token: str
+    callback: bool
+    completed: bool
+
+
+def _flow(row: sqlite3.Row) -> FlowRecord:
+    env = row["environment"]
+    return FlowRecord(
+        row["account_id"], row["region"], row["name"], row["flow_id"], row["definition"],
+        row["description"], row["type"], row["role_arn"], row["execution_mode"],
+        json.loads(env) if env else None, row["resource_group_id"], row["external_storage"],
+        row["created_at"], row["modified_at"])
+
+
+def execution_row(row: sqlite3.Row, *, with_state: bool = True) -> ExecutionRow:
+    env = row["environment"]
+    return ExecutionRow(
+        row["seq"], row["account_id"], row["region"], row["flow_name"], row["name"],
+        row["status"], row["input"], row["output"], row["started_at"], row["stopped_at"],
+        row["definition"], json.loads(env) if env else None, row["role_arn"], row["mode"],
+        json.loads(row["state"]) if with_state else {}, row["version"])
+
+
+class FlowRepo:
+    """Flows and the read side of executions; the engine writes steps with :mod:`.steps`."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # --- flows --------------------------------------------------------------------------------
+
+    def get_flow(self, account_id: str, region: str, name: str) -> FlowRecord | None:
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT * FROM flows WHERE account_id=? AND region=? AND name=?",
+                               (account_id, region, name)).fetchone()
+        return _flow(row) if row else None
+
+    def insert_flow(self, rec: FlowRecord) -> bool:
+        """Insert ``rec``; False when the name is taken."""
+        with self.db.transaction() as conn:
+            try:
+                conn.execute("INSERT INTO flows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                             _flow_values(rec))
+            except sqlite3.IntegrityError:
+                return False
+        return True
+
+    def update_flow(self, rec: FlowRecord) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM flows WHERE account_id=? AND region=? AND name=?",
+                         (rec.account_id, rec.region, rec.name))
+            conn.execute("INSERT INTO flows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                         _flow_values(rec))
+
+    def delete_flow(self, account_id: str, region: str, name: str) -> bool:
+        """Delete the flow with all its executions, history, timers and tasks."""
+        with self.db.transaction() as conn:
+            cur = conn.execute("DELETE FROM flows WHERE account_id=? AND region=? AND name=?",
+                               (account_id, region, name))
+            seqs = [r[0] for r in conn.execute(
+                "SELECT seq FROM executions WHERE account_id=? AND region=? AND flow_name=?",
+                (account_id, region, name))]
+            for table in ("history", "timers", "tasks"):
+                conn.executemany(f"DELETE FROM {table} WHERE exec_seq=?", [(s,) for s in seqs])
+            conn.executemany("DELETE FROM executions WHERE seq=?", [(s,) for s in seqs])
+        return cur.rowcount > 0
+
+    def list_flows(self, account_id: str, region: str, *, start: str, limit: int,
+                   resource_group_id: str = "") -> list[FlowRecord]:
+        """Flows in ascending name order from ``start`` (inclusive), at most ``limit``."""
+        sql = "SELECT * FROM flows WHERE account_id=? AND region=? AND name>=?"
+        args: list[Any] = [account_id, region, start]
+        if resource_group_id:
+            sql += " AND resource_group_id=?"
+            args.append(resource_group_id)
+        with self.db.transaction() as conn:
+            rows = conn.execute(sql + " ORDER BY name LIMIT ?", (*args, limit)).fetchall()
+        return [_flow(r) for r in rows]
+
+    # --- executions (read side) ---------------------------------------------------------------
+
+    def get_execution(self, account_id: str, region: str, flow: str,
+                      name: str) -> ExecutionRow | None:
+        with self.db.transaction() as conn:
+            row = conn.execute(
+                "SELECT * FROM executions WHERE account_id=? AND region=? AND flow_name=? "
+                "AND name=?", (account_id, region, flow, name)).fetchone()
+        return execution_row(row) if row else None
+
+    def execution_by_seq(self, seq: int) -> ExecutionRow | None:
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT * FROM executions WHERE seq=?", (seq,)).fetchone()
+        return execution_row(row) if row else None
+
+    def list_executions(self, account_id: str, region: str, flow: str, *, after_seq: int,
+                        limit: int, status: str = "", prefix: str = "",
+                        started_from: float | None = None,
+                        started_to: float | None = None) -> list[ExecutionRow]:
+        """Executions in start order (``seq`` ascending) with ``seq >= after_seq``."""
+        sql = ("SELECT * FROM executions WHERE account_id=? AND region=? AND flow_name=? "
+               "AND seq>=?")
+        args: list[Any] = [account_id, region, flow, after_seq]
+        if status:
+            sql += " AND status=?"
+            args.append(status)
+        if prefix:
+            sql += " AND substr(name, 1, ?)=?"
+            args.extend([len(prefix), prefix])
+        if started_from is not None:
+            sql += " AND started_at>=?"
+            args.append(started_from)
+        if started_to is not None:
+            sql += " AND started_at<=?"
+            args.append(started_to)
+        with self.db.transaction() as conn:
+            rows = conn.execute(sql + " ORDER BY seq LIMIT ?", (*args, limit)).fetchall()
+        return [execution_row(r, with_state=False) for r in rows]
+
+    def history(self, seq: int, *, from_event: int, limit: int) -> list[dict[str, Any]]:
+        """History events with ``EventId >= from_event`` in ascending order (wire keys)."""
+        with self.db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT * FROM history WHERE exec_seq=? AND event_id>=? ORDER BY event_id "
+                "LIMIT ?", (seq, from_event, limit)).fetchall()
+        return [{"EventId": r["event_id"], "ScheduleEventId": r["schedule_event_id"],
+                 "Type": r["type"], "StepName": r["step_name"], "Time": r["time"],
+                 "EventDetail": r["detail"]} for r in rows]
+
+    def task_by_token(self, account_id: str, region: str, token: str) -> list[TaskRow]:
+        with self.db.transaction() as conn:
+            rows = conn.execute("SELECT * FROM tasks WHERE account_id=? AND region=? AND token=?",
+                                (account_id, region, token)).fetchall()
+        return [task_row(r) for r in rows]
+
+
+def task_row(row: sqlite3.Row) -> TaskRow:
+    return TaskRow(row["exec_seq"], row["task_id"], json.loads(row["command"]), row["token"],
+                   bool(row["callback"]), bool(row["completed"]))
+
+
+def _flow_values(rec: FlowRecord) -> Iterable[Any]:
+    return (rec.account_id, rec.region, rec.name, rec.flow_id, rec.definition, rec.description,
+            rec.type, rec.role_arn, rec.execution_mode,
+            json.dumps(rec.environment) if rec.environment is not None else None,
+            rec.resource_group_id, rec.external_storage, rec.created_at, rec.modified_at)

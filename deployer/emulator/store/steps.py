@@ -1,0 +1,134 @@
+"""Writing one interpreter step: new execution state, its history events, timers and tasks.
+
+Everything here runs inside the caller's transaction, so a step is committed whole or not at
+all, before any of its commands is carried out. ``update_step`` guards on the version the step
+was computed from: a stale or duplicated step raises :class:`StaleStep` and rolls back.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from deployer.emulator.store.flow_repos import TaskRow, TimerRow, task_row
+from deployer.fdl import TaskMode
+from deployer.fdl.interpreter import (
+    CancelTimer,
+    Command,
+    Execution,
+    InvokeTask,
+    StartTimer,
+)
+
+__all__ = [
+    "StaleStep",
+    "due_timers",
+    "insert_started",
+    "next_timers",
+    "pending_tasks",
+    "update_step",
+]
+
+
+class StaleStep(Exception):
+    """The execution changed (or vanished) since the step was computed."""
+
+
+def _output_text(ex: Execution) -> str | None:
+    if ex.status.value != "Succeeded":
+        return None
+    return json.dumps(ex.output, ensure_ascii=False, separators=(",", ":"))
+
+
+def insert_started(conn: sqlite3.Connection, *, account_id: str, region: str, flow_name: str,
+                   input_text: str, definition: str, environment: dict[str, Any] | None,
+                   ex: Execution, commands: Sequence[Command], timer_delay: float) -> int:
+    """Insert a new execution with its first step (version 1); return its ``seq``."""
+    cur = conn.execute(
+        "INSERT INTO executions (account_id, region, flow_name, name, status, input, output, "
+        "started_at, stopped_at, definition, environment, role_arn, mode, state, version) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
+        (account_id, region, flow_name, ex.name, ex.status.value, input_text, _output_text(ex),
+         ex.started_at, ex.stopped_at, definition,
+         json.dumps(environment) if environment is not None else None, ex.role_arn,
+         ex.execution_mode, json.dumps(ex.to_json() | {"new_events": []})))
+    seq = int(cur.lastrowid or 0)
+    _write_effects(conn, seq, account_id, region, ex, commands, timer_delay)
+    return seq
+
+
+def update_step(conn: sqlite3.Connection, seq: int, version: int, *, account_id: str,
+                region: str, ex: Execution, commands: Sequence[Command],
+                timer_delay: float) -> None:
+    """Commit a step computed from ``version``; :class:`StaleStep` if that is not current."""
+    cur = conn.execute(
+        "UPDATE executions SET status=?, output=?, stopped_at=?, state=?, version=version+1 "
+        "WHERE seq=? AND version=?",
+        (ex.status.value, _output_text(ex), ex.stopped_at,
+         json.dumps(ex.to_json() | {"new_events": []}), seq, version))
+    if cur.rowcount != 1:
+        raise StaleStep(f"execution {seq} is not at version {version}")
+    _write_effects(conn, seq, account_id, region, ex, commands, timer_delay)
+
+
+def _write_effects(conn: sqlite3.Connection, seq: int, account_id: str, region: str,
+                   ex: Execution, commands: Sequence[Command], timer_delay: float) -> None:
+    conn.executemany(
+        "INSERT INTO history VALUES (?,?,?,?,?,?,?)",
+        [(seq, h.event_id, h.schedule_event_id, h.type.value, h.step_name, h.time, h.detail)
+         for h in ex.new_events])
+    for cmd in commands:
+        if isinstance(cmd, StartTimer):
+            conn.execute("INSERT OR REPLACE INTO timers VALUES (?,?,?,?)",
+                         (seq, cmd.timer_id, cmd.fire_at + timer_delay, cmd.purpose.value))
+        elif isinstance(cmd, CancelTimer):
+            conn.execute("DELETE FROM timers WHERE exec_seq=? AND timer_id=?",
+                         (seq, cmd.timer_id))
+        elif isinstance(cmd, InvokeTask):
+            callback = cmd.task_mode is TaskMode.WAIT_FOR_CUSTOM_CALLBACK
+            conn.execute("INSERT OR REPLACE INTO tasks VALUES (?,?,?,?,?,?,?,0)",
+                         (seq, cmd.task_id, json.dumps(cmd.to_json()), cmd.task_token,
+                          account_id, region, int(callback)))
+    _reconcile(conn, seq, ex)
+
+
+def _reconcile(conn: sqlite3.Connection, seq: int, ex: Execution) -> None:
+    """Drop timers and tasks the execution no longer waits for (fired, done, cancelled)."""
+    live_timers = set(ex.timers) if not ex.status.is_terminal else set()
+    for (timer_id,) in conn.execute("SELECT timer_id FROM timers WHERE exec_seq=?",
+                                    (seq,)).fetchall():
+        if timer_id not in live_timers:
+            conn.execute("DELETE FROM timers WHERE exec_seq=? AND timer_id=?", (seq, timer_id))
+    live_tasks = set(ex.tasks) if not ex.status.is_terminal else set()
+    for task_id, callback in conn.execute(
+            "SELECT task_id, callback FROM tasks WHERE exec_seq=? AND completed=0",
+            (seq,)).fetchall():
+        if task_id in live_tasks:
+            continue
+        if callback:  # keep the token: a late report answers TaskAlreadyCompleted
+            conn.execute("UPDATE tasks SET completed=1 WHERE exec_seq=? AND task_id=?",
+                         (seq, task_id))
+        else:
+            conn.execute("DELETE FROM tasks WHERE exec_seq=? AND task_id=?", (seq, task_id))
+
+
+def due_timers(conn: sqlite3.Connection, now: float, limit: int) -> list[TimerRow]:
+    rows = conn.execute("SELECT * FROM timers WHERE fire_at<=? ORDER BY fire_at LIMIT ?",
+                        (now, limit)).fetchall()
+    return [TimerRow(r["exec_seq"], r["timer_id"], r["fire_at"], r["purpose"]) for r in rows]
+
+
+def next_timers(conn: sqlite3.Connection) -> tuple[float | None, float | None]:
+    """(earliest fire_at of any timer, earliest fire_at of a Wait or retry timer)."""
+    first = conn.execute("SELECT MIN(fire_at) FROM timers").fetchone()[0]
+    skip = conn.execute(
+        "SELECT MIN(fire_at) FROM timers WHERE purpose IN ('wait', 'retry')").fetchone()[0]
+    return first, skip
+
+
+def pending_tasks(conn: sqlite3.Connection) -> list[TaskRow]:
+    """Tasks of running executions that were dispatched but whose result is not committed."""
+    rows = conn.execute("SELECT * FROM tasks WHERE completed=0 ORDER BY exec_seq").fetchall()
+    return [task_row(r) for r in rows]

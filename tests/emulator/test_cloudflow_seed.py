@@ -1,0 +1,59 @@
+"""The seed's polling flow end to end: real local functions, virtual clock (the knife edge)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from deployer.testing.environment import mock_cloud
+from tests.emulator.cloudflow_support import (
+    create,
+    deploy_seed_functions,
+    history,
+    seed_flow,
+    start,
+)
+
+
+def _run(delay: int, *, step_latency: float = 0.0) -> tuple[dict, list]:
+    # a fresh emulator: GetJobStatus's start_time is set when its instance imports the module
+    with mock_cloud(intercept=False, step_latency=step_latency) as cloud:
+        deploy_seed_functions(cloud)
+        client = cloud.fnf_client()
+        create(client, "MyWorkFlow", seed_flow(account=cloud.account_id))
+        started = cloud.now()
+        start(client, "MyWorkFlow", "run", json.dumps({"delay": delay}))
+        final = cloud.wait_for_execution("MyWorkFlow", "run", timeout=30)
+        final["virtual_seconds"] = cloud.now() - started
+        return final, history(client, "MyWorkFlow", "run")
+
+
+@pytest.mark.parametrize(("delay", "try_count", "elapsed"), [(9, 2, 20), (29, 4, 40)])
+def test_seed_succeeds_on_the_exact_clock(delay: int, try_count: int, elapsed: int) -> None:
+    wall = time.monotonic()
+    final, events = _run(delay)
+    assert final["Status"] == "Succeeded"
+    output = json.loads(final["Output"])
+    assert output["job_status"] == "success" and output["try_count"] == try_count
+    assert final["virtual_seconds"] == elapsed  # Waits of 10 s each, nothing else takes time
+    assert [e.type for e in events].count("ExecutionSucceeded") == 1
+    assert time.monotonic() - wall < 15
+
+
+@pytest.mark.parametrize("delay", [30, 100])
+def test_seed_times_out_on_the_exact_clock(delay: int) -> None:
+    final, events = _run(delay)
+    assert final["Status"] == "Failed" and "Output" not in final
+    failed = [e for e in events if e.type == "ExecutionFailed"]
+    assert len(failed) == 1
+    assert json.loads(failed[0].event_detail)["Error"] == "timeout"
+    polls = [e for e in events if e.type == "TaskSucceeded" and e.step_name == "GetJobStatus"]
+    assert len(polls) == 4
+
+
+def test_step_latency_models_cloud_overhead() -> None:
+    final, _ = _run(30, step_latency=0.3)
+    assert final["Status"] == "Succeeded"
+    assert json.loads(final["Output"])["try_count"] == 4
