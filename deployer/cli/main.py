@@ -20,6 +20,14 @@ COMMANDS: dict[str, str] = {
     "package": "deployer.cli.commands.package:package",
     "flow": "deployer.cli.commands.flow:flow",
     "emulator": "deployer.cli.commands.emulator:emulator",
+    "up": "deployer.cli.commands.deploy:up",
+    "plan": "deployer.cli.commands.deploy:plan",
+    "down": "deployer.cli.commands.deploy:down",
+    "execute": "deployer.cli.commands.executions:execute",
+    "status": "deployer.cli.commands.executions:status",
+    "history": "deployer.cli.commands.executions:history",
+    "invoke": "deployer.cli.commands.functions:invoke",
+    "logs": "deployer.cli.commands.functions:logs",
 }
 
 EPILOG = """\b
@@ -29,6 +37,8 @@ Examples:
   deploy package --out build/             write the function zips
   deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml   run the flow on mocked tasks
   deploy emulator start                   run the local cloud in the background
+  deploy up                               deploy to the local emulator (--target aliyun: the cloud)
+  deploy execute --delay 20               run the flow and watch it
 """
 
 

@@ -44,9 +44,11 @@ from deployer.errors import InvalidInputError, OperationError
 __all__ = [
     "DeploymentRecord",
     "DownResult",
+    "PlanSummary",
     "PlannedDeploy",
     "RecordedResource",
     "RemovedResource",
+    "UpSummary",
     "apply_deploy",
     "desired_state",
     "plan_deploy",
@@ -303,3 +305,40 @@ def _remove(kind: ResourceType, item: RecordedResource, record: DeploymentRecord
 def record_summary(record: DeploymentRecord) -> list[dict[str, Any]]:
     """The record's resources as JSON-ready rows."""
     return [{"type": r.resource.value, "name": r.name, "arn": r.arn} for r in record.resources]
+
+
+# --- results the CLI renders --------------------------------------------------------------------
+
+
+def _rows(actions: Any) -> list[dict[str, Any]]:
+    return [{"type": a.resource.value, "name": a.name, "arn": a.arn or None,
+             "action": (a.kind if hasattr(a, "kind") else a.action).value,
+             "changes": list(a.changes)} for a in actions]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSummary:
+    """``deploy plan``: what ``deploy up`` would do."""
+
+    target: str
+    plan: Plan
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.target, "region": self.plan.region,
+                "account_id": self.plan.account_id, "changes": self.plan.has_changes,
+                "resources": _rows(self.plan.actions)}
+
+
+@dataclass(frozen=True, slots=True)
+class UpSummary:
+    """``deploy up``: every resource with its ARN and what happened to it."""
+
+    target: str
+    result: DeployResult
+    record: Path
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.result
+        return {"target": self.target, "region": r.region, "account_id": r.account_id,
+                "changed": r.changed, "write_calls": r.write_calls,
+                "resources": _rows(r.resources), "record": str(self.record)}
