@@ -150,13 +150,19 @@ class AppContext:
     def _local_emulator(self, state_dir: Path, region: str) -> tuple[str, StaticKeys]:
         from deployer.cloud.connection import StaticKeys
         from deployer.emulator import daemon
+        from deployer.errors import OperationError
 
         current = daemon.status(state_dir)
         if not current.running:
             port = int(os.environ.get(EMULATOR_PORT_ENV) or DEFAULT_EMULATOR_PORT)
             self.renderer.progress(f"Starting the local emulator on 127.0.0.1:{port} "
                                    f"(state {_shown(state_dir, self.project_dir)})")
-            current = daemon.start(state_dir, port=port)
+            try:
+                current = daemon.start(state_dir, port=port)
+            except OperationError as exc:
+                exc.hint = (f"set {EMULATOR_PORT_ENV} to a free port, or start the emulator "
+                            "yourself: `deploy emulator start --port N`")
+                raise
         creds = daemon.credentials(state_dir, region)
         keys = StaticKeys(creds.access_key_id, creds.access_key_secret)
         return current.endpoint or creds.endpoint, keys
