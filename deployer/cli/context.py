@@ -121,7 +121,7 @@ class AppContext:
         from deployer.cloud.cloudflow import CloudFlowClient
         from deployer.cloud.connection import CloudConnection, Endpoints
         from deployer.cloud.fc import FunctionComputeClient
-        from deployer.cloud.logs import EmulatorLogs, LogSource, LogsUnavailable
+        from deployer.cloud.logs import EmulatorLogs, LogsUnavailable
         from deployer.cloud.ram import RamClient
         from deployer.cloud.sts import get_caller_identity
         from deployer.core.plan import Clients

@@ -39,8 +39,8 @@ class Deploy:
         return self.runner.invoke(cli, ["-C", str(self.project), *args, "--target", target],
                                   catch_exceptions=False)
 
-    def json(self, *args: str, code: int = 0) -> Any:
-        result = self(*args, "--output", "json")
+    def json(self, *args: str, code: int = 0, target: str = "aliyun") -> Any:
+        result = self(*args, "--output", "json", target=target)
         assert result.exit_code == code, result.stderr
         return json.loads(result.stdout)
 

@@ -119,7 +119,8 @@ def _leftovers(cloud, ram):
     return {
         "functions": cloud.fc_client().list_functions(_list_request()).body.functions or [],
         "flow": [f.name for f in flows] or None,
-        "role": missing(lambda: ram.get_role(ram_models.GetRoleRequest(role_name="job-poller-flow-role"))),
+        "role": missing(lambda: ram.get_role(
+            ram_models.GetRoleRequest(role_name="job-poller-flow-role"))),
         "policy": missing(lambda: ram.get_policy(ram_models.GetPolicyRequest(
             policy_name="job-poller-flow-role-invoke", policy_type="Custom"))),
     }

@@ -43,7 +43,8 @@ def test_seed_walkthrough_in_text_mode(deploy):
         run = deploy("execute", "--delay", "20")
     assert up.exit_code == 0, up.stderr
     first = up.stderr.splitlines()[0]
-    assert first == f"Target: aliyun (Alibaba Cloud), region cn-hangzhou, account {cloud.account_id}"
+    assert first == ("Target: aliyun (Alibaba Cloud), region cn-hangzhou, "
+                     f"account {cloud.account_id}")
     assert "Deployed: 5 created, 0 updated, 0 unchanged (6 write calls)." in up.stdout
     assert f"acs:fc:cn-hangzhou:{cloud.account_id}:functions/StartJob" in up.stdout
     assert run.exit_code == 0, run.stderr

@@ -63,7 +63,8 @@ class RamApi:
         self._svc = roles
         self.actions: Mapping[str, Callable[[RpcCall], dict[str, Any]]] = {
             "CreateRole": self.create_role, "GetRole": self.get_role,
-            "DeleteRole": self.delete_role, "UpdateRole": self.update_role, "AttachPolicyToRole": self.attach,
+            "DeleteRole": self.delete_role,
+            "UpdateRole": self.update_role, "AttachPolicyToRole": self.attach,
             "DetachPolicyFromRole": self.detach, "ListPoliciesForRole": self.list_for_role,
             "CreatePolicy": self.create_policy, "GetPolicy": self.get_policy,
             "DeletePolicy": self.delete_policy,
