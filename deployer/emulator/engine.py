@@ -272,9 +272,11 @@ class FlowEngine:
 
         def job() -> None:
             try:
-                fn(*args)
+                if not self._stopping:
+                    fn(*args)
             except Exception:
-                log.exception("flow engine job failed")
+                if not self._stopping:  # the database may close under a job at shutdown
+                    log.exception("flow engine job failed")
             finally:
                 with self._cond:
                     self._in_flight -= 1

@@ -241,11 +241,11 @@ def test_restart_resumes_executions_parked_in_long_waits(tmp_path: Path) -> None
         with cloud.auto_advance_disabled():
             for i in range(3):
                 start(client, "w", f"e{i}")
+            assert _describe(client, "w", "e2").status == "Running"
     restarted = VirtualClock(1_700_000_000)
     with mock_cloud(runtime=EchoRuntime(), intercept=False, state_dir=tmp_path,
                     clock=restarted) as cloud:
         client = cloud.fnf_client()
-        assert _describe(client, "w", "e0").status == "Running"
         for i in range(3):
             final = cloud.wait_for_execution("w", f"e{i}", timeout=10)
             assert final["Status"] == "Succeeded"

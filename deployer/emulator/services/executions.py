@@ -113,8 +113,9 @@ class ExecutionService:
         if flow.execution_mode != "Standard":
             raise InvalidArgument(f"Flow {flow_name} is an Express flow: use "
                                   "StartSyncExecution", field="FlowName")
-        name = name or str(uuid.uuid4())
-        check_name(name, "ExecutionName")
+        if name:
+            check_name(name, "ExecutionName")
+        name = name or str(uuid.uuid4())  # generated names are UUIDs, as the cloud's
         return self._begin(flow_name, account_id, region, name, input_text, reuse=True)
 
     def _begin(self, flow_name: str, account_id: str, region: str, name: str,
