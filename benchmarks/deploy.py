@@ -24,9 +24,9 @@ from click.testing import CliRunner
 
 os.environ.setdefault("ALIBABA_CLOUD_ECS_METADATA_DISABLED", "true")
 
-from deployer.cli.main import cli  # noqa: E402
-from deployer.emulator import daemon  # noqa: E402
-from deployer.testing import mock_cloud  # noqa: E402
+from deployer.cli.main import cli
+from deployer.emulator import daemon
+from deployer.testing import mock_cloud
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,6 +55,16 @@ def _cli_process(app: Path, env: dict[str, str]) -> tuple[float, int]:
     return time.perf_counter() - start, int(json.loads(proc.stdout)["write_calls"])
 
 
+def _import_baseline(env: dict[str, str]) -> tuple[float, int]:
+    """A new interpreter importing what `deploy up` imports, sending nothing."""
+    code = ("import deployer.cli.main, deployer.cli.commands.deploy, deployer.cloud.sts, "
+            "alibabacloud_fc20230330.client, alibabacloud_fnf20190315.client, "
+            "alibabacloud_ram20150501.client, alibabacloud_sts20150401.client")
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    return time.perf_counter() - start, 0
+
+
 def _cli_in_process(app: Path) -> tuple[float, int]:
     start = time.perf_counter()
     result = CliRunner().invoke(cli, ["-C", str(app), "up", "--target", "aliyun",
@@ -74,6 +84,7 @@ def main() -> None:
         try:
             _cli_process(app, env)  # warm-up: the first run also compiles bytecode
             daemon.reset(state_dir)
+            rows.append(("new process: interpreter + imports only", *_import_baseline(env)))
             rows.append(("deploy up, new process, local daemon: first", *_cli_process(app, env)))
             for i in range(3):
                 rows.append((f"deploy up, new process, local daemon: no-op #{i + 1}",
@@ -87,6 +98,8 @@ def main() -> None:
             rows.append((f"deploy up, in-process, mock_cloud: no-op #{i + 1}",
                          *_cli_in_process(app)))
     width = max(len(r[0]) for r in rows)
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"on {os.cpu_count()} CPUs")
     print(f"{'scenario':<{width}}  {'wall time':>10}  {'write calls':>11}")
     for name, seconds, writes in rows:
         print(f"{name:<{width}}  {seconds:>9.3f}s  {writes:>11}")
