@@ -199,3 +199,21 @@ def test_client_errors_are_not_retried(flaky):
     with pytest.raises(CloudThrottledError):
         get_caller_identity(_connection(endpoint, sleeps, attempts=2))
     assert len(sleeps) == 1
+
+
+def test_loopback_endpoint_takes_its_region_from_the_header():
+    with mock_cloud(intercept=False) as cloud:
+        keys = StaticKeys(cloud.access_key_id, cloud.access_key_secret)
+
+        def client(region: str) -> FunctionComputeClient:
+            return FunctionComputeClient(CloudConnection(
+                region=region, endpoints=Endpoints.single(cloud.endpoint), credential=keys,
+                headers={"x-deployer-region": region}))
+
+        shanghai, hangzhou = client("cn-shanghai"), client("cn-hangzhou")
+        created = shanghai.create_function(
+            "Regional", FunctionConfig(runtime="python3.10", handler="index.handler"),
+            _zip("def handler(event, context):\n    return 1\n"))
+        assert created.arn.startswith(f"acs:fc:cn-shanghai:{cloud.account_id}:")
+        assert hangzhou.get_function("Regional") is None
+        assert [f.name for f in shanghai.list_functions()] == ["Regional"]
