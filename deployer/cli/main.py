@@ -18,8 +18,16 @@ COMMANDS: dict[str, str] = {
     "render": "deployer.cli.commands.validate:render",
     "validate": "deployer.cli.commands.validate:validate",
     "package": "deployer.cli.commands.package:package",
-    "emulator": "deployer.cli.commands.emulator:emulator",
     "flow": "deployer.cli.commands.flow:flow",
+    "emulator": "deployer.cli.commands.emulator:emulator",
+    "up": "deployer.cli.commands.deploy:up",
+    "plan": "deployer.cli.commands.deploy:plan",
+    "down": "deployer.cli.commands.deploy:down",
+    "execute": "deployer.cli.commands.executions:execute",
+    "status": "deployer.cli.commands.executions:status",
+    "history": "deployer.cli.commands.executions:history",
+    "invoke": "deployer.cli.commands.functions:invoke",
+    "logs": "deployer.cli.commands.functions:logs",
 }
 
 EPILOG = """\b
@@ -27,8 +35,10 @@ Examples:
   deploy validate                         check s.yaml and the rendered flow
   deploy render --region cn-hangzhou --account-id 1234567890123456
   deploy package --out build/             write the function zips
-  deploy emulator start                   run the local cloud in the background
   deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml   run the flow on mocked tasks
+  deploy emulator start                   run the local cloud in the background
+  deploy up                               deploy to the local emulator (--target aliyun: the cloud)
+  deploy execute --delay 20               run the flow and watch it
 """
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
 
 from deployer.cli.render import OUTPUT_FORMATS
+from deployer.config.settings import Target
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,3 +47,38 @@ def account_id_option(fn: F) -> F:
         show_envvar=True,
         help="16-digit Alibaba Cloud account id used in ARNs.",
     )(fn)
+
+
+@dataclass(frozen=True, slots=True)
+class TargetOptions:
+    """Where a cloud command goes, as given on the command line (region may be unset)."""
+
+    target: Target
+    region: str | None
+    profile: str | None
+    account_id: str | None
+
+
+def target_options(fn: F) -> F:
+    """``--target``, ``--region``, ``--profile``, ``--account-id`` packed into one
+    :class:`TargetOptions` passed as the ``target`` argument."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, target: str, region: str | None, profile: str | None,
+                account_id: str | None, **kwargs: Any) -> Any:
+        options = TargetOptions(Target(target), region, profile, account_id)
+        return fn(*args, target=options, **kwargs)
+
+    decorated: Any = wrapper
+    decorated = account_id_option(decorated)
+    decorated = click.option(
+        "--profile", envvar="ALIBABA_CLOUD_PROFILE", show_envvar=True,
+        help="Alibaba Cloud CLI profile (~/.aliyun/config.json) to take credentials from "
+        "(aliyun target).")(decorated)
+    decorated = region_option(decorated)
+    decorated = click.option(
+        "--target", type=click.Choice([t.value for t in Target]), default=Target.LOCAL.value,
+        envvar="DEPLOY_TARGET", show_envvar=True, show_default=True,
+        help="local: the emulator (started in the background when needed); aliyun: Alibaba "
+        "Cloud.")(decorated)
+    return decorated  # type: ignore[no-any-return]

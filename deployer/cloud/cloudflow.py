@@ -49,13 +49,17 @@ class HistoryEvent:
 
 
 def _flow(body: Any) -> RemoteFlow:
+    # Create/Update/DescribeFlow response models differ (UpdateFlow's has no ExecutionMode).
+    def get(attr: str) -> str:
+        return str(getattr(body, attr, None) or "")
+
     return RemoteFlow(
-        name=body.name or "",
-        definition=body.definition or "",
-        description=body.description or "",
-        role_arn=body.role_arn or "",
-        execution_mode=body.execution_mode or "Standard",
-        last_modified=body.last_modified_time or "",
+        name=get("name"),
+        definition=get("definition"),
+        description=get("description"),
+        role_arn=get("role_arn"),
+        execution_mode=get("execution_mode") or "Standard",
+        last_modified=get("last_modified_time"),
     )
 
 

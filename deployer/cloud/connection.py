@@ -6,7 +6,7 @@ Cloud and one for the local emulator differ only in their :class:`Endpoints` and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
@@ -45,6 +45,12 @@ class Endpoints:
             ram="ram.aliyuncs.com",
             sts=f"sts.{region}.aliyuncs.com",
         )
+
+    @property
+    def is_local(self) -> bool:
+        """True when every endpoint is a loopback address (the emulator)."""
+        return all(e.startswith(("127.", "localhost", "[::1]"))
+                   for e in (self.fc, self.fnf, self.ram, self.sts))
 
     @classmethod
     def single(cls, endpoint: str, protocol: str = "http") -> Endpoints:
@@ -99,16 +105,18 @@ class CloudConnection:
         credential: StaticKeys | Any,
         retry: RetryPolicy | None = None,
         read_timeout_ms: int = 70_000,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self.region = region
         self.endpoints = endpoints
         self._credential = credential
         self.retry = retry or RetryPolicy()
         self._read_timeout_ms = read_timeout_ms
+        self._headers = dict(headers or {})
 
     def sdk_config(self, endpoint: str) -> Any:
         """An ``open_api`` Config for ``endpoint`` with this connection's credential."""
-        from alibabacloud_tea_openapi.utils_models import Config
+        from alibabacloud_tea_openapi.utils_models import Config, GlobalParameters
 
         kwargs: dict[str, Any] = {
             "endpoint": endpoint,
@@ -124,6 +132,8 @@ class CloudConnection:
                 kwargs["security_token"] = self._credential.security_token
         else:
             kwargs["credential"] = self._credential
+        if self._headers:
+            kwargs["global_parameters"] = GlobalParameters(headers=dict(self._headers))
         return Config(**kwargs)
 
     def call(self, service: str, operation: str, fn: Callable[[], T]) -> T:

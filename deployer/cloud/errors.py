@@ -112,9 +112,16 @@ AUTH_CODES = frozenset(
 )
 
 
+# A 404 that says the *API* is missing (wrong endpoint or version), not the resource: treating it
+# as "not found" would make idempotent deletes report success for calls that never ran.
+UNSUPPORTED_CODES = frozenset({"InvalidAction.NotFound", "PathNotSupported", "InvalidVersion"})
+
+
 def _classify(code: str, status: int | None) -> type[CloudError]:
     if code in THROTTLING_CODES or status == 429:
         return CloudThrottledError
+    if code in UNSUPPORTED_CODES:
+        return CloudClientError
     if code in NOT_FOUND_CODES or (status == 404 and code not in AUTH_CODES):
         return CloudNotFoundError
     if code in AUTH_CODES or status in (401, 403):

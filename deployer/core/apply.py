@@ -121,7 +121,7 @@ class _Applier:
             )
             self.writes += 1
             if action.kind is ActionKind.CREATE:
-                self._created(ResourceType.POLICY, role.policy_name, "")
+                self._created(ResourceType.POLICY, role.policy_name, action.arn)
         self.progress(f"attaching policy {role.policy_name} to role {role.name}")
         ram.attach_policy(role.name, role.policy_name)
         self.writes += 1

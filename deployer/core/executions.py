@@ -176,3 +176,36 @@ def watch(
             continue
         info = flows.describe_execution(flow, name, wait_seconds=poll_seconds)
     return summarize(info, events)
+
+
+def flow_states(flows: CloudFlowClient, flow: str) -> list[str]:
+    """The names of the flow's top-level states in definition order (NotFoundError if the flow
+    does not exist); empty when the definition cannot be parsed."""
+    from deployer.fdl.parser import parse_flow
+
+    remote = flows.describe_flow(flow)
+    if remote is None:
+        raise NotFoundError(f"flow {flow} does not exist", hint="deploy it with `deploy up`")
+    parsed = parse_flow(remote.definition)
+    if parsed.flow is None:
+        return []
+    return [state.name for state in parsed.flow.scope.states]
+
+
+def new_execution_name(now: datetime | None = None) -> str:
+    """A readable, valid, practically unique execution name: ``exec-20260101T120000-1a2b3c``."""
+    import secrets
+    from datetime import timezone
+
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S")
+    return f"exec-{stamp}-{secrets.token_hex(3)}"
+
+
+def start(flows: CloudFlowClient, flow: str, input_json: str, name: str | None = None
+          ) -> ExecutionInfo:
+    """Start an execution of ``flow`` named ``name`` (default: :func:`new_execution_name`).
+
+    Starting a name that is still running returns that execution (CloudFlow's idempotent
+    start); a name that already finished raises a CloudError (ExecutionAlreadyExists).
+    """
+    return flows.start_execution(flow, input_json, name or new_execution_name())

@@ -160,7 +160,8 @@ def plan_role(role: DesiredRole, state: DesiredState, clients: Clients) -> list[
         kind = ActionKind.UPDATE if changes or not attached else ActionKind.NO_CHANGE
     if not attached:
         changes.append(f"attach to role {role.name}")
-    policy_action = Action(ResourceType.POLICY, role.policy_name, kind, "", tuple(changes))
+    policy_action = Action(ResourceType.POLICY, role.policy_name, kind,
+                           roles.policy_arn(state.account_id, role.policy_name), tuple(changes))
     return [role_action, policy_action]
 
 

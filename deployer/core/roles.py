@@ -59,3 +59,7 @@ def function_arn(region: str, account_id: str, name: str) -> str:
 
 def flow_arn(region: str, account_id: str, name: str) -> str:
     return f"acs:fnf:{region}:{account_id}:flow/{name}"
+
+
+def policy_arn(account_id: str, policy_name: str) -> str:
+    return f"acs:ram::{account_id}:policy/{policy_name}"

@@ -82,6 +82,11 @@ def clear_runtime_files(state_dir: Path) -> None:
 
 
 def _pid_alive(pid: int) -> bool:
+    try:  # a daemon started by this very process is a zombie once it exits: reap it
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

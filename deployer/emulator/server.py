@@ -134,7 +134,8 @@ class EmulatorServer:
         self.router.add_rpc(CloudFlowApi(self.emulator.flows, self.emulator.executions))
         self.router.admin = AdminApi(clock=self.clock, health=self._health,
                                      reset=self.emulator.reset, code_path=self.emulator.code.path,
-                                     advanced=self.emulator.flow_engine.clock_moved)
+                                     advanced=self.emulator.flow_engine.clock_moved,
+                                     logs=self._recent_logs)
         try:
             self._httpd = _HttpServer((host, port), self.router, max_body)
         except OSError:
@@ -167,6 +168,14 @@ class EmulatorServer:
         return {"runningExecutions": stats.running_executions,
                 "pendingTimers": stats.pending_timers, "inFlight": stats.in_flight,
                 "stepLatency": engine.step_latency, "autoAdvance": engine.auto_advance}
+
+    def _recent_logs(self, region: str, function: str, limit: int) -> list[dict[str, object]]:
+        records = self.emulator.functions.recent_invocations(
+            self.emulator.identity.account_id, region or self.emulator.region, function, limit)
+        return [{"requestId": r.request_id, "invokedAt": r.invoked_at,
+                 "invocationType": r.invocation_type, "status": r.status,
+                 "errorType": r.error_type, "durationMs": r.duration_ms, "log": r.log}
+                for r in records]
 
     def start(self) -> EmulatorServer:
         """Serve in a background thread (the socket already listens); start the engines."""

@@ -2,7 +2,9 @@
 
 ``GET health`` (with CloudFlow engine stats), ``GET clock``, ``POST clock/advance`` (virtual
 clock, JSON ``{"seconds": n}``; due timers then fire),
-``POST reset``, ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode).
+``POST reset``, ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode),
+``GET logs?function=NAME[&region=R][&limit=N]`` (recent invocations of a function, newest
+first: the local stand-in for the function's SLS logstore).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from deployer.emulator.clock import Clock
 __all__ = ["AdminApi"]
 
 _CODE_RE = re.compile(r"^/_emulator/code/(\d{1,20})\.zip$")
+LogsFn = Callable[[str, str, int], list[dict[str, Any]]]  # (region, function, limit) -> records
 
 
 class AdminApi:
@@ -29,7 +32,9 @@ class AdminApi:
 
     def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
                  reset: Callable[[], None], code_path: Callable[[str], os.PathLike[str]],
-                 advanced: Callable[[], None] | None = None) -> None:
+                 advanced: Callable[[], None] | None = None,
+                 logs: LogsFn | None = None) -> None:
+        self._logs = logs
         self._clock = clock
         self._advanced = advanced
         self._health = health
@@ -53,6 +58,8 @@ class AdminApi:
         if path == "/_emulator/reset" and method == "POST":
             self._reset()
             return json_response(200, {"reset": True}, {})
+        if path == "/_emulator/logs" and method == "GET" and self._logs is not None:
+            return self._recent_logs(request)
         m = _CODE_RE.match(path)
         if m and method == "GET":
             file = self._code_path(m.group(1))
@@ -61,6 +68,18 @@ class AdminApi:
             with open(file, "rb") as fh:
                 return HttpResponse(200, fh.read(), {"Content-Type": "application/zip"})
         raise e.PathNotSupported(f"'{method}' against '{path}' is not supported")
+
+    def _recent_logs(self, request: HttpRequest) -> HttpResponse:
+        assert self._logs is not None
+        params = request.query_params()
+        function = params.get("function") or ""
+        if not function:
+            raise e.InvalidArgument("query parameter 'function' is required")
+        limit = params.get("limit") or "20"
+        if not limit.isdigit() or not 1 <= int(limit) <= 1000:
+            raise e.InvalidArgument("limit must be a whole number in 1-1000")
+        records = self._logs(params.get("region") or "", function, int(limit))
+        return json_response(200, {"function": function, "invocations": records}, {})
 
     def _clock_state(self) -> dict[str, Any]:
         now = self._clock.now()

@@ -63,7 +63,8 @@ class RamApi:
         self._svc = roles
         self.actions: Mapping[str, Callable[[RpcCall], dict[str, Any]]] = {
             "CreateRole": self.create_role, "GetRole": self.get_role,
-            "DeleteRole": self.delete_role, "AttachPolicyToRole": self.attach,
+            "DeleteRole": self.delete_role,
+            "UpdateRole": self.update_role, "AttachPolicyToRole": self.attach,
             "DetachPolicyFromRole": self.detach, "ListPoliciesForRole": self.list_for_role,
             "CreatePolicy": self.create_policy, "GetPolicy": self.get_policy,
             "DeletePolicy": self.delete_policy,
@@ -80,6 +81,13 @@ class RamApi:
     def get_role(self, call: RpcCall) -> dict[str, Any]:
         return {"Role": _role(self._svc.get_role(call.context.account_id,
                                                  _required(call, "RoleName")))}
+
+    def update_role(self, call: RpcCall) -> dict[str, Any]:
+        account, name = call.context.account_id, _required(call, "RoleName")
+        document = call.params.get("NewAssumeRolePolicyDocument")
+        role = (self._svc.update_trust_policy(account, name, document) if document
+                else self._svc.get_role(account, name))
+        return {"Role": _role(role)}
 
     def delete_role(self, call: RpcCall) -> dict[str, Any]:
         self._svc.delete_role(call.context.account_id, _required(call, "RoleName"))

@@ -32,7 +32,7 @@ from deployer.emulator.api.signing import (
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.errors import ServiceError
 
-__all__ = ["AuthScheme", "RequestContext", "RoaApi", "Router", "RpcApi", "RpcCall"]
+__all__ = ["REGION_HEADER", "AuthScheme", "RequestContext", "RoaApi", "Router", "RpcApi", "RpcCall"]
 
 log = logging.getLogger("deployer.emulator")
 
@@ -43,6 +43,11 @@ _REGION_HOSTS = (
     re.compile(r"^([a-z0-9-]+)\.fnf\.aliyuncs\.com$"),
     re.compile(r"^fnf\.([a-z0-9-]+)\.aliyuncs\.com$"),
 )
+
+
+REGION_HEADER = "x-deployer-region"
+"""Names the region of a request sent to ``127.0.0.1:port`` (cloud hosts carry it in the name)."""
+_REGION_RE = re.compile(r"^[a-z]{2}-[a-z0-9-]{1,40}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +188,10 @@ class Router:
             return error_response(err, rid, style, host)
 
     def _context(self, request: HttpRequest, rid: str) -> RequestContext:
-        region = region_from_host(request.headers.get("host") or "", self.default_region)
+        region = region_from_host(request.headers.get("host") or "", "")
+        if not region:  # a loopback endpoint: the client may name its region in a header
+            wanted = request.headers.get(REGION_HEADER) or ""
+            region = wanted if _REGION_RE.match(wanted) else self.default_region
         return RequestContext(request, rid, self.account_id, region, self.public_url)
 
     def _authenticate(self, request: HttpRequest, scheme: AuthScheme) -> None:

@@ -144,6 +144,13 @@ class RoleService:
             raise NotFound(f"The role not exists: {name}.", kind="role", name=name)
         return _role(rec)
 
+    def update_trust_policy(self, account_id: str, name: str, trust_policy: str) -> Role:
+        """Replace the role's trust policy (UpdateRole); NotFound / InvalidArgument."""
+        self.get_role(account_id, name)
+        parse_policy_document(trust_policy, trust=True)
+        self._repo.update_trust_policy(account_id, name, trust_policy)
+        return self.get_role(account_id, name)
+
     def delete_role(self, account_id: str, name: str) -> None:
         """Delete a role; DeleteConflict while policies are attached."""
         self.get_role(account_id, name)

@@ -191,6 +191,12 @@ class RamRepo:
                 return False
         return True
 
+    def update_trust_policy(self, account_id: str, name: str, trust_policy: str) -> bool:
+        with self._db.transaction() as conn:
+            cur = conn.execute("UPDATE roles SET trust_policy=? WHERE account_id=? AND name_key=?",
+                               (trust_policy, account_id, name.lower()))
+        return cur.rowcount > 0
+
     def delete_role(self, account_id: str, name: str) -> bool:
         with self._db.transaction() as conn:
             cur = conn.execute("DELETE FROM roles WHERE account_id=? AND name_key=?",

@@ -1,0 +1,89 @@
+"""Invoke a deployed function and read its recent logs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from deployer.cloud.fc import FunctionComputeClient
+from deployer.cloud.logs import InvocationLog, LogSource
+from deployer.errors import ExitCode, InvalidInputError, NotFoundError
+
+__all__ = ["InvokeResult", "LogsResult", "invoke_function", "parse_event", "recent_logs"]
+
+
+def parse_event(text: str | None) -> bytes:
+    """The event bytes: ``text`` as given (JSON is checked, so typos fail early), or ``{}``."""
+    if text is None:
+        return b"{}"
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        raise InvalidInputError(f"the event is not valid JSON: {exc}",
+                                hint="pass --event '{\"key\": 1}' or --event @event.json") from None
+    return text.encode("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class InvokeResult:
+    """A synchronous invocation: the response, or the error the handler raised."""
+
+    function: str
+    request_id: str
+    response: Any  # parsed JSON when the payload is JSON, else text
+    error_type: str | None  # FC's x-fc-error-type (e.g. UnhandledInvocationError)
+    error_message: str | None  # the handler's exception "Type: message"
+    log: str
+
+    @property
+    def exit_code(self) -> int:
+        return int(ExitCode.FAILURE) if self.error_type else int(ExitCode.OK)
+
+    def to_json(self) -> dict[str, Any]:
+        error = None
+        if self.error_type:
+            error = {"type": self.error_type, "message": self.error_message}
+        return {"function": self.function, "request_id": self.request_id,
+                "response": None if self.error_type else self.response, "error": error,
+                "log": self.log}
+
+
+def _decode(payload: bytes) -> Any:
+    text = payload.decode("utf-8", "replace")
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return text
+
+
+def _error_message(response: Any) -> str | None:
+    if isinstance(response, dict) and ("errorType" in response or "errorMessage" in response):
+        return f"{response.get('errorType', 'Error')}: {response.get('errorMessage', '')}"
+    return None if response is None else str(response)[:500]
+
+
+def invoke_function(fc: FunctionComputeClient, name: str, event: bytes) -> InvokeResult:
+    """Invoke ``name`` synchronously (blocks for the function's run time, up to its timeout).
+
+    A function that raised is a result with ``error_type`` (exit code 1), not an exception;
+    a function that does not exist raises NotFoundError.
+    """
+    if fc.get_function(name) is None:
+        raise NotFoundError(f"function {name} does not exist",
+                            hint="deploy it with `deploy up`")
+    call = fc.invoke(name, event)
+    response = _decode(call.payload)
+    return InvokeResult(name, call.request_id, response, call.error_type,
+                        _error_message(response) if call.error_type else None, call.log)
+
+
+@dataclass(frozen=True, slots=True)
+class LogsResult:
+    function: str
+    invocations: tuple[InvocationLog, ...]
+
+
+def recent_logs(source: LogSource, function: str, limit: int) -> LogsResult:
+    """The ``limit`` most recent invocations of ``function`` and their logs, newest first."""
+    return LogsResult(function, tuple(source.recent(function, limit)))
