@@ -131,6 +131,7 @@ def _check_port_free(host: str, port: int) -> None:
     if port == 0:
         return
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
         try:
             sock.bind((host, port))
         except OSError as exc:

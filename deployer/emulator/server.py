@@ -106,7 +106,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _HttpServer(ThreadingHTTPServer):
     daemon_threads = True
-    allow_reuse_address = False
+    # SO_REUSEADDR: a restart may bind the port while connections of the previous run linger
+    # in TIME_WAIT; Linux still refuses the bind when another socket listens there.
+    allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], router: Router, max_body: int) -> None:
         self.router = router

@@ -47,6 +47,24 @@ def test_server_binds_loopback_and_free_port(tmp_path) -> None:
         server.stop()
 
 
+def test_restart_on_the_same_port_right_after_stop(tmp_path) -> None:
+    """Connections of the stopped server linger in TIME_WAIT; the restart must still bind."""
+    first = EmulatorServer(tmp_path, clock=VirtualClock(), runtime=EchoRuntime()).start()
+    port = first.port
+    # "Connection: close": the server closes first, so its side of the port is left in TIME_WAIT
+    # (as when a daemon process exits with clients connected)
+    answer = requests.get(f"{first.url}/_emulator/health", headers={"Connection": "close"},
+                          timeout=5)
+    assert answer.status_code == 200
+    first.stop()
+    second = EmulatorServer(tmp_path, port=port, clock=VirtualClock(), runtime=EchoRuntime())
+    try:
+        second.start()
+        assert requests.get(f"{second.url}/_emulator/health", timeout=5).status_code == 200
+    finally:
+        second.stop()
+
+
 def test_real_endpoints_reach_the_emulator(zip_b64) -> None:
     with mock_cloud(runtime=EchoRuntime()) as cloud:
         assert os.environ["ALIBABA_CLOUD_ACCESS_KEY_ID"] == cloud.access_key_id
