@@ -30,6 +30,31 @@ COMMANDS: dict[str, str] = {
     "logs": "deployer.cli.commands.functions:logs",
 }
 
+# What `deploy --help` lists, so that it imports no command module (tests keep these equal to
+# each command's own short help).
+SUMMARIES: dict[str, str] = {
+    "down": "Remove the flow, functions, policy and role that `deploy up` created (nothing else).",
+    "emulator": (
+        "Run the local cloud (Function Compute 3.0, CloudFlow, RAM, STS) in the background."
+    ),
+    "execute": "Start an execution of the flow and watch it to its end.",
+    "flow": "Run and inspect CloudFlow flow definitions locally.",
+    "history": "List an execution's history events.",
+    "invoke": (
+        "Invoke a deployed function synchronously and print its response (exit 1 if it raised)."
+    ),
+    "logs": (
+        "Recent invocations of a function and their logs (local emulator; on Alibaba Cloud "
+        "they live in Log Service)."
+    ),
+    "package": "Write one deterministic zip per function and print its size and checksums.",
+    "plan": "Show what `deploy up` would change, changing nothing (exit 0 either way).",
+    "render": "Print the flow definition rendered from its Jinja2 template.",
+    "status": "Show an execution (default: the latest), or re-attach to it with --wait.",
+    "up": "Package, plan and deploy the functions, the flow's role and the flow.",
+    "validate": "Check s.yaml, the rendered flow definitions and their function references.",
+}
+
 EPILOG = """\b
 Examples:
   deploy validate                         check s.yaml and the rendered flow
@@ -55,6 +80,16 @@ class DeployGroup(click.Group):
         module_name, attr = target.split(":")
         command: click.Command = getattr(importlib.import_module(module_name), attr)
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, SUMMARIES.get(name) or self._summary(ctx, name)) for name in COMMANDS]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(sorted(rows))
+
+    def _summary(self, ctx: click.Context, name: str) -> str:
+        command = self.get_command(ctx, name)
+        return command.get_short_help_str(limit=80) if command else ""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

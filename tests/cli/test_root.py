@@ -18,6 +18,31 @@ def test_help_lists_commands_and_examples():
         assert name in result.stdout
 
 
+def test_help_summaries_match_the_commands():
+    ctx = click.Context(cli_main.cli)
+    assert set(cli_main.SUMMARIES) == set(cli_main.COMMANDS)
+    for name, summary in cli_main.SUMMARIES.items():
+        command = cli_main.cli.get_command(ctx, name)
+        assert command is not None
+        assert command.get_short_help_str(limit=1000) == summary, name
+
+
+def test_root_help_imports_no_command_module():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from deployer.cli.main import cli\n"
+        "result = CliRunner().invoke(cli, ['--help'])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "print(sorted(m for m in sys.modules if m.startswith('deployer.cli.commands.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_version():
     result = CliRunner().invoke(cli_main.cli, ["--version"])
     assert result.exit_code == 0
