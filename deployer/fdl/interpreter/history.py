@@ -54,8 +54,21 @@ TERMINAL_TYPES = frozenset(
 )
 
 
+_LAST_TIME: list[tuple[float, str]] = [(float("nan"), "")]
+
+
 def format_time(epoch: float) -> str:
-    """``2019-05-05T08:33:59.384Z``: ISO-8601 UTC with milliseconds."""
+    """``2019-05-05T08:33:59.384Z``: ISO-8601 UTC with milliseconds (the last result is
+    remembered: consecutive steps often share ``now``)."""
+    last = _LAST_TIME[0]
+    if last[0] == epoch:
+        return last[1]
+    text = _format_time(epoch)
+    _LAST_TIME[0] = (epoch, text)
+    return text
+
+
+def _format_time(epoch: float) -> str:
     millis = round(epoch * 1000)
     moment = datetime.fromtimestamp(millis // 1000, tz=timezone.utc)
     return (

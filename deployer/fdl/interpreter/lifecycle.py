@@ -29,6 +29,7 @@ from deployer.fdl.interpreter.history import HistoryEventType as H
 from deployer.fdl.interpreter.model import ActiveState, ExecutionStatus, Phase, ScopeRun
 from deployer.fdl.interpreter.retry import retry_delay, select_catch, select_retry
 from deployer.fdl.interpreter.runtime import (
+    EMPTY_DETAIL,
     RUNTIME_ERROR_CODE,
     Ctx,
     Done,
@@ -36,6 +37,7 @@ from deployer.fdl.interpreter.runtime import (
     StateFailure,
     check_size,
     construct,
+    detail_text,
     dump,
     expression_scope,
     next_of,
@@ -61,7 +63,7 @@ def drain(ctx: Ctx) -> None:
 def enter_state(ctx: Ctx, run: ScopeRun, name: str, raw_input: Any, text: Raw | None) -> None:
     state = scope_of(ctx.flow, run).by_name[name]
     detail = text if text is not None else Raw(dump(raw_input))
-    entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, {"Input": detail})
+    entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, detail_text("Input", detail))
     rules = getattr(state, "retry", ())
     run.state = ActiveState(name, raw_input, entered, retry_counts=[0] * len(rules))
     attempt(ctx, run, state, run.state, detail)
@@ -81,7 +83,7 @@ def attempt(
             else:
                 text = raw_text if raw_text is not None else check_size(value, "input", st.name)
             st.input, st.input_ready = value, True
-            ctx.emit(H.STEP_STARTED, st.name, st.entered_event, {"Input": text})
+            ctx.emit(H.STEP_STARTED, st.name, st.entered_event, detail_text("Input", text))
         done = BEGIN[state.type](ctx, run, state, st)
     except StateFailure as failure:
         state_failed(ctx, run, state, st, failure.code, failure.detail)
@@ -112,8 +114,8 @@ def finish_state(ctx: Ctx, run: ScopeRun, state: State, st: ActiveState, done: D
         return
     if updates:
         ex.global_vars = {**ex.global_vars, **updates}
-    ctx.emit(H.STEP_SUCCEEDED, st.name, st.entered_event, {"Output": text})
-    ctx.emit(H.STEP_EXITED, st.name, st.entered_event, {})
+    ctx.emit(H.STEP_SUCCEEDED, st.name, st.entered_event, detail_text("Output", text))
+    ctx.emit(H.STEP_EXITED, st.name, st.entered_event, EMPTY_DETAIL)
     run.state = None
     if done.next is None:
         scope_finished(ctx, run, output)

@@ -9,6 +9,7 @@ import hashlib
 import json
 from collections import deque
 from dataclasses import dataclass, field
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from deployer.fdl.ast import (
@@ -22,7 +23,8 @@ from deployer.fdl.ast import (
     TemplateList,
 )
 from deployer.fdl.builtins import SeededEntropy
-from deployer.fdl.constructors import build_value
+from deployer.fdl.constructors import Template as CompiledTemplate
+from deployer.fdl.constructors import compile_template
 from deployer.fdl.evaluator import Scope as ExprScope
 from deployer.fdl.evaluator import evaluate
 from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
@@ -82,20 +84,21 @@ class Ctx:
     time: str
     commands: list[Command] = field(default_factory=list)
     queue: deque[tuple[int, str, Any, Raw | None]] = field(default_factory=deque)
+    execution_context: dict[str, Any] | None = None  # $Context.Execution, built once a step
 
     def emit(
-        self, kind: HistoryEventType, step_name: str, schedule: int, detail: dict[str, Any],
-        *, terminal: bool = False,
+        self, kind: HistoryEventType, step_name: str, schedule: int,
+        detail: dict[str, Any] | str, *, terminal: bool = False,
     ) -> int:
-        """Append a history event; return its EventId."""
+        """Append a history event; return its EventId. ``detail`` is the ``EventDetail``
+        object, or its compact JSON text already built (see :func:`detail_text`)."""
         ex = self.ex
         event_id = ex.next_event_id
         if event_id > ex.max_events and not terminal:
             raise EventLimitReached
         ex.next_event_id = event_id + 1
-        ex.new_events.append(
-            HistoryEvent(event_id, schedule, kind, step_name, self.time, _detail(detail))
-        )
+        text = detail if isinstance(detail, str) else _detail(detail)
+        ex.new_events.append(HistoryEvent(event_id, schedule, kind, step_name, self.time, text))
         return event_id
 
     def command(self, command: Command) -> None:
@@ -103,11 +106,23 @@ class Ctx:
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+# The C encoder ``_ENCODER.encode`` builds on every call, built once: same text, less overhead.
+# No circular-reference markers (a shared markers dict could keep stale ids after an error);
+# JSON values here are trees, and a too deeply nested one still raises RecursionError.
+_C_ENCODE = (
+    None if c_make_encoder is None
+    else c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",", False,
+                        False, True)
+)
 
 
 def dump(value: Any) -> str:
-    """Compact JSON text of a JSON value."""
-    return _ENCODER.encode(value)
+    """Compact JSON text of a JSON value (exactly ``_ENCODER.encode(value)``)."""
+    if isinstance(value, str):
+        return encode_basestring(value)  # type: ignore[no-any-return]
+    if _C_ENCODE is None:  # pragma: no cover - CPython always has the C accelerator
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODE(value, 0))
 
 
 class Raw(str):
@@ -124,6 +139,14 @@ def check_size(value: Any, what: str, state_name: str) -> Raw:
             f"over the {DATA_LIMIT_BYTES}-byte limit",
         )
     return Raw(text)
+
+
+def detail_text(key: str, text: str) -> str:
+    """``{"<key>":<text>}``: the EventDetail of one member whose JSON text is ``text``."""
+    return '{"' + key + '":' + text + "}"
+
+
+EMPTY_DETAIL = "{}"
 
 
 def _detail(detail: dict[str, Any]) -> str:
@@ -195,11 +218,13 @@ def expression_scope(
         current["Output"] = output
     if error is not None:
         current["Error"] = {"Code": error[0], "Detail": error[1]}
-    context = {
-        "Execution": {"Name": ex.name, "Input": ex.input, "RoleArn": ex.role_arn},
-        "Current": current,
-    }
-    entropy = LazyEntropy(f"{ex.name}\0{ex.next_event_id}\0{st.retry_count}")
+    execution = ctx.execution_context
+    if execution is None:
+        execution = ctx.execution_context = {
+            "Name": ex.name, "Input": ex.input, "RoleArn": ex.role_arn,
+        }
+    context = {"Execution": execution, "Current": current}
+    entropy = LazyEntropy(ex.name, ex.next_event_id, st.retry_count)
     if output is MISSING:
         return ExprScope(
             input=input_value, context=context, global_vars=ex.global_vars, entropy=entropy
@@ -211,18 +236,21 @@ def expression_scope(
 
 
 class LazyEntropy:
-    """Deterministic ``uuid()``/``randomInt()`` source seeded from the execution name and the
-    current event id; the generator is only built when a built-in draws from it."""
+    """Deterministic ``uuid()``/``randomInt()`` source seeded from the execution name, the
+    current event id and the retry count; the generator (and its seed text) is only built when
+    a built-in draws from it."""
 
-    __slots__ = ("_seed", "_source")
+    __slots__ = ("_event_id", "_name", "_retry_count", "_source")
 
-    def __init__(self, seed: str) -> None:
-        self._seed = seed
+    def __init__(self, name: str, event_id: int, retry_count: int) -> None:
+        self._name = name
+        self._event_id = event_id
+        self._retry_count = retry_count
         self._source: SeededEntropy | None = None
 
     def _get(self) -> SeededEntropy:
         if self._source is None:
-            self._source = SeededEntropy(self._seed)
+            self._source = SeededEntropy(f"{self._name}\0{self._event_id}\0{self._retry_count}")
         return self._source
 
     def random_int(self, low: int, high: int) -> int:
@@ -245,26 +273,27 @@ def evaluate_expr(expr: Expr, scope: ExprScope, where: str) -> Any:
 def construct(template: Template, scope: ExprScope, where: str) -> Any:
     """Build a constructor/parameters value; failures become :class:`StateFailure`."""
     try:
-        return build_value(plain_template(template), scope)
+        return compiled_template(template).build(scope)
     except EvaluationError as exc:
         raise StateFailure(exc.code, f"{where}: {exc.detail}") from None
     except RecursionError:
         raise StateFailure(RUNTIME_ERROR_CODE, f"{where}: value nested too deeply") from None
 
 
-_PLAIN: dict[int, tuple[Template, Any]] = {}
+_COMPILED: dict[int, tuple[Template, CompiledTemplate]] = {}
 
 
-def plain_template(template: Template) -> Any:
-    """The template as plain dicts/lists with expressions as text (cached per template)."""
-    hit = _PLAIN.get(id(template))
+def compiled_template(template: Template) -> CompiledTemplate:
+    """The template compiled for ``build`` (cached per template object: a flow's AST lives as
+    long as the flow, and the cache keeps the template alive so its id is never reused)."""
+    hit = _COMPILED.get(id(template))
     if hit is not None and hit[0] is template:
         return hit[1]
-    plain = _plain(template)
-    if len(_PLAIN) > 4096:
-        _PLAIN.clear()
-    _PLAIN[id(template)] = (template, plain)
-    return plain
+    compiled = compile_template(_plain(template))
+    if len(_COMPILED) > 4096:
+        _COMPILED.clear()
+    _COMPILED[id(template)] = (template, compiled)
+    return compiled
 
 
 def _plain(value: Any) -> Any:

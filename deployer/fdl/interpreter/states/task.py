@@ -18,11 +18,14 @@ from deployer.fdl.interpreter.fc import shape_output
 from deployer.fdl.interpreter.history import HistoryEventType as H
 from deployer.fdl.interpreter.model import ActiveState, Phase, ScopeRun
 from deployer.fdl.interpreter.runtime import (
+    EMPTY_DETAIL,
     RUNTIME_ERROR_CODE,
     Ctx,
     Done,
     StateFailure,
     construct,
+    detail_text,
+    dump,
     evaluate_expr,
     expression_scope,
     next_of,
@@ -52,7 +55,7 @@ def begin_task(ctx: Ctx, run: ScopeRun, state: TaskState, st: ActiveState) -> No
     )
     task_id = f"{ex.name}:task:{event}"
     st.phase, st.task_id, st.task_event = Phase.TASK, task_id, event
-    ctx.emit(H.TASK_STARTED, st.name, event, {})
+    ctx.emit(H.TASK_STARTED, st.name, event, EMPTY_DETAIL)
     if state.task_mode is not TaskMode.REQUEST_COMPLETE:
         ctx.emit(H.TASK_SUBMITTED, st.name, event, {"TaskToken": st.task_token})
     ex.tasks[task_id] = run.run_id
@@ -100,7 +103,7 @@ def task_returned(ctx: Ctx, state: TaskState, st: ActiveState, raw: str) -> Done
     """The pending task succeeded: shape ``$Output`` and finish the state."""
     _clear(ctx, st)
     output = shape_output(state.action, state.task_mode, raw)
-    ctx.emit(H.TASK_SUCCEEDED, st.name, st.task_event, {"Output": output})
+    ctx.emit(H.TASK_SUCCEEDED, st.name, st.task_event, detail_text("Output", dump(output)))
     return Done(output, next_of(state))
 
 
