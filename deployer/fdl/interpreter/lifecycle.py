@@ -35,10 +35,8 @@ from deployer.fdl.interpreter.runtime import (
     Done,
     Raw,
     StateFailure,
-    check_size,
     construct,
     detail_text,
-    dump,
     expression_scope,
     next_of,
     scope_of,
@@ -62,7 +60,7 @@ def drain(ctx: Ctx) -> None:
 
 def enter_state(ctx: Ctx, run: ScopeRun, name: str, raw_input: Any, text: Raw | None) -> None:
     state = scope_of(ctx.flow, run).by_name[name]
-    detail = text if text is not None else Raw(dump(raw_input))
+    detail = text if text is not None else ctx.text(raw_input)
     entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, detail_text("Input", detail))
     rules = getattr(state, "retry", ())
     run.state = ActiveState(name, raw_input, entered, retry_counts=[0] * len(rules))
@@ -79,9 +77,9 @@ def attempt(
             if state.input_constructor is not None:
                 scope = expression_scope(ctx, st, input_value=st.raw_input)
                 value = construct(state.input_constructor, scope, "InputConstructor")
-                text = check_size(value, "input", st.name)
+                text = ctx.sized(value, "input", st.name)
             else:
-                text = raw_text if raw_text is not None else check_size(value, "input", st.name)
+                text = raw_text if raw_text is not None else ctx.sized(value, "input", st.name)
             st.input, st.input_ready = value, True
             ctx.emit(H.STEP_STARTED, st.name, st.entered_event, detail_text("Input", text))
         done = BEGIN[state.type](ctx, run, state, st)
@@ -108,7 +106,7 @@ def finish_state(ctx: Ctx, run: ScopeRun, state: State, st: ActiveState, done: D
                     )
             if state.output_constructor is not None:
                 output = construct(state.output_constructor, scope, "OutputConstructor")
-        text = check_size(output, "output", st.name)
+        text = ctx.sized(output, "output", st.name)
     except StateFailure as failure:
         state_failed(ctx, run, state, st, failure.code, failure.detail)
         return

@@ -30,7 +30,7 @@ from deployer.fdl.evaluator import evaluate
 from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
 from deployer.fdl.expressions import parse_expression
 from deployer.fdl.interpreter.commands import Command
-from deployer.fdl.interpreter.history import HistoryEvent, HistoryEventType
+from deployer.fdl.interpreter.history import HistoryEventType, new_history_event
 from deployer.fdl.interpreter.model import ActiveState, Execution, ScopeRun
 
 __all__ = [
@@ -85,6 +85,7 @@ class Ctx:
     commands: list[Command] = field(default_factory=list)
     queue: deque[tuple[int, str, Any, Raw | None]] = field(default_factory=deque)
     execution_context: dict[str, Any] | None = None  # $Context.Execution, built once a step
+    texts: dict[int, tuple[Any, Raw]] = field(default_factory=dict)  # id -> (value, JSON text)
 
     def emit(
         self, kind: HistoryEventType, step_name: str, schedule: int,
@@ -98,11 +99,27 @@ class Ctx:
             raise EventLimitReached
         ex.next_event_id = event_id + 1
         text = detail if isinstance(detail, str) else _detail(detail)
-        ex.new_events.append(HistoryEvent(event_id, schedule, kind, step_name, self.time, text))
+        ex.new_events.append(
+            new_history_event(event_id, schedule, kind, step_name, self.time, text)
+        )
         return event_id
 
     def command(self, command: Command) -> None:
         self.commands.append(command)
+
+    def text(self, value: Any) -> Raw:
+        """The compact JSON text of ``value``, encoded once per step: JSON values are never
+        changed in place, and the memo keeps each value alive so its id stays its own."""
+        hit = self.texts.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        text = Raw(dump(value))
+        self.texts[id(value)] = (value, text)
+        return text
+
+    def sized(self, value: Any, what: str, state_name: str) -> Raw:
+        """:func:`check_size` through the step's memo of JSON texts."""
+        return size_checked(self.text(value), what, state_name)
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -131,14 +148,19 @@ class Raw(str):
 
 def check_size(value: Any, what: str, state_name: str) -> Raw:
     """The JSON text of ``value``; fails the state when it is larger than 64 KiB."""
-    text = dump(value)
+    return size_checked(Raw(dump(value)), what, state_name)
+
+
+def size_checked(text: Raw, what: str, state_name: str) -> Raw:
+    """``text``, the JSON text of the ``what`` of a state; fails the state when it is larger
+    than 64 KiB."""
     if len(text) > DATA_LIMIT_BYTES // 4 and len(text.encode()) > DATA_LIMIT_BYTES:
         raise StateFailure(
             DATA_LIMIT_CODE,
             f"the {what} of state {state_name!r} is {len(text.encode())} bytes, "
             f"over the {DATA_LIMIT_BYTES}-byte limit",
         )
-    return Raw(text)
+    return text
 
 
 def detail_text(key: str, text: str) -> str:

@@ -25,7 +25,6 @@ from deployer.fdl.interpreter.runtime import (
     StateFailure,
     construct,
     detail_text,
-    dump,
     evaluate_expr,
     expression_scope,
     next_of,
@@ -103,7 +102,7 @@ def task_returned(ctx: Ctx, state: TaskState, st: ActiveState, raw: str) -> Done
     """The pending task succeeded: shape ``$Output`` and finish the state."""
     _clear(ctx, st)
     output = shape_output(state.action, state.task_mode, raw)
-    ctx.emit(H.TASK_SUCCEEDED, st.name, st.task_event, detail_text("Output", dump(output)))
+    ctx.emit(H.TASK_SUCCEEDED, st.name, st.task_event, detail_text("Output", ctx.text(output)))
     return Done(output, next_of(state))
 
 
