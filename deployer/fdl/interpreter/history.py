@@ -10,7 +10,7 @@ JSON text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from enum import Enum
 from time import gmtime
@@ -121,24 +121,9 @@ class HistoryEvent:
         )
 
 
-_SET_FIELDS = tuple(
-    getattr(HistoryEvent, name).__set__
-    for name in ("event_id", "schedule_event_id", "type", "step_name", "time", "detail")
-)
 
-
-def new_history_event(
-    event_id: int, schedule_event_id: int, kind: HistoryEventType, step_name: str, time: str,
-    detail: str,
-) -> HistoryEvent:
-    """``HistoryEvent(...)`` for the interpreter's hot path: the same frozen object, built
-    through its slots (a frozen dataclass ``__init__`` costs four times as much)."""
-    event = object.__new__(HistoryEvent)
-    set_id, set_schedule, set_type, set_step, set_time, set_detail = _SET_FIELDS
-    set_id(event, event_id)
-    set_schedule(event, schedule_event_id)
-    set_type(event, kind)
-    set_step(event, step_name)
-    set_time(event, time)
-    set_detail(event, detail)
-    return event
+#: The slot setters of HistoryEvent's fields in order: the interpreter builds its events with
+#: ``object.__new__`` and these (a frozen dataclass ``__init__`` costs four times as much).
+_FIELD_NAMES = ("event_id", "schedule_event_id", "type", "step_name", "time", "detail")
+assert tuple(f.name for f in fields(HistoryEvent)) == _FIELD_NAMES
+EVENT_FIELD_SETTERS = tuple(getattr(HistoryEvent, name).__set__ for name in _FIELD_NAMES)

@@ -29,20 +29,18 @@ from deployer.fdl.interpreter.history import HistoryEventType as H
 from deployer.fdl.interpreter.model import ActiveState, ExecutionStatus, Phase, ScopeRun
 from deployer.fdl.interpreter.retry import retry_delay, select_catch, select_retry
 from deployer.fdl.interpreter.runtime import (
-    EMPTY_DETAIL,
     RUNTIME_ERROR_CODE,
     Ctx,
     Done,
     Raw,
     StateFailure,
     construct,
-    detail_text,
     expression_scope,
     next_of,
     scope_of,
     state_of,
 )
-from deployer.fdl.interpreter.states import BEGIN
+from deployer.fdl.interpreter.states import BEGIN, BEGIN_BY_CLASS
 from deployer.fdl.interpreter.states.parallel import collect, start_queued
 
 __all__ = ["attempt", "drain", "finish_state", "state_failed", "terminate"]
@@ -51,7 +49,8 @@ __all__ = ["attempt", "drain", "finish_state", "state_failed", "terminate"]
 def drain(ctx: Ctx) -> None:
     """Enter queued states until every scope waits or the execution ended."""
     runs = ctx.ex.runs
-    while ctx.queue and not ctx.ex.status.is_terminal:
+    ex, running = ctx.ex, ExecutionStatus.RUNNING
+    while ctx.queue and ex.status is running:
         run_id, name, raw_input, text = ctx.queue.popleft()
         run = runs.get(run_id)
         if run is not None and run.state is None:
@@ -61,7 +60,7 @@ def drain(ctx: Ctx) -> None:
 def enter_state(ctx: Ctx, run: ScopeRun, name: str, raw_input: Any, text: Raw | None) -> None:
     state = scope_of(ctx.flow, run).by_name[name]
     detail = text if text is not None else ctx.text(raw_input)
-    entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, detail_text("Input", detail))
+    entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, '{"Input":' + detail + "}")
     rules = getattr(state, "retry", ())
     run.state = ActiveState(name, raw_input, entered, retry_counts=[0] * len(rules))
     attempt(ctx, run, state, run.state, detail)
@@ -81,8 +80,9 @@ def attempt(
             else:
                 text = raw_text if raw_text is not None else ctx.sized(value, "input", st.name)
             st.input, st.input_ready = value, True
-            ctx.emit(H.STEP_STARTED, st.name, st.entered_event, detail_text("Input", text))
-        done = BEGIN[state.type](ctx, run, state, st)
+            ctx.emit(H.STEP_STARTED, st.name, st.entered_event, '{"Input":' + text + "}")
+        begin = BEGIN_BY_CLASS.get(state.__class__) or BEGIN[state.type]
+        done = begin(ctx, run, state, st)
     except StateFailure as failure:
         state_failed(ctx, run, state, st, failure.code, failure.detail)
         return
@@ -112,8 +112,7 @@ def finish_state(ctx: Ctx, run: ScopeRun, state: State, st: ActiveState, done: D
         return
     if updates:
         ex.global_vars = {**ex.global_vars, **updates}
-    ctx.emit(H.STEP_SUCCEEDED, st.name, st.entered_event, detail_text("Output", text))
-    ctx.emit(H.STEP_EXITED, st.name, st.entered_event, EMPTY_DETAIL)
+    ctx.emit_exit(st.name, st.entered_event, text)
     run.state = None
     if done.next is None:
         scope_finished(ctx, run, output)

@@ -107,7 +107,7 @@ def step(flow: Flow, execution: Execution, event: Event) -> tuple[Execution, lis
     ``max_events`` fails the execution with ``FnF.EventLimitExceeded``; an unexpected internal
     error fails it with ``FnF.InternalError`` rather than escaping.
     """
-    if execution.status.is_terminal or (
+    if execution.status is not ExecutionStatus.RUNNING or (
         not isinstance(event, Started) and execution.next_event_id == 1
     ):
         return execution.clone(), []

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
@@ -25,12 +25,12 @@ from deployer.fdl.ast import (
 from deployer.fdl.builtins import SeededEntropy
 from deployer.fdl.constructors import Template as CompiledTemplate
 from deployer.fdl.constructors import compile_template
+from deployer.fdl.evaluator import UNAVAILABLE, NullMode, evaluate
 from deployer.fdl.evaluator import Scope as ExprScope
-from deployer.fdl.evaluator import evaluate
 from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
 from deployer.fdl.expressions import parse_expression
 from deployer.fdl.interpreter.commands import Command
-from deployer.fdl.interpreter.history import HistoryEventType, new_history_event
+from deployer.fdl.interpreter.history import EVENT_FIELD_SETTERS, HistoryEvent, HistoryEventType
 from deployer.fdl.interpreter.model import ActiveState, Execution, ScopeRun
 
 __all__ = [
@@ -49,7 +49,11 @@ EVENT_LIMIT_CODE = "FnF.EventLimitExceeded"
 EXECUTION_TIMEOUT_CODE = "FnF.ExecutionTimeout"
 INTERNAL_ERROR_CODE = "FnF.InternalError"
 DATA_LIMIT_BYTES = 64 * 1024
+EMPTY_DETAIL = "{}"
 MISSING: Any = object()
+
+
+_new_object = object.__new__
 
 
 class StateFailure(Exception):
@@ -65,7 +69,7 @@ class EventLimitReached(Exception):
     """The execution emitted ``max_events`` history events."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Done:
     """A state finished its own work: ``output`` is its default output (``$Output``) and
     ``next`` the state to go to, or None to end the scope."""
@@ -98,11 +102,22 @@ class Ctx:
         if event_id > ex.max_events and not terminal:
             raise EventLimitReached
         ex.next_event_id = event_id + 1
-        text = detail if isinstance(detail, str) else _detail(detail)
-        ex.new_events.append(
-            new_history_event(event_id, schedule, kind, step_name, self.time, text)
-        )
+        event = _new_object(HistoryEvent)
+        set_id, set_schedule, set_type, set_step, set_time, set_detail = EVENT_FIELD_SETTERS
+        set_id(event, event_id)
+        set_schedule(event, schedule)
+        set_type(event, kind)
+        set_step(event, step_name)
+        set_time(event, self.time)
+        set_detail(event, detail if isinstance(detail, str) else _detail(detail))
+        ex.new_events.append(event)
         return event_id
+
+    def emit_exit(self, step_name: str, schedule: int, output_text: str) -> None:
+        """``StepSucceeded`` with ``{"Output": <output_text>}``, then ``StepExited``."""
+        self.emit(HistoryEventType.STEP_SUCCEEDED, step_name, schedule,
+                  '{"Output":' + output_text + "}")
+        self.emit(HistoryEventType.STEP_EXITED, step_name, schedule, EMPTY_DETAIL)
 
     def command(self, command: Command) -> None:
         self.commands.append(command)
@@ -167,8 +182,6 @@ def detail_text(key: str, text: str) -> str:
     """``{"<key>":<text>}``: the EventDetail of one member whose JSON text is ``text``."""
     return '{"' + key + '":' + text + "}"
 
-
-EMPTY_DETAIL = "{}"
 
 
 def _detail(detail: dict[str, Any]) -> str:
@@ -247,14 +260,26 @@ def expression_scope(
         }
     context = {"Execution": execution, "Current": current}
     entropy = LazyEntropy(ex.name, ex.next_event_id, st.retry_count)
-    if output is MISSING:
-        return ExprScope(
-            input=input_value, context=context, global_vars=ex.global_vars, entropy=entropy
-        )
-    return ExprScope(
-        input=input_value, output=output, context=context, global_vars=ex.global_vars,
-        entropy=entropy,
+    # ExprScope(input=..., output=..., context=..., global_vars=..., entropy=...) through its
+    # slots: the frozen dataclass __init__ is a measurable part of every state
+    scope = _new_object(ExprScope)
+    set_input, set_output, set_context, set_globals, set_item, set_null, set_entropy = (
+        _SCOPE_FIELD_SETTERS
     )
+    set_input(scope, input_value)
+    set_output(scope, UNAVAILABLE if output is MISSING else output)
+    set_context(scope, context)
+    set_globals(scope, ex.global_vars)
+    set_item(scope, UNAVAILABLE)
+    set_null(scope, NullMode.STRICT)
+    set_entropy(scope, entropy)
+    return scope
+
+
+_SCOPE_FIELDS = ("input", "output", "context", "global_vars", "item", "null_mode", "entropy")
+assert tuple(f.name for f in fields(ExprScope)) == _SCOPE_FIELDS
+assert ExprScope().item is UNAVAILABLE and ExprScope().null_mode is NullMode.STRICT
+_SCOPE_FIELD_SETTERS = tuple(getattr(ExprScope, name).__set__ for name in _SCOPE_FIELDS)
 
 
 class LazyEntropy:
