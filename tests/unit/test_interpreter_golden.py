@@ -6,11 +6,15 @@ stepping never changes the execution given to ``step``."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from deployer.fdl.interpreter import Execution, event_from_json, new_execution, step
+from deployer.fdl.interpreter import Execution, event_from_json, new_execution, runtime, step
+from deployer.fdl.interpreter.history import format_time
 from tests.unit.golden_scenarios import FIXTURE, SCENARIOS, dump, events_of, trace
 
 GOLDEN: dict[str, list[dict[str, Any]]] = json.loads(FIXTURE.read_text(encoding="utf-8"))
@@ -71,3 +75,32 @@ def test_resuming_from_stored_json_matches_and_never_mutates_the_input(name: str
         assert dump(resumed.to_json()) == recorded[index + 1]["execution"], f"step {index + 1}"
         assert dump([c.to_json() for c in commands]) == recorded[index + 1]["commands"]
         assert dump(stored.to_json()) == before, "step changed the execution it was given"
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(JSON_VALUES)
+def test_the_fast_encoder_writes_what_json_dumps_writes(value: Any) -> None:
+    assert runtime.dump(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@given(st.floats(min_value=-1e11, max_value=3e11, allow_nan=False))
+def test_history_time_matches_the_datetime_formatting(epoch: float) -> None:
+    millis = round(epoch * 1000)
+    try:
+        moment = datetime.fromtimestamp(millis // 1000, tz=timezone.utc)
+    except (ValueError, OverflowError) as exc:
+        with pytest.raises(type(exc)):
+            format_time(epoch)
+        return
+    expected = moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{millis % 1000:03d}Z"
+    if moment.year < 1000:  # strftime does not pad years below 1000 on every platform
+        expected = f"{moment.year:04d}" + expected[expected.index("-"):]
+    assert format_time(epoch) == expected
+    assert format_time(epoch) == expected  # the remembered last result too
