@@ -48,11 +48,10 @@ __all__ = ["attempt", "drain", "finish_state", "state_failed", "terminate"]
 
 def drain(ctx: Ctx) -> None:
     """Enter queued states until every scope waits or the execution ended."""
-    runs = ctx.ex.runs
     ex, running = ctx.ex, ExecutionStatus.RUNNING
     while ctx.queue and ex.status is running:
         run_id, name, raw_input, text = ctx.queue.popleft()
-        run = runs.get(run_id)
+        run = ctx.find_run(run_id)
         if run is not None and run.state is None:
             enter_state(ctx, run, name, raw_input, text)
 
@@ -160,7 +159,7 @@ def scope_finished(ctx: Ctx, run: ScopeRun, output: Any) -> None:
     if run.parent < 0:
         terminate(ctx, ExecutionStatus.SUCCEEDED, output=output)
         return
-    parent = ex.runs[run.parent]
+    parent = ctx.run(run.parent)
     st = parent.state
     assert st is not None
     state = state_of(ctx.flow, parent)
@@ -182,7 +181,7 @@ def scope_failed(ctx: Ctx, run: ScopeRun, code: str, detail: str) -> None:
     if run.parent < 0:
         terminate(ctx, ExecutionStatus.FAILED, code=code, detail=detail)
         return
-    parent = ex.runs[run.parent]
+    parent = ctx.run(run.parent)
     st = parent.state
     assert st is not None
     state = state_of(ctx.flow, parent)

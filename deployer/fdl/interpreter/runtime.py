@@ -90,6 +90,26 @@ class Ctx:
     queue: deque[tuple[int, str, Any, Raw | None]] = field(default_factory=deque)
     execution_context: dict[str, Any] | None = None  # $Context.Execution, built once a step
     texts: dict[int, tuple[Any, Raw]] = field(default_factory=dict)  # id -> (value, JSON text)
+    owned: set[int] = field(default_factory=set)  # runs copied or created by this step
+
+    def run(self, run_id: int) -> ScopeRun:
+        """The scope run ``run_id``, ready to be changed: ``ex`` is a shallow copy of the
+        execution given to ``step``, so a run is copied the first time the step uses it
+        (KeyError when there is no such run)."""
+        run = self.ex.runs[run_id]
+        if run_id not in self.owned:
+            run = self.ex.runs[run_id] = run.clone()
+            self.owned.add(run_id)
+        return run
+
+    def find_run(self, run_id: int) -> ScopeRun | None:
+        """:meth:`run`, or None when there is no such run."""
+        return self.run(run_id) if run_id in self.ex.runs else None
+
+    def add_run(self, run: ScopeRun) -> None:
+        """Store a run created by this step."""
+        self.ex.runs[run.run_id] = run
+        self.owned.add(run.run_id)
 
     def emit(
         self, kind: HistoryEventType, step_name: str, schedule: int,
