@@ -57,7 +57,7 @@ def drain(ctx: Ctx) -> None:
 
 
 def enter_state(ctx: Ctx, run: ScopeRun, name: str, raw_input: Any, text: Raw | None) -> None:
-    state = scope_of(ctx.flow, run).by_name[name]
+    state = (scope_of(ctx.flow, run) if run.path else ctx.flow.scope).by_name[name]
     detail = text if text is not None else ctx.text(raw_input)
     entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, '{"Input":' + detail + "}")
     rules = getattr(state, "retry", ())
