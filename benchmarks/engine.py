@@ -52,12 +52,52 @@ def answerer(polls: int):  # type: ignore[no-untyped-def]
     return answer
 
 
-def throughput(flow: Flow, polls: int, seconds: float = 2.0) -> tuple[float, float]:
-    probe = simulate(flow, answerer(polls), input={})
+MAP_FLOW = """Type: StateMachine
+Name: fan-out
+SpecVersion: v1
+StartAt: Each
+States:
+  - Type: Map
+    Name: Each
+    ItemsPath: $Input.items
+    MaxConcurrency: 40
+    Processor:
+      StartAt: Work
+      States:
+        - Type: Task
+          Name: Work
+          Action: FC:InvokeFunction
+          Parameters: {resourceArn: "acs:fc:cn-hangzhou:1:functions/w/LATEST",
+                       invocationType: Sync, body: {item.$: $Input}}
+          Next: Shape
+        - Type: Pass
+          Name: Shape
+          InputConstructor: {item.$: $Input.Body.item, ok: true}
+          End: true
+    End: true
+"""
+
+
+def map_flow() -> Flow:
+    check = check_flow(MAP_FLOW, source="map.yaml")
+    assert check.ok and check.flow is not None
+    return check.flow
+
+
+def map_answer(command: InvokeTask, now: float) -> TaskAnswer:
+    item = command.parameters["body"]["item"]
+    return TaskAnswer(json.dumps({"item": item}), after=1 + item % 7)
+
+
+def throughput(
+    flow: Flow, answer_factory, data: object, seconds: float = 2.0  # type: ignore[no-untyped-def]
+) -> tuple[float, float]:
+    probe = simulate(flow, answer_factory(), input=data)
     transitions = sum(1 for e in probe.history if e.type is HistoryEventType.STEP_ENTERED)
     runs, began = 0, time.perf_counter()
     while time.perf_counter() - began < seconds:
-        simulate(flow, answerer(polls), input={}, execution_name=f"e{runs}", keep_history=False)
+        simulate(flow, answer_factory(), input=data, execution_name=f"e{runs}",
+                 keep_history=False)
         runs += 1
     elapsed = time.perf_counter() - began
     return runs / elapsed, runs * transitions / elapsed
@@ -84,8 +124,10 @@ def main() -> None:
     flow = seed_flow()
     print(f"{'scenario':<38} {'executions/s':>14} {'transitions/s':>15}")
     for polls in (1, 4, 20):
-        per_ex, per_tr = throughput(flow, polls)
+        per_ex, per_tr = throughput(flow, lambda polls=polls: answerer(polls), {})
         print(f"{f'seed flow, {polls} poll(s)':<38} {per_ex:>14,.0f} {per_tr:>15,.0f}")
+    per_ex, per_tr = throughput(map_flow(), lambda: map_answer, {"items": list(range(100))})
+    print(f"{'Map of 100 items, 40 at a time':<38} {per_ex:>14,.0f} {per_tr:>15,.0f}")
     heap, json_size = parked_memory(flow)
     print()
     print(f"{'parked in Wait (10,000 executions)':<38} {'bytes/execution':>14}")

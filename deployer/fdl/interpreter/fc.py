@@ -27,10 +27,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(name)
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def decode_body(text: str) -> Any:
     """The response text decoded as JSON when it is JSON, else the text itself."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return _DECODER.decode(text)
     except (ValueError, RecursionError):
         return text
 

@@ -10,9 +10,10 @@ JSON text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from enum import Enum
+from time import gmtime
 from typing import Any
 
 __all__ = ["HistoryEvent", "HistoryEventType", "format_time"]
@@ -54,9 +55,30 @@ TERMINAL_TYPES = frozenset(
 )
 
 
+_YEAR_10000 = 253_402_300_800  # first second datetime cannot represent
+_LAST_TIME: list[tuple[float, str]] = [(float("nan"), "")]
+
+
 def format_time(epoch: float) -> str:
-    """``2019-05-05T08:33:59.384Z``: ISO-8601 UTC with milliseconds."""
+    """``2019-05-05T08:33:59.384Z``: ISO-8601 UTC with milliseconds (the last result is
+    remembered: consecutive steps often share ``now``)."""
+    last = _LAST_TIME[0]
+    if last[0] == epoch:
+        return last[1]
+    text = _format_time(epoch)
+    _LAST_TIME[0] = (epoch, text)
+    return text
+
+
+def _format_time(epoch: float) -> str:
     millis = round(epoch * 1000)
+    seconds = millis // 1000
+    if 0 <= seconds < _YEAR_10000:
+        moment = gmtime(seconds)
+        return (
+            f"{moment.tm_year:04d}-{moment.tm_mon:02d}-{moment.tm_mday:02d}T"
+            f"{moment.tm_hour:02d}:{moment.tm_min:02d}:{moment.tm_sec:02d}.{millis % 1000:03d}Z"
+        )
     moment = datetime.fromtimestamp(millis // 1000, tz=timezone.utc)
     return (
         f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:"
@@ -97,3 +119,11 @@ class HistoryEvent:
             time=str(data["Time"]),
             detail=str(data["EventDetail"]),
         )
+
+
+
+#: The slot setters of HistoryEvent's fields in order: the interpreter builds its events with
+#: ``object.__new__`` and these (a frozen dataclass ``__init__`` costs four times as much).
+_FIELD_NAMES = ("event_id", "schedule_event_id", "type", "step_name", "time", "detail")
+assert tuple(f.name for f in fields(HistoryEvent)) == _FIELD_NAMES
+EVENT_FIELD_SETTERS = tuple(getattr(HistoryEvent, name).__set__ for name in _FIELD_NAMES)

@@ -34,15 +34,13 @@ from deployer.fdl.interpreter.runtime import (
     Done,
     Raw,
     StateFailure,
-    check_size,
     construct,
-    dump,
     expression_scope,
     next_of,
     scope_of,
     state_of,
 )
-from deployer.fdl.interpreter.states import BEGIN
+from deployer.fdl.interpreter.states import BEGIN, BEGIN_BY_CLASS
 from deployer.fdl.interpreter.states.parallel import collect, start_queued
 
 __all__ = ["attempt", "drain", "finish_state", "state_failed", "terminate"]
@@ -50,18 +48,18 @@ __all__ = ["attempt", "drain", "finish_state", "state_failed", "terminate"]
 
 def drain(ctx: Ctx) -> None:
     """Enter queued states until every scope waits or the execution ended."""
-    runs = ctx.ex.runs
-    while ctx.queue and not ctx.ex.status.is_terminal:
+    ex, running = ctx.ex, ExecutionStatus.RUNNING
+    while ctx.queue and ex.status is running:
         run_id, name, raw_input, text = ctx.queue.popleft()
-        run = runs.get(run_id)
+        run = ctx.find_run(run_id)
         if run is not None and run.state is None:
             enter_state(ctx, run, name, raw_input, text)
 
 
 def enter_state(ctx: Ctx, run: ScopeRun, name: str, raw_input: Any, text: Raw | None) -> None:
-    state = scope_of(ctx.flow, run).by_name[name]
-    detail = text if text is not None else Raw(dump(raw_input))
-    entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, {"Input": detail})
+    state = (scope_of(ctx.flow, run) if run.path else ctx.flow.scope).by_name[name]
+    detail = text if text is not None else ctx.text(raw_input)
+    entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, '{"Input":' + detail + "}")
     rules = getattr(state, "retry", ())
     run.state = ActiveState(name, raw_input, entered, retry_counts=[0] * len(rules))
     attempt(ctx, run, state, run.state, detail)
@@ -77,12 +75,13 @@ def attempt(
             if state.input_constructor is not None:
                 scope = expression_scope(ctx, st, input_value=st.raw_input)
                 value = construct(state.input_constructor, scope, "InputConstructor")
-                text = check_size(value, "input", st.name)
+                text = ctx.sized(value, "input", st.name)
             else:
-                text = raw_text if raw_text is not None else check_size(value, "input", st.name)
+                text = raw_text if raw_text is not None else ctx.sized(value, "input", st.name)
             st.input, st.input_ready = value, True
-            ctx.emit(H.STEP_STARTED, st.name, st.entered_event, {"Input": text})
-        done = BEGIN[state.type](ctx, run, state, st)
+            ctx.emit(H.STEP_STARTED, st.name, st.entered_event, '{"Input":' + text + "}")
+        begin = BEGIN_BY_CLASS.get(state.__class__) or BEGIN[state.type]
+        done = begin(ctx, run, state, st)
     except StateFailure as failure:
         state_failed(ctx, run, state, st, failure.code, failure.detail)
         return
@@ -106,14 +105,13 @@ def finish_state(ctx: Ctx, run: ScopeRun, state: State, st: ActiveState, done: D
                     )
             if state.output_constructor is not None:
                 output = construct(state.output_constructor, scope, "OutputConstructor")
-        text = check_size(output, "output", st.name)
+        text = ctx.sized(output, "output", st.name)
     except StateFailure as failure:
         state_failed(ctx, run, state, st, failure.code, failure.detail)
         return
     if updates:
         ex.global_vars = {**ex.global_vars, **updates}
-    ctx.emit(H.STEP_SUCCEEDED, st.name, st.entered_event, {"Output": text})
-    ctx.emit(H.STEP_EXITED, st.name, st.entered_event, {})
+    ctx.emit_exit(st.name, st.entered_event, text)
     run.state = None
     if done.next is None:
         scope_finished(ctx, run, output)
@@ -161,7 +159,7 @@ def scope_finished(ctx: Ctx, run: ScopeRun, output: Any) -> None:
     if run.parent < 0:
         terminate(ctx, ExecutionStatus.SUCCEEDED, output=output)
         return
-    parent = ex.runs[run.parent]
+    parent = ctx.run(run.parent)
     st = parent.state
     assert st is not None
     state = state_of(ctx.flow, parent)
@@ -183,7 +181,7 @@ def scope_failed(ctx: Ctx, run: ScopeRun, code: str, detail: str) -> None:
     if run.parent < 0:
         terminate(ctx, ExecutionStatus.FAILED, code=code, detail=detail)
         return
-    parent = ex.runs[run.parent]
+    parent = ctx.run(run.parent)
     st = parent.state
     assert st is not None
     state = state_of(ctx.flow, parent)

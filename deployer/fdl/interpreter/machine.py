@@ -107,11 +107,11 @@ def step(flow: Flow, execution: Execution, event: Event) -> tuple[Execution, lis
     ``max_events`` fails the execution with ``FnF.EventLimitExceeded``; an unexpected internal
     error fails it with ``FnF.InternalError`` rather than escaping.
     """
-    if execution.status.is_terminal or (
+    if execution.status is not ExecutionStatus.RUNNING or (
         not isinstance(event, Started) and execution.next_event_id == 1
     ):
         return execution.clone(), []
-    ctx = Ctx(flow, execution.clone(), event.now, format_time(event.now))
+    ctx = Ctx(flow, execution.shallow_clone(), event.now, format_time(event.now))
     try:
         _dispatch(ctx, event)
         drain(ctx)
@@ -119,7 +119,7 @@ def step(flow: Flow, execution: Execution, event: Event) -> tuple[Execution, lis
         terminate(ctx, ExecutionStatus.FAILED, code=EVENT_LIMIT_CODE,
                   detail=f"the execution reached {ctx.ex.max_events} history events")
     except Exception as exc:
-        ctx = Ctx(flow, execution.clone(), event.now, format_time(event.now))
+        ctx = Ctx(flow, execution.shallow_clone(), event.now, format_time(event.now))
         terminate(ctx, ExecutionStatus.FAILED, code=INTERNAL_ERROR_CODE,
                   detail=f"{type(exc).__name__}: {exc}")
     return ctx.ex, ctx.commands
@@ -151,7 +151,7 @@ def _started(ctx: Ctx) -> None:
     except StateFailure as failure:
         terminate(ctx, ExecutionStatus.FAILED, code=failure.code, detail=failure.detail)
         return
-    ex.runs[ROOT_RUN] = ScopeRun(ROOT_RUN, [], -1, 0, 1)
+    ctx.add_run(ScopeRun(ROOT_RUN, [], -1, 0, 1))
     ex.next_run_id = ROOT_RUN + 1
     ctx.queue.append((ROOT_RUN, ctx.flow.start_at, ex.input, None))
 
@@ -165,7 +165,7 @@ def _timer_fired(ctx: Ctx, timer_id: str) -> None:
         terminate(ctx, ExecutionStatus.TIMED_OUT, code=EXECUTION_TIMEOUT_CODE,
                   detail=f"the execution ran longer than {ex.max_duration_seconds:g} seconds")
         return
-    run = ex.runs[run_id]
+    run = ctx.run(run_id)
     st = run.state
     assert st is not None
     state = state_of(ctx.flow, run)
@@ -184,7 +184,7 @@ def _task_event(ctx: Ctx, event: TaskSucceeded | TaskFailed) -> None:
     run_id = ex.tasks.get(event.task_id)
     if run_id is None:
         return
-    run = ex.runs[run_id]
+    run = ctx.run(run_id)
     st = run.state
     assert st is not None and st.task_id == event.task_id
     state = state_of(ctx.flow, run)

@@ -186,6 +186,18 @@ class Execution:
             self.max_events, self.max_duration_seconds, [],
         )
 
+    def shallow_clone(self) -> Execution:
+        """A copy whose containers are new but whose scope runs are still shared with this
+        execution: whoever changes a run must first replace it by ``run.clone()`` (``step``
+        does so on first use, see ``Ctx.run``), so a step only copies the runs it touches."""
+        return Execution(
+            self.name, self.flow_name, self.input, self.role_arn, self.execution_mode,
+            self.status, self.output, self.error_code, self.error_detail, self.started_at,
+            self.stopped_at, self.global_vars, dict(self.runs), self.next_run_id,
+            self.next_event_id, dict(self.tasks), dict(self.timers), self.max_events,
+            self.max_duration_seconds, [],
+        )
+
     def to_json(self) -> dict[str, Any]:
         """Plain JSON data (no new events: they belong to the step that produced them)."""
         return {

@@ -8,7 +8,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from deployer.fdl.ast import (
@@ -22,13 +23,14 @@ from deployer.fdl.ast import (
     TemplateList,
 )
 from deployer.fdl.builtins import SeededEntropy
-from deployer.fdl.constructors import build_value
+from deployer.fdl.constructors import Template as CompiledTemplate
+from deployer.fdl.constructors import compile_template
+from deployer.fdl.evaluator import UNAVAILABLE, NullMode, evaluate
 from deployer.fdl.evaluator import Scope as ExprScope
-from deployer.fdl.evaluator import evaluate
 from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
 from deployer.fdl.expressions import parse_expression
 from deployer.fdl.interpreter.commands import Command
-from deployer.fdl.interpreter.history import HistoryEvent, HistoryEventType
+from deployer.fdl.interpreter.history import EVENT_FIELD_SETTERS, HistoryEvent, HistoryEventType
 from deployer.fdl.interpreter.model import ActiveState, Execution, ScopeRun
 
 __all__ = [
@@ -47,7 +49,11 @@ EVENT_LIMIT_CODE = "FnF.EventLimitExceeded"
 EXECUTION_TIMEOUT_CODE = "FnF.ExecutionTimeout"
 INTERNAL_ERROR_CODE = "FnF.InternalError"
 DATA_LIMIT_BYTES = 64 * 1024
+EMPTY_DETAIL = "{}"
 MISSING: Any = object()
+
+
+_new_object = object.__new__
 
 
 class StateFailure(Exception):
@@ -63,7 +69,7 @@ class EventLimitReached(Exception):
     """The execution emitted ``max_events`` history events."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Done:
     """A state finished its own work: ``output`` is its default output (``$Output``) and
     ``next`` the state to go to, or None to end the scope."""
@@ -82,32 +88,93 @@ class Ctx:
     time: str
     commands: list[Command] = field(default_factory=list)
     queue: deque[tuple[int, str, Any, Raw | None]] = field(default_factory=deque)
+    execution_context: dict[str, Any] | None = None  # $Context.Execution, built once a step
+    texts: dict[int, tuple[Any, Raw]] = field(default_factory=dict)  # id -> (value, JSON text)
+    owned: set[int] = field(default_factory=set)  # runs copied or created by this step
+
+    def run(self, run_id: int) -> ScopeRun:
+        """The scope run ``run_id``, ready to be changed: ``ex`` is a shallow copy of the
+        execution given to ``step``, so a run is copied the first time the step uses it
+        (KeyError when there is no such run)."""
+        run = self.ex.runs[run_id]
+        if run_id not in self.owned:
+            run = self.ex.runs[run_id] = run.clone()
+            self.owned.add(run_id)
+        return run
+
+    def find_run(self, run_id: int) -> ScopeRun | None:
+        """:meth:`run`, or None when there is no such run."""
+        return self.run(run_id) if run_id in self.ex.runs else None
+
+    def add_run(self, run: ScopeRun) -> None:
+        """Store a run created by this step."""
+        self.ex.runs[run.run_id] = run
+        self.owned.add(run.run_id)
 
     def emit(
-        self, kind: HistoryEventType, step_name: str, schedule: int, detail: dict[str, Any],
-        *, terminal: bool = False,
+        self, kind: HistoryEventType, step_name: str, schedule: int,
+        detail: dict[str, Any] | str, *, terminal: bool = False,
     ) -> int:
-        """Append a history event; return its EventId."""
+        """Append a history event; return its EventId. ``detail`` is the ``EventDetail``
+        object, or its compact JSON text already built (see :func:`detail_text`)."""
         ex = self.ex
         event_id = ex.next_event_id
         if event_id > ex.max_events and not terminal:
             raise EventLimitReached
         ex.next_event_id = event_id + 1
-        ex.new_events.append(
-            HistoryEvent(event_id, schedule, kind, step_name, self.time, _detail(detail))
-        )
+        event = _new_object(HistoryEvent)
+        set_id, set_schedule, set_type, set_step, set_time, set_detail = EVENT_FIELD_SETTERS
+        set_id(event, event_id)
+        set_schedule(event, schedule)
+        set_type(event, kind)
+        set_step(event, step_name)
+        set_time(event, self.time)
+        set_detail(event, detail if isinstance(detail, str) else _detail(detail))
+        ex.new_events.append(event)
         return event_id
+
+    def emit_exit(self, step_name: str, schedule: int, output_text: str) -> None:
+        """``StepSucceeded`` with ``{"Output": <output_text>}``, then ``StepExited``."""
+        self.emit(HistoryEventType.STEP_SUCCEEDED, step_name, schedule,
+                  '{"Output":' + output_text + "}")
+        self.emit(HistoryEventType.STEP_EXITED, step_name, schedule, EMPTY_DETAIL)
 
     def command(self, command: Command) -> None:
         self.commands.append(command)
 
+    def text(self, value: Any) -> Raw:
+        """The compact JSON text of ``value``, encoded once per step: JSON values are never
+        changed in place, and the memo keeps each value alive so its id stays its own."""
+        hit = self.texts.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        text = Raw(dump(value))
+        self.texts[id(value)] = (value, text)
+        return text
+
+    def sized(self, value: Any, what: str, state_name: str) -> Raw:
+        """:func:`check_size` through the step's memo of JSON texts."""
+        return size_checked(self.text(value), what, state_name)
+
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+# The C encoder ``_ENCODER.encode`` builds on every call, built once: same text, less overhead.
+# No circular-reference markers (a shared markers dict could keep stale ids after an error);
+# JSON values here are trees, and a too deeply nested one still raises RecursionError.
+_C_ENCODE = (
+    None if c_make_encoder is None
+    else c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",", False,
+                        False, True)
+)
 
 
 def dump(value: Any) -> str:
-    """Compact JSON text of a JSON value."""
-    return _ENCODER.encode(value)
+    """Compact JSON text of a JSON value (exactly ``_ENCODER.encode(value)``)."""
+    if isinstance(value, str):
+        return encode_basestring(value)  # type: ignore[no-any-return]
+    if _C_ENCODE is None:  # pragma: no cover - CPython always has the C accelerator
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODE(value, 0))
 
 
 class Raw(str):
@@ -116,14 +183,25 @@ class Raw(str):
 
 def check_size(value: Any, what: str, state_name: str) -> Raw:
     """The JSON text of ``value``; fails the state when it is larger than 64 KiB."""
-    text = dump(value)
+    return size_checked(Raw(dump(value)), what, state_name)
+
+
+def size_checked(text: Raw, what: str, state_name: str) -> Raw:
+    """``text``, the JSON text of the ``what`` of a state; fails the state when it is larger
+    than 64 KiB."""
     if len(text) > DATA_LIMIT_BYTES // 4 and len(text.encode()) > DATA_LIMIT_BYTES:
         raise StateFailure(
             DATA_LIMIT_CODE,
             f"the {what} of state {state_name!r} is {len(text.encode())} bytes, "
             f"over the {DATA_LIMIT_BYTES}-byte limit",
         )
-    return Raw(text)
+    return text
+
+
+def detail_text(key: str, text: str) -> str:
+    """``{"<key>":<text>}``: the EventDetail of one member whose JSON text is ``text``."""
+    return '{"' + key + '":' + text + "}"
+
 
 
 def _detail(detail: dict[str, Any]) -> str:
@@ -195,34 +273,51 @@ def expression_scope(
         current["Output"] = output
     if error is not None:
         current["Error"] = {"Code": error[0], "Detail": error[1]}
-    context = {
-        "Execution": {"Name": ex.name, "Input": ex.input, "RoleArn": ex.role_arn},
-        "Current": current,
-    }
-    entropy = LazyEntropy(f"{ex.name}\0{ex.next_event_id}\0{st.retry_count}")
-    if output is MISSING:
-        return ExprScope(
-            input=input_value, context=context, global_vars=ex.global_vars, entropy=entropy
-        )
-    return ExprScope(
-        input=input_value, output=output, context=context, global_vars=ex.global_vars,
-        entropy=entropy,
+    execution = ctx.execution_context
+    if execution is None:
+        execution = ctx.execution_context = {
+            "Name": ex.name, "Input": ex.input, "RoleArn": ex.role_arn,
+        }
+    context = {"Execution": execution, "Current": current}
+    entropy = LazyEntropy(ex.name, ex.next_event_id, st.retry_count)
+    # ExprScope(input=..., output=..., context=..., global_vars=..., entropy=...) through its
+    # slots: the frozen dataclass __init__ is a measurable part of every state
+    scope = _new_object(ExprScope)
+    set_input, set_output, set_context, set_globals, set_item, set_null, set_entropy = (
+        _SCOPE_FIELD_SETTERS
     )
+    set_input(scope, input_value)
+    set_output(scope, UNAVAILABLE if output is MISSING else output)
+    set_context(scope, context)
+    set_globals(scope, ex.global_vars)
+    set_item(scope, UNAVAILABLE)
+    set_null(scope, NullMode.STRICT)
+    set_entropy(scope, entropy)
+    return scope
+
+
+_SCOPE_FIELDS = ("input", "output", "context", "global_vars", "item", "null_mode", "entropy")
+assert tuple(f.name for f in fields(ExprScope)) == _SCOPE_FIELDS
+assert ExprScope().item is UNAVAILABLE and ExprScope().null_mode is NullMode.STRICT
+_SCOPE_FIELD_SETTERS = tuple(getattr(ExprScope, name).__set__ for name in _SCOPE_FIELDS)
 
 
 class LazyEntropy:
-    """Deterministic ``uuid()``/``randomInt()`` source seeded from the execution name and the
-    current event id; the generator is only built when a built-in draws from it."""
+    """Deterministic ``uuid()``/``randomInt()`` source seeded from the execution name, the
+    current event id and the retry count; the generator (and its seed text) is only built when
+    a built-in draws from it."""
 
-    __slots__ = ("_seed", "_source")
+    __slots__ = ("_event_id", "_name", "_retry_count", "_source")
 
-    def __init__(self, seed: str) -> None:
-        self._seed = seed
+    def __init__(self, name: str, event_id: int, retry_count: int) -> None:
+        self._name = name
+        self._event_id = event_id
+        self._retry_count = retry_count
         self._source: SeededEntropy | None = None
 
     def _get(self) -> SeededEntropy:
         if self._source is None:
-            self._source = SeededEntropy(self._seed)
+            self._source = SeededEntropy(f"{self._name}\0{self._event_id}\0{self._retry_count}")
         return self._source
 
     def random_int(self, low: int, high: int) -> int:
@@ -245,26 +340,27 @@ def evaluate_expr(expr: Expr, scope: ExprScope, where: str) -> Any:
 def construct(template: Template, scope: ExprScope, where: str) -> Any:
     """Build a constructor/parameters value; failures become :class:`StateFailure`."""
     try:
-        return build_value(plain_template(template), scope)
+        return compiled_template(template).build(scope)
     except EvaluationError as exc:
         raise StateFailure(exc.code, f"{where}: {exc.detail}") from None
     except RecursionError:
         raise StateFailure(RUNTIME_ERROR_CODE, f"{where}: value nested too deeply") from None
 
 
-_PLAIN: dict[int, tuple[Template, Any]] = {}
+_COMPILED: dict[int, tuple[Template, CompiledTemplate]] = {}
 
 
-def plain_template(template: Template) -> Any:
-    """The template as plain dicts/lists with expressions as text (cached per template)."""
-    hit = _PLAIN.get(id(template))
+def compiled_template(template: Template) -> CompiledTemplate:
+    """The template compiled for ``build`` (cached per template object: a flow's AST lives as
+    long as the flow, and the cache keeps the template alive so its id is never reused)."""
+    hit = _COMPILED.get(id(template))
     if hit is not None and hit[0] is template:
         return hit[1]
-    plain = _plain(template)
-    if len(_PLAIN) > 4096:
-        _PLAIN.clear()
-    _PLAIN[id(template)] = (template, plain)
-    return plain
+    compiled = compile_template(_plain(template))
+    if len(_COMPILED) > 4096:
+        _COMPILED.clear()
+    _COMPILED[id(template)] = (template, compiled)
+    return compiled
 
 
 def _plain(value: Any) -> Any:

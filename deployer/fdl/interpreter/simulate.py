@@ -22,7 +22,7 @@ from deployer.fdl.interpreter.commands import (
 from deployer.fdl.interpreter.events import Event, Started, TaskFailed, TaskSucceeded, TimerFired
 from deployer.fdl.interpreter.history import HistoryEvent
 from deployer.fdl.interpreter.machine import new_execution, step
-from deployer.fdl.interpreter.model import Execution
+from deployer.fdl.interpreter.model import Execution, ExecutionStatus
 
 __all__ = ["Simulation", "TaskAnswer", "simulate"]
 
@@ -89,36 +89,37 @@ def simulate(
     agenda: list[tuple[float, int, Event]] = [(start_time, 0, Started(start_time))]
     cancelled: set[str] = set()
     seq = 1
-    while agenda and not execution.status.is_terminal:
-        now, _, event = heapq.heappop(agenda)
-        key = _key(event)
-        if key is not None and key in cancelled:
-            cancelled.discard(key)
-            continue
+    events, running = result.events, ExecutionStatus.RUNNING
+    push, pop = heapq.heappush, heapq.heappop
+    while agenda and execution.status is running:
+        now, _, event = pop(agenda)
+        if cancelled:
+            key = _key(event)
+            if key is not None and key in cancelled:
+                cancelled.discard(key)
+                continue
         execution, commands = step(flow, execution, event)
-        result.events.append(event)
+        events.append(event)
         result.ended_at = now
         if keep_history:
             result.history.extend(execution.new_events)
             result.commands.extend(commands)
         for command in commands:
-            if isinstance(command, StartTimer):
-                heapq.heappush(agenda, (command.fire_at, seq, TimerFired(command.fire_at,
-                                                                          command.timer_id)))
-            elif isinstance(command, (CancelTimer, CancelTask)):
-                cancelled.add(command.timer_id if isinstance(command, CancelTimer)
-                              else command.task_id)
-            elif isinstance(command, InvokeTask):
+            kind = command.__class__
+            if kind is StartTimer:
+                push(agenda, (command.fire_at, seq, TimerFired(command.fire_at, command.timer_id)))
+            elif kind is CancelTimer or kind is CancelTask:
+                cancelled.add(command.timer_id if kind is CancelTimer else command.task_id)
+            elif kind is InvokeTask:
                 reply = answer(command, now)
                 if reply is None:
                     continue
                 at = now + reply.after
                 if reply.output is not None:
-                    heapq.heappush(agenda, (at, seq, TaskSucceeded(at, command.task_id,
-                                                                   reply.output)))
+                    push(agenda, (at, seq, TaskSucceeded(at, command.task_id, reply.output)))
                 else:
-                    heapq.heappush(agenda, (at, seq, TaskFailed(at, command.task_id,
-                                                                reply.error_code, reply.detail)))
+                    push(agenda, (at, seq, TaskFailed(at, command.task_id, reply.error_code,
+                                                      reply.detail)))
             seq += 1
     result.execution = execution
     return result

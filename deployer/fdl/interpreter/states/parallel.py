@@ -85,7 +85,7 @@ def start_child(
     run_id = ex.next_run_id
     ex.next_run_id += 1
     path = [*run.path, [st.name, -1 if iteration else slot]]
-    ex.runs[run_id] = ScopeRun(run_id, path, run.run_id, slot, opened)
+    ctx.add_run(ScopeRun(run_id, path, run.run_id, slot, opened))
     st.children[slot] = run_id
     ctx.queue.append((run_id, start_at, value, None))
 

@@ -12,7 +12,6 @@ from deployer.fdl.interpreter.runtime import (
     StateFailure,
     evaluate_expr,
     expression_scope,
-    next_of,
 )
 from deployer.fdl.values import kind_name
 
@@ -23,7 +22,7 @@ WAIT_LIMITS = {"Standard": (1, 300), "Express": (1, 20)}
 
 def begin_pass(ctx: Ctx, run: ScopeRun, state: PassState, st: ActiveState) -> Done:
     """Output = the (constructed) input."""
-    return Done(st.input, next_of(state))
+    return Done(st.input, None if state.end else state.next)
 
 
 def begin_succeed(ctx: Ctx, run: ScopeRun, state: SucceedState, st: ActiveState) -> Done:
@@ -75,7 +74,7 @@ def begin_wait(ctx: Ctx, run: ScopeRun, state: WaitState, st: ActiveState) -> No
     st.phase = Phase.WAIT
     st.timer_id = timer_id
     ctx.ex.timers[timer_id] = run.run_id
-    ctx.command(StartTimer(timer_id, ctx.now + seconds, TimerPurpose.WAIT))
+    ctx.commands.append(StartTimer(timer_id, ctx.now + seconds, TimerPurpose.WAIT))
     return None
 
 

@@ -18,14 +18,15 @@ from deployer.fdl.interpreter.fc import shape_output
 from deployer.fdl.interpreter.history import HistoryEventType as H
 from deployer.fdl.interpreter.model import ActiveState, Phase, ScopeRun
 from deployer.fdl.interpreter.runtime import (
+    EMPTY_DETAIL,
     RUNTIME_ERROR_CODE,
     Ctx,
     Done,
     StateFailure,
     construct,
+    dump,
     evaluate_expr,
     expression_scope,
-    next_of,
     state_path,
     task_token,
 )
@@ -34,6 +35,7 @@ from deployer.fdl.interpreter.states.simple import whole_number
 __all__ = ["MAX_TIMEOUT_SECONDS", "begin_task", "task_returned", "task_stopped"]
 
 MAX_TIMEOUT_SECONDS = 604_800
+_MODE_TEXT = {mode: mode.value for mode in TaskMode}
 
 
 def begin_task(ctx: Ctx, run: ScopeRun, state: TaskState, st: ActiveState) -> None:
@@ -45,22 +47,21 @@ def begin_task(ctx: Ctx, run: ScopeRun, state: TaskState, st: ActiveState) -> No
     parameters = (
         construct(state.parameters, scope, "Parameters") if state.parameters is not None else {}
     )
-    timeout = _timeout(state.timeout, scope)
+    timeout = 0 if state.timeout is None else _timeout(state.timeout, scope)
+    mode = state.task_mode
     event = ctx.emit(
         H.TASK_SCHEDULED, st.name, st.entered_event,
-        {"Resource": state.action, "TaskMode": state.task_mode.value, "Parameters": parameters},
+        dump({"Resource": state.action, "TaskMode": _MODE_TEXT[mode], "Parameters": parameters}),
     )
     task_id = f"{ex.name}:task:{event}"
     st.phase, st.task_id, st.task_event = Phase.TASK, task_id, event
-    ctx.emit(H.TASK_STARTED, st.name, event, {})
-    if state.task_mode is not TaskMode.REQUEST_COMPLETE:
+    ctx.emit(H.TASK_STARTED, st.name, event, EMPTY_DETAIL)
+    if mode is not TaskMode.REQUEST_COMPLETE:
         ctx.emit(H.TASK_SUBMITTED, st.name, event, {"TaskToken": st.task_token})
     ex.tasks[task_id] = run.run_id
-    ctx.command(
-        InvokeTask(
-            task_id, state_path(run, st.name), state.action, parameters, state.task_mode,
-            st.task_token, timeout,
-        )
+    path = (st.name,) if not run.path else state_path(run, st.name)
+    ctx.commands.append(
+        InvokeTask(task_id, path, state.action, parameters, mode, st.task_token, timeout)
     )
     if timeout > 0:
         timer_id = f"{ex.name}:timeout:{event}"
@@ -100,8 +101,8 @@ def task_returned(ctx: Ctx, state: TaskState, st: ActiveState, raw: str) -> Done
     """The pending task succeeded: shape ``$Output`` and finish the state."""
     _clear(ctx, st)
     output = shape_output(state.action, state.task_mode, raw)
-    ctx.emit(H.TASK_SUCCEEDED, st.name, st.task_event, {"Output": output})
-    return Done(output, next_of(state))
+    ctx.emit(H.TASK_SUCCEEDED, st.name, st.task_event, '{"Output":' + ctx.text(output) + "}")
+    return Done(output, None if state.end else state.next)
 
 
 def task_stopped(ctx: Ctx, st: ActiveState, code: str, detail: str, *, timed_out: bool) -> None:
