@@ -79,10 +79,10 @@ def _format_time(epoch: float) -> str:
             f"{moment.tm_year:04d}-{moment.tm_mon:02d}-{moment.tm_mday:02d}T"
             f"{moment.tm_hour:02d}:{moment.tm_min:02d}:{moment.tm_sec:02d}.{millis % 1000:03d}Z"
         )
-    moment = datetime.fromtimestamp(millis // 1000, tz=timezone.utc)
+    stamp = datetime.fromtimestamp(millis // 1000, tz=timezone.utc)
     return (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:"
-        f"{moment.minute:02d}:{moment.second:02d}.{millis % 1000:03d}Z"
+        f"{stamp.year:04d}-{stamp.month:02d}-{stamp.day:02d}T{stamp.hour:02d}:"
+        f"{stamp.minute:02d}:{stamp.second:02d}.{millis % 1000:03d}Z"
     )
 
 

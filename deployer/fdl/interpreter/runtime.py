@@ -171,7 +171,7 @@ _C_ENCODE = (
 def dump(value: Any) -> str:
     """Compact JSON text of a JSON value (exactly ``_ENCODER.encode(value)``)."""
     if isinstance(value, str):
-        return encode_basestring(value)  # type: ignore[no-any-return]
+        return encode_basestring(value)
     if _C_ENCODE is None:  # pragma: no cover - CPython always has the C accelerator
         return _ENCODER.encode(value)
     return "".join(_C_ENCODE(value, 0))

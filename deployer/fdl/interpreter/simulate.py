@@ -105,12 +105,13 @@ def simulate(
             result.history.extend(execution.new_events)
             result.commands.extend(commands)
         for command in commands:
-            kind = command.__class__
-            if kind is StartTimer:
+            if type(command) is StartTimer:
                 push(agenda, (command.fire_at, seq, TimerFired(command.fire_at, command.timer_id)))
-            elif kind is CancelTimer or kind is CancelTask:
-                cancelled.add(command.timer_id if kind is CancelTimer else command.task_id)
-            elif kind is InvokeTask:
+            elif type(command) is CancelTimer:
+                cancelled.add(command.timer_id)
+            elif type(command) is CancelTask:
+                cancelled.add(command.task_id)
+            elif type(command) is InvokeTask:
                 reply = answer(command, now)
                 if reply is None:
                     continue
