@@ -179,7 +179,7 @@ def translate(exc: BaseException, *, service: str, operation: str) -> CloudError
     )
 
 
-_HOST_PORT = re.compile(r"host='?([^',\s)]+)'?, port=(\d+)")
+_HOST_PORT = re.compile(r"host=\\*'?([^'\\,\s)]+)\\*'?, port=(\d+)")
 _ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\"()\]]+)")
 _TIMED_OUT = re.compile(r"(?i)(read|connect)[ -]?timed? ?out")
 
