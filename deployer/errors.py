@@ -8,7 +8,23 @@ traceback unless ``--debug`` is given. Anything else escaping a command is a bug
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum
+
+# Request parameters and headers that carry a secret or something derived from one. SDK
+# exceptions embed request URLs (connection errors) and the cloud echoes the string it signed
+# (SignatureDoesNotMatch), in plain or percent-encoded form.
+_SECRET_NAMES = (
+    r"Signature|SecurityToken|AccessKeySecret|access_key_secret|accessKeySecret|"
+    r"security_token|securityToken|x-acs-security-token|x-acs-signature|Authorization"
+)
+_SECRET_VALUE = re.compile(
+    rf"(?i)(?<![A-Za-z_-])({_SECRET_NAMES})"  # the name
+    r"((?:%(?:25)*3D|=|['\"]?\s*:\s*['\"]?)\s*)"  # = / %3D / %253D / ": " / ":"
+    r"(?:acs\s+[^\s,'\"]+|[^\s&,'\"}\]\\]+?)"  # the value (Authorization: acs <id>:<sig>)
+    r"(?=%(?:25)*26|[\s&,'\"}\]\\]|$)"  # up to & / %26 / a delimiter
+)
+REDACTED = "<redacted>"
 
 
 class ExitCode(IntEnum):
@@ -61,3 +77,13 @@ class OperationError(DeployerError):
     """An operation could not be completed (local I/O, packaging, a remote call)."""
 
     exit_code = ExitCode.FAILURE
+
+
+def redact(text: str) -> str:
+    """``text`` with the values of secret-bearing parameters and headers (signature, security
+    token, access key secret, Authorization) replaced by ``<redacted>``.
+
+    Applied to every cloud error message and, in the CLI, to everything an error prints
+    (message, hint, details, ``--debug`` tracebacks). Access key *ids* are not secret and stay.
+    """
+    return _SECRET_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)

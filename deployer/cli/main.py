@@ -11,7 +11,7 @@ import click
 
 from deployer import __version__
 from deployer.cli.context import AppContext
-from deployer.errors import DeployerError, ExitCode
+from deployer.errors import DeployerError, ExitCode, redact
 
 # command name -> "module:attribute"; modules are imported only when their command runs.
 COMMANDS: dict[str, str] = {
@@ -106,8 +106,8 @@ class DeployGroup(click.Group):
             ctx.exit(int(ExitCode.INTERRUPTED))
         except Exception as exc:  # a bug: say so, show the traceback only with --debug
             if _debug(ctx):
-                click.echo(traceback.format_exc(), err=True, nl=False)
-            click.echo(f"Error: unexpected {type(exc).__name__}: {exc}", err=True)
+                click.echo(redact(traceback.format_exc()), err=True, nl=False)
+            click.echo(redact(f"Error: unexpected {type(exc).__name__}: {exc}"), err=True)
             click.echo(
                 "This is a bug in cloudflow-deployer; please report it "
                 "(rerun with --debug for the traceback).",
@@ -122,13 +122,15 @@ def _debug(ctx: click.Context) -> bool:
 
 
 def _report_error(ctx: click.Context, exc: DeployerError) -> None:
+    """Print the error on stderr (stdout stays empty, also with ``--output json``); every line
+    goes through :func:`redact`, so no secret reaches the terminal or a CI log."""
     if _debug(ctx):
-        click.echo(traceback.format_exc(), err=True, nl=False)
-    click.echo(f"Error: {exc.message}", err=True)
+        click.echo(redact(traceback.format_exc()), err=True, nl=False)
+    click.echo(redact(f"Error: {exc.message}"), err=True)
     for line in exc.details():
-        click.echo(f"  {line}", err=True)
+        click.echo(redact(f"  {line}"), err=True)
     if exc.hint:
-        click.echo(f"Hint: {exc.hint}", err=True)
+        click.echo(redact(f"Hint: {exc.hint}"), err=True)
 
 
 @click.group(
@@ -138,7 +140,7 @@ def _report_error(ctx: click.Context, exc: DeployerError) -> None:
 @click.option(
     "-C",
     "--project-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=".",
     envvar="DEPLOY_PROJECT_DIR",
     show_envvar=True,

@@ -8,9 +8,10 @@ that :mod:`deployer.cloud.retry` uses.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 
-from deployer.errors import DeployerError, ExitCode, OperationError
+from deployer.errors import DeployerError, ExitCode, OperationError, redact
 
 THROTTLING_CODES = frozenset(
     {
@@ -41,7 +42,7 @@ class CloudError(OperationError):
         request_id: str = "",
         hint: str | None = None,
     ) -> None:
-        super().__init__(message, hint=hint)
+        super().__init__(redact(message), hint=hint)
         self.service = service
         self.operation = operation
         self.code = code
@@ -166,15 +167,41 @@ def translate(exc: BaseException, *, service: str, operation: str) -> CloudError
     if isinstance(exc, (UnretryableException, TeaUnretryable, ConnectionError, TimeoutError)):
         inner = getattr(exc, "inner_exception", None) or exc
         return CloudConnectionError(
-            f"{where} failed: cannot reach the endpoint ({type(inner).__name__}: {inner})",
+            f"{where} failed: cannot reach the endpoint ({connection_reason(inner)})",
             service=service,
             operation=operation,
             hint="check the endpoint and your network; for the local target run "
             "`deploy emulator status`",
         )
     return CloudError(
-        f"{where} failed: {type(exc).__name__}: {exc}", service=service, operation=operation
+        f"{where} failed: {type(exc).__name__}: {_short(str(exc))}", service=service,
+        operation=operation,
     )
+
+
+_HOST_PORT = re.compile(r"host=\\*'?([^'\\,\s)]+)\\*'?, port=(\d+)")
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\"()\]]+)")
+_TIMED_OUT = re.compile(r"(?i)(read|connect)[ -]?timed? ?out")
+
+
+def connection_reason(exc: BaseException) -> str:
+    """A short, secret-free reason for a failed connection: ``127.0.0.1:9125: Connection
+    refused``. urllib3's messages embed the whole request URL (with the signature and, for STS
+    credentials, the security token); only the host, port and OS error are kept."""
+    text = str(exc)
+    where = _HOST_PORT.search(text)
+    errno = _ERRNO.search(text)
+    timed_out = _TIMED_OUT.search(text)
+    reason = (errno.group(1).strip() if errno else
+              f"{timed_out.group(1).lower()} timed out" if timed_out else type(exc).__name__)
+    return f"{where.group(1)}:{where.group(2)}: {reason}" if where else _short(text) or reason
+
+
+def _short(text: str, limit: int = 300) -> str:
+    """``text`` on one line, secrets redacted, URL query strings dropped, at most ``limit``."""
+    line = " ".join(redact(text).split())
+    line = re.sub(r"(\burl: \S*?)\?\S+", r"\1?…", line)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @contextlib.contextmanager

@@ -116,8 +116,18 @@ def _parse(path: Path) -> Any:
             f"manifest {path} does not exist",
             hint="run in the project directory, or pass -C <dir> / -t <file>",
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError([_problem(path, 1, 1, "", f"cannot read the file: {exc}")]) from None
+    except IsADirectoryError:
+        raise ManifestError([_problem(path, 1, 1, "", "is a directory, not a file")]) from None
+    except UnicodeDecodeError as exc:
+        data = path.read_bytes()
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ManifestError([_problem(path, line, column, "",
+                                      f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save "
+                                      "the file as UTF-8")]) from None
+    except OSError as exc:
+        raise ManifestError([_problem(path, 1, 1, "", f"cannot read the file: {exc.strerror}")]
+                            ) from None
     try:
         document = YAML(typ="rt").load(text)
     except MarkedYAMLError as exc:

@@ -6,13 +6,17 @@ Watching never changes the execution: interrupting a watch leaves the execution 
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from deployer.cloud.cloudflow import CloudFlowClient, ExecutionInfo, HistoryEvent
+from deployer.cloud.errors import CloudNotFoundError
+from deployer.core.documents import read_json_document
 from deployer.errors import ExitCode, InvalidInputError, NotFoundError
 
 TERMINAL_EVENTS = frozenset(
@@ -66,19 +70,38 @@ class ExecutionResult:
         }
 
 
-def parse_input(text: str | None, *, delay: int | None = None) -> str:
-    """The execution input as JSON text: ``text`` (a JSON object) or ``{"delay": N}``."""
+def parse_input(text: str | None, *, delay: int | None = None, base: Path | None = None) -> str:
+    """The execution input as JSON text: ``text`` (a JSON object, inline or ``@FILE`` relative
+    to ``base``) or ``{}``, with ``delay`` set in it when given.
+
+    Raises InvalidInputError (exit 3) for anything but a JSON object (see
+    :func:`deployer.core.documents.read_json_document`) and for a negative ``delay``.
+    """
+    if delay is not None and delay < 0:
+        raise InvalidInputError(f"--delay must be 0 or more seconds (got {delay})")
     if text is None:
         return json.dumps({"delay": delay} if delay is not None else {})
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise InvalidInputError(f"the execution input is not valid JSON: {exc}") from exc
+    document = read_json_document(text, option="--input", base=base or Path.cwd())
+    value = document.value
     if not isinstance(value, dict):
-        raise InvalidInputError("the execution input must be a JSON object")
+        raise InvalidInputError(
+            f"{document.source}: the execution input must be a JSON object, not "
+            f"{_json_type(value)}", hint='e.g. --input \'{"delay": 20}\'')
     if delay is not None:
         value["delay"] = delay
     return json.dumps(value)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
 
 
 def _json_or_text(text: str) -> Any:
@@ -134,7 +157,8 @@ def summarize(info: ExecutionInfo, events: list[HistoryEvent]) -> ExecutionResul
 
 def latest_execution(flows: CloudFlowClient, flow: str) -> str:
     """The name of the most recently started execution of ``flow``."""
-    executions = flows.list_executions(flow, limit=99)
+    with _named(flow):
+        executions = flows.list_executions(flow, limit=99)
     if not executions:
         raise NotFoundError(
             f"flow {flow} has no executions", hint="start one with `deploy execute`"
@@ -158,7 +182,8 @@ def watch(
     as soon as the execution ends), then reads the new history events.
     """
     events: list[HistoryEvent] = []
-    info = flows.describe_execution(flow, name)
+    with _named(flow, name):
+        info = flows.describe_execution(flow, name)
     settle_reads = 3  # reads allowed after the status is final but before the terminal event
     while True:
         new = flows.history(flow, name, after_event_id=events[-1].event_id if events else 0)
@@ -208,4 +233,29 @@ def start(flows: CloudFlowClient, flow: str, input_json: str, name: str | None =
     Starting a name that is still running returns that execution (CloudFlow's idempotent
     start); a name that already finished raises a CloudError (ExecutionAlreadyExists).
     """
-    return flows.start_execution(flow, input_json, name or new_execution_name())
+    with _named(flow):
+        return flows.start_execution(flow, input_json, name or new_execution_name())
+
+
+def history(flows: CloudFlowClient, flow: str, name: str) -> list[HistoryEvent]:
+    """Every history event of the execution ``name`` of ``flow``, oldest first; NotFoundError
+    (exit 4, with a hint) when the flow or the execution does not exist."""
+    with _named(flow, name):
+        return flows.history(flow, name)
+
+
+@contextlib.contextmanager
+def _named(flow: str, name: str | None = None) -> Iterator[None]:
+    """Turn the service's not-found answer about ``flow`` / execution ``name`` into a
+    NotFoundError that says what to do."""
+    try:
+        yield
+    except CloudNotFoundError as exc:
+        if name is not None and exc.code != "FlowNotExists":
+            raise NotFoundError(
+                f"execution {name} of flow {flow} does not exist",
+                hint=f"`deploy status` shows the latest execution of {flow}; start one with "
+                "`deploy execute`") from exc
+        raise NotFoundError(
+            f"flow {flow} does not exist",
+            hint="deploy it with `deploy up`, or name another flow with --flow") from exc

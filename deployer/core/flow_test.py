@@ -9,7 +9,6 @@ clock starts at 0: Waits and retry back-offs take no wall time.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ import jinja2
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from deployer.core.documents import read_json_document
 from deployer.core.flow_mocks import MockFile, load_mocks
 from deployer.errors import ExitCode, InvalidInputError
 from deployer.fdl import check_flow
@@ -180,19 +180,8 @@ def _resolve(value: Any, data: dict[str, Any]) -> Any:
 
 
 def parse_input(text: str | None, base: Path) -> Any:
-    """``--input``: JSON text, or ``@file`` holding JSON; default ``{}``."""
+    """``--input``: JSON text, or ``@file`` holding JSON (relative to ``base``); default ``{}``.
+    Errors as :func:`deployer.core.documents.read_json_document`."""
     if text is None:
         return {}
-    source = "--input"
-    if text.startswith("@"):
-        path = Path(text[1:]).expanduser()
-        path = path if path.is_absolute() else base / path
-        source = str(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidInputError(f"cannot read input file {path}: {exc.strerror}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{source}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    return read_json_document(text, option="--input", base=base).value

@@ -4,25 +4,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from deployer.cloud.fc import FunctionComputeClient
 from deployer.cloud.logs import InvocationLog, LogSource
-from deployer.errors import ExitCode, InvalidInputError, NotFoundError
+from deployer.core.documents import read_json_document
+from deployer.errors import ExitCode, NotFoundError
 
 __all__ = ["InvokeResult", "LogsResult", "invoke_function", "parse_event", "recent_logs"]
 
 
-def parse_event(text: str | None) -> bytes:
-    """The event bytes: ``text`` as given (JSON is checked, so typos fail early), or ``{}``."""
+def parse_event(text: str | None, base: Path | None = None) -> bytes:
+    """The event bytes: ``text`` (JSON inline, or ``@FILE`` relative to ``base``) as given, or
+    ``{}``. The JSON is checked so typos fail early (InvalidInputError, exit 3)."""
     if text is None:
         return b"{}"
-    try:
-        json.loads(text)
-    except ValueError as exc:
-        raise InvalidInputError(f"the event is not valid JSON: {exc}",
-                                hint="pass --event '{\"key\": 1}' or --event @event.json") from None
-    return text.encode("utf-8")
+    document = read_json_document(text, option="--event", base=base or Path.cwd())
+    return document.text.encode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +68,7 @@ def invoke_function(fc: FunctionComputeClient, name: str, event: bytes) -> Invok
     A function that raised is a result with ``error_type`` (exit code 1), not an exception;
     a function that does not exist raises NotFoundError.
     """
-    if fc.get_function(name) is None:
-        raise NotFoundError(f"function {name} does not exist",
-                            hint="deploy it with `deploy up`")
+    _require_function(fc, name)
     call = fc.invoke(name, event)
     response = _decode(call.payload)
     return InvokeResult(name, call.request_id, response, call.error_type,
@@ -84,6 +81,19 @@ class LogsResult:
     invocations: tuple[InvocationLog, ...]
 
 
-def recent_logs(source: LogSource, function: str, limit: int) -> LogsResult:
-    """The ``limit`` most recent invocations of ``function`` and their logs, newest first."""
+def recent_logs(fc: FunctionComputeClient, source: LogSource, function: str, limit: int
+                ) -> LogsResult:
+    """The ``limit`` most recent invocations of ``function`` and their logs, newest first.
+
+    Raises NotFoundError (exit 4) when the function does not exist, rather than reporting no
+    invocations of a misspelt name.
+    """
+    _require_function(fc, function)
     return LogsResult(function, tuple(source.recent(function, limit)))
+
+
+def _require_function(fc: FunctionComputeClient, name: str) -> None:
+    if fc.get_function(name) is None:
+        raise NotFoundError(f"function {name} does not exist",
+                            hint="deploy it with `deploy up`; s.yaml names its functions under "
+                            "functionName")

@@ -13,7 +13,18 @@ import jinja2
 from deployer.config.specs import FlowSpec
 from deployer.errors import InvalidInputError, NotFoundError
 
-__all__ = ["RenderedFlow", "render_flow", "template_context"]
+__all__ = ["RenderedFlow", "TemplateError", "render_flow", "template_context"]
+
+
+class TemplateError(InvalidInputError):
+    """A flow definition that cannot be read or rendered; ``line`` is 1-based (None when
+    unknown) and ``reason`` the message without the file and line."""
+
+    def __init__(self, shown: str, line: int | None, reason: str, *,
+                 hint: str | None = None) -> None:
+        super().__init__(f"{shown}:{line}: {reason}" if line else f"{shown}: {reason}",
+                         hint=hint)
+        self.file, self.line, self.reason = shown, line, reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +61,14 @@ def render_flow(
         source = spec.definition.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise NotFoundError(f"flow definition {shown} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"{shown}: cannot read the flow definition: {exc}") from None
+    except UnicodeDecodeError as exc:
+        data = spec.definition.read_bytes()
+        raise TemplateError(shown, data.count(b"\n", 0, exc.start) + 1,
+                            f"not UTF-8 text (byte 0x{data[exc.start]:02x})",
+                            hint="save the file as UTF-8") from None
+    except OSError as exc:
+        raise TemplateError(shown, None, f"cannot read the flow definition: {exc.strerror}"
+                            ) from None
     text = source
     if spec.is_template:
         context = template_context(spec, region=region, account_id=account_id)
@@ -68,23 +85,17 @@ def _render_template(source: str, shown: str, context: Mapping[str, Any]) -> str
     try:
         template = env.from_string(source)
     except jinja2.TemplateSyntaxError as exc:
-        raise InvalidInputError(
-            f"{shown}:{exc.lineno}: template syntax error: {exc.message}"
-        ) from None
+        raise TemplateError(shown, exc.lineno, f"template syntax error: {exc.message}") from None
     try:
         return template.render(context)
     except jinja2.UndefinedError as exc:
-        line = _template_line(exc)
-        where = f"{shown}:{line}" if line else shown
-        raise InvalidInputError(
-            f"{where}: template variable {exc.message}",
+        raise TemplateError(
+            shown, _template_line(exc), f"template variable {exc.message}",
             hint="give it under definitionVars in s.yaml (region, account_id and flow_name "
                  "are provided by the deployer)",
         ) from None
     except jinja2.TemplateError as exc:
-        line = _template_line(exc)
-        where = f"{shown}:{line}" if line else shown
-        raise InvalidInputError(f"{where}: template error: {exc}") from None
+        raise TemplateError(shown, _template_line(exc), f"template error: {exc}") from None
 
 
 def _template_line(exc: BaseException) -> int | None:

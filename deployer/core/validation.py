@@ -17,7 +17,7 @@ from typing import Any
 
 from deployer.config.manifest import Manifest, ManifestError, ManifestProblem, load_manifest
 from deployer.config.specs import FlowSpec
-from deployer.core.rendering import RenderedFlow, render_flow
+from deployer.core.rendering import RenderedFlow, TemplateError, render_flow
 from deployer.errors import DeployerError, ExitCode
 from deployer.fdl import Diagnostic, Scope, Severity, TaskState, check_flow
 from deployer.fdl.ast import MapState, ParallelState, Template
@@ -140,8 +140,12 @@ def check_one_flow(
         rendered = render_flow(spec, region=region, account_id=account_id,
                                project_dir=manifest.project_dir)
     except DeployerError as exc:
-        failed = Diagnostic(ProjectCode.RENDER_FAILED, exc.message, Severity.ERROR, 0, 0, "",
-                            exc.hint, _relative(spec.definition, manifest.project_dir))
+        line, message = 0, exc.message
+        if isinstance(exc, TemplateError):  # point at the template line, name the file once
+            line, message = exc.line or 1, exc.reason
+        failed = Diagnostic(ProjectCode.RENDER_FAILED, message, Severity.ERROR, line,
+                            1 if line else 0, "", exc.hint,
+                            _relative(spec.definition, manifest.project_dir))
         return FlowReport(spec.name, (failed,))
     source_file = _write_rendered(rendered, spec, rendered_dir)
     source = _relative(source_file, manifest.project_dir)

@@ -147,7 +147,7 @@ def test_validate_undefined_template_variable(run, project: Path) -> None:
                       .replace("start_job_function:", "start_function:"))
     result = run("validate")
     assert result.exit_code == ExitCode.INVALID_INPUT
-    assert "error PRJ001: templates/flow.yaml.j2:24: template variable 'start_job_function' " \
+    assert "templates/flow.yaml.j2:24:1: error PRJ001: template variable 'start_job_function' " \
            "is undefined" in result.stdout
 
 

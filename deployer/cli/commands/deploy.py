@@ -22,6 +22,7 @@ from deployer.core.deploy import (
     plan_deploy,
     remove_deployment,
 )
+from deployer.core.locking import project_lock
 from deployer.core.plan import ActionKind
 from deployer.errors import OperationError
 
@@ -34,6 +35,25 @@ Examples:
 Packages the functions, renders the flow, plans with read-only calls, then applies. On a
 terminal it asks before changing anything; --yes, --output json or a non-interactive stdin
 skip the question. A second run with nothing changed makes no write call.
+"""
+
+PLAN_EPILOG = """\b
+Examples:
+  deploy plan                                  against the local emulator
+  deploy plan --target aliyun --region cn-hangzhou
+  deploy plan --output json | jq -e '.changes'     CI: fail the step when there are changes
+\b
+Uses read-only calls only. Exit 0 with or without changes; read .changes from the JSON.
+"""
+
+DOWN_EPILOG = """\b
+Examples:
+  deploy down                                  asks first on a terminal
+  deploy down --yes --output json
+  deploy down --target aliyun --region cn-hangzhou --yes
+\b
+Removes only what `deploy up` recorded in .deploy/state/ (nothing it adopted); a second run
+says there is nothing to remove.
 """
 
 SYMBOLS = {ActionKind.CREATE: ("+", "green"), ActionKind.UPDATE: ("~", "yellow"),
@@ -123,7 +143,7 @@ def _prepare(app: AppContext, session: CloudSession) -> PlannedDeploy:
     return plan_deploy(state, session.clients)
 
 
-@click.command("plan")
+@click.command("plan", epilog=PLAN_EPILOG)
 @target_options
 @output_option
 @pass_app
@@ -144,18 +164,19 @@ def up(app: AppContext, target: TargetOptions, yes: bool, output: str) -> None:
     """Package, plan and deploy the functions, the flow's role and the flow."""
     renderer = app.use_output(output)
     session = app.cloud(target)
-    planned = _prepare(app, session)
-    label = session.settings.target.value
-    if planned.plan.has_changes and _interactive(renderer, yes):
-        renderer.result(PlanSummary(label, planned.plan))
-        if not click.confirm("Apply these changes?", default=False):
-            raise OperationError("cancelled: nothing was changed")
-    record = _record(app, session)
-    result = apply_deploy(planned, session.clients, record, progress=renderer.progress)
+    with project_lock(app.deploy_dir, "up"):
+        planned = _prepare(app, session)
+        label = session.settings.target.value
+        if planned.plan.has_changes and _interactive(renderer, yes):
+            renderer.result(PlanSummary(label, planned.plan))
+            if not click.confirm("Apply these changes?", default=False):
+                raise OperationError("cancelled: nothing was changed")
+        record = _record(app, session)
+        result = apply_deploy(planned, session.clients, record, progress=renderer.progress)
     app.render(UpSummary(label, result, record.path))
 
 
-@click.command("down")
+@click.command("down", epilog=DOWN_EPILOG)
 @target_options
 @click.option("-y", "--yes", is_flag=True, help="Remove without asking.")
 @output_option
@@ -164,9 +185,11 @@ def down(app: AppContext, target: TargetOptions, yes: bool, output: str) -> None
     """Remove the flow, functions, policy and role that `deploy up` created (nothing else)."""
     renderer = app.use_output(output)
     session = app.cloud(target)
-    record = _record(app, session)
-    if record.resources and _interactive(renderer, yes):
-        names = ", ".join(f"{r.resource.value} {r.name}" for r in record.resources)
-        if not click.confirm(f"Remove {names}?", default=False):
-            raise OperationError("cancelled: nothing was removed")
-    app.render(remove_deployment(record, session.clients, progress=renderer.progress))
+    with project_lock(app.deploy_dir, "down"):
+        record = _record(app, session)
+        if record.resources and _interactive(renderer, yes):
+            names = ", ".join(f"{r.resource.value} {r.name}" for r in record.resources)
+            if not click.confirm(f"Remove {names}?", default=False):
+                raise OperationError("cancelled: nothing was removed")
+        result = remove_deployment(record, session.clients, progress=renderer.progress)
+    app.render(result)

@@ -45,12 +45,56 @@ def _credentials_view(c: Credentials) -> Table:
     return table
 
 
-@click.group("emulator")
+GROUP_EPILOG = """\b
+Examples:
+  deploy emulator start --clock virtual         Waits cost no wall time
+  deploy emulator status --output json
+  eval "$(deploy emulator credentials --format env)"   point the SDKs / aliyun CLI at it
+  deploy emulator reset --yes && deploy emulator stop
+"""
+
+START_EPILOG = """\b
+Examples:
+  deploy emulator start                           real clock, port 9125
+  deploy emulator start --clock virtual --port 9200
+  deploy emulator start --step-latency 0.1        model the cloud's per-step overhead
+  deploy emulator start --foreground              serve here until Ctrl-C
+"""
+
+STATUS_EPILOG = """\b
+Examples:
+  deploy emulator status
+  deploy emulator status --output json | jq -r .endpoint
+"""
+
+STOP_EPILOG = """\b
+Examples:
+  deploy emulator stop
+  deploy emulator stop --state-dir /tmp/emu
+"""
+
+RESET_EPILOG = """\b
+Examples:
+  deploy emulator reset                           asks first
+  deploy emulator reset --yes && deploy up --yes   a fresh start (fresh function instances)
+"""
+
+CREDENTIALS_EPILOG = """\b
+Examples:
+  deploy emulator credentials
+  eval "$(deploy emulator credentials --format env)"
+  deploy emulator credentials --format json | jq -r .endpoint
+\b
+Prints the emulator's local access key secret on purpose: it only opens this emulator.
+"""
+
+
+@click.group("emulator", epilog=GROUP_EPILOG)
 def emulator() -> None:
     """Run the local cloud (Function Compute 3.0, CloudFlow, RAM, STS) in the background."""
 
 
-@emulator.command("start")
+@emulator.command("start", epilog=START_EPILOG)
 @click.option("--port", type=click.IntRange(0, 65535), default=9125, show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Interface to bind; anything but loopback exposes the emulator.")
@@ -77,7 +121,7 @@ def start(app: AppContext, port: int, host: str, clock: str, step_latency: float
                             step_latency=step_latency), output)
 
 
-@emulator.command("status")
+@emulator.command("status", epilog=STATUS_EPILOG)
 @state_dir_option
 @output_option
 @pass_app
@@ -89,7 +133,7 @@ def status(app: AppContext, state_dir: Path | None, output: str) -> None:
         raise SystemExit(int(ExitCode.NOT_FOUND))
 
 
-@emulator.command("stop")
+@emulator.command("stop", epilog=STOP_EPILOG)
 @state_dir_option
 @output_option
 @pass_app
@@ -98,7 +142,7 @@ def stop(app: AppContext, state_dir: Path | None, output: str) -> None:
     app.render(daemon.stop(_state_dir(app, state_dir)), output)
 
 
-@emulator.command("reset")
+@emulator.command("reset", epilog=RESET_EPILOG)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @state_dir_option
 @output_option
@@ -111,7 +155,7 @@ def reset(app: AppContext, yes: bool, state_dir: Path | None, output: str) -> No
     app.render(daemon.reset(directory), output)
 
 
-@emulator.command("credentials")
+@emulator.command("credentials", epilog=CREDENTIALS_EPILOG)
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "env")), default=None,
               help="env: shell export lines, for eval in a shell.")
 @state_dir_option

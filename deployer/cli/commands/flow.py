@@ -13,12 +13,24 @@ from deployer.cli.render import view
 from deployer.core.flow_test import FlowTestRequest, FlowTestResult, parse_input, run_flow_test
 
 
-@click.group("flow")
+@click.group("flow", epilog="""\b
+Examples:
+  deploy flow test templates/flow.yaml.j2 --input '{"delay": 20}'
+  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml --case NeverFinishes
+""")
 def flow() -> None:
     """Run and inspect CloudFlow flow definitions locally."""
 
 
-@flow.command("test")
+TEST_EPILOG = """\b
+Examples:
+  deploy flow test templates/flow.yaml.j2 --input '{"delay": 20}'
+  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml --case NeverFinishes
+  deploy flow test flow.yaml --input @input.json --output json | jq .status
+"""
+
+
+@flow.command("test", epilog=TEST_EPILOG)
 @click.argument("flow_file", metavar="FLOW", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--input", "input_text", help="Execution input: JSON text or @file.json.")
 @click.option("--mocks", type=click.Path(dir_okay=False, path_type=Path),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 from rich.text import Text
@@ -18,7 +17,6 @@ from deployer.core.functions import (
     parse_event,
     recent_logs,
 )
-from deployer.errors import InvalidInputError
 
 
 @view(InvokeResult)
@@ -49,7 +47,24 @@ def _logs_view(result: LogsResult) -> Text:
     return text
 
 
-@click.command("invoke")
+INVOKE_EPILOG = """\b
+Examples:
+  deploy invoke StartJob                           the event {}
+  deploy invoke GetJobStatus --event '{"job_id": "j-1", "delay": 20}'
+  deploy invoke GetJobStatus --event @event.json --output json | jq .response
+\b
+The response goes to stdout, the function's log tail to stderr. Exit 1 when the function
+raised, 4 when it does not exist.
+"""
+
+LOGS_EPILOG = """\b
+Examples:
+  deploy logs GetJobStatus                         the last 10 invocations and their logs
+  deploy logs StartJob --limit 50 --output json | jq '.invocations[].status'
+"""
+
+
+@click.command("invoke", epilog=INVOKE_EPILOG)
 @target_options
 @click.argument("function")
 @click.option("--event", "event_text", metavar="JSON|@FILE", help="The event (default {}).")
@@ -59,13 +74,7 @@ def invoke(app: AppContext, target: TargetOptions, function: str, event_text: st
            output: str) -> None:
     """Invoke a deployed function synchronously and print its response (exit 1 if it raised)."""
     app.use_output(output)
-    if event_text is not None and event_text.startswith("@"):
-        path = app.resolve(event_text[1:])
-        try:
-            event_text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidInputError(f"cannot read the event file {path}: {exc}") from None
-    event = parse_event(event_text)
+    event = parse_event(event_text, app.project_dir)
     session = app.cloud(target)
     result = invoke_function(session.clients.fc, function, event)
     if result.log and not app.renderer.is_json:
@@ -73,7 +82,7 @@ def invoke(app: AppContext, target: TargetOptions, function: str, event_text: st
     app.render(result)
 
 
-@click.command("logs")
+@click.command("logs", epilog=LOGS_EPILOG)
 @target_options
 @click.argument("function")
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
@@ -86,4 +95,4 @@ def logs(app: AppContext, target: TargetOptions, function: str, limit: int,
     live in Log Service)."""
     app.use_output(output)
     session = app.cloud(target)
-    app.render(recent_logs(session.logs, function, limit))
+    app.render(recent_logs(session.clients.fc, session.logs, function, limit))
