@@ -139,29 +139,33 @@ class RecordedResource:
 
 @dataclass
 class DeploymentRecord:
-    """What ``deploy up`` created for one (target, account, region); a :class:`CreationLog`.
+    """What ``deploy up`` created for one (project, target, account, region); a
+    :class:`CreationLog`.
 
-    Stored as ``<dir>/<target>-<account>-<region>.json`` and rewritten atomically (temporary
+    Stored as ``<dir>/<project>-<target>-<account>-<region>.json`` (the project is the
+    manifest's ``name``, so two manifests never share a record) and rewritten atomically (temporary
     file + rename) after every creation, so a deploy that fails half-way still records what it
     made. ``deploy down`` deletes exactly these resources.
     """
 
     path: Path
+    project: str
     target: str
     account_id: str
     region: str
     resources: list[RecordedResource] = field(default_factory=list)
 
     @classmethod
-    def location(cls, state_dir: Path, target: str, account_id: str, region: str) -> Path:
-        return state_dir / f"{target}-{account_id}-{region}.json"
+    def location(cls, state_dir: Path, project: str, target: str, account_id: str,
+                 region: str) -> Path:
+        return state_dir / f"{project}-{target}-{account_id}-{region}.json"
 
     @classmethod
-    def load(cls, state_dir: Path, target: str, account_id: str, region: str
+    def load(cls, state_dir: Path, project: str, target: str, account_id: str, region: str
              ) -> DeploymentRecord:
         """The record, or an empty one when none was written yet."""
-        path = cls.location(state_dir, target, account_id, region)
-        record = cls(path, target, account_id, region)
+        path = cls.location(state_dir, project, target, account_id, region)
+        record = cls(path, project, target, account_id, region)
         if not path.exists():
             return record
         try:
@@ -191,7 +195,8 @@ class DeploymentRecord:
         self.save()
 
     def save(self) -> None:
-        data = {"version": 1, "target": self.target, "account_id": self.account_id,
+        data = {"version": 1, "project": self.project, "target": self.target,
+                "account_id": self.account_id,
                 "region": self.region,
                 "resources": [{"type": r.resource.value, "name": r.name, "arn": r.arn,
                                "created_at": r.created_at} for r in self.resources]}

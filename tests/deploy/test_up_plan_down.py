@@ -143,6 +143,18 @@ def test_down_never_deletes_what_up_did_not_create(deploy):
     assert role.role_name == "job-poller-flow-role"  # adopted, never deleted
 
 
+def test_down_of_another_manifest_leaves_this_projects_resources(deploy, project):
+    other = (project / "s.yaml").read_text().replace("name: job-poller", "name: other-app", 1)
+    (project / "other.yaml").write_text(other)
+    with mock_cloud() as cloud:
+        deploy.json("up")
+        down = deploy.json("-t", "other.yaml", "down", "--yes")
+        left = _leftovers(cloud, cloud.ram_client())
+    assert down["resources"] == []
+    assert len(left["functions"]) == 2 and left["flow"] == ["MyWorkFlow"]
+    assert left["role"] is not None and left["policy"] is not None
+
+
 def test_json_mode_keeps_stdout_one_document(deploy):
     with mock_cloud() as cloud:
         result = deploy("up", "--output", "json")

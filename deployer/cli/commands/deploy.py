@@ -129,8 +129,10 @@ def _interactive(renderer: Renderer, yes: bool) -> bool:
 
 
 def _record(app: AppContext, session: CloudSession) -> DeploymentRecord:
-    return DeploymentRecord.load(app.deploy_dir / "state", session.settings.target.value,
-                                 session.account_id, session.settings.region)
+    project = app.manifest(session.account_id).name
+    return DeploymentRecord.load(app.deploy_dir / "state", project,
+                                 session.settings.target.value, session.account_id,
+                                 session.settings.region)
 
 
 def _prepare(app: AppContext, session: CloudSession) -> PlannedDeploy:
