@@ -434,21 +434,23 @@ class FlowEngine:
     def _jump(self, instant: float, key: tuple[int, str] | None) -> None:
         """Advance virtual time to ``instant`` if the engine is still idle and the timer row
         is really there (otherwise the mirror is reloaded)."""
-        if key is not None:
-            with self._db.transaction() as conn:
-                exists = steps.timer_exists(conn, *key)
-            if not exists:
-                log.debug("timer %s was not in the database: reloading timers", key)
-                self.resync()
-                return
         advance_to = getattr(self._clock, "advance_to", None)
         if advance_to is None:
             return
-        with self._cond:
-            if self._jump_target() != (instant, key):
-                return
-            advance_to(instant)
-        self.persist_clock()
+        with self._db.transaction() as conn:  # check and remember the instant: one commit
+            if key is not None and not steps.timer_exists(conn, *key):
+                exists = False
+            else:
+                exists = True
+                with self._cond:
+                    if self._jump_target() != (instant, key):
+                        return
+                    advance_to(instant)
+                conn.execute("INSERT OR REPLACE INTO engine_meta VALUES ('clock', ?)",
+                             (repr(self._clock.now()),))
+        if not exists:
+            log.debug("timer %s was not in the database: reloading timers", key)
+            self.resync()
 
     def persist_clock(self) -> None:
         """Remember the virtual clock's instant (a restarted daemon never goes back)."""

@@ -64,10 +64,14 @@ class FunctionRepo:
 
     def get(self, account_id: str, region: str, name: str) -> FunctionRecord | None:
         key = (account_id, region, name)
-        with self._db.transaction() as conn:
+        with self._db.lock:
             if self._generation != self._db.generation:
                 self._cache.clear()
                 self._generation = self._db.generation
+            cached = self._cache.get(key)
+            if cached is not None:
+                return cached
+        with self._db.transaction() as conn:
             cached = self._cache.get(key)
             if cached is not None:
                 return cached
