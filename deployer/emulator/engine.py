@@ -32,7 +32,6 @@ import json
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -40,12 +39,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.engine_state import LiveExecution, LiveExecutions, TimerIndex
+from deployer.emulator.engine_state import (
+    FlowCache,
+    LiveExecution,
+    LiveExecutions,
+    TimerIndex,
+)
 from deployer.emulator.services.fc_tasks import FunctionInvoker
 from deployer.emulator.store import steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord
-from deployer.fdl import TaskMode, parse_flow
+from deployer.fdl import TaskMode
 from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import (
     Command,
@@ -78,7 +82,7 @@ class FlowEngine:
     """See the module docstring. ``start()``/``stop()`` follow the server's lifecycle.
 
     Lock order: the database lock, then ``_cond`` (scheduler state: jobs in flight, delayed
-    deliveries, the timer mirror), then ``_ended`` (waiters); ``_flows_lock`` is a leaf.
+    deliveries, the timer mirror), then ``_ended`` (waiters).
     """
 
     def __init__(self, db: Database, clock: Clock, invoker: FunctionInvoker, *,
@@ -97,8 +101,7 @@ class FlowEngine:
         self._live = LiveExecutions()
         self._delayed: list[tuple[float, int, int, Event]] = []
         self._seq = itertools.count()
-        self._flows: OrderedDict[str, Flow] = OrderedDict()
-        self._flows_lock = threading.Lock()
+        self._flows = FlowCache()
         self._pool: ThreadPoolExecutor | None = None
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -224,19 +227,7 @@ class FlowEngine:
 
     def flow(self, definition: str) -> Flow:
         """The parsed flow for a (validated) definition, cached."""
-        with self._flows_lock:
-            cached = self._flows.get(definition)
-            if cached is not None:
-                self._flows.move_to_end(definition)
-                return cached
-        parsed = parse_flow(definition).flow
-        if parsed is None:
-            raise ValueError("stored definition no longer parses")
-        with self._flows_lock:
-            self._flows[definition] = parsed
-            while len(self._flows) > 256:
-                self._flows.popitem(last=False)
-        return parsed
+        return self._flows.get(definition)
 
     # --- steps ---------------------------------------------------------------------------------
 

@@ -10,21 +10,25 @@
   stale or vanished execution is dropped. The database row stays the truth: every step is
   still written with ``WHERE version = ?``.
 
-Neither class is thread-safe on its own: the engine guards each with a lock.
+* :class:`FlowCache` keeps parsed flow definitions (thread-safe, LRU of 256).
+
+The first two are not thread-safe on their own: the engine guards each with a lock.
 """
 
 from __future__ import annotations
 
 import heapq
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from deployer.emulator.store.flow_repos import TimerRow
+from deployer.fdl import parse_flow
 from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import CancelTimer, Command, Execution, StartTimer
 
-__all__ = ["LiveExecution", "LiveExecutions", "TimerIndex"]
+__all__ = ["FlowCache", "LiveExecution", "LiveExecutions", "TimerIndex"]
 
 SKIP_PURPOSES = frozenset({"wait", "retry"})  # timers that may make virtual time jump
 TimerKey = tuple[int, str]
@@ -105,7 +109,7 @@ class TimerIndex:
 
     def next_skip_at(self) -> float | None:
         """Earliest ``fire_at`` of a pending Wait or retry timer."""
-        found = self._peek(self._skip_heap, check_firing=False)
+        found = self._peek(self._skip_heap, check_firing=False, skip_only=True)
         return None if found is None else found[0]
 
     def _add(self, seq: int, timer_id: str, fire_at: float, skip: bool) -> None:
@@ -118,12 +122,15 @@ class TimerIndex:
         entry = self._by_seq.get(key[0], {}).get(key[1])
         return None if entry is None else entry[0]
 
-    def _peek(self, heap: list[tuple[float, int, str]], *,
-              check_firing: bool) -> tuple[float, TimerKey] | None:
+    def _peek(self, heap: list[tuple[float, int, str]], *, check_firing: bool,
+              skip_only: bool = False) -> tuple[float, TimerKey] | None:
+        """The top entry still describing a pending timer (stale entries are popped)."""
         while heap:
             fire_at, seq, timer_id = heap[0]
             key = (seq, timer_id)
-            if self._fire_at(key) == fire_at and not (check_firing and key in self._firing):
+            entry = self._by_seq.get(seq, {}).get(timer_id)
+            if (entry is not None and entry[0] == fire_at and (entry[1] or not skip_only)
+                    and not (check_firing and key in self._firing)):
                 return fire_at, key
             heapq.heappop(heap)
         return None
@@ -172,3 +179,28 @@ class LiveExecutions:
 
     def clear(self) -> None:
         self._items.clear()
+
+
+class FlowCache:
+    """Parsed flows by definition text; thread-safe (its lock is never held while parsing)."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[str, Flow] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, definition: str) -> Flow:
+        """The parsed flow of a (validated) definition; ValueError if it no longer parses."""
+        with self._lock:
+            cached = self._items.get(definition)
+            if cached is not None:
+                self._items.move_to_end(definition)
+                return cached
+        parsed = parse_flow(definition).flow
+        if parsed is None:
+            raise ValueError("stored definition no longer parses")
+        with self._lock:
+            self._items[definition] = parsed
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+        return parsed

@@ -42,7 +42,7 @@ def _execution(timers: dict[str, int], status: ExecutionStatus) -> Execution:
     return ex
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(OPS, max_size=40))
 def test_timer_index_agrees_with_a_plain_model(ops: list[tuple[Any, ...]]) -> None:
     index = TimerIndex()
