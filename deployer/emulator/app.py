@@ -74,7 +74,7 @@ class Emulator:
         for rec in self._all_functions():
             self.runtime.retire(rec[0], rec[1], rec[2])
         self.db.wipe()
-        self.flow_engine.notify()
+        self.flow_engine.resync()
         shutil.rmtree(self.code.root, ignore_errors=True)
 
     def _all_functions(self) -> list[tuple[str, str, str]]:

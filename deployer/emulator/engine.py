@@ -5,8 +5,14 @@
   committed in ONE transaction (guarded by the execution's ``version``) before any command is
   carried out; then tasks are handed to the worker pool and the scheduler is woken.
 * One scheduler thread and a bounded pool (``workers`` threads) serve every execution: the
-  scheduler fires due timer rows and delayed deliveries, otherwise it waits on a condition
-  until the next ``fire_at`` (or until woken). No thread, process or sleep per execution.
+  scheduler fires due timers and delayed deliveries, otherwise it waits on a condition until
+  the next ``fire_at`` (or until woken). No thread, process or sleep per execution.
+* Hot path without re-reading (``engine_state``): the timer rows are mirrored in memory (the
+  scheduler never queries to find what is due) and running executions are cached decoded
+  with their committed ``version``, so a step is: interpreter step, one write transaction,
+  then bookkeeping done under the database lock in commit order. Waiters of
+  :meth:`wait_ended` are woken when an execution ends, and test their predicate outside
+  every engine lock.
 * Durability: on :meth:`start`, tasks that were dispatched but whose result was never
   committed are invoked again (at-least-once, as CloudFlow's Standard mode documents); timers
   are rows and simply fire when due. A result that arrives for a stale version is dropped.
@@ -25,7 +31,7 @@ import itertools
 import json
 import logging
 import threading
-from collections import OrderedDict
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -33,11 +39,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.engine_state import (
+    FlowCache,
+    LiveExecution,
+    LiveExecutions,
+    TimerIndex,
+)
 from deployer.emulator.services.fc_tasks import FunctionInvoker
 from deployer.emulator.store import steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord
-from deployer.fdl import TaskMode, parse_flow
+from deployer.fdl import TaskMode
 from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import (
     Command,
@@ -45,7 +57,6 @@ from deployer.fdl.interpreter import (
     Event,
     Execution,
     InvokeTask,
-    StartTimer,
     TaskFailed,
     TaskSucceeded,
     TimerFired,
@@ -68,7 +79,11 @@ class EngineStats:
 
 
 class FlowEngine:
-    """See the module docstring. ``start()``/``stop()`` follow the server's lifecycle."""
+    """See the module docstring. ``start()``/``stop()`` follow the server's lifecycle.
+
+    Lock order: the database lock, then ``_cond`` (scheduler state: jobs in flight, delayed
+    deliveries, the timer mirror), then ``_ended`` (waiters).
+    """
 
     def __init__(self, db: Database, clock: Clock, invoker: FunctionInvoker, *,
                  workers: int = 8, step_latency: float = 0.0, auto_advance: bool = True) -> None:
@@ -79,12 +94,14 @@ class FlowEngine:
         self.step_latency = max(0.0, float(step_latency))
         self.auto_advance = auto_advance
         self._cond = threading.Condition()
+        self._ended = threading.Condition()
+        self._ended_gen = 0
         self._in_flight = 0
-        self._firing: set[tuple[int, str]] = set()
+        self._timers = TimerIndex()
+        self._live = LiveExecutions()
         self._delayed: list[tuple[float, int, int, Event]] = []
         self._seq = itertools.count()
-        self._flows: OrderedDict[str, Flow] = OrderedDict()
-        self._flows_lock = threading.Lock()  # never nested with _cond or the database
+        self._flows = FlowCache()
         self._pool: ThreadPoolExecutor | None = None
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -100,12 +117,13 @@ class FlowEngine:
         with self._db.transaction() as conn:
             row = conn.execute("SELECT value FROM engine_meta WHERE key='clock'").fetchone()
             tasks = steps.pending_tasks(conn)
+        self.resync()
         if row is not None and self._clock.is_virtual and advance_to is not None:
             advance_to(float(row[0]))
         for task in tasks:
             cmd = command_from_json(task.command)
             if isinstance(cmd, InvokeTask) and not task.callback:
-                self._submit(self._run_task, task.exec_seq, cmd)
+                self._submit(self._run_task, task.exec_seq, cmd, task.account_id, task.region)
         self._thread = threading.Thread(target=self._loop, name="flow-scheduler", daemon=True)
         self._thread.start()
 
@@ -125,6 +143,17 @@ class FlowEngine:
             timers = conn.execute("SELECT COUNT(*) FROM timers").fetchone()[0]
         return EngineStats(int(running), int(timers), self._in_flight)
 
+    def resync(self) -> None:
+        """Reload the in-memory mirrors from the database; call after rows changed behind
+        the engine (reset, DeleteFlow). Wakes the scheduler and waiters."""
+        with self._db.lock:
+            with self._db.transaction() as conn:
+                rows = steps.all_timers(conn)
+            self._live.clear()
+            with self._cond:
+                self._timers.load(rows)
+        self.notify()
+
     # --- entry points for the execution service -------------------------------------------------
 
     @contextmanager
@@ -135,28 +164,30 @@ class FlowEngine:
         try:
             yield
         finally:
-            with self._cond:
-                self._in_flight -= 1
-                self._cond.notify_all()
+            self._job_done()
 
-    def begin(self, flow: FlowRecord, *, name: str, input_text: str, input_value: Any) -> int:
-        """Create and start an execution on a snapshot of ``flow``; return its ``seq``.
+    def begin(self, flow: FlowRecord, *, name: str, input_text: str,
+              input_value: Any) -> Execution:
+        """Create and start an execution on a snapshot of ``flow``; return it as committed.
 
         Raises ``sqlite3.IntegrityError`` when the name is taken (the caller re-reads)."""
         parsed = self.flow(flow.definition)
         with self.activity():
-            with self._db.transaction() as conn:
-                now = self._clock.now()
-                ex, commands = start(parsed, input=input_value, execution_name=name, now=now,
-                                     role_arn=flow.role_arn, flow_name=flow.name,
-                                     execution_mode=flow.execution_mode)
-                seq = steps.insert_started(
-                    conn, account_id=flow.account_id, region=flow.region, flow_name=flow.name,
-                    input_text=input_text, definition=flow.definition,
-                    environment=flow.environment, ex=ex, commands=commands,
-                    timer_delay=self.step_latency)
-            self._carry_out(seq, ex, commands)
-        return seq
+            with self._db.lock:
+                with self._db.transaction() as conn:
+                    now = self._clock.now()
+                    ex, commands = start(parsed, input=input_value, execution_name=name,
+                                         now=now, role_arn=flow.role_arn, flow_name=flow.name,
+                                         execution_mode=flow.execution_mode)
+                    seq = steps.insert_started(
+                        conn, account_id=flow.account_id, region=flow.region,
+                        flow_name=flow.name, input_text=input_text, definition=flow.definition,
+                        environment=flow.environment, ex=ex, commands=commands,
+                        timer_delay=self.step_latency)
+                live = LiveExecution(1, ex, parsed, flow.account_id, flow.region)
+                self._committed(seq, live, commands)
+            self._carry_out(seq, live, commands)
+        return ex
 
     def deliver(self, seq: int, make_event: EventFactory) -> Execution | None:
         """Apply one event now, in the caller's thread; the new execution (None if gone)."""
@@ -164,14 +195,30 @@ class FlowEngine:
             return self._step(seq, make_event)
 
     def wait_ended(self, is_ended: Callable[[], bool], timeout: float) -> bool:
-        """Block up to ``timeout`` real seconds until ``is_ended()`` (checked on each step)."""
-        with self._cond:
-            return self._cond.wait_for(is_ended, timeout=timeout)
+        """Block up to ``timeout`` real seconds until ``is_ended()``; the predicate is tested
+        (outside the engine's locks) at first and whenever an execution ends or
+        :meth:`notify` is called. Returns its last value."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._ended:
+                generation = self._ended_gen
+            if is_ended():
+                return True
+            with self._ended:
+                while self._ended_gen == generation:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    self._ended.wait(remaining)
+                timed_out = self._ended_gen == generation
+            if timed_out:
+                return is_ended()
 
     def notify(self) -> None:
         """Wake the scheduler and waiters (clock advanced, flow deleted...)."""
         with self._cond:
             self._cond.notify_all()
+        self._wake_waiters()
 
     def clock_moved(self) -> None:
         """The virtual clock was advanced from outside: remember it, fire what is due."""
@@ -180,60 +227,80 @@ class FlowEngine:
 
     def flow(self, definition: str) -> Flow:
         """The parsed flow for a (validated) definition, cached."""
-        with self._flows_lock:
-            cached = self._flows.get(definition)
-            if cached is not None:
-                self._flows.move_to_end(definition)
-                return cached
-        parsed = parse_flow(definition).flow
-        if parsed is None:
-            raise ValueError("stored definition no longer parses")
-        with self._flows_lock:
-            self._flows[definition] = parsed
-            while len(self._flows) > 256:
-                self._flows.popitem(last=False)
-        return parsed
+        return self._flows.get(definition)
 
     # --- steps ---------------------------------------------------------------------------------
 
-    def _step(self, seq: int, make_event: EventFactory) -> Execution | None:
-        try:
-            with self._db.transaction() as conn:
-                row = conn.execute("SELECT * FROM executions WHERE seq=?", (seq,)).fetchone()
-                if row is None or row["status"] != "Running":
-                    return None
-                ex = Execution.from_json(json.loads(row["state"]))
-                new, commands = step(self.flow(row["definition"]), ex,
-                                     make_event(self._clock.now()))
-                if new.next_event_id == ex.next_event_id and not commands:
-                    return new  # nothing happened (unknown task/timer id)
-                steps.update_step(conn, seq, row["version"], account_id=row["account_id"],
-                                  region=row["region"], ex=new, commands=commands,
-                                  timer_delay=self.step_latency)
-        except steps.StaleStep:
-            log.debug("dropped a stale step of execution %s", seq)
-            return None
-        self._carry_out(seq, new, commands)
+    def _step(self, seq: int, make_event: EventFactory, *,
+              fired: str | None = None) -> Execution | None:
+        """One interpreter step, committed before its commands run. ``fired`` names the timer
+        this step fires: its row is deleted even when the step ignores it."""
+        with self._db.lock:
+            try:
+                with self._db.transaction() as conn:
+                    live = self._live.get(seq) or self._load(conn, seq)
+                    if live is not None:
+                        new, commands = step(live.flow, live.ex, make_event(self._clock.now()))
+                    if live is None or (new.next_event_id == live.ex.next_event_id
+                                        and not commands):
+                        if fired is not None:  # an ignored timer must not fire again
+                            steps.delete_timer(conn, seq, fired)
+                        result = None if live is None else new
+                        live = None
+                    else:
+                        steps.update_step(conn, seq, live.version, account_id=live.account_id,
+                                          region=live.region, ex=new, commands=commands,
+                                          timer_delay=self.step_latency)
+            except steps.StaleStep:
+                self._live.drop(seq)
+                log.debug("dropped a stale step of execution %s", seq)
+                return None
+            except BaseException:
+                self._live.drop(seq)
+                raise
+            if live is None:
+                if fired is not None:
+                    with self._cond:
+                        self._timers.remove(seq, fired)
+                return result
+            done = LiveExecution(live.version + 1, new, live.flow, live.account_id, live.region)
+            self._committed(seq, done, commands)
+        self._carry_out(seq, done, commands)
         return new
 
-    def _carry_out(self, seq: int, ex: Execution, commands: list[Command]) -> None:
+    def _load(self, conn: Any, seq: int) -> LiveExecution | None:
+        row = steps.load_running(conn, seq)
+        if row is None:
+            return None
+        ex = Execution.from_json(json.loads(row["state"]))
+        return LiveExecution(int(row["version"]), ex, self.flow(row["definition"]),
+                             row["account_id"], row["region"])
+
+    def _committed(self, seq: int, live: LiveExecution, commands: list[Command]) -> None:
+        """Bookkeeping right after a step's COMMIT (the caller holds the database lock)."""
+        self._live.put(seq, live)
+        with self._cond:
+            if self._timers.apply(seq, live.ex, commands, self.step_latency):
+                self._cond.notify_all()
+
+    def _carry_out(self, seq: int, live: LiveExecution, commands: list[Command]) -> None:
         self.transitions += 1
         for cmd in commands:
             if isinstance(cmd, InvokeTask) and (
                     cmd.task_mode is not TaskMode.WAIT_FOR_CUSTOM_CALLBACK
                     or self._invoker.handles(cmd)):
-                self._submit(self._run_task, seq, cmd)
-        if ex.status.is_terminal or any(isinstance(c, (StartTimer, CompleteExecution))
-                                        for c in commands):
-            self.notify()
+                self._submit(self._run_task, seq, cmd, live.account_id, live.region)
+        if live.ex.status.is_terminal or any(isinstance(c, CompleteExecution)
+                                             for c in commands):
+            self._wake_waiters()
 
-    def _run_task(self, seq: int, cmd: InvokeTask) -> None:
-        with self._db.transaction() as conn:
-            row = conn.execute("SELECT account_id, region FROM executions WHERE seq=?",
-                               (seq,)).fetchone()
-        if row is None:
-            return
-        outcome = self._invoker.run(cmd, row["account_id"], row["region"])
+    def _wake_waiters(self) -> None:
+        with self._ended:
+            self._ended_gen += 1
+            self._ended.notify_all()
+
+    def _run_task(self, seq: int, cmd: InvokeTask, account_id: str, region: str) -> None:
+        outcome = self._invoker.run(cmd, account_id, region)
         if outcome is None:  # a callback task whose function accepted the token
             return
         output, code, detail = outcome
@@ -256,13 +323,10 @@ class FlowEngine:
 
     def _fire(self, seq: int, timer_id: str) -> None:
         try:
-            self._step(seq, lambda now: TimerFired(now, timer_id))
-            with self._db.transaction() as conn:  # an ignored timer must not fire again
-                conn.execute("DELETE FROM timers WHERE exec_seq=? AND timer_id=?",
-                             (seq, timer_id))
+            self._step(seq, lambda now: TimerFired(now, timer_id), fired=timer_id)
         finally:
             with self._cond:
-                self._firing.discard((seq, timer_id))
+                self._timers.fired((seq, timer_id))
 
     def _submit(self, fn: Callable[..., object], *args: Any) -> None:
         with self._cond:
@@ -278,15 +342,18 @@ class FlowEngine:
                 if not self._stopping:  # the database may close under a job at shutdown
                     log.exception("flow engine job failed")
             finally:
-                with self._cond:
-                    self._in_flight -= 1
-                    self._cond.notify_all()
+                self._job_done()
 
         try:
             self._pool.submit(job)
         except RuntimeError:  # pool shut down
-            with self._cond:
-                self._in_flight -= 1
+            self._job_done()
+
+    def _job_done(self) -> None:
+        with self._cond:
+            self._in_flight -= 1
+            if self._in_flight == 0 or self._timers.firing:
+                self._cond.notify_all()
 
     # --- scheduler -----------------------------------------------------------------------------
 
@@ -311,51 +378,70 @@ class FlowEngine:
             while self._delayed and self._delayed[0][0] <= now:
                 _, _, seq, event = heapq.heappop(self._delayed)
                 ready.append((seq, event))
+            due = self._timers.take_due(now, 512)
         for seq, event in ready:
             self._submit(self._step, seq, lambda _now, ev=event: ev)
-        with self._db.transaction() as conn:
-            due = steps.due_timers(conn, now, 512)
-        fired = 0
-        for timer in due:
-            key = (timer.exec_seq, timer.timer_id)
-            with self._cond:
-                if key in self._firing:
-                    continue
-                self._firing.add(key)
-            self._submit(self._fire, timer.exec_seq, timer.timer_id)
-            fired += 1
-        return bool(ready) or fired > 0
+        for seq, timer_id in due:
+            self._submit(self._fire, seq, timer_id)
+        return bool(ready or due)
 
     def _idle_wait(self) -> None:
         with self._cond:
             if self._stopping:
                 return
-            with self._db.transaction() as conn:
-                first, skip_to = steps.next_timers(conn)
-            if self._firing:
-                first = None  # those rows are being handled; wait for the jobs
-            delayed = self._delayed[0][0] if self._delayed else None
-            nxt = min((t for t in (first, delayed) if t is not None), default=None)
-            now = self._clock.now()
-            if nxt is not None and nxt <= now:
-                return
-            if self._clock.is_virtual:
-                target = min((t for t in (skip_to, delayed) if t is not None), default=None)
-                if (self.auto_advance and self._in_flight == 0 and target is not None
-                        and nxt is not None):
-                    self._advance_to(nxt)
+            jump = self._jump_target()
+            if jump is None:
+                now = self._clock.now()
+                nxt = self._next_instant()
+                if nxt is not None and nxt[0] <= now:
                     return
-                self._cond.wait(timeout=0.5)
-            else:
-                wait = 0.5 if nxt is None else min(max(nxt - now, 0.0), 0.5)
+                wait = 0.5
+                if nxt is not None and not self._clock.is_virtual:
+                    wait = min(max(nxt[0] - now, 0.0), 0.5)
                 self._cond.wait(timeout=wait)
+                return
+        self._jump(*jump)
 
-    def _advance_to(self, instant: float) -> None:
+    def _next_instant(self) -> tuple[float, tuple[int, str] | None] | None:
+        """The next instant something is due: (fire_at, timer key or None for a delivery)."""
+        first = None if self._timers.firing else self._timers.next_timer()
+        delayed = self._delayed[0][0] if self._delayed else None
+        if delayed is not None and (first is None or delayed <= first[0]):
+            return delayed, None
+        return first
+
+    def _jump_target(self) -> tuple[float, tuple[int, str] | None] | None:
+        """Where virtual time may jump now (caller holds ``_cond``): the engine is exactly
+        idle, and a Wait/retry timer or a delayed delivery is pending."""
+        if not (self._clock.is_virtual and self.auto_advance and self._in_flight == 0):
+            return None
+        nxt = self._next_instant()
+        if nxt is None or nxt[0] <= self._clock.now():
+            return None
+        if self._timers.next_skip_at() is None and not self._delayed:
+            return None
+        return nxt
+
+    def _jump(self, instant: float, key: tuple[int, str] | None) -> None:
+        """Advance virtual time to ``instant`` if the engine is still idle and the timer row
+        is really there (otherwise the mirror is reloaded)."""
         advance_to = getattr(self._clock, "advance_to", None)
         if advance_to is None:
             return
-        advance_to(instant)
-        self.persist_clock()
+        with self._db.transaction() as conn:  # check and remember the instant: one commit
+            if key is not None and not steps.timer_exists(conn, *key):
+                exists = False
+            else:
+                exists = True
+                with self._cond:
+                    if self._jump_target() != (instant, key):
+                        return
+                    advance_to(instant)
+                conn.execute("INSERT OR REPLACE INTO engine_meta VALUES ('clock', ?)",
+                             (repr(self._clock.now()),))
+        if not exists:
+            log.debug("timer %s was not in the database: reloading timers", key)
+            self.resync()
 
     def persist_clock(self) -> None:
         """Remember the virtual clock's instant (a restarted daemon never goes back)."""

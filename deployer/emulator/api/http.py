@@ -6,6 +6,7 @@ query exactly as received (signatures are computed over it); nothing here decode
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -53,7 +54,7 @@ class HttpRequest:
 
     def query_params(self) -> dict[str, str]:
         """The query parsed with form rules (``+`` is a space), blank values kept."""
-        return dict(parse_qsl(self.raw_query, keep_blank_values=True))
+        return _form_dict(self.raw_query)
 
     def form_params(self) -> dict[str, str]:
         """A form-encoded body's parameters ({} for other content types or bad UTF-8)."""
@@ -64,7 +65,20 @@ class HttpRequest:
             text = self.body.decode("utf-8")
         except UnicodeDecodeError:
             return {}
+        return _form_dict(text)
+
+
+def _form_dict(text: str) -> dict[str, str]:
+    """``parse_qsl`` with blank values kept; texts up to 16 KB are memoised (the router and
+    the signature check both parse the same request)."""
+    if len(text) > 16384:
         return dict(parse_qsl(text, keep_blank_values=True))
+    return dict(_parse_small(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_small(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple(parse_qsl(text, keep_blank_values=True))
 
 
 @dataclass(slots=True)

@@ -18,6 +18,7 @@ import base64
 import enum
 import hashlib
 import hmac
+import re
 from collections.abc import Callable, Mapping
 from urllib.parse import parse_qsl, quote
 
@@ -143,7 +144,12 @@ def verify_acs3(request: HttpRequest, secret_for: SecretLookup) -> str:
 # --- RPC v1 HMAC-SHA1 -------------------------------------------------------------------------
 
 
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch
+
+
 def _enc(text: str) -> str:
+    if _UNRESERVED(text):  # nothing to escape (most parameter names and values)
+        return text
     return quote(text, safe="-_.~", encoding="utf-8")
 
 

@@ -107,11 +107,11 @@ class ProcessRuntime:
                 f"runtime '{spec.runtime}' of function '{spec.function_name}' is not supported "
                 "by the local runtime (python3.x only)"
             )
-        code_root = self._code.ensure(spec.code_checksum, spec.code_zip)
         slot, cold = self._acquire(spec)
         discard = True
         try:
-            if slot.worker is None:
+            if slot.worker is None:  # the code is unpacked (or checked) for new instances only
+                code_root = self._code.ensure(spec.code_checksum, spec.code_zip)
                 slot.worker = self._spawn(spec, code_root, slot.instance_id)
                 ready = slot.worker.start(STARTUP_TIMEOUT_S)
                 if ready.outcome is not Outcome.OK:

@@ -21,7 +21,8 @@ from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
 from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound, ServiceError
 from deployer.emulator.services.flows import FlowService, check_name
-from deployer.emulator.store.flow_repos import ExecutionRow, FlowRepo
+from deployer.emulator.store.flow_repos import ExecutionRow, FlowRecord, FlowRepo
+from deployer.emulator.store.steps import output_text
 from deployer.fdl.interpreter import StopRequested, TaskFailed, TaskSucceeded
 
 __all__ = ["ExecutionFilter", "ExecutionService", "ExecutionView", "SyncResult",
@@ -117,26 +118,31 @@ class ExecutionService:
         if name:
             check_name(name, "ExecutionName")
         name = name or str(uuid.uuid4())  # generated names are UUIDs, as the cloud's
-        return self._begin(flow_name, account_id, region, name, input_text, reuse=True)
+        return self._begin(flow, name, input_text, reuse=True)
 
-    def _begin(self, flow_name: str, account_id: str, region: str, name: str,
-               input_text: str, *, reuse: bool) -> ExecutionView:
+    def _begin(self, flow: FlowRecord, name: str, input_text: str, *,
+               reuse: bool) -> ExecutionView:
         text, value = _input(input_text)
-        for _attempt in range(2):
-            existing = self._repo.get_execution(account_id, region, flow_name, name)
-            if existing is not None:
+        for attempt in range(2):
+            status = self._repo.execution_status(flow.account_id, flow.region, flow.name, name)
+            if status is not None:
+                existing = self._repo.get_execution(flow.account_id, flow.region, flow.name,
+                                                    name)
+                if existing is None:
+                    continue  # deleted meanwhile
                 if reuse and existing.status == "Running":
                     return _view(existing)
-                raise AlreadyExists(f"Execution {name} for flow {flow_name} already exists.",
+                raise AlreadyExists(f"Execution {name} for flow {flow.name} already exists.",
                                     kind="execution", name=name)
-            flow = self._flows.get(account_id, region, flow_name)
+            if attempt:
+                flow = self._flows.get(flow.account_id, flow.region, flow.name)
             try:
-                seq = self._engine.begin(flow, name=name, input_text=text, input_value=value)
+                ex = self._engine.begin(flow, name=name, input_text=text, input_value=value)
             except sqlite3.IntegrityError:
                 continue  # started concurrently under the same name: re-read it
-            row = self._repo.execution_by_seq(seq)
-            if row is not None:
-                return _view(row)
+            return ExecutionView(name, flow.name, ex.status.value, text, output_text(ex),
+                                 ex.started_at, ex.stopped_at, flow.definition,
+                                 flow.environment, ex.role_arn, ex.error_code, ex.error_detail)
         raise NotFound(f"Execution {name} does not exist.", kind="execution", name=name)
 
     def start_sync(self, account_id: str, region: str, flow_name: str, *, name: str = "",
@@ -148,7 +154,7 @@ class ExecutionService:
         if name:
             check_name(name, "ExecutionName")
         full = f"{name or uuid.uuid4()}:{uuid.uuid4()}"
-        self._begin(flow_name, account_id, region, full, input_text, reuse=False)
+        self._begin(flow, full, input_text, reuse=False)
         view = self.describe(account_id, region, flow_name, full, wait_seconds=SYNC_TIMEOUT)
         if view.status == "Succeeded":
             return SyncResult(view, "", "")
@@ -239,8 +245,9 @@ class ExecutionService:
         return ex.new_events[0].event_id
 
     def forget_flow(self, account_id: str, region: str, flow_name: str) -> None:
-        """Called after a flow was deleted: long-polling callers are woken."""
-        self._engine.notify()
+        """Called after a flow was deleted: the engine forgets its timers and long-polling
+        callers are woken."""
+        self._engine.resync()
 
     def _row(self, account_id: str, region: str, flow_name: str, name: str) -> ExecutionRow:
         self._flows.get(account_id, region, flow_name)

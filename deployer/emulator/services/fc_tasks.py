@@ -96,11 +96,11 @@ class FunctionInvoker:
         asynchronous = str(params.get("invocationType", "Sync")) == "Async"
         fire_and_forget = asynchronous and cmd.task_mode is TaskMode.REQUEST_COMPLETE
         try:
-            self._functions.get(arn.account_id, arn.region, arn.name, arn.qualifier)
             inv = self._functions.invoke(arn.account_id, arn.region, arn.name,
                                          _body(params.get("body")),
                                          request_id=str(uuid.uuid4()),
-                                         asynchronous=fire_and_forget)
+                                         asynchronous=fire_and_forget,
+                                         qualifier=arn.qualifier)
         except NotFound as exc:
             code = {"version": "VersionNotFound", "alias": "AliasNotFound"}.get(
                 exc.kind, "FunctionNotFound")

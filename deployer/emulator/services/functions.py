@@ -135,6 +135,9 @@ class FunctionService:
         self._pool = ThreadPoolExecutor(ASYNC_WORKERS, thread_name_prefix="fc-async")
         self._slots = threading.BoundedSemaphore(ASYNC_QUEUE)
         self._lock = threading.Lock()
+        # record (as cached by the repository) -> its Function and FunctionSpec
+        self._resolved: dict[tuple[str, str, str], tuple[FunctionRecord, Function,
+                                                         FunctionSpec]] = {}
 
     # --- management ---------------------------------------------------------------------------
 
@@ -155,6 +158,10 @@ class FunctionService:
     def get(self, account_id: str, region: str, name: str,
             qualifier: str | None = None) -> Function:
         """The function's current settings; only the ``LATEST`` qualifier exists locally."""
+        return self._resolve(account_id, region, name, qualifier)[0]
+
+    def _resolve(self, account_id: str, region: str, name: str,
+                 qualifier: str | None) -> tuple[Function, FunctionSpec]:
         rec = self._functions.get(account_id, region, name)
         if rec is None:
             raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
@@ -162,7 +169,14 @@ class FunctionService:
             kind = "version" if qualifier.isdigit() else "alias"
             raise NotFound(f"{kind} '{qualifier}' of function '{name}' does not exist",
                            kind=kind, name=qualifier)
-        return _to_function(rec)
+        key = (account_id, region, name)
+        cached = self._resolved.get(key)
+        if cached is not None and cached[0] is rec:
+            return cached[1], cached[2]
+        fn = _to_function(rec)
+        spec = self._spec(fn)
+        self._resolved[key] = (rec, fn, spec)
+        return fn, spec
 
     def update(self, account_id: str, region: str, name: str, changes: Mapping[str, Any],
                *, code: bytes | None = None, checksum: str | None = None) -> Function:
@@ -211,18 +225,19 @@ class FunctionService:
     # --- invocation ---------------------------------------------------------------------------
 
     def invoke(self, account_id: str, region: str, name: str, event: bytes, *, request_id: str,
-               asynchronous: bool = False, tail_logs: bool = False) -> Invocation:
+               asynchronous: bool = False, tail_logs: bool = False,
+               qualifier: str | None = None) -> Invocation:
         """Run the function: synchronously (blocks) or queued on the async pool.
 
-        Raises NotFound, PayloadTooLarge (32 MB sync, 128 KB async), or InvalidArgument when the
-        async queue is full. Function errors are results, not exceptions.
+        Raises NotFound (function, or a ``qualifier`` other than LATEST), PayloadTooLarge
+        (32 MB sync, 128 KB async), or InvalidArgument when the async queue is full. Function
+        errors are results, not exceptions.
         """
         limit = ASYNC_PAYLOAD_LIMIT if asynchronous else SYNC_PAYLOAD_LIMIT
         if len(event) > limit:
             raise PayloadTooLarge(f"payload size exceeds maximum allowed size ({limit} bytes)",
                                   limit=limit)
-        fn = self.get(account_id, region, name)
-        spec = self._spec(fn)
+        _fn, spec = self._resolve(account_id, region, name, qualifier)
         if not asynchronous:
             return Invocation(request_id, False,
                               self._run(spec, event, request_id, "Sync", tail_logs))

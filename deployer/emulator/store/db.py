@@ -77,6 +77,7 @@ class Database:
         self._conn = conn
         self._lock = threading.RLock()
         self._depth = 0
+        self.generation = 0  # bumped by wipe(): in-memory caches over the rows compare it
 
     @classmethod
     def open(cls, path: Path) -> Database:
@@ -90,6 +91,12 @@ class Database:
         db = cls(conn)
         db.migrate()
         return db
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The connection's re-entrant lock: hold it around a transaction to run code right
+        after its COMMIT, before any other transaction starts (commit-ordered bookkeeping)."""
+        return self._lock
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -143,6 +150,7 @@ class Database:
                 "AND name NOT IN ('schema_version', 'sqlite_sequence')")]
             for table in tables:
                 conn.execute(f'DELETE FROM "{table}"')
+            self.generation += 1
 
     def close(self) -> None:
         with self._lock:

@@ -122,6 +122,8 @@ class TaskRow:
     token: str
     callback: bool
     completed: bool
+    account_id: str = ""
+    region: str = ""
 
 
 def _flow(row: sqlite3.Row) -> FlowRecord:
@@ -208,6 +210,15 @@ class FlowRepo:
                 "AND name=?", (account_id, region, flow, name)).fetchone()
         return execution_row(row) if row else None
 
+    def execution_status(self, account_id: str, region: str, flow: str,
+                         name: str) -> str | None:
+        """The status of the named execution (None when it does not exist)."""
+        with self.db.transaction() as conn:
+            row = conn.execute(
+                "SELECT status FROM executions WHERE account_id=? AND region=? AND flow_name=? "
+                "AND name=?", (account_id, region, flow, name)).fetchone()
+        return None if row is None else str(row[0])
+
     def execution_by_seq(self, seq: int) -> ExecutionRow | None:
         with self.db.transaction() as conn:
             row = conn.execute("SELECT * FROM executions WHERE seq=?", (seq,)).fetchone()
@@ -256,7 +267,8 @@ class FlowRepo:
 
 def task_row(row: sqlite3.Row) -> TaskRow:
     return TaskRow(row["exec_seq"], row["task_id"], json.loads(row["command"]), row["token"],
-                   bool(row["callback"]), bool(row["completed"]))
+                   bool(row["callback"]), bool(row["completed"]), row["account_id"],
+                   row["region"])
 
 
 def _flow_values(rec: FlowRecord) -> tuple[Any, ...]:

@@ -53,15 +53,35 @@ def _function(row: sqlite3.Row) -> FunctionRecord:
 
 
 class FunctionRepo:
+    """Functions; ``get`` is served from memory after the first read. The cache is filled and
+    invalidated inside the database transactions (under its lock) and dropped whole when the
+    database is wiped, so it never outlives a change made through this repository."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._cache: dict[tuple[str, str, str], FunctionRecord] = {}
+        self._generation = db.generation
 
     def get(self, account_id: str, region: str, name: str) -> FunctionRecord | None:
+        key = (account_id, region, name)
+        with self._db.lock:
+            if self._generation != self._db.generation:
+                self._cache.clear()
+                self._generation = self._db.generation
+            cached = self._cache.get(key)
+            if cached is not None:
+                return cached
         with self._db.transaction() as conn:
+            cached = self._cache.get(key)
+            if cached is not None:
+                return cached
             row = conn.execute(
                 "SELECT * FROM functions WHERE account_id=? AND region=? AND name=?",
-                (account_id, region, name)).fetchone()
-        return _function(row) if row else None
+                key).fetchone()
+            rec = _function(row) if row else None
+            if rec is not None:
+                self._cache[key] = rec
+        return rec
 
     def insert(self, rec: FunctionRecord) -> bool:
         """Insert ``rec``; False when the name is taken."""
@@ -74,6 +94,7 @@ class FunctionRepo:
                      rec.code_checksum, rec.code_size, rec.created_at, rec.modified_at))
             except sqlite3.IntegrityError:
                 return False
+            self._cache.pop((rec.account_id, rec.region, rec.name), None)
         return True
 
     def update(self, rec: FunctionRecord) -> None:
@@ -83,12 +104,14 @@ class FunctionRepo:
                 "WHERE account_id=? AND region=? AND name=?",
                 (json.dumps(rec.config), rec.code_checksum, rec.code_size, rec.modified_at,
                  rec.account_id, rec.region, rec.name))
+            self._cache.pop((rec.account_id, rec.region, rec.name), None)
 
     def delete(self, account_id: str, region: str, name: str) -> bool:
         with self._db.transaction() as conn:
             cur = conn.execute(
                 "DELETE FROM functions WHERE account_id=? AND region=? AND name=?",
                 (account_id, region, name))
+            self._cache.pop((account_id, region, name), None)
         return cur.rowcount > 0
 
     def list(self, account_id: str, region: str, *, prefix: str = "", start: str = "",

@@ -7,9 +7,11 @@ was computed from: a stale or duplicated step raises :class:`StaleStep` and roll
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Sequence
+from enum import Enum
 from typing import Any
 
 from deployer.emulator.store.flow_repos import TaskRow, TimerRow, task_row
@@ -24,10 +26,14 @@ from deployer.fdl.interpreter import (
 
 __all__ = [
     "StaleStep",
-    "due_timers",
+    "all_timers",
+    "command_text",
+    "delete_timer",
     "insert_started",
-    "next_timers",
+    "load_running",
+    "output_text",
     "pending_tasks",
+    "timer_exists",
     "update_step",
 ]
 
@@ -36,7 +42,24 @@ class StaleStep(Exception):
     """The execution changed (or vanished) since the step was computed."""
 
 
-def _output_text(ex: Execution) -> str | None:
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def command_text(cmd: Command) -> str:
+    """``json.dumps(cmd.to_json())`` without ``to_json``'s deep copy (``asdict``): the same
+    JSON, fields in declaration order, enums as values, tuples as lists."""
+    names = _FIELDS.get(type(cmd))
+    if names is None:
+        names = _FIELDS[type(cmd)] = tuple(f.name for f in dataclasses.fields(cmd))
+    data: dict[str, Any] = {"type": cmd.kind}
+    for name in names:
+        value = getattr(cmd, name)
+        data[name] = value.value if isinstance(value, Enum) else value
+    return json.dumps(data)
+
+
+def output_text(ex: Execution) -> str | None:
+    """The ``output`` column: the output JSON of a Succeeded execution, else None."""
     if ex.status.value != "Succeeded":
         return None
     return json.dumps(ex.output, ensure_ascii=False, separators=(",", ":"))
@@ -50,7 +73,7 @@ def insert_started(conn: sqlite3.Connection, *, account_id: str, region: str, fl
         "INSERT INTO executions (account_id, region, flow_name, name, status, input, output, "
         "started_at, stopped_at, definition, environment, role_arn, mode, state, version) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
-        (account_id, region, flow_name, ex.name, ex.status.value, input_text, _output_text(ex),
+        (account_id, region, flow_name, ex.name, ex.status.value, input_text, output_text(ex),
          ex.started_at, ex.stopped_at, definition,
          json.dumps(environment) if environment is not None else None, ex.role_arn,
          ex.execution_mode, json.dumps(ex.to_json() | {"new_events": []})))
@@ -66,7 +89,7 @@ def update_step(conn: sqlite3.Connection, seq: int, version: int, *, account_id:
     cur = conn.execute(
         "UPDATE executions SET status=?, output=?, stopped_at=?, state=?, version=version+1 "
         "WHERE seq=? AND version=?",
-        (ex.status.value, _output_text(ex), ex.stopped_at,
+        (ex.status.value, output_text(ex), ex.stopped_at,
          json.dumps(ex.to_json() | {"new_events": []}), seq, version))
     if cur.rowcount != 1:
         raise StaleStep(f"execution {seq} is not at version {version}")
@@ -89,7 +112,7 @@ def _write_effects(conn: sqlite3.Connection, seq: int, account_id: str, region: 
         elif isinstance(cmd, InvokeTask):
             callback = cmd.task_mode is TaskMode.WAIT_FOR_CUSTOM_CALLBACK
             conn.execute("INSERT OR REPLACE INTO tasks VALUES (?,?,?,?,?,?,?,0)",
-                         (seq, cmd.task_id, json.dumps(cmd.to_json()), cmd.task_token,
+                         (seq, cmd.task_id, command_text(cmd), cmd.task_token,
                           account_id, region, int(callback)))
     _reconcile(conn, seq, ex)
 
@@ -114,18 +137,26 @@ def _reconcile(conn: sqlite3.Connection, seq: int, ex: Execution) -> None:
             conn.execute("DELETE FROM tasks WHERE exec_seq=? AND task_id=?", (seq, task_id))
 
 
-def due_timers(conn: sqlite3.Connection, now: float, limit: int) -> list[TimerRow]:
-    rows = conn.execute("SELECT * FROM timers WHERE fire_at<=? ORDER BY fire_at LIMIT ?",
-                        (now, limit)).fetchall()
-    return [TimerRow(r["exec_seq"], r["timer_id"], r["fire_at"], r["purpose"]) for r in rows]
+def all_timers(conn: sqlite3.Connection) -> list[TimerRow]:
+    """Every pending timer (the engine mirrors them in memory)."""
+    rows = conn.execute("SELECT exec_seq, timer_id, fire_at, purpose FROM timers").fetchall()
+    return [TimerRow(r[0], r[1], r[2], r[3]) for r in rows]
 
 
-def next_timers(conn: sqlite3.Connection) -> tuple[float | None, float | None]:
-    """(earliest fire_at of any timer, earliest fire_at of a Wait or retry timer)."""
-    first = conn.execute("SELECT MIN(fire_at) FROM timers").fetchone()[0]
-    skip = conn.execute(
-        "SELECT MIN(fire_at) FROM timers WHERE purpose IN ('wait', 'retry')").fetchone()[0]
-    return first, skip
+def timer_exists(conn: sqlite3.Connection, seq: int, timer_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM timers WHERE exec_seq=? AND timer_id=?",
+                        (seq, timer_id)).fetchone() is not None
+
+
+def delete_timer(conn: sqlite3.Connection, seq: int, timer_id: str) -> None:
+    conn.execute("DELETE FROM timers WHERE exec_seq=? AND timer_id=?", (seq, timer_id))
+
+
+def load_running(conn: sqlite3.Connection, seq: int) -> sqlite3.Row | None:
+    """What a step needs of a Running execution (None when gone or finished)."""
+    row = conn.execute("SELECT status, state, version, definition, account_id, region "
+                       "FROM executions WHERE seq=?", (seq,)).fetchone()
+    return row if row is not None and row["status"] == "Running" else None
 
 
 def pending_tasks(conn: sqlite3.Connection) -> list[TaskRow]:
