@@ -2,7 +2,9 @@
 
 1. The seed flow (templates/flow.yaml.j2, Wait 10 s, real local functions in the process
    runtime, virtual clock) with 1, 100 and 1,000 concurrent executions started through the
-   official SDK: executions/s and transitions/s (a transition = one StepEntered event).
+   official SDK: executions/s and transitions/s (a transition = one StepEntered event); once
+   with the emulator in this process (``mock_cloud``, client and server share one GIL) and once
+   as users run it, a daemon in its own process (``deploy emulator start --clock virtual``).
 2. RSS of this process with 10,000 executions parked in a 300 s Wait (started through the
    service layer, no HTTP, to keep the run short).
 3. Resume after SIGKILL: a daemon (``python -m deployer.emulator``, real clock) holds 1,000
@@ -84,6 +86,71 @@ def seed_throughput(concurrency: int, rounds: int) -> tuple[float, float]:
             batch(f"r{r}-", concurrency)
         wall = time.perf_counter() - began
         return concurrency * rounds / wall, (_transitions(cloud) - before) / wall
+
+
+def daemon_throughput(concurrency: int, rounds: int) -> tuple[float, float]:
+    """As :func:`seed_throughput`, but with the emulator as users run it: its own process
+    (``python -m deployer.emulator --clock virtual``), the SDK client in this one."""
+    import sqlite3
+    from types import SimpleNamespace
+
+    from alibabacloud_fc20230330.client import Client as FcClient
+    from alibabacloud_fnf20190315.client import Client as FnfClient
+    from alibabacloud_tea_openapi import models as open_api
+
+    from deployer.emulator.store.identity import load_or_create_identity
+
+    state = Path(tempfile.mkdtemp(prefix="flows-bench-daemon-"))
+    port = 19433
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deployer.emulator", "--state-dir", str(state), "--port",
+         str(port), "--clock", "virtual"], stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True)
+    health = f"http://127.0.0.1:{port}/_emulator/health"
+    try:
+        for _ in range(1000):
+            try:
+                urllib.request.urlopen(health, timeout=1)
+                break
+            except OSError:
+                time.sleep(0.01)
+        ident = load_or_create_identity(state)
+        config = {"access_key_id": ident.access_key_id,
+                  "access_key_secret": ident.access_key_secret,
+                  "endpoint": f"127.0.0.1:{port}", "protocol": "http",
+                  "read_timeout": 60000}
+        deploy_seed_functions(SimpleNamespace(
+            fc_client=lambda: FcClient(open_api.Config(**config))))
+        client = FnfClient(open_api.Config(**config))
+        create(client, "MyWorkFlow", seed_flow(account=ident.account_id))
+
+        def running() -> int:
+            with urllib.request.urlopen(health) as resp:
+                return int(json.load(resp)["cloudflow"]["runningExecutions"])
+
+        def transitions() -> int:
+            with sqlite3.connect(f"file:{state / 'emulator.db'}?mode=ro", uri=True) as conn:
+                return int(conn.execute(
+                    "SELECT COUNT(*) FROM history WHERE type='StepEntered'").fetchone()[0])
+
+        def batch(prefix: str, count: int) -> None:
+            for i in range(count):
+                client.start_execution(fnf.StartExecutionRequest(
+                    flow_name="MyWorkFlow", execution_name=f"{prefix}{i}",
+                    input='{"delay": 9}'))
+            while running() > 0:
+                time.sleep(0.005)
+
+        batch("warm", 10)
+        before = transitions()
+        began = time.perf_counter()
+        for r in range(rounds):
+            batch(f"r{r}-", concurrency)
+        wall = time.perf_counter() - began
+        return concurrency * rounds / wall, (transitions() - before) / wall
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait()
 
 
 def parked_rss(count: int) -> tuple[float, float]:
@@ -197,15 +264,21 @@ def main() -> None:
     sizes = (1, 100) if quick else (1, 100, 1000)
     rows: list[tuple[str, str, str]] = []
     ours: dict[int, float] = {}
+    daemon: dict[int, float] = {}
     for n in sizes:
         eps, tps = seed_throughput(n, 20 if n == 1 else 1)
         ours[n] = tps
-        rows.append((f"emulator seed flow, {n} concurrent", f"{eps:,.1f} exec/s",
+        rows.append((f"emulator in-process, seed flow, {n} concurrent", f"{eps:,.1f} exec/s",
+                     f"{tps:,.0f} transitions/s"))
+        eps, tps = daemon_throughput(n, 20 if n == 1 else 1)
+        daemon[n] = tps
+        rows.append((f"emulator daemon, seed flow, {n} concurrent", f"{eps:,.1f} exec/s",
                      f"{tps:,.0f} transitions/s"))
     for n in (1, 100):
         eps, tps = moto_throughput(n)
         rows.append((f"moto Step Functions, {n} concurrent", f"{eps:,.1f} exec/s",
-                     f"{tps:,.0f} transitions/s (ratio emulator/moto {ours[n] / tps:.1f}x)"))
+                     f"{tps:,.0f} transitions/s (ratio emulator/moto: in-process "
+                     f"{ours[n] / tps:.1f}x, daemon {daemon[n] / tps:.1f}x)"))
     parked = 1000 if quick else 10_000
     measured = subprocess.run([sys.executable, __file__, "--parked", str(parked)],
                               capture_output=True, text=True, check=True).stdout
