@@ -23,13 +23,27 @@ limit that keeps the evaluator far from Python's recursion limit.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, NoReturn
 
 from deployer.fdl.builtins import BUILTINS
 from deployer.fdl.expression_errors import ExpressionSyntaxError, SyntaxCode
 from deployer.fdl.expression_lexer import Token, TokenKind, tokenize
+from deployer.fdl.expression_nodes import (
+    VARIABLES,
+    ArrayLiteral,
+    Binary,
+    Call,
+    Expression,
+    Index,
+    Literal,
+    MapLiteral,
+    Member,
+    Node,
+    Unary,
+    Variable,
+    children,
+    variables_used,
+)
 from deployer.fdl.values import INT64_MAX, INT64_MIN
 
 __all__ = [
@@ -48,111 +62,15 @@ __all__ = [
     "Node",
     "Unary",
     "Variable",
+    "children",
     "parse_expression",
     "variables_used",
 ]
 
-#: The variables an expression may read (reference §3.2).
-VARIABLES = frozenset({"$Input", "$Output", "$Context", "$Global", "$Item"})
 #: At most this many nested built-in calls (reference §4.4).
 MAX_CALL_NESTING = 10
 #: At most this many levels in the syntax tree (brackets, operators, calls together).
 MAX_DEPTH = 100
-
-
-@dataclass(frozen=True, slots=True)
-class Literal:
-    """A constant: string, int, float, bool or null."""
-
-    offset: int
-    value: Any
-
-
-@dataclass(frozen=True, slots=True)
-class Variable:
-    """One of :data:`VARIABLES`, e.g. ``$Input``."""
-
-    offset: int
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class Member:
-    """``target.name`` or ``target["name"]`` (a constant string key)."""
-
-    offset: int
-    target: Node
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class Index:
-    """``target[index]`` with a computed index (array position or map key)."""
-
-    offset: int
-    target: Node
-    index: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Unary:
-    """A prefix operator: ``!`` (also spelled ``not``), ``-`` or ``+``."""
-
-    offset: int
-    op: str
-    operand: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Binary:
-    """An infix operator; ``op`` is canonical (``&&``, ``||``, ``in``, ``not in``, ``==``...)."""
-
-    offset: int
-    op: str
-    left: Node
-    right: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """A built-in function call, e.g. ``format("{}", $Input.x)``."""
-
-    offset: int
-    name: str
-    args: tuple[Node, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ArrayLiteral:
-    """``[a, b, ...]``."""
-
-    offset: int
-    items: tuple[Node, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class MapLiteral:
-    """``{"key": value, name: value, ...}`` (later duplicate keys win, as in expr-lang)."""
-
-    offset: int
-    entries: tuple[tuple[str, Node], ...]
-
-
-Node: TypeAlias = (
-    Literal | Variable | Member | Index | Unary | Binary | Call | ArrayLiteral | MapLiteral
-)
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Expression:
-    """A parsed expression: its source ``text`` and root ``node``.
-
-    Compared and hashed by identity: :func:`parse_expression` returns the same object for the
-    same text, and the evaluator caches its compiled form per object.
-    """
-
-    text: str
-    node: Node
 
 
 _BINARY_LEVELS: tuple[frozenset[str], ...] = (
@@ -203,7 +121,7 @@ class _Parser:
 
     def fail(
         self, message: str, offset: int | None = None, code: SyntaxCode = SyntaxCode.SYNTAX
-    ) -> None:
+    ) -> NoReturn:
         raise ExpressionSyntaxError(message, self.peek().offset if offset is None else offset, code)
 
     def enter(self, offset: int) -> None:
@@ -334,7 +252,6 @@ class _Parser:
         if kind is TokenKind.OP and token.value == "{":
             return self.map_literal(token)
         self.fail(f"expected a value, found {self.describe(token)}")
-        raise AssertionError  # unreachable
 
     def name(self, token: Token) -> Node:
         word = str(token.value)
@@ -350,13 +267,11 @@ class _Parser:
             token.offset,
             SyntaxCode.UNKNOWN_VARIABLE,
         )
-        raise AssertionError  # unreachable
 
     def call(self, token: Token, word: str) -> Node:
         builtin = BUILTINS.get(word)
         if builtin is None:
             self.fail(f"unknown function '{word}'", token.offset, SyntaxCode.UNKNOWN_FUNCTION)
-            raise AssertionError  # unreachable
         self.calls += 1
         if self.calls > MAX_CALL_NESTING:
             self.fail(
@@ -423,35 +338,3 @@ def parse_expression(text: str) -> Expression:
         raise ExpressionSyntaxError(
             "expression is nested too deeply", 0, SyntaxCode.NESTING
         ) from None
-
-
-def children(node: Node) -> Iterator[Node]:
-    """The direct sub-expressions of ``node``."""
-    kind = type(node)
-    if kind is Member:
-        yield node.target  # type: ignore[union-attr]
-    elif kind is Index:
-        yield node.target  # type: ignore[union-attr]
-        yield node.index  # type: ignore[union-attr]
-    elif kind is Unary:
-        yield node.operand  # type: ignore[union-attr]
-    elif kind is Binary:
-        yield node.left  # type: ignore[union-attr]
-        yield node.right  # type: ignore[union-attr]
-    elif kind is Call or kind is ArrayLiteral:
-        yield from node.args if kind is Call else node.items  # type: ignore[union-attr]
-    elif kind is MapLiteral:
-        for _, value in node.entries:  # type: ignore[union-attr]
-            yield value
-
-
-def variables_used(expr: Expression) -> frozenset[str]:
-    """The ``$`` variables the expression reads, e.g. ``frozenset({"$Input", "$Output"})``."""
-    found: set[str] = set()
-    stack: list[Node] = [expr.node]
-    while stack:
-        node = stack.pop()
-        if type(node) is Variable:
-            found.add(node.name)
-        stack.extend(children(node))
-    return frozenset(found)
