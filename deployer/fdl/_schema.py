@@ -4,12 +4,12 @@ keys that are misspelled, belong to another state type, or come from another dia
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
 from deployer.fdl.ast import Position, RawField, RawValue
-from deployer.fdl.diagnostics import Code
+from deployer.fdl.diagnostics import Code, Reporter
 
 __all__ = [
     "CATCH_FIELDS",
@@ -24,9 +24,6 @@ __all__ = [
     "did_you_mean",
     "is_kind",
 ]
-
-Reporter = Callable[..., None]
-
 
 class Kind(Enum):
     """Expected YAML value types."""

@@ -25,46 +25,19 @@ from __future__ import annotations
 import functools
 from typing import Any, NoReturn
 
+from deployer.fdl import expression_nodes as nodes
 from deployer.fdl.builtins import BUILTINS
 from deployer.fdl.expression_errors import ExpressionSyntaxError, SyntaxCode
 from deployer.fdl.expression_lexer import Token, TokenKind, tokenize
-from deployer.fdl.expression_nodes import (
-    VARIABLES,
-    ArrayLiteral,
-    Binary,
-    Call,
-    Expression,
-    Index,
-    Literal,
-    MapLiteral,
-    Member,
-    Node,
-    Unary,
-    Variable,
-    children,
-    variables_used,
-)
+from deployer.fdl.expression_nodes import *  # noqa: F403 (the nodes are re-exported from here)
 from deployer.fdl.values import INT64_MAX, INT64_MIN
 
 __all__ = [
+    *nodes.__all__,
     "MAX_CALL_NESTING",
     "MAX_DEPTH",
-    "VARIABLES",
-    "ArrayLiteral",
-    "Binary",
-    "Call",
-    "Expression",
     "ExpressionSyntaxError",
-    "Index",
-    "Literal",
-    "MapLiteral",
-    "Member",
-    "Node",
-    "Unary",
-    "Variable",
-    "children",
     "parse_expression",
-    "variables_used",
 ]
 
 #: At most this many nested built-in calls (reference §4.4).
@@ -135,7 +108,7 @@ class _Parser:
 
     # -- grammar -------------------------------------------------------------------------
 
-    def parse(self) -> Node:
+    def parse(self) -> nodes.Node:
         if self.peek().kind is TokenKind.EOF:
             self.fail("empty expression")
         node = self.binary(0)
@@ -157,7 +130,7 @@ class _Parser:
             return None
         return op if op in _BINARY_LEVELS[level] else None
 
-    def binary(self, level: int) -> Node:
+    def binary(self, level: int) -> nodes.Node:
         if level == len(_BINARY_LEVELS):
             return self.unary()
         left = self.binary(level + 1)
@@ -169,11 +142,11 @@ class _Parser:
             self.enter(token.offset)
             chain += 1
             right = self.binary(level + 1)
-            left = Binary(token.offset, op, left, right)
+            left = nodes.Binary(token.offset, op, left, right)
         self.depth -= chain
         return left
 
-    def unary(self) -> Node:
+    def unary(self) -> nodes.Node:
         token = self.peek()
         op = None
         if token.kind is TokenKind.OP and token.value in ("!", "-", "+"):
@@ -186,15 +159,15 @@ class _Parser:
         following = self.peek()
         if op == "-" and following.kind is TokenKind.NUMBER and following.value == INT64_MAX + 1:
             self.advance()  # the one literal that only fits negated: -9223372036854775808
-            return self.postfix(Literal(token.offset, INT64_MIN))
+            return self.postfix(nodes.Literal(token.offset, INT64_MIN))
         self.enter(token.offset)
         operand = self.unary()
         self.depth -= 1
-        if op == "-" and type(operand) is Literal and type(operand.value) in (int, float):
-            return Literal(token.offset, -operand.value)
-        return Unary(token.offset, op, operand)
+        if op == "-" and type(operand) is nodes.Literal and type(operand.value) in (int, float):
+            return nodes.Literal(token.offset, -operand.value)
+        return nodes.Unary(token.offset, op, operand)
 
-    def postfix(self, node: Node) -> Node:
+    def postfix(self, node: nodes.Node) -> nodes.Node:
         chain = 0
         while True:
             token = self.peek()
@@ -211,33 +184,33 @@ class _Parser:
                 self.advance()
                 if self.is_op("("):
                     self.fail("methods are not supported; call built-ins by bare name")
-                node = Member(token.offset, node, str(name.value))
+                node = nodes.Member(token.offset, node, str(name.value))
             else:
                 index = self.binary(0)
                 self.expect("]", "to close the index")
-                if type(index) is Literal and type(index.value) is str:
-                    node = Member(token.offset, node, index.value)
+                if type(index) is nodes.Literal and type(index.value) is str:
+                    node = nodes.Member(token.offset, node, index.value)
                 else:
-                    node = Index(token.offset, node, index)
+                    node = nodes.Index(token.offset, node, index)
 
-    def primary(self) -> Node:
+    def primary(self) -> nodes.Node:
         token = self.peek()
         kind = token.kind
         if kind is TokenKind.NUMBER or kind is TokenKind.STRING:
             self.advance()
             if token.value == INT64_MAX + 1 and type(token.value) is int:
                 self.fail(f"integer {token.value} does not fit in 64 bits", token.offset)
-            return Literal(token.offset, token.value)
+            return nodes.Literal(token.offset, token.value)
         if kind is TokenKind.VARIABLE:
             self.advance()
-            if token.value not in VARIABLES:
-                known = ", ".join(sorted(VARIABLES))
+            if token.value not in nodes.VARIABLES:
+                known = ", ".join(sorted(nodes.VARIABLES))
                 self.fail(
                     f"unknown variable '{token.value}'; expected one of {known}",
                     token.offset,
                     SyntaxCode.UNKNOWN_VARIABLE,
                 )
-            return Variable(token.offset, str(token.value))
+            return nodes.Variable(token.offset, str(token.value))
         if kind is TokenKind.NAME:
             return self.name(token)
         if kind is TokenKind.OP and token.value == "(":
@@ -248,16 +221,16 @@ class _Parser:
             self.depth -= 1
             return node
         if kind is TokenKind.OP and token.value == "[":
-            return ArrayLiteral(token.offset, self.sequence(token, "]", "array"))
+            return nodes.ArrayLiteral(token.offset, self.sequence(token, "]", "array"))
         if kind is TokenKind.OP and token.value == "{":
             return self.map_literal(token)
         self.fail(f"expected a value, found {self.describe(token)}")
 
-    def name(self, token: Token) -> Node:
+    def name(self, token: Token) -> nodes.Node:
         word = str(token.value)
         self.advance()
         if word in _CONSTANTS:
-            return Literal(token.offset, _CONSTANTS[word])
+            return nodes.Literal(token.offset, _CONSTANTS[word])
         if self.is_op("("):
             return self.call(token, word)
         if word in BUILTINS:
@@ -268,7 +241,7 @@ class _Parser:
             SyntaxCode.UNKNOWN_VARIABLE,
         )
 
-    def call(self, token: Token, word: str) -> Node:
+    def call(self, token: Token, word: str) -> nodes.Node:
         builtin = BUILTINS.get(word)
         if builtin is None:
             self.fail(f"unknown function '{word}'", token.offset, SyntaxCode.UNKNOWN_FUNCTION)
@@ -288,12 +261,12 @@ class _Parser:
                 token.offset,
                 SyntaxCode.ARITY,
             )
-        return Call(token.offset, word, args)
+        return nodes.Call(token.offset, word, args)
 
-    def sequence(self, opener: Token, closer: str, what: str) -> tuple[Node, ...]:
+    def sequence(self, opener: Token, closer: str, what: str) -> tuple[nodes.Node, ...]:
         self.advance()
         self.enter(opener.offset)
-        items: list[Node] = []
+        items: list[nodes.Node] = []
         while not self.is_op(closer):
             items.append(self.binary(0))
             if not self.is_op(","):
@@ -303,10 +276,10 @@ class _Parser:
         self.depth -= 1
         return tuple(items)
 
-    def map_literal(self, opener: Token) -> Node:
+    def map_literal(self, opener: Token) -> nodes.Node:
         self.advance()
         self.enter(opener.offset)
-        entries: list[tuple[str, Node]] = []
+        entries: list[tuple[str, nodes.Node]] = []
         while not self.is_op("}"):
             key = self.peek()
             if key.kind not in (TokenKind.STRING, TokenKind.NAME):
@@ -319,11 +292,11 @@ class _Parser:
             self.advance()
         self.expect("}", "to close the map")
         self.depth -= 1
-        return MapLiteral(opener.offset, tuple(entries))
+        return nodes.MapLiteral(opener.offset, tuple(entries))
 
 
 @functools.lru_cache(maxsize=4096)
-def parse_expression(text: str) -> Expression:
+def parse_expression(text: str) -> nodes.Expression:
     """Parse ``text`` into an :class:`Expression`.
 
     Pure and cached (the same text returns the same object). Raises
@@ -333,7 +306,7 @@ def parse_expression(text: str) -> Expression:
     if not isinstance(text, str):
         raise ExpressionSyntaxError(f"expression must be a string, got {type(text).__name__}", 0)
     try:
-        return Expression(text, _Parser(text).parse())
+        return nodes.Expression(text, _Parser(text).parse())
     except RecursionError:
         raise ExpressionSyntaxError(
             "expression is nested too deeply", 0, SyntaxCode.NESTING
