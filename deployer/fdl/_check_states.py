@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from deployer.fdl._schema import check_list
 from deployer.fdl.ast import Flow, MapState, ParallelState, RawField, TaskState, WaitState
 from deployer.fdl.diagnostics import Code, Reporter
 
@@ -119,22 +120,14 @@ def check_wait(state: WaitState, path: str, report: Reporter, execution_mode: st
 
 def check_branch_count(state: ParallelState, path: str, report: Reporter) -> None:
     """A Parallel state has 1 to :data:`MAX_PARALLEL_BRANCHES` branches."""
-    entry = state.raw.get("Branches")
-    if entry is None or not isinstance(entry.value, tuple):
-        return
-    if not entry.value:
-        report(
-            Code.EMPTY_LIST,
-            "a Parallel state needs at least one branch",
-            entry.value_position,
-            f"{path}.Branches",
-        )
-    elif len(entry.value) > MAX_PARALLEL_BRANCHES:
+    empty = "a Parallel state needs at least one branch"
+    branches = check_list(state.raw, "Branches", path, report, empty=empty)
+    if branches is not None and len(branches) > MAX_PARALLEL_BRANCHES:
         report(
             Code.TOO_MANY_BRANCHES,
             f"a Parallel state may have at most "
-            f"{MAX_PARALLEL_BRANCHES} branches, found {len(entry.value)}",
-            entry.value_position,
+            f"{MAX_PARALLEL_BRANCHES} branches, found {len(branches)}",
+            state.raw["Branches"].value_position,
             f"{path}.Branches",
         )
 

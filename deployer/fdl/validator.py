@@ -39,6 +39,7 @@ from deployer.fdl._schema import (
     SCOPE_FIELDS,
     STATE_FIELDS,
     check_fields,
+    check_list,
     did_you_mean,
 )
 from deployer.fdl.ast import (
@@ -52,7 +53,7 @@ from deployer.fdl.ast import (
     TaskState,
     WaitState,
 )
-from deployer.fdl.diagnostics import Code, Collector, Diagnostic, join_path, state_path
+from deployer.fdl.diagnostics import Code, Collector, Diagnostic, state_path
 
 __all__ = ["EXECUTION_MODES", "validate_flow"]
 
@@ -85,14 +86,9 @@ class _Validator:
         self.scope(flow.scope, flow.raw, "")
 
     def scope(self, scope: Scope, raw: Mapping[str, RawField], prefix: str) -> None:
-        states = raw.get("States")
-        if states is not None and states.value == ():
-            self.report(
-                Code.EMPTY_LIST,
-                "'States' must hold at least one state",
-                states.value_position,
-                join_path(prefix, "States"),
-            )
+        check_list(
+            raw, "States", prefix, self.report, empty="'States' must hold at least one state"
+        )
         self.transitions.start_at(scope, raw, prefix)
         indexes = mapping_indexes(raw, "States")
         seen: set[str] = set()
@@ -187,14 +183,9 @@ class _Validator:
             )
 
     def _choice(self, state: ChoiceState, path: str, scope: Scope) -> None:
-        branches = state.raw.get("Branches")
-        if branches is not None and branches.value == ():
-            self.report(
-                Code.EMPTY_LIST,
-                "a Choice needs at least one branch",
-                branches.value_position,
-                f"{path}.Branches",
-            )
+        check_list(
+            state.raw, "Branches", path, self.report, empty="a Choice needs at least one branch"
+        )
         for index, branch in indexed(state.raw, "Branches", state.branches):
             branch_path = f"{path}.Branches[{index}]"
             check_fields(
