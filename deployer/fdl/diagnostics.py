@@ -16,14 +16,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from deployer.fdl.positions import Position
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
 __all__ = [
     "Code",
     "Collector",
     "Diagnostic",
+    "ReportExtra",
     "Reporter",
     "Severity",
     "by_position",
@@ -90,6 +94,14 @@ class Code(str, Enum):
     FC_UNKNOWN_PARAMETER = "FDL507"
 
 
+class ReportExtra(TypedDict, total=False):
+    """The optional parts of a finding: a ``hint`` (default none) and a ``severity`` (default
+    :attr:`Severity.ERROR`)."""
+
+    hint: str | None
+    severity: Severity
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One finding about a flow definition; ``line``/``column`` are 1-based (0 = unknown)."""
@@ -105,16 +117,12 @@ class Diagnostic:
 
     @classmethod
     def at(
-        cls,
-        code: Code,
-        message: str,
-        position: Position,
-        path: str,
-        *,
-        hint: str | None = None,
-        severity: Severity = Severity.ERROR,
+        cls, code: Code, message: str, position: Position, path: str, **extra: Unpack[ReportExtra]
     ) -> Diagnostic:
-        """Build a diagnostic at ``position``."""
+        """Build a diagnostic at ``position`` (``hint=``, ``severity=``: see
+        :class:`ReportExtra`)."""
+        severity = extra.get("severity", Severity.ERROR)
+        hint = extra.get("hint")
         return cls(code.value, message, severity, position.line, position.column, path, hint)
 
     @property
@@ -157,14 +165,7 @@ class Reporter(Protocol):
     """Where a check reports a finding: the signature of :meth:`Collector.report`."""
 
     def __call__(
-        self,
-        code: Code,
-        message: str,
-        position: Position,
-        path: str,
-        *,
-        hint: str | None = None,
-        severity: Severity = Severity.ERROR,
+        self, code: Code, message: str, position: Position, path: str, **extra: Unpack[ReportExtra]
     ) -> None: ...
 
 
@@ -178,14 +179,7 @@ class Collector:
         self._seen: set[tuple[str, int, int]] = set()
 
     def report(
-        self,
-        code: Code,
-        message: str,
-        position: Position,
-        path: str,
-        *,
-        hint: str | None = None,
-        severity: Severity = Severity.ERROR,
+        self, code: Code, message: str, position: Position, path: str, **extra: Unpack[ReportExtra]
     ) -> None:
         """Record a finding at ``position`` (see :meth:`Diagnostic.at`)."""
         if self._once_per_place:
@@ -193,8 +187,7 @@ class Collector:
             if place in self._seen:
                 return
             self._seen.add(place)
-        diagnostic = Diagnostic.at(code, message, position, path, hint=hint, severity=severity)
-        self._diagnostics.append(diagnostic)
+        self._diagnostics.append(Diagnostic.at(code, message, position, path, **extra))
 
     def sorted(self) -> tuple[Diagnostic, ...]:
         """Everything reported, ordered by :func:`by_position`."""
