@@ -2,88 +2,81 @@
 
 Pipeline (pure Python: no I/O, no clock)::
 
-    text --parse_flow--> ParseResult(flow, diagnostics)        parser.py (+ _yaml.py)
-              ruamel.yaml composes the document with line/column on every node; one pass
-              builds complete frozen AST nodes (ast.py). Only YAML-level problems are reported
-              here: syntax (FDL001), duplicate keys, non-mapping states...
-    flow --validate_flow--> diagnostics                         validator.py (+ _schema, _checks)
-              a separate pass: fields and types, names, transitions and scopes, reachability,
-              expressions (expressions.py parses them), limits, Task actions.
+    text --parse_flow--> ParseResult(flow, diagnostics)        parser.py
+              _yaml.py composes the document with line/column on every node; one pass builds
+              complete frozen AST nodes: the document and scopes (parser.py), the states with
+              their templates and rules (_parse_states.py), reading and coercing fields
+              (_parse_fields.py). Node types: ast.py (states, scopes, flow), template_nodes.py,
+              positions.py. Only YAML-level problems are reported here: syntax (FDL001),
+              duplicate keys, non-mapping states...
+    flow --validate_flow--> diagnostics                         validator.py
+              a separate pass: fields and types (_schema.py), names and transitions
+              (_check_transitions.py), flow header and limits (_check_states.py), expressions,
+              templates, Retry/Catch and Task actions (_checks.py).
     text --check_flow--> FlowCheck(flow, diagnostics)           both, the entry point for tools
+
+    text --parse_expression--> Expression                       expressions.py
+              expression_lexer.py tokens, a precedence-climbing parser, nodes in
+              expression_nodes.py; cached per text.
+    expression --evaluate(expression, ExpressionScope)--> value  evaluator.py
+              compiled once into closures: member access and calls (evaluator.py), operators
+              (expression_operators.py), the scope and null mode (expression_scope.py),
+              built-in functions (builtins.py), the JSON value model (values.py).
+    template --build_value / compile_template--> value           constructors.py
+              InputConstructor, OutputConstructor, Parameters...: ``.$`` keys are expressions.
 
 Every :class:`Diagnostic` has a stable code (docs/fdl-diagnostics.md), a message, a severity,
 a 1-based line:column and a path such as ``States[3](GetJobStatus).Parameters.body``. A flow is
-fit to run when :attr:`FlowCheck.ok` is true; the interpreter only runs such flows.
+fit to run when :attr:`FlowCheck.ok` is true; the interpreter (:mod:`deployer.fdl.interpreter`)
+only runs such flows. ``Scope`` here is the AST's (a ``States`` list with its ``StartAt``); the
+variables an expression reads are an :class:`ExpressionScope` (``deployer.fdl.evaluator.Scope``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deployer.fdl.ast import (
-    CatchRule,
-    ChoiceBranch,
-    ChoiceState,
-    Expr,
-    FailState,
-    Flow,
-    MapState,
-    ParallelState,
-    PassState,
-    Position,
-    RawField,
-    RetryRule,
-    Scope,
-    State,
-    StateType,
-    SucceedState,
-    TaskMode,
-    TaskState,
-    Template,
-    TemplateField,
-    TemplateList,
-    TemplateValue,
-    WaitState,
-    walk_states,
-)
-from deployer.fdl.diagnostics import Code, Diagnostic, Severity
+from deployer.fdl import ast
+from deployer.fdl.ast import *  # noqa: F403 (every AST node type is part of the package API)
+from deployer.fdl.ast import Flow
+from deployer.fdl.builtins import Entropy, SeededEntropy, SystemEntropy
+from deployer.fdl.constructors import build_value, compile_template
+from deployer.fdl.diagnostics import Code, Diagnostic, Severity, sort_diagnostics
+from deployer.fdl.evaluator import UNAVAILABLE, NullMode, evaluate
+from deployer.fdl.evaluator import Scope as ExpressionScope
+from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
+from deployer.fdl.expressions import Expression, parse_expression, variables_used
 from deployer.fdl.parser import ParseResult, parse_flow
 from deployer.fdl.validator import EXECUTION_MODES, validate_flow
 
 __all__ = [
+    # parse and validate flow definitions
     "EXECUTION_MODES",
-    "CatchRule",
-    "ChoiceBranch",
-    "ChoiceState",
     "Code",
     "Diagnostic",
-    "Expr",
-    "FailState",
-    "Flow",
     "FlowCheck",
-    "MapState",
-    "ParallelState",
     "ParseResult",
-    "PassState",
-    "Position",
-    "RawField",
-    "RetryRule",
-    "Scope",
     "Severity",
-    "State",
-    "StateType",
-    "SucceedState",
-    "TaskMode",
-    "TaskState",
-    "Template",
-    "TemplateField",
-    "TemplateList",
-    "TemplateValue",
-    "WaitState",
     "check_flow",
     "parse_flow",
     "validate_flow",
-    "walk_states",
+    # the AST (deployer.fdl.ast): Flow, Scope, the states, templates, positions...
+    *ast.__all__,
+    # expressions: parse once, evaluate against an ExpressionScope; build constructor values
+    "UNAVAILABLE",
+    "Entropy",
+    "EvaluationError",
+    "Expression",
+    "ExpressionScope",
+    "ExpressionSyntaxError",
+    "NullMode",
+    "SeededEntropy",
+    "SystemEntropy",
+    "build_value",
+    "compile_template",
+    "evaluate",
+    "parse_expression",
+    "variables_used",
 ]
 
 
@@ -126,5 +119,4 @@ def check_flow(text: str, *, source: str = "<flow>", execution_mode: str = "Stan
             (diagnostic.code, diagnostic.line, diagnostic.column, diagnostic.path),
             diagnostic.with_source(source),
         )
-    ordered = sorted(merged.values(), key=lambda d: (d.line, d.column, d.code))
-    return FlowCheck(parsed.flow, tuple(ordered))
+    return FlowCheck(parsed.flow, sort_diagnostics(merged.values()))

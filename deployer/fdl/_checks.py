@@ -10,6 +10,7 @@ from deployer.fdl._schema import (
     RETRY_FIELDS,
     Reporter,
     check_fields,
+    check_list,
     describe,
     did_you_mean,
 )
@@ -156,23 +157,14 @@ def _describe_template(value: TemplateValue) -> str:
 def _check_errors(
     raw: Mapping[str, RawField], position: Position, path: str, report: Reporter
 ) -> None:
-    entry = raw.get("Errors")
-    if entry is None or not isinstance(entry.value, tuple):
-        return
-    if not entry.value:
-        report(
-            Code.EMPTY_LIST,
-            "'Errors' must list at least one error code",
-            entry.value_position,
-            f"{path}.Errors",
-            hint="use FnF.ALL to match every error",
-        )
-    for index, code in enumerate(entry.value):
+    empty, hint = "'Errors' must list at least one error code", "use FnF.ALL to match every error"
+    codes = check_list(raw, "Errors", path, report, empty=empty, hint=hint)
+    for index, code in enumerate(codes or ()):
         if not isinstance(code, str) or not code:
             report(
                 Code.WRONG_TYPE,
                 f"error codes must be non-empty strings, found {describe(code)}",
-                entry.value_position,
+                raw["Errors"].value_position,
                 f"{path}.Errors[{index}]",
             )
 

@@ -4,12 +4,12 @@ keys that are misspelled, belong to another state type, or come from another dia
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
 from deployer.fdl.ast import Position, RawField, RawValue
-from deployer.fdl.diagnostics import Code
+from deployer.fdl.diagnostics import Code, Reporter, join_path
 
 __all__ = [
     "CATCH_FIELDS",
@@ -21,12 +21,10 @@ __all__ = [
     "Kind",
     "Reporter",
     "check_fields",
+    "check_list",
     "did_you_mean",
     "is_kind",
 ]
-
-Reporter = Callable[..., None]
-
 
 class Kind(Enum):
     """Expected YAML value types."""
@@ -55,29 +53,32 @@ def _spec(required: Iterable[str] = (), **kinds: Kind) -> dict[str, FieldSpec]:
 
 S, B, N, M, L, E = Kind.STRING, Kind.BOOL, Kind.INT, Kind.MAPPING, Kind.LIST, Kind.EXPRESSION
 
-FLOW_FIELDS = _spec(
-    ("Type", "Name", "SpecVersion", "StartAt", "States"),
-    Type=S,
-    Name=S,
-    SpecVersion=S,
-    StartAt=S,
-    States=L,
-    Description=S,
-    Comment=Kind.ANY,
-)
+_NAMED = _spec(("Type", "Name"), Type=S, Name=S)  # the flow and every state
 SCOPE_FIELDS = _spec(("StartAt", "States"), StartAt=S, States=L)
-_COMMON = _spec(
-    ("Type", "Name"),
-    Type=S,
-    Name=S,
-    Description=S,
-    InputConstructor=M,
-    OutputConstructor=M,
-    GlobalConstructor=M,
-    Next=S,
-    End=B,
-)
+FLOW_FIELDS = {
+    **_NAMED,
+    **_spec(("SpecVersion",), SpecVersion=S),
+    **SCOPE_FIELDS,
+    **_spec(Description=S, Comment=Kind.ANY),
+}
+_COMMON = {
+    **_NAMED,
+    **_spec(
+        Description=S,
+        InputConstructor=M,
+        OutputConstructor=M,
+        GlobalConstructor=M,
+        Next=S,
+        End=B,
+    ),
+}
 _ERRORS = _spec(Retry=L, Catch=L)
+
+
+def _common_without(*keys: str) -> dict[str, FieldSpec]:
+    return {key: spec for key, spec in _COMMON.items() if key not in keys}
+
+
 STATE_FIELDS: dict[str, dict[str, FieldSpec]] = {
     "Task": {
         **_COMMON,
@@ -93,14 +94,10 @@ STATE_FIELDS: dict[str, dict[str, FieldSpec]] = {
     },
     "Pass": dict(_COMMON),
     "Wait": {**_COMMON, **_spec((), Seconds=N, **{"Seconds.$": E})},
-    "Choice": {
-        key: spec
-        for key, spec in _COMMON.items()
-        if key in ("Type", "Name", "Description", "InputConstructor")
-    }
+    "Choice": _common_without("OutputConstructor", "GlobalConstructor", "Next", "End")
     | _spec(("Branches", "Default"), Branches=L, Default=S),
-    "Succeed": {key: spec for key, spec in _COMMON.items() if key != "Next"},
-    "Fail": {key: spec for key, spec in _COMMON.items() if key != "Next"} | _spec(Code=S, Detail=S),
+    "Succeed": _common_without("Next"),
+    "Fail": _common_without("Next") | _spec(Code=S, Detail=S),
     "Parallel": {**_COMMON, **_ERRORS, **_spec(("Branches",), Branches=L)},
     "Map": {
         **_COMMON,
@@ -201,6 +198,25 @@ def describe(value: RawValue) -> str:
         return f"boolean {str(value).lower()}"
     text = repr(value) if isinstance(value, str) else str(value)
     return f"{type(value).__name__} {text[:40]}"
+
+
+def check_list(
+    raw: Mapping[str, RawField],
+    key: str,
+    path: str,
+    report: Reporter,
+    *,
+    empty: str,
+    hint: str | None = None,
+) -> tuple[RawValue, ...] | None:
+    """The items of the list written under ``key`` (None when absent or not a list); an empty
+    list is reported with the message ``empty`` (FDL108)."""
+    entry = raw.get(key)
+    if entry is None or not isinstance(entry.value, tuple):
+        return None
+    if not entry.value:
+        report(Code.EMPTY_LIST, empty, entry.value_position, join_path(path, key), hint=hint)
+    return entry.value
 
 
 def check_fields(

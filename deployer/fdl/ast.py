@@ -11,27 +11,32 @@ the validator inspects for unknown keys and wrong types. A flow that passed
 ``validate_flow`` without errors therefore has every required field set; the interpreter may
 rely on that and should only run validated flows.
 
-Expressions are stored as source text plus position (:class:`Expr`), never parsed, so the AST does
-not depend on the expression engine.
-
-Templates (constructors and Task ``Parameters``) are :class:`Template` nodes: read-only mappings
-keyed by the key *as written* (``job_id.$``), with these evaluation rules:
-
-* a key ending in ``.$`` is an *expression key*: its value is an :class:`Expr` (when the YAML value
-  is a string) and it produces the key without the suffix (:attr:`TemplateField.output_key`);
-* a mapping whose only key is ``$`` evaluates to the value of that expression itself
-  (:attr:`Template.root_expression`), at the top of a constructor or at any depth;
-* other values are literals; nested mappings are walked recursively, lists are
-  :class:`TemplateList` whose mapping elements are walked and whose strings stay literal.
+The leaves live in their own modules and are re-exported here, so ``from deployer.fdl.ast
+import X`` works for every node type: :mod:`deployer.fdl.positions` (:class:`Position`,
+:class:`Expr` -- expressions are stored as text plus position, never parsed --, :class:`RawField`)
+and :mod:`deployer.fdl.template_nodes` (:class:`Template` and its fields and lists: constructors
+and Task ``Parameters``). This module holds the states, their Retry/Catch rules, scopes and the
+flow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
-from typing import Union
+
+from deployer.fdl.positions import UNKNOWN_POSITION as UNKNOWN_POSITION
+from deployer.fdl.positions import Expr, Position, RawField, RawValue
+from deployer.fdl.positions import no_raw as _no_raw
+from deployer.fdl.template_nodes import (
+    EXPRESSION_SUFFIX,
+    ROOT_EXPRESSION_KEY,
+    Template,
+    TemplateField,
+    TemplateList,
+    TemplateValue,
+)
 
 __all__ = [
     "EXPRESSION_SUFFIX",
@@ -60,159 +65,9 @@ __all__ = [
     "TemplateList",
     "TemplateValue",
     "WaitState",
+    "child_scopes",
     "walk_states",
 ]
-
-EXPRESSION_SUFFIX = ".$"
-ROOT_EXPRESSION_KEY = "$"
-
-_EMPTY_RAW: Mapping[str, RawField] = MappingProxyType({})
-
-
-def _no_raw() -> Mapping[str, RawField]:
-    return _EMPTY_RAW
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class Position:
-    """1-based line and column of a YAML token."""
-
-    line: int
-    column: int
-
-    def __str__(self) -> str:
-        return f"{self.line}:{self.column}"
-
-
-UNKNOWN_POSITION = Position(0, 0)
-
-
-@dataclass(frozen=True, slots=True)
-class Expr:
-    """An expression as written in the flow (not parsed), with the position of its first
-    character in the YAML document (for a quoted scalar: the opening quote)."""
-
-    text: str
-    position: Position
-
-    @property
-    def line(self) -> int:
-        return self.position.line
-
-    @property
-    def column(self) -> int:
-        return self.position.column
-
-
-# Plain, frozen YAML value: scalars, tuples for sequences, read-only mappings for mappings.
-RawValue = Union[  # noqa: UP007 (recursive alias needs string forward references)
-    None, bool, int, float, str, tuple["RawValue", ...], Mapping[str, "RawValue"]
-]
-
-
-@dataclass(frozen=True, slots=True)
-class RawField:
-    """One key of a YAML mapping exactly as written: key, plain value and both positions."""
-
-    key: str
-    value: RawValue
-    key_position: Position
-    value_position: Position
-
-
-# --------------------------------------------------------------------------------------------
-# Templates: constructors and Task parameters
-
-
-TemplateValue = Union[None, bool, int, float, str, Expr, "Template", "TemplateList"]
-
-
-@dataclass(frozen=True, slots=True)
-class TemplateField:
-    """One key of a template. ``value`` is an :class:`Expr` when the key is an expression key
-    and the YAML value is a string; anything else under an expression key is kept as written
-    (and reported by the validator)."""
-
-    key: str
-    value: TemplateValue
-    position: Position
-    value_position: Position
-
-    @property
-    def is_expression(self) -> bool:
-        """True for ``name.$`` keys and for the root key ``$``."""
-        return self.key == ROOT_EXPRESSION_KEY or self.key.endswith(EXPRESSION_SUFFIX)
-
-    @property
-    def output_key(self) -> str:
-        """The key this field produces: ``job_id.$`` -> ``job_id``; ``$`` -> ``""`` (root)."""
-        if self.key == ROOT_EXPRESSION_KEY:
-            return ""
-        if self.key.endswith(EXPRESSION_SUFFIX):
-            return self.key[: -len(EXPRESSION_SUFFIX)]
-        return self.key
-
-
-@dataclass(frozen=True, slots=True)
-class Template(Mapping[str, TemplateValue]):
-    """A constructor or parameter mapping: a read-only mapping keyed by the keys as written."""
-
-    fields: tuple[TemplateField, ...]
-    position: Position
-
-    def __getitem__(self, key: str) -> TemplateValue:
-        for item in self.fields:
-            if item.key == key:
-                return item.value
-        raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return (item.key for item in self.fields)
-
-    def __len__(self) -> int:
-        return len(self.fields)
-
-    def field(self, key: str) -> TemplateField | None:
-        """The field written as ``key``, or None."""
-        return next((item for item in self.fields if item.key == key), None)
-
-    def to_plain(self) -> dict[str, object]:
-        """The template as plain data (keys as written, expressions as their text): the shape
-        ``deployer.fdl.constructors.build_value`` takes."""
-        return {item.key: _plain(item.value) for item in self.fields}
-
-    @property
-    def root_expression(self) -> Expr | None:
-        """The expression of a mapping whose only key is ``$`` (its value *is* the result)."""
-        if len(self.fields) == 1 and self.fields[0].key == ROOT_EXPRESSION_KEY:
-            value = self.fields[0].value
-            return value if isinstance(value, Expr) else None
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class TemplateList(Sequence[TemplateValue]):
-    """A list inside a template; its strings are literals, its mappings are templates."""
-
-    items: tuple[TemplateValue, ...]
-    position: Position
-
-    def __getitem__(self, index: int) -> TemplateValue:  # type: ignore[override]
-        return self.items[index]
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-
-def _plain(value: TemplateValue) -> object:
-    if isinstance(value, Expr):
-        return value.text
-    if isinstance(value, Template):
-        return value.to_plain()
-    if isinstance(value, TemplateList):
-        return [_plain(item) for item in value.items]
-    return value
-
 
 # --------------------------------------------------------------------------------------------
 # Error handling

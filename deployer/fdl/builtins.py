@@ -1,7 +1,9 @@
 """The built-in functions of the expression language (reference §4.5) and their registry.
 
-:data:`BUILTINS` maps each function name to a :class:`Builtin` (arity and implementation). The
-parser checks names and arities against it; the evaluator calls the implementations from it.
+:data:`BUILTINS` maps each function name to a :class:`Builtin` (arity and implementation); each
+implementation registers itself with ``@_builtin(name, min_args, max_args)`` right above its
+definition. The parser checks names and arities against it; the evaluator calls the
+implementations from it.
 Every implementation takes already evaluated JSON values and returns a JSON value, raising
 :class:`EvaluationError` (naming the function) for arguments of the wrong kind.
 
@@ -23,7 +25,7 @@ import uuid
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NoReturn, Protocol, TypeVar, runtime_checkable
 
 from deployer.fdl.expression_errors import EvaluationError, EvaluationReason
 from deployer.fdl.values import (
@@ -104,7 +106,25 @@ class Builtin:
         return f"{self.min_args} to {self.max_args} arguments"
 
 
-def _fail(function: str, message: str, reason: EvaluationReason = EvaluationReason.TYPE) -> None:
+BUILTINS: dict[str, Builtin] = {}
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _builtin(
+    name: str, min_args: int, max_args: int | None, *, uses_entropy: bool = False
+) -> Callable[[_F], _F]:
+    """Register the decorated implementation in :data:`BUILTINS` as ``name``."""
+
+    def register(impl: _F) -> _F:
+        BUILTINS[name] = Builtin(name, min_args, max_args, impl, uses_entropy)
+        return impl
+
+    return register
+
+
+def _fail(
+    function: str, message: str, reason: EvaluationReason = EvaluationReason.TYPE
+) -> NoReturn:
     raise EvaluationError(f"{function}(): {message}", reason)
 
 
@@ -120,9 +140,9 @@ def _int_arg(function: str, position: int, value: Any) -> int:
     if type(value) is float and value.is_integer():
         return int(value)
     _fail(function, f"argument {position} must be an integer, got {kind_name(value)} {value!r}")
-    raise AssertionError  # unreachable
 
 
+@_builtin("format", 1, None)
 def _format(template: Any, *args: Any) -> str:
     _need("format", 1, template, str)
     pieces = template.split("{}")
@@ -138,14 +158,15 @@ def _text(function: str, value: Any) -> str:
         return render_text(value)
     except (ValueError, RecursionError) as exc:
         _fail(function, f"cannot render value: {exc}", EvaluationReason.FUNCTION)
-        raise AssertionError from exc  # unreachable
 
 
+@_builtin("length", 1, 1)
 def _length(value: Any) -> int:
     _need("length", 1, value, list, dict, str)
     return len(value)
 
 
+@_builtin("regexMatchString", 2, 2)
 def _regex_match_string(pattern: Any, subject: Any) -> bool:
     _need("regexMatchString", 1, pattern, str)
     _need("regexMatchString", 2, subject, str)
@@ -153,7 +174,6 @@ def _regex_match_string(pattern: Any, subject: Any) -> bool:
         return _regex(pattern).search(subject) is not None
     except (re.error, RecursionError, OverflowError) as exc:
         _fail("regexMatchString", f"invalid pattern {pattern!r}: {exc}", EvaluationReason.FUNCTION)
-        raise AssertionError from exc  # unreachable
 
 
 @functools.lru_cache(maxsize=256)
@@ -163,6 +183,7 @@ def _regex(pattern: str) -> re.Pattern[str]:
         return re.compile(pattern)
 
 
+@_builtin("split", 2, 2)
 def _split(text: Any, separator: Any) -> list[str]:
     _need("split", 1, text, str)
     _need("split", 2, separator, str)
@@ -171,6 +192,7 @@ def _split(text: Any, separator: Any) -> list[str]:
     return list(text.split(separator))
 
 
+@_builtin("get", 2, 2)
 def _get(container: Any, key: Any) -> Any:
     if container is None:
         return None
@@ -183,9 +205,9 @@ def _get(container: Any, key: Any) -> Any:
             index += len(container)
         return container[index] if 0 <= index < len(container) else None
     _fail("get", f"argument 1 must be array or map, got {kind_name(container)}")
-    return None  # unreachable
 
 
+@_builtin("intAdd", 2, 2)
 def _int_add(left: Any, right: Any) -> int:
     total = _int_arg("intAdd", 1, left) + _int_arg("intAdd", 2, right)
     if not INT64_MIN <= total <= INT64_MAX:
@@ -193,6 +215,7 @@ def _int_add(left: Any, right: Any) -> int:
     return total
 
 
+@_builtin("randomInt", 2, 2, uses_entropy=True)
 def _random_int(entropy: Entropy, low: Any, high: Any) -> int:
     lo, hi = _int_arg("randomInt", 1, low), _int_arg("randomInt", 2, high)
     if lo >= hi:
@@ -200,11 +223,13 @@ def _random_int(entropy: Entropy, low: Any, high: Any) -> int:
     return int(entropy.random_int(lo, hi))
 
 
+@_builtin("arrayContains", 2, 2)
 def _array_contains(array: Any, value: Any) -> bool:
     _need("arrayContains", 1, array, list)
     return any(json_equal(item, value) for item in array)
 
 
+@_builtin("arrayUnique", 1, 1)
 def _array_unique(array: Any) -> list[Any]:
     _need("arrayUnique", 1, array, list)
     seen: set[Any] = set()
@@ -217,41 +242,45 @@ def _array_unique(array: Any) -> list[Any]:
     return unique
 
 
+@_builtin("toArray", 0, None)
 def _to_array(*args: Any) -> list[Any]:
     return list(args)
 
 
+@_builtin("mapKeys", 1, 1)
 def _map_keys(mapping: Any) -> list[Any]:
     _need("mapKeys", 1, mapping, dict)
     return sorted(mapping)
 
 
+@_builtin("mapValues", 1, 1)
 def _map_values(mapping: Any) -> list[Any]:
     _need("mapValues", 1, mapping, dict)
     return [mapping[key] for key in sorted(mapping)]
 
 
+@_builtin("toBase64", 1, 1)
 def _to_base64(text: Any) -> str:
     _need("toBase64", 1, text, str)
     try:
         return base64.b64encode(text.encode("utf-8")).decode("ascii")
     except UnicodeEncodeError as exc:
         _fail("toBase64", f"string is not valid Unicode: {exc}", EvaluationReason.FUNCTION)
-        raise AssertionError from exc  # unreachable
 
 
+@_builtin("fromBase64", 1, 1)
 def _from_base64(text: Any) -> str:
     _need("fromBase64", 1, text, str)
     try:
         return base64.b64decode(text.encode("ascii"), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeError, ValueError) as exc:
         _fail("fromBase64", f"invalid base64 text {text!r}: {exc}", EvaluationReason.FUNCTION)
-        raise AssertionError from exc  # unreachable
 
 
 _HASHES = {"MD5": "md5", "SHA1": "sha1", "SHA256": "sha256", "SHA512": "sha512"}
 
 
+@_builtin("hash", 2, 2)
 def _hash(text: Any, algorithm: Any) -> str:
     _need("hash", 1, text, str)
     _need("hash", 2, algorithm, str)
@@ -262,14 +291,13 @@ def _hash(text: Any, algorithm: Any) -> str:
             f"unknown algorithm {algorithm!r}; use MD5, SHA-1, SHA-256 or SHA-512",
             EvaluationReason.FUNCTION,
         )
-        raise AssertionError  # unreachable
     try:
         return hashlib.new(name, text.encode("utf-8")).hexdigest()
     except UnicodeEncodeError as exc:
         _fail("hash", f"string is not valid Unicode: {exc}", EvaluationReason.FUNCTION)
-        raise AssertionError from exc  # unreachable
 
 
+@_builtin("uuid", 0, 0, uses_entropy=True)
 def _uuid(entropy: Entropy) -> str:
     return str(entropy.uuid4())
 
@@ -278,53 +306,31 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+@_builtin("stringToJson", 1, 1)
 def _string_to_json(text: Any, function: str = "stringToJson") -> Any:
     _need(function, 1, text, str)
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         _fail(function, f"invalid JSON text: {exc}", EvaluationReason.FUNCTION)
-        raise AssertionError from exc  # unreachable
 
 
+BUILTINS["fromJSON"] = Builtin("fromJSON", 1, 1, lambda text: _string_to_json(text, "fromJSON"))
+
+
+@_builtin("jsonToString", 1, 1)
 def _json_to_string(value: Any, function: str = "jsonToString") -> str:
     try:
         return to_json_text(value)
     except (ValueError, TypeError, RecursionError) as exc:
         _fail(function, f"cannot serialise value: {exc}", EvaluationReason.FUNCTION)
-        raise AssertionError from exc  # unreachable
 
 
+BUILTINS["toJSON"] = Builtin("toJSON", 1, 1, lambda value: _json_to_string(value, "toJSON"))
+
+
+@_builtin("jsonMerge", 2, 2)
 def _json_merge(left: Any, right: Any) -> dict[str, Any]:
     _need("jsonMerge", 1, left, dict)
     _need("jsonMerge", 2, right, dict)
     return {**left, **right}
-
-
-def _registry(*entries: Builtin) -> dict[str, Builtin]:
-    return {entry.name: entry for entry in entries}
-
-
-BUILTINS: dict[str, Builtin] = _registry(
-    Builtin("format", 1, None, _format),
-    Builtin("length", 1, 1, _length),
-    Builtin("regexMatchString", 2, 2, _regex_match_string),
-    Builtin("split", 2, 2, _split),
-    Builtin("get", 2, 2, _get),
-    Builtin("intAdd", 2, 2, _int_add),
-    Builtin("randomInt", 2, 2, _random_int, uses_entropy=True),
-    Builtin("arrayContains", 2, 2, _array_contains),
-    Builtin("arrayUnique", 1, 1, _array_unique),
-    Builtin("toArray", 0, None, _to_array),
-    Builtin("mapKeys", 1, 1, _map_keys),
-    Builtin("mapValues", 1, 1, _map_values),
-    Builtin("toBase64", 1, 1, _to_base64),
-    Builtin("fromBase64", 1, 1, _from_base64),
-    Builtin("hash", 2, 2, _hash),
-    Builtin("uuid", 0, 0, _uuid, uses_entropy=True),
-    Builtin("stringToJson", 1, 1, _string_to_json),
-    Builtin("fromJSON", 1, 1, lambda text: _string_to_json(text, "fromJSON")),
-    Builtin("jsonToString", 1, 1, _json_to_string),
-    Builtin("toJSON", 1, 1, lambda value: _json_to_string(value, "toJSON")),
-    Builtin("jsonMerge", 2, 2, _json_merge),
-)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from deployer.fdl.diagnostics import join_path
 from deployer.fdl.evaluator import Scope, evaluate
 from deployer.fdl.expression_errors import (
     EvaluationError,
@@ -28,11 +29,13 @@ from deployer.fdl.expression_errors import (
     ExpressionSyntaxError,
 )
 from deployer.fdl.expressions import parse_expression
+from deployer.fdl.template_nodes import EXPRESSION_SUFFIX, ROOT_EXPRESSION_KEY
 
 __all__ = ["ROOT_KEY", "SUFFIX", "Template", "build_value", "compile_template", "iter_expressions"]
 
-SUFFIX = ".$"
-ROOT_KEY = "$"
+#: The suffix of an expression key and the root key (the same as in the flow AST).
+SUFFIX = EXPRESSION_SUFFIX
+ROOT_KEY = ROOT_EXPRESSION_KEY
 
 
 def build_value(template: Any, scope: Scope) -> Any:
@@ -75,7 +78,7 @@ def iter_expressions(template: Any) -> Iterator[tuple[str, Any]]:
         path, value = stack.pop()
         if isinstance(value, dict):
             for key, item in reversed(list(value.items())):
-                child = _join(path, str(key))
+                child = join_path(path, str(key))
                 if _is_expression_key(key):
                     yield child, item
                 else:
@@ -89,10 +92,6 @@ def _is_expression_key(key: Any) -> bool:
     return isinstance(key, str) and (key == ROOT_KEY or key.endswith(SUFFIX))
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
 def _compile(template: Any, path: str) -> Callable[[Scope], Any]:
     if isinstance(template, dict):
         return _compile_map(template, path)
@@ -104,7 +103,7 @@ def _compile(template: Any, path: str) -> Callable[[Scope], Any]:
 
 def _compile_map(template: dict[Any, Any], path: str) -> Callable[[Scope], Any]:
     if ROOT_KEY in template:
-        where = _join(path, ROOT_KEY)
+        where = join_path(path, ROOT_KEY)
         if len(template) > 1:
             others = ", ".join(sorted(str(key) for key in template if key != ROOT_KEY))
             return _failing(
@@ -114,7 +113,7 @@ def _compile_map(template: dict[Any, Any], path: str) -> Callable[[Scope], Any]:
     entries: list[tuple[str, Callable[[Scope], Any]]] = []
     for key, value in template.items():
         name = str(key)
-        where = _join(path, name)
+        where = join_path(path, name)
         if not name.endswith(SUFFIX):
             entries.append((name, _compile(value, where)))
             continue

@@ -5,17 +5,36 @@ one-line message, a severity, the 1-based line and column in the YAML document, 
 offending node (``States[3](GetJobStatus).Parameters.body``), an optional hint and the source
 name. :meth:`Diagnostic.format` gives the compiler-style line
 ``flow.yaml:12:5: error FDL203: States[3](GetJobStatus).Parameters.body: message (hint)``.
+
+The parser and the validator both report through a :class:`Collector` (one per pass), whose
+:meth:`Collector.report` is the :class:`Reporter` every check function takes; :func:`state_path`
+and :func:`join_path` spell the paths.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
-from deployer.fdl.ast import Position
+from deployer.fdl.positions import Position
 
-__all__ = ["Code", "Diagnostic", "Severity"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+
+__all__ = [
+    "Code",
+    "Collector",
+    "Diagnostic",
+    "ReportExtra",
+    "Reporter",
+    "Severity",
+    "by_position",
+    "join_path",
+    "sort_diagnostics",
+    "state_path",
+]
 
 
 class Severity(str, Enum):
@@ -75,6 +94,14 @@ class Code(str, Enum):
     FC_UNKNOWN_PARAMETER = "FDL507"
 
 
+class ReportExtra(TypedDict, total=False):
+    """The optional parts of a finding: a ``hint`` (default none) and a ``severity`` (default
+    :attr:`Severity.ERROR`)."""
+
+    hint: str | None
+    severity: Severity
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One finding about a flow definition; ``line``/``column`` are 1-based (0 = unknown)."""
@@ -90,16 +117,12 @@ class Diagnostic:
 
     @classmethod
     def at(
-        cls,
-        code: Code,
-        message: str,
-        position: Position,
-        path: str,
-        *,
-        hint: str | None = None,
-        severity: Severity = Severity.ERROR,
+        cls, code: Code, message: str, position: Position, path: str, **extra: Unpack[ReportExtra]
     ) -> Diagnostic:
-        """Build a diagnostic at ``position``."""
+        """Build a diagnostic at ``position`` (``hint=``, ``severity=``: see
+        :class:`ReportExtra`)."""
+        severity = extra.get("severity", Severity.ERROR)
+        hint = extra.get("hint")
         return cls(code.value, message, severity, position.line, position.column, path, hint)
 
     @property
@@ -136,3 +159,57 @@ class Diagnostic:
 
     def __str__(self) -> str:
         return self.format()
+
+
+class Reporter(Protocol):
+    """Where a check reports a finding: the signature of :meth:`Collector.report`."""
+
+    def __call__(
+        self, code: Code, message: str, position: Position, path: str, **extra: Unpack[ReportExtra]
+    ) -> None: ...
+
+
+class Collector:
+    """The diagnostics of one pass. With ``once_per_place`` a second report of the same code at
+    the same line and column is dropped (the parser visits shared YAML nodes more than once)."""
+
+    def __init__(self, *, once_per_place: bool = False) -> None:
+        self._diagnostics: list[Diagnostic] = []
+        self._once_per_place = once_per_place
+        self._seen: set[tuple[str, int, int]] = set()
+
+    def report(
+        self, code: Code, message: str, position: Position, path: str, **extra: Unpack[ReportExtra]
+    ) -> None:
+        """Record a finding at ``position`` (see :meth:`Diagnostic.at`)."""
+        if self._once_per_place:
+            place = (code.value, position.line, position.column)
+            if place in self._seen:
+                return
+            self._seen.add(place)
+        self._diagnostics.append(Diagnostic.at(code, message, position, path, **extra))
+
+    def sorted(self) -> tuple[Diagnostic, ...]:
+        """Everything reported, ordered by :func:`by_position`."""
+        return sort_diagnostics(self._diagnostics)
+
+
+def by_position(diagnostic: Diagnostic) -> tuple[int, int, str]:
+    """The order diagnostics are shown in: line, column, then code."""
+    return (diagnostic.line, diagnostic.column, diagnostic.code)
+
+
+def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """``diagnostics`` ordered by :func:`by_position` (a stable sort)."""
+    return tuple(sorted(diagnostics, key=by_position))
+
+
+def join_path(prefix: str, key: str) -> str:
+    """``prefix.key``, or ``key`` at the top level (empty prefix)."""
+    return f"{prefix}.{key}" if prefix else key
+
+
+def state_path(prefix: str, index: int, name: str) -> str:
+    """``States[3](GetJobStatus)`` under ``prefix`` (empty at top level)."""
+    label = f"States[{index}]({name})" if name else f"States[{index}]"
+    return f"{prefix}.{label}" if prefix else label

@@ -23,136 +23,27 @@ limit that keeps the evaluator far from Python's recursion limit.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, NoReturn
 
+from deployer.fdl import expression_nodes as nodes
 from deployer.fdl.builtins import BUILTINS
 from deployer.fdl.expression_errors import ExpressionSyntaxError, SyntaxCode
 from deployer.fdl.expression_lexer import Token, TokenKind, tokenize
+from deployer.fdl.expression_nodes import *  # noqa: F403 (the nodes are re-exported from here)
 from deployer.fdl.values import INT64_MAX, INT64_MIN
 
 __all__ = [
+    *nodes.__all__,
     "MAX_CALL_NESTING",
     "MAX_DEPTH",
-    "VARIABLES",
-    "ArrayLiteral",
-    "Binary",
-    "Call",
-    "Expression",
     "ExpressionSyntaxError",
-    "Index",
-    "Literal",
-    "MapLiteral",
-    "Member",
-    "Node",
-    "Unary",
-    "Variable",
     "parse_expression",
-    "variables_used",
 ]
 
-#: The variables an expression may read (reference §3.2).
-VARIABLES = frozenset({"$Input", "$Output", "$Context", "$Global", "$Item"})
 #: At most this many nested built-in calls (reference §4.4).
 MAX_CALL_NESTING = 10
 #: At most this many levels in the syntax tree (brackets, operators, calls together).
 MAX_DEPTH = 100
-
-
-@dataclass(frozen=True, slots=True)
-class Literal:
-    """A constant: string, int, float, bool or null."""
-
-    offset: int
-    value: Any
-
-
-@dataclass(frozen=True, slots=True)
-class Variable:
-    """One of :data:`VARIABLES`, e.g. ``$Input``."""
-
-    offset: int
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class Member:
-    """``target.name`` or ``target["name"]`` (a constant string key)."""
-
-    offset: int
-    target: Node
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class Index:
-    """``target[index]`` with a computed index (array position or map key)."""
-
-    offset: int
-    target: Node
-    index: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Unary:
-    """A prefix operator: ``!`` (also spelled ``not``), ``-`` or ``+``."""
-
-    offset: int
-    op: str
-    operand: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Binary:
-    """An infix operator; ``op`` is canonical (``&&``, ``||``, ``in``, ``not in``, ``==``...)."""
-
-    offset: int
-    op: str
-    left: Node
-    right: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """A built-in function call, e.g. ``format("{}", $Input.x)``."""
-
-    offset: int
-    name: str
-    args: tuple[Node, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ArrayLiteral:
-    """``[a, b, ...]``."""
-
-    offset: int
-    items: tuple[Node, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class MapLiteral:
-    """``{"key": value, name: value, ...}`` (later duplicate keys win, as in expr-lang)."""
-
-    offset: int
-    entries: tuple[tuple[str, Node], ...]
-
-
-Node: TypeAlias = (
-    Literal | Variable | Member | Index | Unary | Binary | Call | ArrayLiteral | MapLiteral
-)
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Expression:
-    """A parsed expression: its source ``text`` and root ``node``.
-
-    Compared and hashed by identity: :func:`parse_expression` returns the same object for the
-    same text, and the evaluator caches its compiled form per object.
-    """
-
-    text: str
-    node: Node
 
 
 _BINARY_LEVELS: tuple[frozenset[str], ...] = (
@@ -203,7 +94,7 @@ class _Parser:
 
     def fail(
         self, message: str, offset: int | None = None, code: SyntaxCode = SyntaxCode.SYNTAX
-    ) -> None:
+    ) -> NoReturn:
         raise ExpressionSyntaxError(message, self.peek().offset if offset is None else offset, code)
 
     def enter(self, offset: int) -> None:
@@ -217,7 +108,7 @@ class _Parser:
 
     # -- grammar -------------------------------------------------------------------------
 
-    def parse(self) -> Node:
+    def parse(self) -> nodes.Node:
         if self.peek().kind is TokenKind.EOF:
             self.fail("empty expression")
         node = self.binary(0)
@@ -239,7 +130,7 @@ class _Parser:
             return None
         return op if op in _BINARY_LEVELS[level] else None
 
-    def binary(self, level: int) -> Node:
+    def binary(self, level: int) -> nodes.Node:
         if level == len(_BINARY_LEVELS):
             return self.unary()
         left = self.binary(level + 1)
@@ -251,11 +142,11 @@ class _Parser:
             self.enter(token.offset)
             chain += 1
             right = self.binary(level + 1)
-            left = Binary(token.offset, op, left, right)
+            left = nodes.Binary(token.offset, op, left, right)
         self.depth -= chain
         return left
 
-    def unary(self) -> Node:
+    def unary(self) -> nodes.Node:
         token = self.peek()
         op = None
         if token.kind is TokenKind.OP and token.value in ("!", "-", "+"):
@@ -268,15 +159,15 @@ class _Parser:
         following = self.peek()
         if op == "-" and following.kind is TokenKind.NUMBER and following.value == INT64_MAX + 1:
             self.advance()  # the one literal that only fits negated: -9223372036854775808
-            return self.postfix(Literal(token.offset, INT64_MIN))
+            return self.postfix(nodes.Literal(token.offset, INT64_MIN))
         self.enter(token.offset)
         operand = self.unary()
         self.depth -= 1
-        if op == "-" and type(operand) is Literal and type(operand.value) in (int, float):
-            return Literal(token.offset, -operand.value)
-        return Unary(token.offset, op, operand)
+        if op == "-" and type(operand) is nodes.Literal and type(operand.value) in (int, float):
+            return nodes.Literal(token.offset, -operand.value)
+        return nodes.Unary(token.offset, op, operand)
 
-    def postfix(self, node: Node) -> Node:
+    def postfix(self, node: nodes.Node) -> nodes.Node:
         chain = 0
         while True:
             token = self.peek()
@@ -293,33 +184,33 @@ class _Parser:
                 self.advance()
                 if self.is_op("("):
                     self.fail("methods are not supported; call built-ins by bare name")
-                node = Member(token.offset, node, str(name.value))
+                node = nodes.Member(token.offset, node, str(name.value))
             else:
                 index = self.binary(0)
                 self.expect("]", "to close the index")
-                if type(index) is Literal and type(index.value) is str:
-                    node = Member(token.offset, node, index.value)
+                if type(index) is nodes.Literal and type(index.value) is str:
+                    node = nodes.Member(token.offset, node, index.value)
                 else:
-                    node = Index(token.offset, node, index)
+                    node = nodes.Index(token.offset, node, index)
 
-    def primary(self) -> Node:
+    def primary(self) -> nodes.Node:
         token = self.peek()
         kind = token.kind
         if kind is TokenKind.NUMBER or kind is TokenKind.STRING:
             self.advance()
             if token.value == INT64_MAX + 1 and type(token.value) is int:
                 self.fail(f"integer {token.value} does not fit in 64 bits", token.offset)
-            return Literal(token.offset, token.value)
+            return nodes.Literal(token.offset, token.value)
         if kind is TokenKind.VARIABLE:
             self.advance()
-            if token.value not in VARIABLES:
-                known = ", ".join(sorted(VARIABLES))
+            if token.value not in nodes.VARIABLES:
+                known = ", ".join(sorted(nodes.VARIABLES))
                 self.fail(
                     f"unknown variable '{token.value}'; expected one of {known}",
                     token.offset,
                     SyntaxCode.UNKNOWN_VARIABLE,
                 )
-            return Variable(token.offset, str(token.value))
+            return nodes.Variable(token.offset, str(token.value))
         if kind is TokenKind.NAME:
             return self.name(token)
         if kind is TokenKind.OP and token.value == "(":
@@ -330,17 +221,16 @@ class _Parser:
             self.depth -= 1
             return node
         if kind is TokenKind.OP and token.value == "[":
-            return ArrayLiteral(token.offset, self.sequence(token, "]", "array"))
+            return nodes.ArrayLiteral(token.offset, self.sequence(token, "]", "array"))
         if kind is TokenKind.OP and token.value == "{":
             return self.map_literal(token)
         self.fail(f"expected a value, found {self.describe(token)}")
-        raise AssertionError  # unreachable
 
-    def name(self, token: Token) -> Node:
+    def name(self, token: Token) -> nodes.Node:
         word = str(token.value)
         self.advance()
         if word in _CONSTANTS:
-            return Literal(token.offset, _CONSTANTS[word])
+            return nodes.Literal(token.offset, _CONSTANTS[word])
         if self.is_op("("):
             return self.call(token, word)
         if word in BUILTINS:
@@ -350,13 +240,11 @@ class _Parser:
             token.offset,
             SyntaxCode.UNKNOWN_VARIABLE,
         )
-        raise AssertionError  # unreachable
 
-    def call(self, token: Token, word: str) -> Node:
+    def call(self, token: Token, word: str) -> nodes.Node:
         builtin = BUILTINS.get(word)
         if builtin is None:
             self.fail(f"unknown function '{word}'", token.offset, SyntaxCode.UNKNOWN_FUNCTION)
-            raise AssertionError  # unreachable
         self.calls += 1
         if self.calls > MAX_CALL_NESTING:
             self.fail(
@@ -373,12 +261,12 @@ class _Parser:
                 token.offset,
                 SyntaxCode.ARITY,
             )
-        return Call(token.offset, word, args)
+        return nodes.Call(token.offset, word, args)
 
-    def sequence(self, opener: Token, closer: str, what: str) -> tuple[Node, ...]:
+    def sequence(self, opener: Token, closer: str, what: str) -> tuple[nodes.Node, ...]:
         self.advance()
         self.enter(opener.offset)
-        items: list[Node] = []
+        items: list[nodes.Node] = []
         while not self.is_op(closer):
             items.append(self.binary(0))
             if not self.is_op(","):
@@ -388,10 +276,10 @@ class _Parser:
         self.depth -= 1
         return tuple(items)
 
-    def map_literal(self, opener: Token) -> Node:
+    def map_literal(self, opener: Token) -> nodes.Node:
         self.advance()
         self.enter(opener.offset)
-        entries: list[tuple[str, Node]] = []
+        entries: list[tuple[str, nodes.Node]] = []
         while not self.is_op("}"):
             key = self.peek()
             if key.kind not in (TokenKind.STRING, TokenKind.NAME):
@@ -404,11 +292,11 @@ class _Parser:
             self.advance()
         self.expect("}", "to close the map")
         self.depth -= 1
-        return MapLiteral(opener.offset, tuple(entries))
+        return nodes.MapLiteral(opener.offset, tuple(entries))
 
 
 @functools.lru_cache(maxsize=4096)
-def parse_expression(text: str) -> Expression:
+def parse_expression(text: str) -> nodes.Expression:
     """Parse ``text`` into an :class:`Expression`.
 
     Pure and cached (the same text returns the same object). Raises
@@ -418,40 +306,8 @@ def parse_expression(text: str) -> Expression:
     if not isinstance(text, str):
         raise ExpressionSyntaxError(f"expression must be a string, got {type(text).__name__}", 0)
     try:
-        return Expression(text, _Parser(text).parse())
+        return nodes.Expression(text, _Parser(text).parse())
     except RecursionError:
         raise ExpressionSyntaxError(
             "expression is nested too deeply", 0, SyntaxCode.NESTING
         ) from None
-
-
-def children(node: Node) -> Iterator[Node]:
-    """The direct sub-expressions of ``node``."""
-    kind = type(node)
-    if kind is Member:
-        yield node.target  # type: ignore[union-attr]
-    elif kind is Index:
-        yield node.target  # type: ignore[union-attr]
-        yield node.index  # type: ignore[union-attr]
-    elif kind is Unary:
-        yield node.operand  # type: ignore[union-attr]
-    elif kind is Binary:
-        yield node.left  # type: ignore[union-attr]
-        yield node.right  # type: ignore[union-attr]
-    elif kind is Call or kind is ArrayLiteral:
-        yield from node.args if kind is Call else node.items  # type: ignore[union-attr]
-    elif kind is MapLiteral:
-        for _, value in node.entries:  # type: ignore[union-attr]
-            yield value
-
-
-def variables_used(expr: Expression) -> frozenset[str]:
-    """The ``$`` variables the expression reads, e.g. ``frozenset({"$Input", "$Output"})``."""
-    found: set[str] = set()
-    stack: list[Node] = [expr.node]
-    while stack:
-        node = stack.pop()
-        if type(node) is Variable:
-            found.add(node.name)
-        stack.extend(children(node))
-    return frozenset(found)

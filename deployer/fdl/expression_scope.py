@@ -1,0 +1,92 @@
+"""What a compiled expression runs against, and how its failures are built.
+
+:class:`Scope` holds the variables an expression can read plus the evaluation options
+(:class:`NullMode`, the :class:`~deployer.fdl.builtins.Entropy` for ``uuid()``/``randomInt()``).
+The evaluator compiles every expression into :data:`Compiled` closures over a scope; the helpers
+at the end build the :class:`EvaluationError` a closure raises, located at a node ``offset``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from deployer.fdl.builtins import Entropy, SystemEntropy
+from deployer.fdl.expression_errors import EvaluationError, EvaluationReason
+from deployer.fdl.values import kind_name
+
+__all__ = [
+    "UNAVAILABLE",
+    "Compiled",
+    "NullMode",
+    "Scope",
+    "Unavailable",
+    "error_at",
+    "null_error",
+    "operand_error",
+]
+
+
+class Unavailable(Enum):
+    """Marks a variable that does not exist where the expression runs."""
+
+    UNAVAILABLE = "unavailable"
+
+
+UNAVAILABLE = Unavailable.UNAVAILABLE
+
+
+class NullMode(Enum):
+    """How ``null`` behaves where a map, array or boolean is needed.
+
+    ``STRICT`` (default, expr-lang): member access/indexing on null, ``!null``, ``null`` in
+    ``&&``/``||``, ordering against null and ``x in null`` are errors. ``LENIENT``: member access
+    and indexing on null give null, null counts as false in ``!``/``&&``/``||``, ordering
+    against null is false and ``x in null`` is false. Arithmetic on null is an error in both.
+    """
+
+    STRICT = "strict"
+    LENIENT = "lenient"
+
+
+_SYSTEM_ENTROPY: Entropy = SystemEntropy()
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The variables an expression can read, plus evaluation options.
+
+    A variable left :data:`UNAVAILABLE` makes reading it an error (e.g. ``$Output`` in an
+    ``InputConstructor``). ``entropy`` feeds ``uuid()``/``randomInt()``: pass a
+    :class:`~deployer.fdl.builtins.SeededEntropy` for deterministic, replayable runs.
+    """
+
+    input: Any = UNAVAILABLE
+    output: Any = UNAVAILABLE
+    context: Any = UNAVAILABLE
+    global_vars: Any = UNAVAILABLE
+    item: Any = UNAVAILABLE
+    null_mode: NullMode = NullMode.STRICT
+    entropy: Entropy = _SYSTEM_ENTROPY
+
+
+#: An expression compiled to a closure: run it with a scope to get its value.
+Compiled = Callable[[Scope], Any]
+
+
+def error_at(offset: int, detail: str, reason: EvaluationReason) -> EvaluationError:
+    """The error of the node starting at ``offset``."""
+    return EvaluationError(detail, reason, offset=offset)
+
+
+def null_error(offset: int, what: str) -> EvaluationError:
+    """``<what> null``: a null where a map, an array or a boolean is needed."""
+    return error_at(offset, f"{what} null", EvaluationReason.NULL)
+
+
+def operand_error(offset: int, op: str, value: Any, expected: str) -> EvaluationError:
+    """Operator ``op`` got ``value`` where it needs ``expected`` (e.g. ``"a bool"``)."""
+    reason = EvaluationReason.NULL if value is None else EvaluationReason.TYPE
+    return error_at(offset, f"operator '{op}' needs {expected}, got {kind_name(value)}", reason)
