@@ -92,6 +92,15 @@ def test_custom_callback_token_flow() -> None:
     assert ex.output == {"approved": True}  # callback output passes through, no Body
 
 
+def test_task_tokens_differ_between_flows_sharing_an_execution_name() -> None:
+    flow = flow_of(CALLBACK)
+    tokens = set()
+    for flow_name in ("FlowA", "FlowB"):
+        _, commands = start(flow, input={}, execution_name="same", now=0.0, flow_name=flow_name)
+        tokens.add(next(c for c in commands if isinstance(c, InvokeTask)).task_token)
+    assert len(tokens) == 2
+
+
 def test_task_timeout_fails_with_fnf_timeout_and_late_result_is_ignored() -> None:
     flow = flow_of(CALLBACK.replace("End: true", "Timeout: 30\n      End: true"))
     ex, commands = start(flow, input={}, execution_name="to", now=0.0)

@@ -242,9 +242,10 @@ def state_path(run: ScopeRun, name: str) -> tuple[str, ...]:
     return (*(str(p[0]) for p in run.path), name)
 
 
-def task_token(execution_name: str, event_id: int) -> str:
-    """Deterministic task token: the same execution and event id give the same token."""
-    digest = hashlib.sha256(f"{execution_name}\0{event_id}".encode()).hexdigest()
+def task_token(flow_name: str, execution_name: str, event_id: int) -> str:
+    """Deterministic task token: the same flow, execution and event id give the same token
+    (executions of different flows may share a name, their tokens never collide)."""
+    digest = hashlib.sha256(f"{flow_name}\0{execution_name}\0{event_id}".encode()).hexdigest()
     return f"tt-{digest[:32]}"
 
 

@@ -42,7 +42,7 @@ def begin_task(ctx: Ctx, run: ScopeRun, state: TaskState, st: ActiveState) -> No
     """Schedule one attempt of the task."""
     ex = ctx.ex
     scheduled_id = ex.next_event_id
-    st.task_token = task_token(ex.name, scheduled_id)
+    st.task_token = task_token(ex.flow_name, ex.name, scheduled_id)
     scope = expression_scope(ctx, st, input_value=st.input)
     parameters = (
         construct(state.parameters, scope, "Parameters") if state.parameters is not None else {}
