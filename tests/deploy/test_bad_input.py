@@ -138,12 +138,10 @@ def test_a_huge_input_is_the_clouds_error_not_a_traceback(deploy):
     with mock_cloud():
         deploy.json("up")
         result = deploy("execute", "--input", huge, "--output", "json")
-    assert result.exit_code in (1, 5), result.stderr
-    assert "Traceback" not in result.stderr
-    progress = next(line for line in result.stderr.splitlines() if "Started execution" in line)
-    assert len(progress) < 400 and "bytes)" in progress  # the input is not echoed in full
-    if result.exit_code == 5:
-        assert "DataLimitExceeded" in json.loads(result.stdout)["error"]["code"]
+    assert result.exit_code == 1, result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert "EntityTooLarge" in result.stderr and "64 KiB" in result.stderr
+    assert len(result.stderr) < 2000  # the input is not echoed
 
 
 def test_a_second_deploy_in_the_same_project_fails_clearly(deploy, project):

@@ -63,6 +63,17 @@ def _token(client: Any, flow: str, name: str) -> str:
     return str(json.loads(submitted[-1].event_detail)["TaskToken"])
 
 
+def test_an_input_over_64_kib_is_refused_at_start(client: Any, cloud: LocalCloud) -> None:
+    create(client, "w", wait_flow("w", seconds=100))
+    limit = 64 * 1024
+    padding = limit - len(json.dumps({"pad": ""}))
+    with cloud.auto_advance_disabled():
+        assert start(client, "w", "fits", json.dumps({"pad": "x" * padding})).status == "Running"
+        err = _error(start, client, "w", "big", json.dumps({"pad": "x" * (padding + 1)}))
+    assert err.code == "EntityTooLarge" and err.status_code == 400
+    assert "65537 bytes" in err.message
+
+
 def test_start_names_idempotency_and_snapshot(client: Any, cloud: LocalCloud) -> None:
     create(client, "w", wait_flow("w", seconds=100))
     with cloud.auto_advance_disabled():

@@ -19,11 +19,18 @@ from typing import Any
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound, ServiceError
+from deployer.emulator.services.errors import (
+    AlreadyExists,
+    InvalidArgument,
+    NotFound,
+    PayloadTooLarge,
+    ServiceError,
+)
 from deployer.emulator.services.flows import FlowService, check_name
 from deployer.emulator.store.flow_repos import ExecutionRow, FlowRecord, FlowRepo
 from deployer.emulator.store.steps import output_text
 from deployer.fdl.interpreter import StopRequested, TaskFailed, TaskSucceeded
+from deployer.fdl.interpreter.runtime import DATA_LIMIT_BYTES
 
 __all__ = ["ExecutionFilter", "ExecutionService", "ExecutionView", "SyncResult",
            "TaskCompleted"]
@@ -87,6 +94,11 @@ def _parse_time(text: str, field: str) -> float | None:
 def _input(text: str) -> tuple[str, Any]:
     if text == "":
         return "{}", {}
+    size = len(text.encode("utf-8"))
+    if size > DATA_LIMIT_BYTES:
+        raise PayloadTooLarge(
+            f"the execution input is {size} bytes; an execution input may be at most "
+            f"{DATA_LIMIT_BYTES} bytes (64 KiB)", limit=DATA_LIMIT_BYTES)
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
