@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from deployer.fdl._schema import check_list
 from deployer.fdl.ast import Flow, MapState, ParallelState, RawField, TaskState, WaitState
 from deployer.fdl.diagnostics import Code, Reporter
+from deployer.fdl.limits import MAX_TIMEOUT_SECONDS, WAIT_LIMITS
 
 __all__ = [
     "MAX_MAP_CONCURRENCY",
@@ -26,8 +27,7 @@ __all__ = [
     "check_wait",
 ]
 
-WAIT_LIMITS = {"Standard": (1, 300), "Express": (1, 20)}
-MAX_TIMEOUT = 604_800
+MAX_TIMEOUT = MAX_TIMEOUT_SECONDS
 MAX_PARALLEL_BRANCHES = 50
 MAX_MAP_CONCURRENCY = 100
 _FLOW_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,127}")

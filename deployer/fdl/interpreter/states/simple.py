@@ -13,11 +13,11 @@ from deployer.fdl.interpreter.runtime import (
     evaluate_expr,
     expression_scope,
 )
+from deployer.fdl.limits import WAIT_LIMITS
 from deployer.fdl.values import kind_name
 
 __all__ = ["begin_choice", "begin_fail", "begin_pass", "begin_succeed", "begin_wait"]
 
-WAIT_LIMITS = {"Standard": (1, 300), "Express": (1, 20)}
 
 
 def begin_pass(ctx: Ctx, run: ScopeRun, state: PassState, st: ActiveState) -> Done:

@@ -31,10 +31,10 @@ from deployer.fdl.interpreter.runtime import (
     task_token,
 )
 from deployer.fdl.interpreter.states.simple import whole_number
+from deployer.fdl.limits import MAX_TIMEOUT_SECONDS
 
 __all__ = ["MAX_TIMEOUT_SECONDS", "begin_task", "task_returned", "task_stopped"]
 
-MAX_TIMEOUT_SECONDS = 604_800
 _MODE_TEXT = {mode: mode.value for mode in TaskMode}
 
 
