@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from deployer.config.props import PropReader, type_name
-from deployer.config.specs import ExecutionMode, FlowSpec, FunctionSpec
+from deployer.config.specs import ExecutionMode, FlowSpec, FunctionSpec, handler_files
 from deployer.config.variables import BROKEN
 
 __all__ = [
@@ -108,6 +108,9 @@ def build_function(
         what="must be <module>.<function>, e.g. index.handler",
     )
     code_dir = _code_dir(reader, base_dir)
+    if handler and code_dir and not any((code_dir / f).is_file() for f in handler_files(handler)):
+        reader.error("handler", f"needs {handler_files(handler)[0]} in the code directory "
+                     f"{reader.props.get('code')!r}, which has no such file")
     memory = _memory(reader)
     cpu = _cpu(reader, memory)
     spec_args: dict[str, Any] = dict(

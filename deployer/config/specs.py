@@ -20,6 +20,16 @@ class ExecutionMode(str, Enum):
     EXPRESS = "Express"
 
 
+def handler_files(handler: str) -> tuple[str, str]:
+    """The package paths that can hold ``handler``'s module, by FC's resolution (fc3-api.md
+    §8.1): ``index.handler`` -> ``index.py``; ``pkg.mod.handler`` -> ``pkg/mod.py``;
+    ``src/main.handler`` -> ``src/main.py`` (or the module's ``__init__.py``)."""
+    module, _, _function = handler.rpartition(".")
+    directory, _, dotted = module.rpartition("/")
+    base = "/".join(part for part in (directory, dotted.replace(".", "/")) if part)
+    return (f"{base}.py", f"{base}/__init__.py")
+
+
 @dataclass(frozen=True, slots=True)
 class FunctionSpec:
     """One ``component: fc3`` resource: a Function Compute 3.0 function, defaults applied."""

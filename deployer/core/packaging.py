@@ -24,7 +24,7 @@ from pathlib import Path
 import pathspec
 
 from deployer.checksums import crc64_ecma182
-from deployer.config.specs import FunctionSpec
+from deployer.config.specs import FunctionSpec, handler_files
 from deployer.errors import InvalidInputError, NotFoundError, OperationError
 
 __all__ = [
@@ -176,12 +176,7 @@ def build_zip(entries: dict[str, Path]) -> bytes:
     return buffer.getvalue()
 
 
-def handler_candidates(handler: str) -> tuple[str, ...]:
-    """The files that can hold ``handler``'s module (FC's resolution, fc3-api.md §8.1)."""
-    module, _, _function = handler.rpartition(".")
-    directory, _, dotted = module.rpartition("/")
-    base = "/".join(part for part in (directory, dotted.replace(".", "/")) if part)
-    return (f"{base}.py", f"{base}/__init__.py")
+handler_candidates = handler_files
 
 
 def _check_handler(spec: FunctionSpec, entries: dict[str, Path]) -> None:

@@ -104,6 +104,11 @@ BROKEN = [
     (FUNCTION.replace("cn-hangzhou", "cn-chengdu"),
      "s.yaml:7:7: resources.fn.props.region: region 'cn-chengdu' has Function Compute 3.0 but "
      "no CloudFlow service; this project needs both, use one of: cn-hangzhou"),
+    (FUNCTION.replace("index.handler", "main.handler"),
+     "s.yaml:11:7: resources.fn.props.handler: needs main.py in the code directory './code', "
+     "which has no such file"),
+    (FUNCTION.replace("index.handler", "pkg.mod.handler"),
+     "s.yaml:11:7: resources.fn.props.handler: needs pkg/mod.py in the code directory"),
     (FUNCTION.replace("./code", "./missing"),
      "s.yaml:10:7: resources.fn.props.code: code directory './missing' does not exist"),
     (FUNCTION.replace("      handler: index.handler\n", ""),
