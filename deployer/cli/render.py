@@ -68,6 +68,18 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+#: Width of tables written to a pipe or file (CI logs): wide enough that timestamps, names and
+#: ARNs stay on one line; a terminal uses its own width.
+PIPE_WIDTH = 200
+
+
+def _pipe_width(stream: IO[str]) -> int | None:
+    isatty = getattr(stream, "isatty", None)
+    if callable(isatty) and isatty():
+        return None
+    return PIPE_WIDTH
+
+
 class Renderer:
     """Writes results to stdout and progress/warnings to stderr."""
 
@@ -90,6 +102,7 @@ class Renderer:
             no_color=no_color if output == "text" else True,
             highlight=False,
             soft_wrap=True,
+            width=_pipe_width(out),
         )
         self.err = Console(file=err, no_color=no_color, highlight=False, soft_wrap=True)
 

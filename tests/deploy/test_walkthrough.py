@@ -8,6 +8,8 @@ exercises the real endpoints and the credentials chain; nothing leaves 127.0.0.1
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from deployer.testing import mock_cloud
@@ -84,6 +86,11 @@ def test_no_wait_then_status_and_history(deploy):
     assert types[0] == "ExecutionStarted" and types[-1] == "ExecutionSucceeded"
     assert [e["EventId"] for e in history["events"]] == list(range(1, len(types) + 1))
     assert "ExecutionSucceeded" in text.stdout
+    # piped output (CI logs): one line per event, timestamps never wrapped
+    event_lines = [line for line in text.stdout.splitlines() if line.strip()[:1].isdigit()]
+    assert len(event_lines) == len(types)
+    assert all(re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", line)
+               for line in event_lines)
     assert missing.exit_code == 4
 
 

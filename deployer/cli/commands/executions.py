@@ -87,8 +87,9 @@ def _started_view(started: Started) -> Text:
 @view(History)
 def _history_view(history: History) -> Table:
     table = Table(title=f"{history.flow} / {history.name}", box=None, header_style="bold")
-    for column in ("Id", "Time", "Step", "Type", "Detail"):
-        table.add_column(column, overflow="fold")
+    for column in ("Id", "Time", "Step", "Type"):  # short fields never wrap
+        table.add_column(column, no_wrap=True)
+    table.add_column("Detail", overflow="fold", ratio=1)
     for e in history.events:
         detail = json.dumps(e.detail, separators=(",", ":"), ensure_ascii=False) \
             if e.detail not in ({}, "", None) else ""
