@@ -64,14 +64,8 @@ def enter_state(ctx: Ctx, run: ScopeRun, name: str, raw_input: Any, text: Raw | 
     detail = text if text is not None else ctx.text(raw_input)
     entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, '{"Input":' + detail + "}")
     rules = getattr(state, "retry", ())
-    st = run.state = ActiveState(
-        name, raw_input, entered, None, False, _TASK, [0] * len(rules) if rules else [], 0,
-        "", "", 0, "", "", {}, [], [], [], 0,
-    )
+    st = run.state = ActiveState.entered(name, raw_input, entered, len(rules))
     attempt(ctx, run, state, st, detail)
-
-
-_TASK = Phase.TASK
 
 
 def attempt(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
@@ -19,17 +20,18 @@ from deployer.fdl.ast import (
     ParallelState,
     Scope,
     State,
+    TaskMode,
     Template,
     TemplateList,
 )
 from deployer.fdl.builtins import SeededEntropy
 from deployer.fdl.constructors import Template as CompiledTemplate
 from deployer.fdl.constructors import compile_template
-from deployer.fdl.evaluator import UNAVAILABLE, NullMode, evaluate
+from deployer.fdl.evaluator import UNAVAILABLE, NullMode, compile_expression, too_deep
 from deployer.fdl.evaluator import Scope as ExprScope
 from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
 from deployer.fdl.expressions import parse_expression
-from deployer.fdl.interpreter.commands import Command
+from deployer.fdl.interpreter.commands import Command, InvokeTask, StartTimer, TimerPurpose
 from deployer.fdl.interpreter.history import EVENT_FIELD_NAMES, HistoryEvent, HistoryEventType
 from deployer.fdl.interpreter.model import ActiveState, Execution, ScopeRun
 
@@ -75,6 +77,44 @@ _STEP_SUCCEEDED = HistoryEventType.STEP_SUCCEEDED
 _STEP_EXITED = HistoryEventType.STEP_EXITED
 
 
+def _setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...]:
+    assert tuple(f.name for f in fields(cls)) == names
+    return tuple(getattr(cls, name).__set__ for name in names)
+
+
+_SET_TASK = _setters(InvokeTask, ("task_id", "state_path", "action", "parameters", "task_mode",
+                                  "task_token", "timeout_seconds"))
+_SET_TIMER = _setters(StartTimer, ("timer_id", "fire_at", "purpose"))
+
+
+def invoke_task(
+    task_id: str, state_path: tuple[str, ...], action: str, parameters: Any,
+    task_mode: TaskMode, task_token: str, timeout_seconds: int,
+) -> InvokeTask:
+    """``InvokeTask(...)`` filled through its slots (its frozen ``__init__`` costs twice as
+    much; the command is the same)."""
+    command = _new_object(InvokeTask)
+    set_id, set_path, set_action, set_parameters, set_mode, set_token, set_timeout = _SET_TASK
+    set_id(command, task_id)
+    set_path(command, state_path)
+    set_action(command, action)
+    set_parameters(command, parameters)
+    set_mode(command, task_mode)
+    set_token(command, task_token)
+    set_timeout(command, timeout_seconds)
+    return command
+
+
+def start_timer(timer_id: str, fire_at: float, purpose: TimerPurpose) -> StartTimer:
+    """``StartTimer(timer_id, fire_at, purpose)`` filled through its slots."""
+    command = _new_object(StartTimer)
+    set_id, set_fire_at, set_purpose = _SET_TIMER
+    set_id(command, timer_id)
+    set_fire_at(command, fire_at)
+    set_purpose(command, purpose)
+    return command
+
+
 class StateFailure(Exception):
     """A state failed with ``code``/``detail``; Retry then Catch apply."""
 
@@ -110,6 +150,21 @@ class Ctx:
     execution_context: dict[str, Any] | None = None  # $Context.Execution, built once a step
     texts: dict[int, tuple[Any, Raw]] = field(default_factory=dict)  # id -> (value, JSON text)
     owned: set[int] = field(default_factory=set)  # runs copied or created by this step
+
+    @classmethod
+    def begin(cls, flow: Flow, ex: Execution, now: float, time: str) -> Ctx:
+        """``Ctx(flow, ex, now, time)``, built through its slots (once per step)."""
+        ctx = _new_object(cls)
+        ctx.flow = flow
+        ctx.ex = ex
+        ctx.now = now
+        ctx.time = time
+        ctx.commands = []
+        ctx.queue = deque()
+        ctx.execution_context = None
+        ctx.texts = {}
+        ctx.owned = set()
+        return ctx
 
     def run(self, run_id: int) -> ScopeRun:
         """The scope run ``run_id``, ready to be changed: ``ex`` is a shallow copy of the
@@ -387,12 +442,27 @@ class LazyEntropy:
 
 def evaluate_expr(expr: Expr, scope: ExprScope, where: str) -> Any:
     """Evaluate an expression field; failures become :class:`StateFailure`."""
+    hit = _RUNNERS.get(id(expr))
+    if hit is None or hit[0] is not expr:
+        try:
+            parsed = parse_expression(expr.text)
+        except ExpressionSyntaxError as exc:
+            raise StateFailure(RUNTIME_ERROR_CODE, f"{where}: {exc}") from None
+        hit = (expr, compile_expression(parsed))
+        if len(_RUNNERS) > 4096:
+            _RUNNERS.clear()
+        _RUNNERS[id(expr)] = hit
     try:
-        return evaluate(parse_expression(expr.text), scope)
+        return hit[1](scope)  # evaluate(parse_expression(expr.text), scope)
     except EvaluationError as exc:
-        raise StateFailure(exc.code, f"{where}: {exc.detail}") from None
-    except ExpressionSyntaxError as exc:
-        raise StateFailure(RUNTIME_ERROR_CODE, f"{where}: {exc}") from None
+        error = exc.in_expression(expr.text)
+    except RecursionError:
+        error = too_deep().in_expression(expr.text)
+    raise StateFailure(error.code, f"{where}: {error.detail}") from None
+
+
+#: Compiled expression fields, per AST object (kept alive here so an id is never reused).
+_RUNNERS: dict[int, tuple[Expr, Callable[[ExprScope], Any]]] = {}
 
 
 def construct(template: Template, scope: ExprScope, where: str) -> Any:
