@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deployer.fdl.diagnostics import join_path
-from deployer.fdl.evaluator import Scope, evaluate
+from deployer.fdl.evaluator import Scope, compile_expression, too_deep
 from deployer.fdl.expression_errors import (
     EvaluationError,
     EvaluationReason,
@@ -147,10 +147,15 @@ def _compile_expression(text: Any, where: str) -> Callable[[Scope], Any]:
 
         return invalid
 
-    def run(scope: Scope) -> Any:
+    compiled = compile_expression(expr)
+    text = expr.text
+
+    def run(scope: Scope) -> Any:  # evaluate(expr, scope), without its per-call lookups
         try:
-            return evaluate(expr, scope)
+            return compiled(scope)
         except EvaluationError as exc:
-            raise exc.at_path(where) from None
+            raise exc.in_expression(text).at_path(where) from None
+        except RecursionError:
+            raise too_deep().in_expression(text).at_path(where) from None
 
     return run

@@ -75,8 +75,23 @@ def evaluate(expr: Expression, scope: Scope) -> Any:
     except EvaluationError as exc:
         raise exc.in_expression(expr.text) from None
     except RecursionError:
-        error = EvaluationError("value nested too deeply to evaluate", EvaluationReason.LIMIT)
-        raise error.in_expression(expr.text) from None
+        raise too_deep().in_expression(expr.text) from None
+
+
+def compile_expression(expr: Expression) -> Callable[[Scope], Any]:
+    """The compiled form :func:`evaluate` runs, for callers that evaluate ``expr`` many times.
+
+    ``compile_expression(expr)(scope)`` returns what ``evaluate(expr, scope)`` returns; on
+    failure it raises the bare error: an :class:`EvaluationError` that ``evaluate`` would give
+    as ``exc.in_expression(expr.text)``, or RecursionError where ``evaluate`` gives
+    ``too_deep().in_expression(expr.text)``.
+    """
+    return _compile(expr)
+
+
+def too_deep() -> EvaluationError:
+    """The error of an evaluation that ran out of stack (a value nested too deeply)."""
+    return EvaluationError("value nested too deeply to evaluate", EvaluationReason.LIMIT)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -56,17 +56,19 @@ TERMINAL_TYPES = frozenset(
 
 
 _YEAR_10000 = 253_402_300_800  # first second datetime cannot represent
-_LAST_TIME: list[tuple[float, str]] = [(float("nan"), "")]
+_TIMES: dict[float, str] = {}
+_TIMES_LIMIT = 4096
 
 
 def format_time(epoch: float) -> str:
-    """``2019-05-05T08:33:59.384Z``: ISO-8601 UTC with milliseconds (the last result is
-    remembered: consecutive steps often share ``now``)."""
-    last = _LAST_TIME[0]
-    if last[0] == epoch:
-        return last[1]
-    text = _format_time(epoch)
-    _LAST_TIME[0] = (epoch, text)
+    """``2019-05-05T08:33:59.384Z``: ISO-8601 UTC with milliseconds (recent results are
+    remembered: steps often share ``now``, and simulations replay the same virtual times)."""
+    text = _TIMES.get(epoch)
+    if text is None:
+        text = _format_time(epoch)
+        if len(_TIMES) >= _TIMES_LIMIT:
+            _TIMES.clear()
+        _TIMES[epoch] = text
     return text
 
 
@@ -122,8 +124,6 @@ class HistoryEvent:
 
 
 
-#: The slot setters of HistoryEvent's fields in order: the interpreter builds its events with
-#: ``object.__new__`` and these (a frozen dataclass ``__init__`` costs four times as much).
-_FIELD_NAMES = ("event_id", "schedule_event_id", "type", "step_name", "time", "detail")
-assert tuple(f.name for f in fields(HistoryEvent)) == _FIELD_NAMES
-EVENT_FIELD_SETTERS = tuple(getattr(HistoryEvent, name).__set__ for name in _FIELD_NAMES)
+#: HistoryEvent's fields in order (the interpreter fills events through their slots).
+EVENT_FIELD_NAMES = ("event_id", "schedule_event_id", "type", "step_name", "time", "detail")
+assert tuple(f.name for f in fields(HistoryEvent)) == EVENT_FIELD_NAMES

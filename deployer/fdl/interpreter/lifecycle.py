@@ -38,6 +38,7 @@ from deployer.fdl.interpreter.runtime import (
     expression_scope,
     next_of,
     scope_of,
+    size_checked,
     state_of,
 )
 from deployer.fdl.interpreter.states import BEGIN, BEGIN_BY_CLASS
@@ -48,11 +49,13 @@ __all__ = ["attempt", "drain", "finish_state", "state_failed", "terminate"]
 
 def drain(ctx: Ctx) -> None:
     """Enter queued states until every scope waits or the execution ended."""
-    ex, running = ctx.ex, ExecutionStatus.RUNNING
-    while ctx.queue and ex.status is running:
-        run_id, name, raw_input, text = ctx.queue.popleft()
-        run = ctx.find_run(run_id)
+    ex, running, queue, owned = ctx.ex, ExecutionStatus.RUNNING, ctx.queue, ctx.owned
+    while queue and ex.status is running:
+        run_id, name, raw_input, text = queue.popleft()
+        run = ex.runs.get(run_id)
         if run is not None and run.state is None:
+            if run_id not in owned:
+                run = ctx.run(run_id)
             enter_state(ctx, run, name, raw_input, text)
 
 
@@ -61,8 +64,8 @@ def enter_state(ctx: Ctx, run: ScopeRun, name: str, raw_input: Any, text: Raw | 
     detail = text if text is not None else ctx.text(raw_input)
     entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, '{"Input":' + detail + "}")
     rules = getattr(state, "retry", ())
-    run.state = ActiveState(name, raw_input, entered, retry_counts=[0] * len(rules))
-    attempt(ctx, run, state, run.state, detail)
+    st = run.state = ActiveState.entered(name, raw_input, entered, len(rules))
+    attempt(ctx, run, state, st, detail)
 
 
 def attempt(
@@ -73,11 +76,13 @@ def attempt(
         if not st.input_ready:
             value = st.raw_input
             if state.input_constructor is not None:
-                scope = expression_scope(ctx, st, input_value=st.raw_input)
+                scope = expression_scope(ctx, st, input_value=value)
                 value = construct(state.input_constructor, scope, "InputConstructor")
-                text = ctx.sized(value, "input", st.name)
+                text = size_checked(ctx.text(value), "input", st.name)
+            elif raw_text is not None:
+                text = raw_text
             else:
-                text = raw_text if raw_text is not None else ctx.sized(value, "input", st.name)
+                text = size_checked(ctx.text(value), "input", st.name)
             st.input, st.input_ready = value, True
             ctx.emit(H.STEP_STARTED, st.name, st.entered_event, '{"Input":' + text + "}")
         begin = BEGIN_BY_CLASS.get(state.__class__) or BEGIN[state.type]
@@ -91,25 +96,27 @@ def attempt(
 
 def finish_state(ctx: Ctx, run: ScopeRun, state: State, st: ActiveState, done: Done) -> None:
     """Output/global constructors, ``StepSucceeded``/``StepExited``, then the transition."""
-    ex = ctx.ex
     output = done.output
     updates: Any = None
     try:
-        if state.global_constructor is not None or state.output_constructor is not None:
-            scope = expression_scope(ctx, st, input_value=st.input, output=done.output)
-            if state.global_constructor is not None:
-                updates = construct(state.global_constructor, scope, "GlobalConstructor")
+        global_constructor = state.global_constructor
+        output_constructor = state.output_constructor
+        if global_constructor is not None or output_constructor is not None:
+            scope = expression_scope(ctx, st, input_value=st.input, output=output)
+            if global_constructor is not None:
+                updates = construct(global_constructor, scope, "GlobalConstructor")
                 if not isinstance(updates, dict):
                     raise StateFailure(
                         RUNTIME_ERROR_CODE, "GlobalConstructor must build an object"
                     )
-            if state.output_constructor is not None:
-                output = construct(state.output_constructor, scope, "OutputConstructor")
-        text = ctx.sized(output, "output", st.name)
+            if output_constructor is not None:
+                output = construct(output_constructor, scope, "OutputConstructor")
+        text = size_checked(ctx.text(output), "output", st.name)
     except StateFailure as failure:
         state_failed(ctx, run, state, st, failure.code, failure.detail)
         return
     if updates:
+        ex = ctx.ex
         ex.global_vars = {**ex.global_vars, **updates}
     ctx.emit_exit(st.name, st.entered_event, text)
     run.state = None

@@ -111,7 +111,7 @@ def step(flow: Flow, execution: Execution, event: Event) -> tuple[Execution, lis
         not isinstance(event, Started) and execution.next_event_id == 1
     ):
         return execution.clone(), []
-    ctx = Ctx(flow, execution.shallow_clone(), event.now, format_time(event.now))
+    ctx = Ctx.begin(flow, execution.shallow_clone(), event.now, format_time(event.now))
     try:
         _dispatch(ctx, event)
         drain(ctx)
@@ -119,14 +119,19 @@ def step(flow: Flow, execution: Execution, event: Event) -> tuple[Execution, lis
         terminate(ctx, ExecutionStatus.FAILED, code=EVENT_LIMIT_CODE,
                   detail=f"the execution reached {ctx.ex.max_events} history events")
     except Exception as exc:
-        ctx = Ctx(flow, execution.shallow_clone(), event.now, format_time(event.now))
+        ctx = Ctx.begin(flow, execution.shallow_clone(), event.now, format_time(event.now))
         terminate(ctx, ExecutionStatus.FAILED, code=INTERNAL_ERROR_CODE,
                   detail=f"{type(exc).__name__}: {exc}")
     return ctx.ex, ctx.commands
 
 
 def _dispatch(ctx: Ctx, event: Event) -> None:
-    if isinstance(event, Started):
+    kind = type(event)
+    if kind is TimerFired:  # the common kinds first, by exact class
+        _timer_fired(ctx, event.timer_id)  # type: ignore[union-attr]
+    elif kind is TaskSucceeded or kind is TaskFailed:
+        _task_event(ctx, event)  # type: ignore[arg-type]
+    elif isinstance(event, Started):
         _started(ctx)
     elif isinstance(event, StopRequested):
         terminate(ctx, ExecutionStatus.STOPPED, code=event.error, detail=event.cause)

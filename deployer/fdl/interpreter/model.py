@@ -24,6 +24,8 @@ __all__ = ["ActiveState", "Execution", "ExecutionStatus", "Phase", "ScopeRun"]
 
 ROOT_RUN = 0
 
+_new_object = object.__new__
+
 
 class ExecutionStatus(str, Enum):
     """Closed set of execution statuses."""
@@ -46,6 +48,9 @@ class Phase(str, Enum):
     RETRY = "retry"  # a retry back-off timer
     WAIT = "wait"  # a Wait state's timer
     CHILDREN = "children"  # Parallel branches / Map iterations
+
+
+_TASK = Phase.TASK
 
 
 @dataclass(slots=True)
@@ -72,13 +77,52 @@ class ActiveState:
     remaining: int = 0
 
     def clone(self) -> ActiveState:
-        return ActiveState(
-            self.name, self.raw_input, self.entered_event, self.input, self.input_ready,
-            self.phase, list(self.retry_counts), self.retry_count, self.task_id,
-            self.task_token, self.task_event, self.timer_id, self.timeout_timer,
-            dict(self.children), list(self.results), self.items, list(self.queue),
-            self.remaining,
-        )
+        # slot stores instead of the generated __init__ (a step clones every run it changes)
+        copy = _new_object(ActiveState)
+        copy.name = self.name
+        copy.raw_input = self.raw_input
+        copy.entered_event = self.entered_event
+        copy.input = self.input
+        copy.input_ready = self.input_ready
+        copy.phase = self.phase
+        copy.retry_counts = list(self.retry_counts)
+        copy.retry_count = self.retry_count
+        copy.task_id = self.task_id
+        copy.task_token = self.task_token
+        copy.task_event = self.task_event
+        copy.timer_id = self.timer_id
+        copy.timeout_timer = self.timeout_timer
+        copy.children = dict(self.children)
+        copy.results = list(self.results)
+        copy.items = self.items
+        copy.queue = list(self.queue)
+        copy.remaining = self.remaining
+        return copy
+
+    @classmethod
+    def entered(cls, name: str, raw_input: Any, entered_event: int, rules: int) -> ActiveState:
+        """A state just entered (``StepEntered`` is ``entered_event``) with ``rules`` Retry
+        rules: ``ActiveState(name, raw_input, entered_event, retry_counts=[0] * rules)``."""
+        state = _new_object(cls)
+        state.name = name
+        state.raw_input = raw_input
+        state.entered_event = entered_event
+        state.input = None
+        state.input_ready = False
+        state.phase = _TASK
+        state.retry_counts = [0] * rules
+        state.retry_count = 0
+        state.task_id = ""
+        state.task_token = ""
+        state.task_event = 0
+        state.timer_id = ""
+        state.timeout_timer = ""
+        state.children = {}
+        state.results = []
+        state.items = []
+        state.queue = []
+        state.remaining = 0
+        return state
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,10 +159,15 @@ class ScopeRun:
     state: ActiveState | None = None
 
     def clone(self) -> ScopeRun:
-        return ScopeRun(
-            self.run_id, self.path, self.parent, self.slot, self.open_event,
-            self.state.clone() if self.state is not None else None,
-        )
+        copy = _new_object(ScopeRun)
+        copy.run_id = self.run_id
+        copy.path = self.path
+        copy.parent = self.parent
+        copy.slot = self.slot
+        copy.open_event = self.open_event
+        state = self.state
+        copy.state = state.clone() if state is not None else None
+        return copy
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -190,13 +239,28 @@ class Execution:
         """A copy whose containers are new but whose scope runs are still shared with this
         execution: whoever changes a run must first replace it by ``run.clone()`` (``step``
         does so on first use, see ``Ctx.run``), so a step only copies the runs it touches."""
-        return Execution(
-            self.name, self.flow_name, self.input, self.role_arn, self.execution_mode,
-            self.status, self.output, self.error_code, self.error_detail, self.started_at,
-            self.stopped_at, self.global_vars, dict(self.runs), self.next_run_id,
-            self.next_event_id, dict(self.tasks), dict(self.timers), self.max_events,
-            self.max_duration_seconds, [],
-        )
+        copy = _new_object(Execution)
+        copy.name = self.name
+        copy.flow_name = self.flow_name
+        copy.input = self.input
+        copy.role_arn = self.role_arn
+        copy.execution_mode = self.execution_mode
+        copy.status = self.status
+        copy.output = self.output
+        copy.error_code = self.error_code
+        copy.error_detail = self.error_detail
+        copy.started_at = self.started_at
+        copy.stopped_at = self.stopped_at
+        copy.global_vars = self.global_vars
+        copy.runs = dict(self.runs)
+        copy.next_run_id = self.next_run_id
+        copy.next_event_id = self.next_event_id
+        copy.tasks = dict(self.tasks)
+        copy.timers = dict(self.timers)
+        copy.max_events = self.max_events
+        copy.max_duration_seconds = self.max_duration_seconds
+        copy.new_events = []
+        return copy
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON data (no new events: they belong to the step that produced them)."""

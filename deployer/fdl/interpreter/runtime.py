@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
@@ -19,18 +20,19 @@ from deployer.fdl.ast import (
     ParallelState,
     Scope,
     State,
+    TaskMode,
     Template,
     TemplateList,
 )
 from deployer.fdl.builtins import SeededEntropy
 from deployer.fdl.constructors import Template as CompiledTemplate
 from deployer.fdl.constructors import compile_template
-from deployer.fdl.evaluator import UNAVAILABLE, NullMode, evaluate
+from deployer.fdl.evaluator import UNAVAILABLE, NullMode, compile_expression, too_deep
 from deployer.fdl.evaluator import Scope as ExprScope
 from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
 from deployer.fdl.expressions import parse_expression
-from deployer.fdl.interpreter.commands import Command
-from deployer.fdl.interpreter.history import EVENT_FIELD_SETTERS, HistoryEvent, HistoryEventType
+from deployer.fdl.interpreter.commands import Command, InvokeTask, StartTimer, TimerPurpose
+from deployer.fdl.interpreter.history import EVENT_FIELD_NAMES, HistoryEvent, HistoryEventType
 from deployer.fdl.interpreter.model import ActiveState, Execution, ScopeRun
 
 __all__ = [
@@ -54,6 +56,63 @@ MISSING: Any = object()
 
 
 _new_object = object.__new__
+
+
+class _EventSlots:
+    """The slot layout of :class:`HistoryEvent` without its frozen ``__setattr__``: an event is
+    filled here with plain attribute stores, then becomes a ``HistoryEvent`` by ``__class__``
+    assignment (same object, same slots; a frozen dataclass ``__init__`` or the slot
+    descriptors' ``__set__`` cost two to four times as much)."""
+
+    __slots__ = EVENT_FIELD_NAMES
+    event_id: int
+    schedule_event_id: int
+    type: HistoryEventType
+    step_name: str
+    time: str
+    detail: str
+
+
+_STEP_SUCCEEDED = HistoryEventType.STEP_SUCCEEDED
+_STEP_EXITED = HistoryEventType.STEP_EXITED
+
+
+def _setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...]:
+    assert tuple(f.name for f in fields(cls)) == names
+    return tuple(getattr(cls, name).__set__ for name in names)
+
+
+_SET_TASK = _setters(InvokeTask, ("task_id", "state_path", "action", "parameters", "task_mode",
+                                  "task_token", "timeout_seconds"))
+_SET_TIMER = _setters(StartTimer, ("timer_id", "fire_at", "purpose"))
+
+
+def invoke_task(
+    task_id: str, state_path: tuple[str, ...], action: str, parameters: Any,
+    task_mode: TaskMode, task_token: str, timeout_seconds: int,
+) -> InvokeTask:
+    """``InvokeTask(...)`` filled through its slots (its frozen ``__init__`` costs twice as
+    much; the command is the same)."""
+    command = _new_object(InvokeTask)
+    set_id, set_path, set_action, set_parameters, set_mode, set_token, set_timeout = _SET_TASK
+    set_id(command, task_id)
+    set_path(command, state_path)
+    set_action(command, action)
+    set_parameters(command, parameters)
+    set_mode(command, task_mode)
+    set_token(command, task_token)
+    set_timeout(command, timeout_seconds)
+    return command
+
+
+def start_timer(timer_id: str, fire_at: float, purpose: TimerPurpose) -> StartTimer:
+    """``StartTimer(timer_id, fire_at, purpose)`` filled through its slots."""
+    command = _new_object(StartTimer)
+    set_id, set_fire_at, set_purpose = _SET_TIMER
+    set_id(command, timer_id)
+    set_fire_at(command, fire_at)
+    set_purpose(command, purpose)
+    return command
 
 
 class StateFailure(Exception):
@@ -92,6 +151,21 @@ class Ctx:
     texts: dict[int, tuple[Any, Raw]] = field(default_factory=dict)  # id -> (value, JSON text)
     owned: set[int] = field(default_factory=set)  # runs copied or created by this step
 
+    @classmethod
+    def begin(cls, flow: Flow, ex: Execution, now: float, time: str) -> Ctx:
+        """``Ctx(flow, ex, now, time)``, built through its slots (once per step)."""
+        ctx = _new_object(cls)
+        ctx.flow = flow
+        ctx.ex = ex
+        ctx.now = now
+        ctx.time = time
+        ctx.commands = []
+        ctx.queue = deque()
+        ctx.execution_context = None
+        ctx.texts = {}
+        ctx.owned = set()
+        return ctx
+
     def run(self, run_id: int) -> ScopeRun:
         """The scope run ``run_id``, ready to be changed: ``ex`` is a shallow copy of the
         execution given to ``step``, so a run is copied the first time the step uses it
@@ -122,22 +196,46 @@ class Ctx:
         if event_id > ex.max_events and not terminal:
             raise EventLimitReached
         ex.next_event_id = event_id + 1
-        event = _new_object(HistoryEvent)
-        set_id, set_schedule, set_type, set_step, set_time, set_detail = EVENT_FIELD_SETTERS
-        set_id(event, event_id)
-        set_schedule(event, schedule)
-        set_type(event, kind)
-        set_step(event, step_name)
-        set_time(event, self.time)
-        set_detail(event, detail if isinstance(detail, str) else _detail(detail))
+        event: Any = _new_object(_EventSlots)
+        event.event_id = event_id
+        event.schedule_event_id = schedule
+        event.type = kind
+        event.step_name = step_name
+        event.time = self.time
+        event.detail = detail if isinstance(detail, str) else _detail(detail)
+        event.__class__ = HistoryEvent
         ex.new_events.append(event)
         return event_id
 
     def emit_exit(self, step_name: str, schedule: int, output_text: str) -> None:
         """``StepSucceeded`` with ``{"Output": <output_text>}``, then ``StepExited``."""
-        self.emit(HistoryEventType.STEP_SUCCEEDED, step_name, schedule,
-                  '{"Output":' + output_text + "}")
-        self.emit(HistoryEventType.STEP_EXITED, step_name, schedule, EMPTY_DETAIL)
+        ex = self.ex
+        event_id = ex.next_event_id
+        if event_id + 1 > ex.max_events:
+            # the limit falls on one of the two: emit them one by one
+            self.emit(HistoryEventType.STEP_SUCCEEDED, step_name, schedule,
+                      '{"Output":' + output_text + "}")
+            self.emit(HistoryEventType.STEP_EXITED, step_name, schedule, EMPTY_DETAIL)
+            return
+        ex.next_event_id = event_id + 2
+        time = self.time
+        succeeded: Any = _new_object(_EventSlots)
+        succeeded.event_id = event_id
+        succeeded.schedule_event_id = schedule
+        succeeded.type = _STEP_SUCCEEDED
+        succeeded.step_name = step_name
+        succeeded.time = time
+        succeeded.detail = '{"Output":' + output_text + "}"
+        succeeded.__class__ = HistoryEvent
+        exited: Any = _new_object(_EventSlots)
+        exited.event_id = event_id + 1
+        exited.schedule_event_id = schedule
+        exited.type = _STEP_EXITED
+        exited.step_name = step_name
+        exited.time = time
+        exited.detail = EMPTY_DETAIL
+        exited.__class__ = HistoryEvent
+        ex.new_events += (succeeded, exited)
 
     def command(self, command: Command) -> None:
         self.commands.append(command)
@@ -264,10 +362,11 @@ def expression_scope(
 ) -> ExprScope:
     """Variables for an expression of the active state ``st`` (reference §3.3)."""
     ex = ctx.ex
+    retry_count = st.retry_count
     current: dict[str, Any] = {
         "Name": st.name,
         "Input": input_value,
-        "RetryCount": st.retry_count,
+        "RetryCount": retry_count,
         "TaskToken": st.task_token,
     }
     if output is not MISSING:
@@ -279,28 +378,41 @@ def expression_scope(
         execution = ctx.execution_context = {
             "Name": ex.name, "Input": ex.input, "RoleArn": ex.role_arn,
         }
-    context = {"Execution": execution, "Current": current}
-    entropy = LazyEntropy(ex.name, ex.next_event_id, st.retry_count)
-    # ExprScope(input=..., output=..., context=..., global_vars=..., entropy=...) through its
-    # slots: the frozen dataclass __init__ is a measurable part of every state
-    scope = _new_object(ExprScope)
-    set_input, set_output, set_context, set_globals, set_item, set_null, set_entropy = (
-        _SCOPE_FIELD_SETTERS
+    entropy: Any = _new_object(LazyEntropy)
+    entropy._name, entropy._event_id, entropy._retry_count, entropy._source = (
+        ex.name, ex.next_event_id, retry_count, None
     )
-    set_input(scope, input_value)
-    set_output(scope, UNAVAILABLE if output is MISSING else output)
-    set_context(scope, context)
-    set_globals(scope, ex.global_vars)
-    set_item(scope, UNAVAILABLE)
-    set_null(scope, NullMode.STRICT)
-    set_entropy(scope, entropy)
-    return scope
+    # ExprScope(input=..., output=..., context=..., global_vars=..., entropy=...), filled
+    # through _ScopeSlots as history events are (see _EventSlots)
+    scope: Any = _new_object(_ScopeSlots)
+    scope.input = input_value
+    scope.output = UNAVAILABLE if output is MISSING else output
+    scope.context = {"Execution": execution, "Current": current}
+    scope.global_vars = ex.global_vars
+    scope.item = UNAVAILABLE
+    scope.null_mode = _STRICT
+    scope.entropy = entropy
+    scope.__class__ = ExprScope
+    return scope  # type: ignore[no-any-return]
 
 
 _SCOPE_FIELDS = ("input", "output", "context", "global_vars", "item", "null_mode", "entropy")
 assert tuple(f.name for f in fields(ExprScope)) == _SCOPE_FIELDS
 assert ExprScope().item is UNAVAILABLE and ExprScope().null_mode is NullMode.STRICT
-_SCOPE_FIELD_SETTERS = tuple(getattr(ExprScope, name).__set__ for name in _SCOPE_FIELDS)
+_STRICT = NullMode.STRICT
+
+
+class _ScopeSlots:
+    """The slot layout of the evaluator's ``Scope``, filled by :func:`expression_scope`."""
+
+    __slots__ = _SCOPE_FIELDS
+    input: Any
+    output: Any
+    context: Any
+    global_vars: Any
+    item: Any
+    null_mode: NullMode
+    entropy: Any
 
 
 class LazyEntropy:
@@ -330,12 +442,27 @@ class LazyEntropy:
 
 def evaluate_expr(expr: Expr, scope: ExprScope, where: str) -> Any:
     """Evaluate an expression field; failures become :class:`StateFailure`."""
+    hit = _RUNNERS.get(id(expr))
+    if hit is None or hit[0] is not expr:
+        try:
+            parsed = parse_expression(expr.text)
+        except ExpressionSyntaxError as exc:
+            raise StateFailure(RUNTIME_ERROR_CODE, f"{where}: {exc}") from None
+        hit = (expr, compile_expression(parsed))
+        if len(_RUNNERS) > 4096:
+            _RUNNERS.clear()
+        _RUNNERS[id(expr)] = hit
     try:
-        return evaluate(parse_expression(expr.text), scope)
+        return hit[1](scope)  # evaluate(parse_expression(expr.text), scope)
     except EvaluationError as exc:
-        raise StateFailure(exc.code, f"{where}: {exc.detail}") from None
-    except ExpressionSyntaxError as exc:
-        raise StateFailure(RUNTIME_ERROR_CODE, f"{where}: {exc}") from None
+        error = exc.in_expression(expr.text)
+    except RecursionError:
+        error = too_deep().in_expression(expr.text)
+    raise StateFailure(error.code, f"{where}: {error.detail}") from None
+
+
+#: Compiled expression fields, per AST object (kept alive here so an id is never reused).
+_RUNNERS: dict[int, tuple[Expr, Callable[[ExprScope], Any]]] = {}
 
 
 def construct(template: Template, scope: ExprScope, where: str) -> Any:
@@ -372,3 +499,14 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Expr):
         return value.text
     return value
+
+
+def _check_layouts() -> None:
+    """Fail at import, not later, if a slot builder no longer matches its class."""
+    event: Any = _new_object(_EventSlots)
+    event.__class__ = HistoryEvent
+    scope: Any = _new_object(_ScopeSlots)
+    scope.__class__ = ExprScope
+
+
+_check_layouts()

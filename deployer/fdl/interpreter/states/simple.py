@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deployer.fdl.ast import ChoiceState, FailState, PassState, SucceedState, WaitState
-from deployer.fdl.interpreter.commands import StartTimer, TimerPurpose
+from deployer.fdl.interpreter.commands import TimerPurpose
 from deployer.fdl.interpreter.model import ActiveState, Phase, ScopeRun
 from deployer.fdl.interpreter.runtime import (
     RUNTIME_ERROR_CODE,
@@ -12,6 +12,7 @@ from deployer.fdl.interpreter.runtime import (
     StateFailure,
     evaluate_expr,
     expression_scope,
+    start_timer,
 )
 from deployer.fdl.limits import WAIT_LIMITS
 from deployer.fdl.values import kind_name
@@ -74,7 +75,7 @@ def begin_wait(ctx: Ctx, run: ScopeRun, state: WaitState, st: ActiveState) -> No
     st.phase = Phase.WAIT
     st.timer_id = timer_id
     ctx.ex.timers[timer_id] = run.run_id
-    ctx.commands.append(StartTimer(timer_id, ctx.now + seconds, TimerPurpose.WAIT))
+    ctx.commands.append(start_timer(timer_id, ctx.now + seconds, TimerPurpose.WAIT))
     return None
 
 

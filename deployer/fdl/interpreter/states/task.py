@@ -10,7 +10,6 @@ from deployer.fdl.ast import Expr, TaskMode, TaskState
 from deployer.fdl.interpreter.commands import (
     CancelTask,
     CancelTimer,
-    InvokeTask,
     StartTimer,
     TimerPurpose,
 )
@@ -27,6 +26,7 @@ from deployer.fdl.interpreter.runtime import (
     dump,
     evaluate_expr,
     expression_scope,
+    invoke_task,
     state_path,
     task_token,
 )
@@ -61,7 +61,7 @@ def begin_task(ctx: Ctx, run: ScopeRun, state: TaskState, st: ActiveState) -> No
     ex.tasks[task_id] = run.run_id
     path = (st.name,) if not run.path else state_path(run, st.name)
     ctx.commands.append(
-        InvokeTask(task_id, path, state.action, parameters, mode, st.task_token, timeout)
+        invoke_task(task_id, path, state.action, parameters, mode, st.task_token, timeout)
     )
     if timeout > 0:
         timer_id = f"{ex.name}:timeout:{event}"
