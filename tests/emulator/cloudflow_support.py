@@ -80,3 +80,13 @@ def history(client: Any, flow: str, name: str) -> list[Any]:
 def start(client: Any, flow: str, name: str, input: str = "{}") -> Any:
     return client.start_execution(fnf.StartExecutionRequest(
         flow_name=flow, execution_name=name, input=input)).body
+
+
+def client_error(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """The ``ClientException`` that ``fn(*args, **kwargs)`` raises (fails the test otherwise)."""
+    import pytest
+    from alibabacloud_tea_openapi.exceptions import ClientException
+
+    with pytest.raises(ClientException) as info:
+        fn(*args, **kwargs)
+    return info.value

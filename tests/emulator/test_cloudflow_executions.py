@@ -5,18 +5,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from alibabacloud_fnf20190315 import models as fnf
-from alibabacloud_tea_openapi.exceptions import ClientException
 
 from deployer.emulator.clock import VirtualClock
 from deployer.testing.environment import LocalCloud, mock_cloud
 from deployer.testing.runtimes import EchoRuntime
-from tests.emulator.cloudflow_support import create, history, pass_flow, start, wait_flow
+from tests.emulator.cloudflow_support import (
+    client_error,
+    create,
+    history,
+    pass_flow,
+    start,
+    wait_flow,
+)
 
 CALLBACK = """Type: StateMachine
 SpecVersion: v1
@@ -37,20 +42,8 @@ States:
 
 
 @pytest.fixture
-def cloud() -> Iterator[LocalCloud]:
-    with mock_cloud(runtime=EchoRuntime(), intercept=False) as c:
-        yield c
-
-
-@pytest.fixture
 def client(cloud: LocalCloud) -> Any:
     return cloud.fnf_client()
-
-
-def _error(fn: Any, *args: Any, **kwargs: Any) -> ClientException:
-    with pytest.raises(ClientException) as info:
-        fn(*args, **kwargs)
-    return info.value
 
 
 def _describe(client: Any, flow: str, name: str, wait: int = 0) -> Any:
@@ -69,7 +62,7 @@ def test_an_input_over_64_kib_is_refused_at_start(client: Any, cloud: LocalCloud
     padding = limit - len(json.dumps({"pad": ""}))
     with cloud.auto_advance_disabled():
         assert start(client, "w", "fits", json.dumps({"pad": "x" * padding})).status == "Running"
-        err = _error(start, client, "w", "big", json.dumps({"pad": "x" * (padding + 1)}))
+        err = client_error(start, client, "w", "big", json.dumps({"pad": "x" * (padding + 1)}))
     assert err.code == "EntityTooLarge" and err.status_code == 400
     assert "65537 bytes" in err.message
 
@@ -88,13 +81,13 @@ def test_start_names_idempotency_and_snapshot(client: Any, cloud: LocalCloud) ->
         assert _describe(client, "w", "e1").flow_definition == wait_flow("w", seconds=100)
         cloud.advance(100)
         assert _describe(client, "w", "e1", wait=10).status == "Succeeded"
-    err = _error(start, client, "w", "e1")
+    err = client_error(start, client, "w", "e1")
     assert err.code == "ExecutionAlreadyExists"
     assert err.message.startswith("code: 400, Execution e1 for flow w already exists.")
-    assert _error(start, client, "w", "e2", "[1]").code == "InvalidArgument"
-    assert _error(start, client, "w", "e2", "{bad").code == "InvalidArgument"
-    assert _error(start, client, "nope", "e2").code == "FlowNotExists"
-    assert _error(_describe, client, "w", "absent").code == "ExecutionNotExists"
+    assert client_error(start, client, "w", "e2", "[1]").code == "InvalidArgument"
+    assert client_error(start, client, "w", "e2", "{bad").code == "InvalidArgument"
+    assert client_error(start, client, "nope", "e2").code == "FlowNotExists"
+    assert client_error(_describe, client, "w", "absent").code == "ExecutionNotExists"
 
 
 def test_describe_long_poll_is_woken_by_the_end(client: Any, cloud: LocalCloud) -> None:
@@ -117,7 +110,7 @@ def test_describe_long_poll_is_woken_by_the_end(client: Any, cloud: LocalCloud) 
 
         asyncio.run(main())
     assert loop_result[0].status == "Succeeded"
-    assert _error(_describe, client, "w", "e", 61).code == "InvalidArgument"
+    assert client_error(_describe, client, "w", "e", 61).code == "InvalidArgument"
 
 
 def test_stop_during_wait(client: Any, cloud: LocalCloud) -> None:
@@ -134,7 +127,7 @@ def test_stop_during_wait(client: Any, cloud: LocalCloud) -> None:
     assert [e.type for e in events].count("ExecutionStopped") == 1
     assert events[-1].type == "ExecutionStopped"
     assert not any(e.type == "ExecutionSucceeded" for e in events)
-    err = _error(client.stop_execution, fnf.StopExecutionRequest(flow_name="w",
+    err = client_error(client.stop_execution, fnf.StopExecutionRequest(flow_name="w",
                                                                  execution_name="e"))
     assert err.code == "InvalidArgument" and "not running" in err.message
 
@@ -187,7 +180,7 @@ def test_list_executions_filters_and_pages(client: Any, cloud: LocalCloud) -> No
         windowed = client.list_executions(fnf.ListExecutionsRequest(
             flow_name="w", started_time_begin=t2, started_time_end=t2)).body.executions
         assert [e.name for e in windowed] == ["job-2"]
-    err = _error(client.list_executions, fnf.ListExecutionsRequest(flow_name="w",
+    err = client_error(client.list_executions, fnf.ListExecutionsRequest(flow_name="w",
                                                                    status="Bogus"))
     assert err.code == "InvalidArgument"
 
@@ -201,7 +194,7 @@ def test_callback_succeeded_failed_and_already_completed(client: Any) -> None:
     assert reported.event_id > 0
     final = _describe(client, "cb", "ok", wait=10)
     assert final.status == "Succeeded" and json.loads(final.output) == {"approved": True}
-    err = _error(client.report_task_succeeded, fnf.ReportTaskSucceededRequest(
+    err = client_error(client.report_task_succeeded, fnf.ReportTaskSucceededRequest(
         task_token=token, output="{}"))
     assert err.code == "TaskAlreadyCompleted"
 
@@ -212,9 +205,9 @@ def test_callback_succeeded_failed_and_already_completed(client: Any) -> None:
     assert _describe(client, "cb", "ko", wait=10).status == "Failed"
     failed = [e for e in history(client, "cb", "ko") if e.type == "ExecutionFailed"]
     assert json.loads(failed[0].event_detail)["Error"] == "Denied"
-    assert _error(client.report_task_failed, fnf.ReportTaskFailedRequest(
+    assert client_error(client.report_task_failed, fnf.ReportTaskFailedRequest(
         task_token=token, error="x")).code == "TaskAlreadyCompleted"
-    assert _error(client.report_task_succeeded, fnf.ReportTaskSucceededRequest(
+    assert client_error(client.report_task_succeeded, fnf.ReportTaskSucceededRequest(
         task_token="tt-unknown", output="{}")).code == "InvalidArgument"
 
 
@@ -226,9 +219,9 @@ def test_sync_execution_express_only(client: Any) -> None:
         flow_name="ex", execution_name="s", input='{"k": 1}')).body
     assert body.status == "Succeeded" and json.loads(body.output) == {"k": 1}
     assert body.name.startswith("s:") and len(body.name) == 2 + 36
-    assert _error(start, client, "ex", "e").code == "InvalidArgument"
+    assert client_error(start, client, "ex", "e").code == "InvalidArgument"
     create(client, "std", pass_flow("std"))
-    err = _error(client.start_sync_execution, fnf.StartSyncExecutionRequest(flow_name="std"))
+    err = client_error(client.start_sync_execution, fnf.StartSyncExecutionRequest(flow_name="std"))
     assert err.code == "ActionNotSupported" and "Standard execution is not supported" in \
         err.message
 
@@ -239,7 +232,7 @@ def test_delete_flow_forgets_executions(client: Any, cloud: LocalCloud) -> None:
         start(client, "w", "e")
         client.delete_flow(fnf.DeleteFlowRequest(name="w"))
         create(client, "w", pass_flow("w"))
-        assert _error(_describe, client, "w", "e").code == "ExecutionNotExists"
+        assert client_error(_describe, client, "w", "e").code == "ExecutionNotExists"
         assert cloud.server.emulator.flow_engine.stats().pending_timers == 0
 
 

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from alibabacloud_fnf20190315 import models as fnf
-from alibabacloud_tea_openapi.exceptions import ClientException
 
-from deployer.testing.environment import LocalCloud, mock_cloud
-from deployer.testing.runtimes import EchoRuntime
-from tests.emulator.cloudflow_support import create, pass_flow, wait_flow
+from deployer.testing.environment import LocalCloud
+from tests.emulator.cloudflow_support import client_error, create, pass_flow, wait_flow
 
 TRUST_FNF = json.dumps({"Version": "1", "Statement": [{
     "Effect": "Allow", "Action": "sts:AssumeRole",
@@ -22,20 +19,8 @@ TRUST_FC = TRUST_FNF.replace("fnf.aliyuncs.com", "fc.aliyuncs.com")
 
 
 @pytest.fixture
-def cloud() -> Iterator[LocalCloud]:
-    with mock_cloud(runtime=EchoRuntime(), intercept=False) as c:
-        yield c
-
-
-@pytest.fixture
 def client(cloud: LocalCloud) -> Any:
     return cloud.fnf_client()
-
-
-def _error(fn: Any, *args: Any, **kwargs: Any) -> ClientException:
-    with pytest.raises(ClientException) as info:
-        fn(*args, **kwargs)
-    return info.value
 
 
 def test_create_describe_update_delete(client: Any, cloud: LocalCloud) -> None:
@@ -60,37 +45,37 @@ def test_create_describe_update_delete(client: Any, cloud: LocalCloud) -> None:
     assert updated.last_modified_time > updated.created_time
 
     client.delete_flow(fnf.DeleteFlowRequest(name="my_flow"))
-    err = _error(client.describe_flow, fnf.DescribeFlowRequest(name="my_flow"))
+    err = client_error(client.describe_flow, fnf.DescribeFlowRequest(name="my_flow"))
     assert err.code == "FlowNotExists" and err.status_code == 404
 
 
 def test_create_twice_and_missing_names(client: Any) -> None:
     create(client, "f1", pass_flow("f1"))
-    assert _error(create, client, "f1", pass_flow("f1")).code == "FlowAlreadyExists"
-    err = _error(client.create_flow, fnf.CreateFlowRequest(definition=pass_flow("x"),
+    assert client_error(create, client, "f1", pass_flow("f1")).code == "FlowAlreadyExists"
+    err = client_error(client.create_flow, fnf.CreateFlowRequest(definition=pass_flow("x"),
                                                           description="", type="FDL"))
     assert err.code == "MissingRequiredParams" and "Name" in err.message
-    assert _error(create, client, "9bad", pass_flow("9bad")).code == "InvalidArgument"
-    err = _error(client.delete_flow, fnf.DeleteFlowRequest(name="absent"))
+    assert client_error(create, client, "9bad", pass_flow("9bad")).code == "InvalidArgument"
+    err = client_error(client.delete_flow, fnf.DeleteFlowRequest(name="absent"))
     assert err.code == "FlowNotExists"
-    err = _error(client.update_flow, fnf.UpdateFlowRequest(name="absent", description="x"))
+    err = client_error(client.update_flow, fnf.UpdateFlowRequest(name="absent", description="x"))
     assert err.code == "FlowNotExists"
 
 
 def test_invalid_definition_lists_diagnostics(client: Any) -> None:
     bad = ("Type: StateMachine\nSpecVersion: v1\nName: bad\nStartAt: a\nStates:\n"
            "  - Type: Pass\n    Name: a\n    Next: nowhere\n")
-    err = _error(create, client, "bad", bad)
+    err = client_error(create, client, "bad", bad)
     assert err.code == "InvalidArgument"
     assert "Definition:8:" in err.message and "nowhere" in err.message
     assert "States[0].Next" in err.message or "Next" in err.message
-    err = _error(create, client, "other", pass_flow("mismatch"))
+    err = client_error(create, client, "other", pass_flow("mismatch"))
     assert "'mismatch' must equal the flow name 'other'" in err.message
 
 
 def test_update_revalidates_definition(client: Any) -> None:
     create(client, "f", pass_flow("f"))
-    err = _error(client.update_flow, fnf.UpdateFlowRequest(name="f", definition="[1, 2]"))
+    err = client_error(client.update_flow, fnf.UpdateFlowRequest(name="f", definition="[1, 2]"))
     assert err.code == "InvalidArgument" and "Definition" in err.message
     described = client.describe_flow(fnf.DescribeFlowRequest(name="f")).body
     assert described.definition == pass_flow("f")
@@ -98,7 +83,7 @@ def test_update_revalidates_definition(client: Any) -> None:
 
 def test_express_wait_limit(client: Any) -> None:
     create(client, "std", wait_flow("std", seconds=100))
-    err = _error(client.create_flow, fnf.CreateFlowRequest(
+    err = client_error(client.create_flow, fnf.CreateFlowRequest(
         name="ex", definition=wait_flow("ex", seconds=100), description="", type="FDL",
         execution_mode="Express"))
     assert err.code == "InvalidArgument" and "Definition:" in err.message
@@ -116,9 +101,9 @@ def test_role_must_trust_fnf(client: Any, cloud: LocalCloud) -> None:
     assert create(client, "f", pass_flow("f"), role_arn=good).role_arn == good
     for arn in (f"acs:ram::{cloud.account_id}:role/fcrole",
                 f"acs:ram::{cloud.account_id}:role/missing", "not-an-arn"):
-        err = _error(create, client, "g", pass_flow("g"), role_arn=arn)
+        err = client_error(create, client, "g", pass_flow("g"), role_arn=arn)
         assert err.code == "InvalidArgument" and "fnf.aliyuncs.com" in err.message
-    err = _error(client.update_flow, fnf.UpdateFlowRequest(
+    err = client_error(client.update_flow, fnf.UpdateFlowRequest(
         name="f", role_arn=f"acs:ram::{cloud.account_id}:role/fcrole"))
     assert err.code == "InvalidArgument"
 
@@ -134,18 +119,18 @@ def test_list_flows_pages_in_name_order(client: Any) -> None:
         if not token:
             break
     assert seen == ["a", "b", "c", "d", "e"]
-    err = _error(client.list_flows, fnf.ListFlowsRequest(limit=0))
+    err = client_error(client.list_flows, fnf.ListFlowsRequest(limit=0))
     assert err.code == "InvalidArgument"
 
 
 def test_unknown_action_and_bad_signature(cloud: LocalCloud) -> None:
     bad = cloud.fnf_client(access_key_secret="wrong")
-    err = _error(bad.describe_flow, fnf.DescribeFlowRequest(name="x"))
+    err = client_error(bad.describe_flow, fnf.DescribeFlowRequest(name="x"))
     assert err.code == "SignatureNotMatch" and err.status_code == 403
     other = cloud.fnf_client(access_key_id="LTAIunknown")
-    assert _error(other.describe_flow,
+    assert client_error(other.describe_flow,
                   fnf.DescribeFlowRequest(name="x")).code == "InvalidAccessKeyID"
-    err = _error(cloud.fnf_client().describe_schedule,
+    err = client_error(cloud.fnf_client().describe_schedule,
                  fnf.DescribeScheduleRequest(flow_name="f", schedule_name="s"))
     assert err.code == "ActionNotSupported"
 
