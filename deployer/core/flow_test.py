@@ -9,18 +9,16 @@ clock starts at 0: Waits and retry back-offs take no wall time.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jinja2
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
+from deployer.config.manifest import load_manifest
 from deployer.core.documents import read_json_document
 from deployer.core.flow_mocks import MockFile, load_mocks
-from deployer.errors import ExitCode, InvalidInputError
+from deployer.core.rendering import render_template
+from deployer.errors import DeployerError, ExitCode, InvalidInputError
 from deployer.fdl import check_flow
 from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import ExecutionStatus, HistoryEventType
@@ -134,49 +132,18 @@ def _render(path: Path, text: str, request: FlowTestRequest) -> str:
         variables.update(_definition_vars(request.manifest_file, path))
     variables["region"] = request.region or DEFAULT_REGION
     variables["account_id"] = request.account_id or DEFAULT_ACCOUNT_ID
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return render_template(text, str(path), variables)
+
+
+def _definition_vars(manifest: Path, template: Path) -> Mapping[str, Any]:
+    """``definitionVars`` of the s.yaml flow whose ``definition`` is ``template``; none when
+    the manifest is missing, invalid or names no such flow (the template then needs none)."""
     try:
-        return env.from_string(text).render(**variables)
-    except jinja2.UndefinedError as exc:
-        raise InvalidInputError(f"{path}: template variable missing: {exc.message}") from None
-    except jinja2.TemplateSyntaxError as exc:
-        raise InvalidInputError(f"{path}:{exc.lineno}: template syntax: {exc.message}") from None
-
-
-_REF = re.compile(r"^\$\{\s*(resources|vars)\.([\w.-]+)\s*\}$")
-
-
-def _definition_vars(manifest: Path, template: Path) -> dict[str, Any]:
-    """``definitionVars`` of the s.yaml flow resource whose ``definition`` is ``template``;
-    ``${resources.x.props.y}`` and ``${vars.x}`` references are resolved, others kept."""
-    try:
-        data = YAML(typ="safe").load(manifest.read_text(encoding="utf-8"))
-    except (OSError, YAMLError):
+        flows = load_manifest(manifest, account_id=DEFAULT_ACCOUNT_ID).flows
+    except DeployerError:
         return {}
-    if not isinstance(data, dict) or not isinstance(data.get("resources"), dict):
-        return {}
-    for resource in data["resources"].values():
-        props = resource.get("props", {}) if isinstance(resource, dict) else {}
-        definition = props.get("definition") if isinstance(props, dict) else None
-        if not isinstance(definition, str):
-            continue
-        if (manifest.parent / definition).resolve() != template.resolve():
-            continue
-        found = props.get("definitionVars") or {}
-        return {str(k): _resolve(v, data) for k, v in found.items()}
-    return {}
-
-
-def _resolve(value: Any, data: dict[str, Any]) -> Any:
-    match = _REF.match(value) if isinstance(value, str) else None
-    if match is None:
-        return value
-    node: Any = data.get(match.group(1), {})
-    for part in match.group(2).split("."):
-        if not isinstance(node, dict) or part not in node:
-            return value
-        node = node[part]
-    return node
+    target = template.resolve()
+    return next((f.definition_vars for f in flows if f.definition.resolve() == target), {})
 
 
 def parse_input(text: str | None, base: Path) -> Any:

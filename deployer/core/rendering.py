@@ -72,11 +72,13 @@ def render_flow(
     text = source
     if spec.is_template:
         context = template_context(spec, region=region, account_id=account_id)
-        text = _render_template(source, shown, context)
+        text = render_template(source, shown, context)
     return RenderedFlow(spec.name, text, spec.definition, spec.execution_mode.value)
 
 
-def _render_template(source: str, shown: str, context: Mapping[str, Any]) -> str:
+def render_template(source: str, shown: str, context: Mapping[str, Any]) -> str:
+    """Render Jinja2 ``source`` with ``context`` (StrictUndefined); TemplateError naming
+    ``shown`` and the line on a syntax error or an undefined variable."""
     env = jinja2.Environment(
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,

@@ -113,3 +113,17 @@ def test_plain_flow_without_tasks_and_input_file(tmp_path: Path) -> None:
     assert doc["output"] == {"k": [1, 2]} and doc["duration_seconds"] == 300
     bad = invoke(str(flow), "--input", "{nope")
     assert bad.exit_code == ExitCode.INVALID_INPUT and "invalid JSON" in bad.stderr
+
+
+def test_template_takes_the_definition_vars_of_its_s_yaml_flow(tmp_path: Path) -> None:
+    import shutil
+
+    for name in ("functions", "templates"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    manifest = (ROOT / "s.yaml").read_text().replace("wait_seconds: 10", "wait_seconds: 60")
+    (tmp_path / "s.yaml").write_text(manifest)
+    result = CliRunner().invoke(cli_main.cli, [
+        "-C", str(tmp_path), "flow", "test", TEMPLATE, "--mocks", str(MOCKS),
+        "--case", "HappyPath", "--output", "json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["duration_seconds"] == 120  # two Waits of 60 s
