@@ -13,12 +13,11 @@ import ipaddress
 import json
 import os
 import re
-import time
 from collections.abc import Callable
 from typing import Any
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
+from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response, wire_time
 from deployer.emulator.clock import Clock
 
 __all__ = ["AdminApi"]
@@ -84,7 +83,7 @@ class AdminApi:
     def _clock_state(self) -> dict[str, Any]:
         now = self._clock.now()
         return {"now": now, "virtual": self._clock.is_virtual,
-                "iso": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))}
+                "iso": wire_time(now)}
 
     def _advance(self, request: HttpRequest) -> HttpResponse:
         advance = getattr(self._clock, "advance", None)

@@ -11,7 +11,6 @@ import base64
 import binascii
 import json
 import re
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote
@@ -20,7 +19,7 @@ from werkzeug.exceptions import MethodNotAllowed, NotFound
 from werkzeug.routing import Map, Rule
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.http import HttpResponse, json_response
+from deployer.emulator.api.http import HttpResponse, json_response, wire_time
 from deployer.emulator.api.router import FC_AUTH, RequestContext
 from deployer.emulator.services.functions import Function, FunctionConfig, FunctionService
 
@@ -52,8 +51,6 @@ TYPED_KEYS: dict[str, tuple[str, tuple[type, ...]]] = {
 }
 
 
-def _time(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
 def function_to_wire(fn: Function) -> dict[str, Any]:
@@ -67,7 +64,7 @@ def function_to_wire(fn: Function) -> dict[str, Any]:
         "codeChecksum": fn.code_checksum, "description": c.description,
         "environmentVariables": dict(c.environment), "internetAccess": c.internet_access,
         "state": fn.state, "lastUpdateStatus": fn.last_update_status,
-        "createdTime": _time(fn.created_at), "lastModifiedTime": _time(fn.modified_at),
+        "createdTime": wire_time(fn.created_at), "lastModifiedTime": wire_time(fn.modified_at),
         "layers": [{"arn": arn, "size": 0} for arn in c.layers],
         "tags": [{"Key": k, "Value": v} for k, v in fn.tags],
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,3 +97,8 @@ def json_response(
     """A JSON response (UTF-8, compact) with ``headers`` added."""
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return HttpResponse(status, body, {"Content-Type": "application/json", **headers})
+
+
+def wire_time(ts: float) -> str:
+    """Epoch seconds as FC 3.0 / RAM print times: ``YYYY-MM-DDTHH:MM:SSZ`` (UTC)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from deployer.emulator.api import errors as e
+from deployer.emulator.api.http import wire_time
 from deployer.emulator.api.router import POP_AUTH, RpcCall
 from deployer.emulator.services.roles import AttachedPolicy, Policy, Role, RoleService
 
 __all__ = ["RamApi"]
 
 
-def _time(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
 def _required(call: RpcCall, name: str) -> str:
@@ -39,19 +37,19 @@ def _role(role: Role) -> dict[str, Any]:
     return {"RoleId": role.role_id, "RoleName": role.name, "Arn": role.arn,
             "Description": role.description, "AssumeRolePolicyDocument": role.trust_policy,
             "MaxSessionDuration": role.max_session_duration,
-            "CreateDate": _time(role.created_at)}
+            "CreateDate": wire_time(role.created_at)}
 
 
 def _policy(policy: Policy) -> dict[str, Any]:
     return {"PolicyName": policy.name, "PolicyType": policy.policy_type,
             "Description": policy.description, "DefaultVersion": "v1",
-            "CreateDate": _time(policy.created_at), "UpdateDate": _time(policy.created_at),
+            "CreateDate": wire_time(policy.created_at), "UpdateDate": wire_time(policy.created_at),
             "AttachmentCount": policy.attachment_count}
 
 
 def _attached(p: AttachedPolicy) -> dict[str, Any]:
     return {"PolicyName": p.name, "PolicyType": p.policy_type, "Description": p.description,
-            "DefaultVersion": "v1", "AttachDate": _time(p.attached_at)}
+            "DefaultVersion": "v1", "AttachDate": wire_time(p.attached_at)}
 
 
 class RamApi:
@@ -122,7 +120,7 @@ class RamApi:
                                       _required(call, "PolicyType"))
         return {"Policy": _policy(policy), "DefaultPolicyVersion": {
             "VersionId": "v1", "IsDefaultVersion": True, "PolicyDocument": policy.document,
-            "CreateDate": _time(policy.created_at)}}
+            "CreateDate": wire_time(policy.created_at)}}
 
     def delete_policy(self, call: RpcCall) -> dict[str, Any]:
         self._svc.delete_policy(call.context.account_id, _required(call, "PolicyName"))
