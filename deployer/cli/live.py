@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from deployer.cloud.cloudflow import HistoryEvent
+from deployer.core.executions import parse_time
 
 STYLES = {"pending": "dim", "active": "yellow", "succeeded": "green", "failed": "red"}
 
@@ -44,13 +45,6 @@ def summarize_output(raw: Any, width: int = 100) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def _time(text: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 class ExecutionMonitor:
     """Receives history events (``on_event``) and shows them; a context manager."""
 
@@ -75,7 +69,7 @@ class ExecutionMonitor:
             self._live.stop()
 
     def _offset(self, event: HistoryEvent) -> str:
-        when = _time(event.time)
+        when = parse_time(event.time)
         if when is None:
             return "      "
         if self._start is None:

@@ -113,11 +113,17 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-def _seconds(start: str, stop: str) -> float | None:
+def parse_time(text: str) -> datetime | None:
+    """A service timestamp (``2024-05-01T08:00:00.123Z``) as an aware datetime; None if not one."""
     try:
-        a = datetime.fromisoformat(start.replace("Z", "+00:00"))
-        b = datetime.fromisoformat(stop.replace("Z", "+00:00"))
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
+        return None
+
+
+def _seconds(start: str, stop: str) -> float | None:
+    a, b = parse_time(start), parse_time(stop)
+    if a is None or b is None:
         return None
     return round((b - a).total_seconds(), 3)
 
