@@ -34,7 +34,6 @@ __all__ = [
     "PipRunner",
     "collect_files",
     "crc64_ecma182",
-    "handler_candidates",
     "package_function",
     "package_project",
     "run_pip",
@@ -176,11 +175,8 @@ def build_zip(entries: dict[str, Path]) -> bytes:
     return buffer.getvalue()
 
 
-handler_candidates = handler_files
-
-
 def _check_handler(spec: FunctionSpec, entries: dict[str, Path]) -> None:
-    candidates = handler_candidates(spec.handler)
+    candidates = handler_files(spec.handler)
     if not any(c in entries for c in candidates):
         raise InvalidInputError(
             f"{spec.resource}: handler {spec.handler!r} needs {candidates[0]} in the package, "

@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from deployer.checksums import Crc64, crc64_ecma182, crc64_reference
-from deployer.config.specs import FunctionSpec
-from deployer.core.packaging import handler_candidates, package_function
+from deployer.config.specs import FunctionSpec, handler_files
+from deployer.core.packaging import package_function
 from deployer.errors import InvalidInputError, NotFoundError, OperationError
 
 
@@ -142,7 +142,7 @@ def test_size_limit(code: Path, tmp_path: Path) -> None:
     ("src/pkg.mod.run", "src/pkg/mod.py"),
 ])
 def test_handler_resolution(tmp_path: Path, handler: str, path: str) -> None:
-    assert handler_candidates(handler)[0] == path
+    assert handler_files(handler)[0] == path
     root = tmp_path / "c"
     (root / path).parent.mkdir(parents=True, exist_ok=True)
     (root / path).write_text("def handler(e, c): pass\n")
