@@ -108,6 +108,11 @@ class FlowEngine:
         :meth:`notify` is called. Returns its last value."""
         return self._waiters.wait(is_ended, timeout)
 
+    def wait_for_waiters(self, count: int, timeout: float) -> bool:
+        """Block up to ``timeout`` real seconds until ``count`` callers are blocked in
+        :meth:`wait_ended`; True when they are."""
+        return self._waiters.wait_parked(count, timeout)
+
     def notify(self) -> None:
         """Wake the scheduler and waiters (clock advanced, flow deleted...)."""
         self._scheduler.wake()

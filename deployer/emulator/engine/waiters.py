@@ -23,6 +23,7 @@ class Waiters:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._generation = 0
+        self._parked = 0  # callers blocked in wait() right now
 
     def wait(self, is_done: Callable[[], bool], timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until ``is_done()``; the predicate is tested at
@@ -34,14 +35,25 @@ class Waiters:
             if is_done():
                 return True
             with self._cond:
-                while self._generation == generation:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        break
-                    self._cond.wait(remaining)
+                self._parked += 1
+                self._cond.notify_all()  # for wait_parked()
+                try:
+                    while self._generation == generation:
+                        remaining = deadline - time.monotonic()
+                        if remaining <= 0:
+                            break
+                        self._cond.wait(remaining)
+                finally:
+                    self._parked -= 1
                 timed_out = self._generation == generation
             if timed_out:
                 return is_done()
+
+    def wait_parked(self, count: int, timeout: float) -> bool:
+        """Block up to ``timeout`` real seconds until at least ``count`` callers are blocked
+        in :meth:`wait` (explicit synchronisation for tests); True when they are."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._parked >= count, timeout)
 
     def stepped(self, seq: int, *, ended: bool) -> None:
         """A step of execution ``seq`` was committed (and ``ended`` it, or not)."""
