@@ -26,6 +26,8 @@ not:
 * anything else raises :class:`UnmockedRequestError` naming the URL before any connection is
   made: nothing leaves the machine.
 
+A URL relative to an aiohttp session's ``base_url`` is judged joined to it.
+
 The module imports nothing else of ``deployer`` and needs only the HTTP libraries themselves,
 so the same routing can be installed in a fresh process (a function worker) with
 :func:`install`. Routings nest: the innermost installed one decides.
@@ -39,7 +41,7 @@ import re
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 __all__ = ["EMULATED_HOSTS", "Routing", "UnmockedRequestError", "install"]
 
@@ -196,8 +198,11 @@ def _wrap_aiohttp(original: Any, url_index: int) -> Any:
         routing = _PATCHES.current()
         if routing is not None:
             positional = len(args) > url_index
-            url = args[url_index] if positional else kwargs.get("url")
-            target = routing.target(str(url))
+            url = str(args[url_index] if positional else kwargs.get("url"))
+            base = getattr(args[0], "_base_url", None) if args else None
+            if base is not None and not urlsplit(url).netloc:  # relative to the session's
+                url = urljoin(str(base), url)  # base URL (unknown base: blocked, not sent)
+            target = routing.target(url)
             if target is not None:
                 if positional:
                     args = (*args[:url_index], target, *args[url_index + 1:])

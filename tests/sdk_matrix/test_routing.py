@@ -117,6 +117,13 @@ def test_loopback_requests_pass_unchanged(cloud: LocalCloud) -> None:
 
     assert asyncio.run(health()) == "ok"
 
+    async def relative() -> str:
+        async with aiohttp.ClientSession(base_url=cloud.url) as session, \
+                session.get("/_emulator/health") as answer:
+            return str((await answer.json())["status"])
+
+    assert asyncio.run(relative()) == "ok"
+
 
 def test_every_other_host_fails_loudly(cloud: LocalCloud) -> None:
     with pytest.raises(UnmockedRequestError, match=r"https://example\.com/"):
@@ -126,6 +133,9 @@ def test_every_other_host_fails_loudly(cloud: LocalCloud) -> None:
 
     async def attempts() -> list[str]:
         seen = []
+        async with aiohttp.ClientSession(base_url="https://example.com") as elsewhere:
+            with pytest.raises(UnmockedRequestError, match=r"https://example\.com/e"):
+                elsewhere.get("/e")
         async with aiohttp.ClientSession() as session:
             for call in (lambda: session.get("https://example.com/a"),
                          lambda: session.request("PUT", url="http://example.org/b"),
