@@ -1,4 +1,10 @@
-"""Wiring of one emulator instance without HTTP: identity, database, services, engines."""
+"""Wiring of one emulator instance without HTTP: identity, database, services, engines.
+
+The composition root: the only module that knows both the services and the engine. The
+services reach the engine through ``ExecutionEngine`` (a port of ``services.executions``), the
+engine reaches Function Compute through ``TaskRunner`` (a port of ``engine.ports``), and
+neither imports the other.
+"""
 
 from __future__ import annotations
 
@@ -71,16 +77,11 @@ class Emulator:
 
         The identity (account id and keys) survives, so configured clients keep working.
         """
-        for rec in self._all_functions():
-            self.runtime.retire(rec[0], rec[1], rec[2])
+        for account_id, region, name in self.function_repo.all_keys():
+            self.runtime.retire(account_id, region, name)
         self.db.wipe()
         self.flow_engine.resync()
         shutil.rmtree(self.code.root, ignore_errors=True)
-
-    def _all_functions(self) -> list[tuple[str, str, str]]:
-        with self.db.transaction() as conn:
-            return [(r[0], r[1], r[2]) for r in
-                    conn.execute("SELECT account_id, region, name FROM functions")]
 
     def close(self) -> None:
         for engine in reversed(self.engines):

@@ -1,6 +1,7 @@
 """Test helpers for projects deploying to Function Compute and CloudFlow (moto-style).
 
-``mock_cloud()`` runs the local cloud in-process and routes the official SDKs to it;
+``mock_cloud()`` runs the local cloud in-process and routes the official SDKs to it (with
+:mod:`deployer.testing.routing`, which any process can install for its own endpoint map);
 ``invoke_handler`` runs one handler in-process with a fake context; ``EchoRuntime`` stands in
 for the process runtime where handlers need not run.
 """

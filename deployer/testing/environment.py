@@ -1,10 +1,10 @@
 """``mock_cloud()``: an in-process emulator that the official SDKs reach transparently.
 
-Like moto for boto3, it intercepts the HTTP layer the Alibaba SDKs use — ``requests``
-(``Session.send``, sync clients) and ``aiohttp`` (``ClientSession._request``, ``*_async``
-clients) — and sends every request for an emulated cloud host (``fcv3.<region>.aliyuncs.com``,
+Like moto for boto3, it routes the HTTP traffic of the Alibaba SDKs (sync clients through
+``requests``, ``*_async`` clients through ``aiohttp``) with :mod:`deployer.testing.routing`:
+every request for an emulated cloud host (``fcv3.<region>.aliyuncs.com``,
 ``<account>.<region>.fc.aliyuncs.com``, ``ram.aliyuncs.com``, ``sts[.<region>].aliyuncs.com``,
-``<region>.fnf.aliyuncs.com``; http or https) to the emulator, keeping the Host header the
+``<region>.fnf.aliyuncs.com``; http or https) goes to the emulator, keeping the Host header the
 client signed. Requests to loopback addresses pass through; any other host raises
 :class:`UnmockedRequestError` naming the URL, so nothing leaves the machine.
 
@@ -18,44 +18,26 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import ipaddress
+import json
 import os
-import re
 import shutil
 import tempfile
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 from unittest import mock
-from urllib.parse import urlsplit, urlunsplit
 
 from deployer.emulator.clock import Clock, VirtualClock
 from deployer.emulator.server import EmulatorServer
 from deployer.emulator.services.ports import FunctionRuntime
+from deployer.testing import routing
+from deployer.testing.routing import EMULATED_HOSTS, UnmockedRequestError
 
 __all__ = ["EMULATED_HOSTS", "LocalCloud", "UnmockedRequestError", "mock_cloud"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-EMULATED_HOSTS = re.compile(
-    r"^(?:fcv3\.[a-z0-9-]+|\d+\.[a-z0-9-]+\.fc|[a-z0-9-]+\.fc|fc\.[a-z0-9-]+|ram"
-    r"|sts(?:-vpc)?(?:\.[a-z0-9-]+)?|[a-z0-9-]+\.fnf|fnf\.[a-z0-9-]+)\.aliyuncs\.com$"
-)
-
-
-class UnmockedRequestError(ConnectionError):
-    """A request inside ``mock_cloud()`` went to a host the emulator does not serve."""
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
 
 class LocalCloud:
     """A running local cloud: endpoint, identity, clock and ready SDK clients."""
@@ -162,48 +144,34 @@ class LocalCloud:
         """Delete every resource; identity and clock stay."""
         self.server.emulator.reset()
 
+    def health(self) -> dict[str, Any]:
+        """The admin health document (``GET /_emulator/health``): identity, clock and CloudFlow
+        engine counts (``cloudflow.runningExecutions``, ``pendingTimers``, ``inFlight``)."""
+        with urllib.request.urlopen(f"{self.url}/_emulator/health", timeout=10) as answer:
+            data: dict[str, Any] = json.loads(answer.read())
+        return data
+
+    def wait_for_long_polls(self, count: int = 1, *, timeout: float = 10.0) -> None:
+        """Block until at least ``count`` callers are parked waiting for executions to end
+        (DescribeExecution with ``WaitTimeSeconds``, StartSyncExecution, or
+        :meth:`wait_for_execution` in another thread), so a test can make something happen
+        only once they wait. ``timeout`` is in real seconds; TimeoutError after it."""
+        if not self.server.emulator.flow_engine.wait_for_waiters(count, timeout):
+            raise TimeoutError(f"fewer than {count} long poll(s) parked after {timeout} s")
+
+    def wait_for_async_invocations(self, *, timeout: float = 30.0) -> None:
+        """Block until every asynchronous FC invocation accepted so far has finished (its
+        record is in :meth:`invocations`). ``timeout`` is in real seconds; TimeoutError after
+        it."""
+        if not self.server.emulator.functions.wait_async(timeout):
+            raise TimeoutError(f"asynchronous invocations still running after {timeout} s")
+
     def target(self, url: str) -> str | None:
         """The emulator URL for a cloud ``url``; None for loopback; raises for other hosts."""
-        parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
-        if _is_loopback(host):
-            return None
-        if not EMULATED_HOSTS.match(host):
-            raise UnmockedRequestError(
-                f"mock_cloud() blocked a request to {url}: host {host!r} is not emulated "
-                "(only Function Compute, CloudFlow, RAM and STS endpoints are)")
-        return urlunsplit(("http", self.endpoint, parts.path or "/", parts.query, ""))
+        return routing.Routing(self._routes()).target(url)
 
-
-@contextmanager
-def _intercept(cloud: LocalCloud) -> Iterator[None]:
-    import aiohttp
-    import requests
-
-    real_send = requests.Session.send
-    real_request = aiohttp.ClientSession._request
-
-    def send(session: requests.Session, request: requests.PreparedRequest, **kwargs: Any) -> Any:
-        target = cloud.target(request.url or "")
-        if target is not None:
-            request = request.copy()
-            request.url = target
-            kwargs["verify"] = False
-            kwargs["proxies"] = {}
-        return real_send(session, request, **kwargs)
-
-    async def _request(session: aiohttp.ClientSession, method: str, str_or_url: Any,
-                       **kwargs: Any) -> Any:
-        target = cloud.target(str(str_or_url))
-        if target is not None:
-            str_or_url = target
-            kwargs["ssl"] = False
-            kwargs["proxy"] = None
-        return await real_request(session, method, str_or_url, **kwargs)
-
-    with mock.patch.object(requests.Session, "send", send), \
-            mock.patch.object(aiohttp.ClientSession, "_request", _request):
-        yield
+    def _routes(self) -> dict[Any, str]:
+        return {EMULATED_HOSTS: self.endpoint}
 
 
 @contextmanager
@@ -226,8 +194,8 @@ class mock_cloud:
     decorator for sync and async test functions.
 
     ``state_dir`` defaults to a temporary directory removed on exit; ``clock`` to a new
-    :class:`VirtualClock`; ``runtime`` to the process runtime. ``intercept=False`` leaves
-    ``requests``/``aiohttp`` and the environment untouched (use ``cloud.config()``).
+    :class:`VirtualClock`; ``runtime`` to the process runtime. ``intercept=False`` installs
+    no routing and leaves the environment untouched (use ``cloud.config()``).
     """
 
     def __init__(self, *, region: str = "cn-hangzhou", clock: Clock | None = None,
@@ -256,7 +224,7 @@ class mock_cloud:
             server.start()
             cloud = LocalCloud(server, self.region)
             if self.intercept:
-                stack.enter_context(_intercept(cloud))
+                stack.enter_context(routing.install(cloud._routes()))
                 stack.enter_context(_credentials_env(cloud))
         except BaseException:
             stack.close()
@@ -283,6 +251,6 @@ class mock_cloud:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                             state_dir=self.state_dir, intercept=self.intercept,
-                                step_latency=self.step_latency):
+                            step_latency=self.step_latency):
                 return fn(*args, **kwargs)
         return wrapper  # type: ignore[return-value]

@@ -5,6 +5,7 @@ takes the deleted executions' timers out of the engine."""
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable
 
 import pytest
@@ -14,7 +15,7 @@ from alibabacloud_tea_openapi.exceptions import ClientException
 
 from deployer.testing.environment import LocalCloud
 from deployer.testing.runtimes import EchoRuntime
-from tests.emulator.cloudflow_support import create, start, wait_flow
+from tests.emulator.cloudflow_support import create, history, start, wait_flow
 
 CALL = """Type: StateMachine
 SpecVersion: v1
@@ -43,11 +44,12 @@ def _create_function(cloud: LocalCloud, code: bytes) -> str:
 
 
 def _run(cloud: LocalCloud, name: str) -> tuple[str, str]:
-    start(cloud.fnf_client(), "call", name)
+    """(status, error code) of a new execution of ``call``, read through the SDK."""
+    client = cloud.fnf_client()
+    start(client, "call", name)
     done = cloud.wait_for_execution("call", name)
-    view = cloud.server.emulator.executions.describe(cloud.account_id, cloud.region, "call",
-                                                     name)
-    return done["Status"], view.error_code
+    failed = [e for e in history(client, "call", name) if e.type == "ExecutionFailed"]
+    return done["Status"], json.loads(failed[0].event_detail)["Error"] if failed else ""
 
 
 def test_reset_forgets_cached_functions(cloud: LocalCloud,
@@ -86,12 +88,11 @@ def test_tasks_invoke_the_updated_function(cloud: LocalCloud, runtime: EchoRunti
 def test_delete_flow_takes_its_timers_out_of_the_engine(cloud: LocalCloud) -> None:
     client = cloud.fnf_client()
     create(client, "w", wait_flow("w", seconds=100))
-    with cloud.auto_advance_disabled():
+    with cloud.auto_advance_disabled():  # parked in its Wait until the flow is deleted
         start(client, "w", "parked")
-    engine = cloud.server.emulator.flow_engine
-    assert engine.stats().pending_timers > 0  # the Wait (and the execution timeout)
-    client.delete_flow(fnf.DeleteFlowRequest(name="w"))
-    assert engine.stats().pending_timers == 0
+        assert cloud.health()["cloudflow"]["pendingTimers"] == 2  # the Wait, the timeout
+        client.delete_flow(fnf.DeleteFlowRequest(name="w"))
+        assert cloud.health()["cloudflow"]["pendingTimers"] == 0
 
     create(client, "w", wait_flow("w", seconds=5))
     began = cloud.now()

@@ -51,6 +51,10 @@ def _describe(client: Any, flow: str, name: str, wait: int = 0) -> Any:
         flow_name=flow, execution_name=name, wait_time_seconds=wait)).body
 
 
+def _pending_timers(cloud: LocalCloud) -> int:
+    return int(cloud.health()["cloudflow"]["pendingTimers"])
+
+
 def _token(client: Any, flow: str, name: str) -> str:
     submitted = [e for e in history(client, flow, name) if e.type == "TaskSubmitted"]
     return str(json.loads(submitted[-1].event_detail)["TaskToken"])
@@ -91,37 +95,41 @@ def test_start_names_idempotency_and_snapshot(client: Any, cloud: LocalCloud) ->
 
 
 def test_describe_long_poll_is_woken_by_the_end(client: Any, cloud: LocalCloud) -> None:
-    create(client, "w", wait_flow("w", seconds=300))
-    with cloud.auto_advance_disabled():
-        start(client, "w", "e")
-        assert _describe(client, "w", "e", wait=1).status == "Running"  # times out: 1 s
-        loop_result: list[Any] = []
+    create(client, "cb", CALLBACK.format(name="cb"))
+    start(client, "cb", "e")  # parked on its callback task: it ends only when reported
+    assert _describe(client, "cb", "e", wait=1).status == "Running"  # times out: 1 s
+    token = _token(client, "cb", "e")
+    polled: list[Any] = []
 
-        async def poll() -> None:
-            resp = await client.describe_execution_async(fnf.DescribeExecutionRequest(
-                flow_name="w", execution_name="e", wait_time_seconds=30))
-            loop_result.append(resp.body)
+    async def poll() -> None:
+        resp = await client.describe_execution_async(fnf.DescribeExecutionRequest(
+            flow_name="cb", execution_name="e", wait_time_seconds=30))
+        polled.append(resp.body)
 
-        async def main() -> None:
-            task = asyncio.create_task(poll())
-            await asyncio.sleep(0.2)  # the poll is parked on the engine's condition
-            cloud.advance(300)
-            await asyncio.wait_for(task, 10)
+    async def main() -> None:
+        task = asyncio.create_task(poll())
+        # report only once the poll waits on the engine: then only the execution's end can
+        # answer it within 10 s (its own 30 s wait would answer Running)
+        await asyncio.to_thread(cloud.wait_for_long_polls, 1)
+        await asyncio.to_thread(client.report_task_succeeded, fnf.ReportTaskSucceededRequest(
+            task_token=token, output='{"approved": true}'))
+        await asyncio.wait_for(task, 10)
 
-        asyncio.run(main())
-    assert loop_result[0].status == "Succeeded"
-    assert client_error(_describe, client, "w", "e", 61).code == "InvalidArgument"
+    asyncio.run(main())
+    assert polled[0].status == "Succeeded"
+    assert json.loads(polled[0].output) == {"approved": True}
+    assert client_error(_describe, client, "cb", "e", 61).code == "InvalidArgument"
 
 
 def test_stop_during_wait(client: Any, cloud: LocalCloud) -> None:
     create(client, "w", wait_flow("w", seconds=100))
     with cloud.auto_advance_disabled():
         start(client, "w", "e")
-        assert cloud.server.emulator.flow_engine.stats().pending_timers == 2  # wait + timeout
+        assert _pending_timers(cloud) == 2  # the Wait and the execution timeout
         body = client.stop_execution(fnf.StopExecutionRequest(
             flow_name="w", execution_name="e", error="Err", cause="because")).body
         assert body.status == "Stopped" and body.stopped_time
-        assert cloud.server.emulator.flow_engine.stats().pending_timers == 0
+        assert _pending_timers(cloud) == 0
         cloud.advance(200)
     events = history(client, "w", "e")
     assert [e.type for e in events].count("ExecutionStopped") == 1
@@ -233,7 +241,7 @@ def test_delete_flow_forgets_executions(client: Any, cloud: LocalCloud) -> None:
         client.delete_flow(fnf.DeleteFlowRequest(name="w"))
         create(client, "w", pass_flow("w"))
         assert client_error(_describe, client, "w", "e").code == "ExecutionNotExists"
-        assert cloud.server.emulator.flow_engine.stats().pending_timers == 0
+        assert _pending_timers(cloud) == 0
 
 
 def test_restart_resumes_executions_parked_in_long_waits(tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ def test_start_job_runs_with_tail_logs_and_errors(tmp_path: Path) -> None:
             "StartJob", fc.InvokeFunctionRequest(body=b"{}"),
             fc.InvokeFunctionHeaders(x_fc_invocation_type="Async"), RuntimeOptions())
         assert accepted.status_code == 202
-        cloud.server.emulator.functions.close(wait=True)  # drain the async pool
+        cloud.wait_for_async_invocations()
         records = cloud.invocations("StartJob")
         assert [r.invocation_type for r in records][:1] == ["Async"]
         assert records[0].status == "Succeeded"

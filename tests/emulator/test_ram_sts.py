@@ -9,6 +9,8 @@ import pytest
 from alibabacloud_ram20150501 import models as ram
 from alibabacloud_tea_openapi.exceptions import ClientException
 
+from tests.emulator.cloudflow_support import client_error, create, pass_flow
+
 TRUST = json.dumps({"Version": "1", "Statement": [{
     "Effect": "Allow", "Action": "sts:AssumeRole",
     "Principal": {"Service": ["fnf.aliyuncs.com"]}}]})
@@ -30,9 +32,16 @@ def test_role_and_policy_lifecycle(cloud) -> None:
                                                  assume_role_policy_document=TRUST))
     assert (info.value.code, info.value.status_code) == ("EntityAlreadyExists.Role", 409)
 
-    roles = cloud.server.emulator.roles
-    assert roles.role_trusts(cloud.account_id, role.arn)
-    assert not roles.role_trusts(cloud.account_id, role.arn, service="fc.aliyuncs.com")
+    # CloudFlow accepts the role (trusted by fnf.aliyuncs.com), not one trusting FC only
+    flows = cloud.fnf_client()
+    create(flows, "trusted", pass_flow("trusted"), role_arn=role.arn)
+    fc_only = client.create_role(ram.CreateRoleRequest(
+        role_name="FcRole", assume_role_policy_document=TRUST.replace(
+            "fnf.aliyuncs.com", "fc.aliyuncs.com"))).body.role
+    err = client_error(create, flows, "untrusted", pass_flow("untrusted"),
+                       role_arn=fc_only.arn)
+    assert err.code == "InvalidArgument" and "fnf.aliyuncs.com" in err.message
+    client.delete_role(ram.DeleteRoleRequest(role_name="FcRole"))
 
     created = client.create_policy(ram.CreatePolicyRequest(
         policy_name="invoke-two", policy_document=POLICY)).body.policy

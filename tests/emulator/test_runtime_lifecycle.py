@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import socket
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -167,27 +169,40 @@ def test_crashing_worker_is_discarded(runtime, tmp_path, statement):
 
 
 RENDEZVOUS = """
-import os, time
+import os, socket
 def handler(event, context):
-    directory = event.decode()
-    open(os.path.join(directory, context.request_id), "w").close()
-    deadline = time.monotonic() + 2
-    while len(os.listdir(directory)) < 2:
-        if time.monotonic() > deadline:
-            raise TimeoutError("no second instance ran concurrently")
-        time.sleep(0.01)
+    # returns only once the test's barrier has seen every invocation connect
+    with socket.create_connection(("127.0.0.1", int(event)), timeout=20) as conn:
+        assert conn.makefile("rb").read(2) == b"go"
     return os.getpid()
 """
 
 
+def _barrier(parties: int) -> tuple[int, threading.Thread]:
+    """A loopback barrier: answers ``go`` to its connections once ``parties`` are connected."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(30)
+
+    def serve() -> None:
+        with server:
+            connections = [server.accept()[0] for _ in range(parties)]
+            for conn in connections:
+                with conn:
+                    conn.sendall(b"go")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return int(server.getsockname()[1]), thread
+
+
 def test_concurrent_invocations_get_separate_instances(runtime, tmp_path):
-    spec = make_spec(tmp_path, {"index.py": RENDEZVOUS}, timeout=5)
-    meeting = tmp_path / "meeting"
-    meeting.mkdir()
+    spec = make_spec(tmp_path, {"index.py": RENDEZVOUS}, timeout=30)
+    port, barrier = _barrier(2)
     with ThreadPoolExecutor(2) as pool:
-        futures = [pool.submit(call, runtime, spec, str(meeting).encode(), f"r{i}") for i in (1, 2)]
+        futures = [pool.submit(call, runtime, spec, str(port).encode(), f"r{i}") for i in (1, 2)]
         results = [f.result() for f in futures]
-    assert [r.error_type for r in results] == [None, None]
+    barrier.join(5)
+    assert [r.error_type for r in results] == [None, None], [r.payload for r in results]
     assert len({r.instance_id for r in results}) == 2
     assert all(r.cold_start for r in results)
     assert runtime.instance_count(ACCOUNT, REGION, "fn") == 2

@@ -9,7 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deployer.emulator.engine_state import LiveExecution, LiveExecutions, TimerIndex
+from deployer.emulator.engine.live import LiveExecution, LiveExecutions
+from deployer.emulator.engine.timers import TimerIndex
 from deployer.emulator.store.steps import command_text
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import CancelTimer, Execution, InvokeTask, StartTimer

@@ -18,6 +18,7 @@ from deployer.fdl.interpreter import (
     step,
 )
 from deployer.fdl.interpreter.simulate import TaskAnswer
+from tests.unit.golden_scenarios import FAILING_MAP
 from tests.unit.interp_helpers import entered, flow_of, returns, run, types
 
 WAIT = """
@@ -232,32 +233,7 @@ def test_map_of_parallel_and_max_concurrency_queues_items() -> None:
 
 
 def test_parallel_of_map_and_error_in_iteration_reaches_execution() -> None:
-    flow = flow_of(
-        """
-    - Type: Parallel
-      Name: Par
-      Branches:
-        - StartAt: M
-          States:
-            - Type: Map
-              Name: M
-              ItemsPath: $Input.xs
-              Processor:
-                StartAt: Check
-                States:
-                  - Type: Choice
-                    Name: Check
-                    Branches:
-                      - Condition: $Input > 2
-                        Next: Bad
-                    Default: Ok
-                  - {Type: Fail, Name: Bad, Code: TooBig, Detail: over two}
-                  - {Type: Pass, Name: Ok, End: true}
-              End: true
-      End: true
-    """,
-        start_at="Par",
-    )
+    flow = flow_of(FAILING_MAP, start_at="Par")
     good = run(flow, {"xs": [1, 2]})
     assert good.execution.output == {"Branch0": {"Items": [1, 2]}}
     bad = run(flow, {"xs": [1, 3, 2]})

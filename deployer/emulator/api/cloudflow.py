@@ -20,10 +20,15 @@ from deployer.emulator.services.executions import (
     ExecutionFilter,
     ExecutionService,
     ExecutionView,
+    HistoryEvent,
     TaskCompleted,
 )
-from deployer.emulator.services.flows import FlowChanges, FlowService, parse_environment
-from deployer.emulator.store.flow_repos import FlowRecord
+from deployer.emulator.services.flows import (
+    FlowChanges,
+    FlowRecord,
+    FlowService,
+    parse_environment,
+)
 from deployer.fdl.interpreter.history import format_time
 
 __all__ = ["FNF_AUTH", "CloudFlowApi"]
@@ -105,6 +110,12 @@ def _flow(rec: FlowRecord) -> dict[str, Any]:
     if rec.environment is not None:
         body["Environment"] = rec.environment
     return body
+
+
+def _event(event: HistoryEvent) -> dict[str, Any]:
+    return {"EventId": event.event_id, "ScheduleEventId": event.schedule_event_id,
+            "Type": event.type, "StepName": event.step_name, "Time": event.time,
+            "EventDetail": event.detail}
 
 
 def _execution(view: ExecutionView, *, metadata_only: bool = False) -> dict[str, Any]:
@@ -244,7 +255,7 @@ class CloudFlowApi:
             ctx.account_id, ctx.region, _required(call, "FlowName"),
             _required(call, "ExecutionName"), limit=_int(call, "Limit", 60, 1, 1000),
             next_token=call.params.get("NextToken", ""))
-        body: dict[str, Any] = {"Events": events}
+        body: dict[str, Any] = {"Events": [_event(ev) for ev in events]}
         if token:
             body["NextToken"] = token
         return body

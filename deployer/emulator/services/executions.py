@@ -1,6 +1,8 @@
 """CloudFlow executions: start, describe (long poll), list, history, stop, callbacks.
 
-Domain logic only; the :class:`FlowEngine` runs the steps. Decisions (docs/emulator.md):
+Domain logic only; the engine runs the steps, reached through the :class:`ExecutionEngine` port
+(the service never imports ``emulator.engine``; ``emulator/app.py`` plugs the FlowEngine in).
+Decisions (docs/emulator.md):
 StartExecution on an Express flow and StopExecution of a finished execution answer
 InvalidArgument; StartSyncExecution on a Standard flow answers ActionNotSupported; an unknown
 task token answers InvalidArgument. ListExecutions returns executions in start order (oldest
@@ -11,14 +13,13 @@ from __future__ import annotations
 
 import builtins
 import json
-import sqlite3
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.engine import FlowEngine
 from deployer.emulator.services.errors import (
     AlreadyExists,
     InvalidArgument,
@@ -27,13 +28,24 @@ from deployer.emulator.services.errors import (
     ServiceError,
 )
 from deployer.emulator.services.flows import FlowService, check_name
-from deployer.emulator.store.flow_repos import ExecutionRow, FlowRecord, FlowRepo
+from deployer.emulator.store.errors import ExecutionNameTaken
+from deployer.emulator.store.flow_repos import ExecutionRow, FlowRecord, FlowRepo, HistoryRow
 from deployer.emulator.store.steps import output_text
-from deployer.fdl.interpreter import StopRequested, TaskFailed, TaskSucceeded
+from deployer.fdl.interpreter import (
+    Event,
+    Execution,
+    StopRequested,
+    TaskFailed,
+    TaskSucceeded,
+)
 from deployer.fdl.interpreter.runtime import DATA_LIMIT_BYTES
 
-__all__ = ["ExecutionFilter", "ExecutionService", "ExecutionView", "SyncResult",
-           "TaskCompleted"]
+__all__ = ["ExecutionEngine", "ExecutionFilter", "ExecutionService", "ExecutionView",
+           "HistoryEvent", "SyncResult", "TaskCompleted"]
+
+HistoryEvent = HistoryRow
+"""One history event (``event_id``, ``schedule_event_id``, ``type``, ``step_name``, ``time``,
+``detail``), as the store keeps it."""
 
 STATUSES = ("Starting", "Running", "Stopped", "Succeeded", "Failed", "TimedOut")
 SYNC_TIMEOUT = 330.0  # real seconds: Express executions end within 300 s of their clock
@@ -41,6 +53,27 @@ SYNC_TIMEOUT = 330.0  # real seconds: Express executions end within 300 s of the
 
 class TaskCompleted(ServiceError):
     """ReportTask* for a task that has already completed."""
+
+
+class ExecutionEngine(Protocol):
+    """The port to the engine that runs steps (``emulator.engine.FlowEngine``)."""
+
+    def begin(self, flow: FlowRecord, *, name: str, input_text: str,
+              input_value: Any) -> Execution:
+        """Create and start an execution; ExecutionNameTaken when the name is in use."""
+        ...
+
+    def deliver(self, seq: int, make_event: Callable[[float], Event]) -> Execution | None:
+        """Apply one event now; the new execution (None if it is gone or finished)."""
+        ...
+
+    def wait_ended(self, is_ended: Callable[[], bool], timeout: float) -> bool:
+        """Block up to ``timeout`` real seconds until ``is_ended()``."""
+        ...
+
+    def resync(self) -> None:
+        """Rows changed behind the engine (a flow was deleted): reload, wake waiters."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +145,7 @@ def _input(text: str) -> tuple[str, Any]:
 class ExecutionService:
     """Execution use-cases over the store and the engine."""
 
-    def __init__(self, repo: FlowRepo, flows: FlowService, engine: FlowEngine,
+    def __init__(self, repo: FlowRepo, flows: FlowService, engine: ExecutionEngine,
                  clock: Clock) -> None:
         self._repo = repo
         self._flows = flows
@@ -150,7 +183,7 @@ class ExecutionService:
                 flow = self._flows.get(flow.account_id, flow.region, flow.name)
             try:
                 ex = self._engine.begin(flow, name=name, input_text=text, input_value=value)
-            except sqlite3.IntegrityError:
+            except ExecutionNameTaken:
                 continue  # started concurrently under the same name: re-read it
             return ExecutionView(name, flow.name, ex.status.value, text, output_text(ex),
                                  ex.started_at, ex.stopped_at, flow.definition,
@@ -208,8 +241,8 @@ class ExecutionService:
         return [_view(r) for r in rows[:limit]], token
 
     def history(self, account_id: str, region: str, flow_name: str, name: str, *,
-                limit: int, next_token: str = "") -> tuple[builtins.list[dict[str, Any]], str]:
-        """History events in EventId order; NextToken is the next page's first EventId."""
+                limit: int, next_token: str = "") -> tuple[builtins.list[HistoryEvent], str]:
+        """History events in event id order; the token is the next page's first event id."""
         row = self._row(account_id, region, flow_name, name)
         start = 1
         if next_token:
@@ -217,7 +250,7 @@ class ExecutionService:
                 raise InvalidArgument(f"NextToken '{next_token}' is invalid", field="NextToken")
             start = int(next_token)
         events = self._repo.history(row.seq, from_event=start, limit=limit + 1)
-        token = str(events[limit]["EventId"]) if len(events) > limit else ""
+        token = str(events[limit].event_id) if len(events) > limit else ""
         return events[:limit], token
 
     def stop(self, account_id: str, region: str, flow_name: str, name: str, *,

@@ -21,7 +21,8 @@ from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, No
 from deployer.emulator.store.flow_repos import FlowRecord, FlowRepo
 from deployer.fdl import check_flow
 
-__all__ = ["FLOW_NAME_RE", "MODES", "FlowChanges", "FlowService", "parse_environment"]
+__all__ = ["FLOW_NAME_RE", "MODES", "FlowChanges", "FlowRecord", "FlowService",
+           "parse_environment"]  # FlowRecord: a flow as the service returns it (stored as is)
 
 FLOW_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
 MODES = ("Standard", "Express")

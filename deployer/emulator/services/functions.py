@@ -14,6 +14,7 @@ import threading
 import uuid
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for_futures
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,6 +135,7 @@ class FunctionService:
         self._clock = clock
         self._pool = ThreadPoolExecutor(ASYNC_WORKERS, thread_name_prefix="fc-async")
         self._slots = threading.BoundedSemaphore(ASYNC_QUEUE)
+        self._pending: set[Future[InvocationResult]] = set()  # async invocations not done
         self._lock = threading.Lock()
         # record (as cached by the repository) -> its Function and FunctionSpec
         self._resolved: dict[tuple[str, str, str], tuple[FunctionRecord, Function,
@@ -245,10 +247,12 @@ class FunctionService:
             raise InvalidArgument("too many queued asynchronous invocations", field="body")
         future: Future[InvocationResult] = self._pool.submit(
             self._run, spec, event, request_id, "Async")
+        self._pending.add(future)
         future.add_done_callback(self._async_done)
         return Invocation(request_id, True, None)
 
     def _async_done(self, future: Future[InvocationResult]) -> None:
+        self._pending.discard(future)
         self._slots.release()
         exc = future.exception() if not future.cancelled() else None
         if exc is not None and not isinstance(exc, InvalidArgument):
@@ -282,6 +286,11 @@ class FunctionService:
                            limit: int = 20) -> builtins.list[InvocationRecord]:
         """The most recent invocation records of a function, newest first."""
         return self._invocations.recent_invocations(account_id, region, name, limit)
+
+    def wait_async(self, timeout: float) -> bool:
+        """Block up to ``timeout`` real seconds until every asynchronous invocation accepted
+        so far has finished; True when they have."""
+        return not wait_for_futures(list(self._pending), timeout=timeout).not_done
 
     def close(self, wait: bool = True) -> None:
         """Stop the async pool (waiting for running invocations when ``wait``)."""

@@ -25,7 +25,7 @@ from typing import Any
 
 from deployer.emulator.store.db import Database, register_migration
 
-__all__ = ["ExecutionRow", "FlowRecord", "FlowRepo", "TaskRow", "TimerRow"]
+__all__ = ["ExecutionRow", "FlowRecord", "FlowRepo", "HistoryRow", "TaskRow", "TimerRow"]
 
 register_migration(
     2,
@@ -104,6 +104,18 @@ class ExecutionRow:
     mode: str
     state: dict[str, Any]
     version: int
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRow:
+    """One history event as stored; ``detail`` is the event's detail JSON text."""
+
+    event_id: int
+    schedule_event_id: int
+    type: str
+    step_name: str
+    time: str
+    detail: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,15 +260,14 @@ class FlowRepo:
             rows = conn.execute(sql + " ORDER BY seq LIMIT ?", (*args, limit)).fetchall()
         return [execution_row(r, with_state=False) for r in rows]
 
-    def history(self, seq: int, *, from_event: int, limit: int) -> list[dict[str, Any]]:
-        """History events with ``EventId >= from_event`` in ascending order (wire keys)."""
+    def history(self, seq: int, *, from_event: int, limit: int) -> list[HistoryRow]:
+        """History events with ``event_id >= from_event`` in ascending order."""
         with self.db.transaction() as conn:
             rows = conn.execute(
-                "SELECT * FROM history WHERE exec_seq=? AND event_id>=? ORDER BY event_id "
-                "LIMIT ?", (seq, from_event, limit)).fetchall()
-        return [{"EventId": r["event_id"], "ScheduleEventId": r["schedule_event_id"],
-                 "Type": r["type"], "StepName": r["step_name"], "Time": r["time"],
-                 "EventDetail": r["detail"]} for r in rows]
+                "SELECT event_id, schedule_event_id, type, step_name, time, detail FROM history "
+                "WHERE exec_seq=? AND event_id>=? ORDER BY event_id LIMIT ?",
+                (seq, from_event, limit)).fetchall()
+        return [HistoryRow(*r) for r in rows]
 
     def task_by_token(self, account_id: str, region: str, token: str) -> list[TaskRow]:
         with self.db.transaction() as conn:

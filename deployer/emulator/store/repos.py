@@ -7,6 +7,7 @@ function is a JSON-ready dict owned by ``services/functions.py``.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import sqlite3
@@ -123,6 +124,12 @@ class FunctionRepo:
                 "AND substr(name, 1, ?)=? ORDER BY name LIMIT ?",
                 (account_id, region, start, len(prefix), prefix, limit)).fetchall()
         return [_function(r) for r in rows]
+
+    def all_keys(self) -> builtins.list[tuple[str, str, str]]:
+        """(account_id, region, name) of every function of every account and region."""
+        with self._db.transaction() as conn:
+            return [(r[0], r[1], r[2]) for r in
+                    conn.execute("SELECT account_id, region, name FROM functions")]
 
     def checksums_in_use(self) -> set[str]:
         with self._db.transaction() as conn:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
+from deployer.emulator.store.errors import ExecutionNameTaken, StaleStep
 from deployer.emulator.store.flow_repos import TaskRow, TimerRow, task_row
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import (
@@ -25,6 +26,7 @@ from deployer.fdl.interpreter import (
 )
 
 __all__ = [
+    "ExecutionNameTaken",
     "StaleStep",
     "all_timers",
     "command_text",
@@ -36,10 +38,6 @@ __all__ = [
     "timer_exists",
     "update_step",
 ]
-
-
-class StaleStep(Exception):
-    """The execution changed (or vanished) since the step was computed."""
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -68,15 +66,20 @@ def output_text(ex: Execution) -> str | None:
 def insert_started(conn: sqlite3.Connection, *, account_id: str, region: str, flow_name: str,
                    input_text: str, definition: str, environment: dict[str, Any] | None,
                    ex: Execution, commands: Sequence[Command], timer_delay: float) -> int:
-    """Insert a new execution with its first step (version 1); return its ``seq``."""
-    cur = conn.execute(
-        "INSERT INTO executions (account_id, region, flow_name, name, status, input, output, "
-        "started_at, stopped_at, definition, environment, role_arn, mode, state, version) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
-        (account_id, region, flow_name, ex.name, ex.status.value, input_text, output_text(ex),
-         ex.started_at, ex.stopped_at, definition,
-         json.dumps(environment) if environment is not None else None, ex.role_arn,
-         ex.execution_mode, json.dumps(ex.to_json() | {"new_events": []})))
+    """Insert a new execution with its first step (version 1); return its ``seq``.
+
+    Raises :class:`ExecutionNameTaken` when the flow has an execution of that name."""
+    try:
+        cur = conn.execute(
+            "INSERT INTO executions (account_id, region, flow_name, name, status, input, "
+            "output, started_at, stopped_at, definition, environment, role_arn, mode, state, "
+            "version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
+            (account_id, region, flow_name, ex.name, ex.status.value, input_text,
+             output_text(ex), ex.started_at, ex.stopped_at, definition,
+             json.dumps(environment) if environment is not None else None, ex.role_arn,
+             ex.execution_mode, json.dumps(ex.to_json() | {"new_events": []})))
+    except sqlite3.IntegrityError:
+        raise ExecutionNameTaken(f"execution {ex.name!r} of flow {flow_name!r} exists") from None
     seq = int(cur.lastrowid or 0)
     _write_effects(conn, seq, account_id, region, ex, commands, timer_delay)
     return seq

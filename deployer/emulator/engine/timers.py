@@ -1,34 +1,22 @@
-"""In-memory mirrors the CloudFlow engine keeps beside the database (never instead of it).
+"""The timer mirror: the ``timers`` table in memory, so the scheduler never queries for what
+is due.
 
-* :class:`TimerIndex` mirrors the ``timers`` table: the scheduler finds due timers, the next
-  ``fire_at`` and the next Wait/retry instant without a query. It is loaded from the table at
-  start, updated right after each committed step (under the database lock, so in commit
-  order) and reloaded whenever rows change behind the engine's back (reset, DeleteFlow).
-* :class:`LiveExecutions` caches the decoded :class:`Execution` of running executions with the
-  ``version`` it was committed at, so a step neither re-reads nor re-decodes the row. It is a
-  bounded LRU (parked executions fall out and are read again when they wake); a terminal,
-  stale or vanished execution is dropped. The database row stays the truth: every step is
-  still written with ``WHERE version = ?``.
-
-* :class:`FlowCache` keeps parsed flow definitions (thread-safe, LRU of 256).
-
-The first two are not thread-safe on their own: the engine guards each with a lock.
+:class:`TimerIndex` is loaded from the table at start, updated right after each committed step
+(under the database lock, so in commit order) and reloaded whenever rows change behind the
+engine's back (reset, DeleteFlow). It finds due timers, the next ``fire_at`` and the next
+Wait/retry instant (the only kinds that may make virtual time jump) without a query. It is not
+thread-safe on its own: the scheduler guards it with its condition.
 """
 
 from __future__ import annotations
 
 import heapq
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from deployer.emulator.store.flow_repos import TimerRow
-from deployer.fdl import parse_flow
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import CancelTimer, Command, Execution, StartTimer
 
-__all__ = ["FlowCache", "LiveExecution", "LiveExecutions", "TimerIndex"]
+__all__ = ["SKIP_PURPOSES", "TimerIndex", "TimerKey"]
 
 SKIP_PURPOSES = frozenset({"wait", "retry"})  # timers that may make virtual time jump
 TimerKey = tuple[int, str]
@@ -134,73 +122,3 @@ class TimerIndex:
                 return fire_at, key
             heapq.heappop(heap)
         return None
-
-
-@dataclass(slots=True)
-class LiveExecution:
-    """A running execution as last committed (``version``) with what a step needs."""
-
-    version: int
-    ex: Execution
-    flow: Flow
-    account_id: str
-    region: str
-
-
-class LiveExecutions:
-    """Bounded LRU of :class:`LiveExecution` by ``seq``."""
-
-    def __init__(self, capacity: int = 2048) -> None:
-        self._capacity = capacity
-        self._items: OrderedDict[int, LiveExecution] = OrderedDict()
-
-    def get(self, seq: int) -> LiveExecution | None:
-        live = self._items.get(seq)
-        if live is not None:
-            self._items.move_to_end(seq)
-        return live
-
-    def put(self, seq: int, live: LiveExecution) -> None:
-        """Remember ``live`` unless a newer version is already known; terminal ones are
-        dropped."""
-        current = self._items.get(seq)
-        if current is not None and current.version >= live.version:
-            return
-        if live.ex.status.is_terminal:
-            self._items.pop(seq, None)
-            return
-        self._items[seq] = live
-        self._items.move_to_end(seq)
-        while len(self._items) > self._capacity:
-            self._items.popitem(last=False)
-
-    def drop(self, seq: int) -> None:
-        self._items.pop(seq, None)
-
-    def clear(self) -> None:
-        self._items.clear()
-
-
-class FlowCache:
-    """Parsed flows by definition text; thread-safe (its lock is never held while parsing)."""
-
-    def __init__(self, capacity: int = 256) -> None:
-        self._capacity = capacity
-        self._items: OrderedDict[str, Flow] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, definition: str) -> Flow:
-        """The parsed flow of a (validated) definition; ValueError if it no longer parses."""
-        with self._lock:
-            cached = self._items.get(definition)
-            if cached is not None:
-                self._items.move_to_end(definition)
-                return cached
-        parsed = parse_flow(definition).flow
-        if parsed is None:
-            raise ValueError("stored definition no longer parses")
-        with self._lock:
-            self._items[definition] = parsed
-            while len(self._items) > self._capacity:
-                self._items.popitem(last=False)
-        return parsed

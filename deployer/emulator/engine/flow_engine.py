@@ -1,0 +1,136 @@
+"""The CloudFlow engine: one object wiring stepping, scheduling, the time-jump policy and the
+waiters (see the package docstring). ``start()``/``stop()`` follow the server's lifecycle."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from deployer.emulator.clock import Clock
+from deployer.emulator.engine.ports import TaskRunner
+from deployer.emulator.engine.scheduler import Scheduler
+from deployer.emulator.engine.stepping import EventFactory, Stepper
+from deployer.emulator.engine.time_jump import TimeJumpPolicy
+from deployer.emulator.engine.waiters import Waiters
+from deployer.emulator.store import engine_meta, steps
+from deployer.emulator.store.db import Database
+from deployer.emulator.store.flow_repos import FlowRecord
+from deployer.fdl.interpreter import Event, Execution, TimerFired
+
+__all__ = ["EngineStats", "FlowEngine"]
+
+
+@dataclass(frozen=True, slots=True)
+class EngineStats:
+    running_executions: int
+    pending_timers: int
+    in_flight: int
+
+
+class FlowEngine:
+    """Drives the deterministic interpreter durably for every execution of one emulator.
+
+    Thread-safe. ``auto_advance`` (virtual clock only) may be switched at any time; see
+    :mod:`deployer.emulator.engine.time_jump`.
+    """
+
+    def __init__(self, db: Database, clock: Clock, runner: TaskRunner, *,
+                 workers: int = 8, step_latency: float = 0.0, auto_advance: bool = True) -> None:
+        self._db = db
+        self._policy = TimeJumpPolicy(db, clock, auto_advance=auto_advance)
+        self._waiters = Waiters()
+        self._scheduler = Scheduler(db, clock, self._policy, self, workers=workers)
+        self._stepper = Stepper(db, clock, runner, self._scheduler, self._waiters,
+                                step_latency=step_latency)
+
+    @property
+    def step_latency(self) -> float:
+        return self._stepper.step_latency
+
+    @property
+    def auto_advance(self) -> bool:
+        return self._policy.auto_advance
+
+    @auto_advance.setter
+    def auto_advance(self, value: bool) -> None:
+        self._policy.auto_advance = value
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Restore the virtual clock, re-dispatch unfinished tasks, start the scheduler."""
+        self._scheduler.open()
+        with self._db.transaction() as conn:
+            saved = engine_meta.saved_clock(conn)
+            tasks = steps.pending_tasks(conn)
+        self.resync()
+        self._policy.restore(saved)
+        self._stepper.redispatch(tasks)
+        self._scheduler.run()
+
+    def stop(self) -> None:
+        self._scheduler.stop()
+
+    def stats(self) -> EngineStats:
+        with self._db.transaction() as conn:
+            running, timers = engine_meta.counts(conn)
+        return EngineStats(running, timers, self._scheduler.in_flight)
+
+    def resync(self) -> None:
+        """Reload the in-memory mirrors from the database; call after rows changed behind
+        the engine (reset, DeleteFlow). Wakes the scheduler and waiters."""
+        with self._db.lock:
+            with self._db.transaction() as conn:
+                rows = steps.all_timers(conn)
+            self._stepper.live.clear()
+            self._scheduler.load_timers(rows)
+        self.notify()
+
+    # --- entry points for the execution service -------------------------------------------------
+
+    def begin(self, flow: FlowRecord, *, name: str, input_text: str,
+              input_value: object) -> Execution:
+        """Create and start an execution on a snapshot of ``flow``; return it as committed.
+
+        Raises :class:`~deployer.emulator.store.errors.ExecutionNameTaken` when the name is
+        taken (the caller re-reads)."""
+        return self._stepper.begin(flow, name=name, input_text=input_text,
+                                   input_value=input_value)
+
+    def deliver(self, seq: int, make_event: EventFactory) -> Execution | None:
+        """Apply one event now, in the caller's thread; the new execution (None if gone)."""
+        with self._scheduler.activity():
+            return self._stepper.step(seq, make_event)
+
+    def wait_ended(self, is_ended: Callable[[], bool], timeout: float) -> bool:
+        """Block up to ``timeout`` real seconds until ``is_ended()``; the predicate is tested
+        (outside the engine's locks) at first and whenever an execution ends or
+        :meth:`notify` is called. Returns its last value."""
+        return self._waiters.wait(is_ended, timeout)
+
+    def wait_for_waiters(self, count: int, timeout: float) -> bool:
+        """Block up to ``timeout`` real seconds until ``count`` callers are blocked in
+        :meth:`wait_ended`; True when they are."""
+        return self._waiters.wait_parked(count, timeout)
+
+    def notify(self) -> None:
+        """Wake the scheduler and waiters (clock advanced, flow deleted...)."""
+        self._scheduler.wake()
+        self._waiters.wake()
+
+    def clock_moved(self) -> None:
+        """The virtual clock was advanced from outside: remember it, fire what is due."""
+        self.persist_clock()
+        self.notify()
+
+    def persist_clock(self) -> None:
+        """Remember the virtual clock's instant (a restarted daemon never goes back)."""
+        self._policy.persist()
+
+    # --- the scheduler's DueHandler ---------------------------------------------------------------
+
+    def fire_timer(self, seq: int, timer_id: str) -> None:
+        self._stepper.step(seq, lambda now: TimerFired(now, timer_id), fired=timer_id)
+
+    def deliver_event(self, seq: int, event: Event) -> None:
+        self._stepper.step(seq, lambda _now: event)

@@ -1,0 +1,248 @@
+"""Timers and scheduling: one scheduler thread and a bounded worker pool for every execution.
+
+The scheduler fires due timers and delayed deliveries on the pool; otherwise it waits on its
+condition until the next ``fire_at`` (or until woken), or, when the
+:class:`~deployer.emulator.engine.time_jump.TimeJumpPolicy` allows it, jumps virtual time to the
+next due instant. No thread, process or sleep per execution.
+
+It counts the jobs in flight (pool jobs and callers inside :meth:`Scheduler.activity`), which
+is what "the engine is idle" means to the time-jump policy. What a due timer or a delivery
+*does* is not known here: the :class:`DueHandler` (the engine) turns it into a step.
+
+Lock order: the database lock, then the scheduler's condition (jobs in flight, delayed
+deliveries, the timer mirror), then the waiters'.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from deployer.emulator.clock import Clock
+from deployer.emulator.engine.time_jump import Instant, TimeJumpPolicy
+from deployer.emulator.engine.timers import TimerIndex
+from deployer.emulator.store import steps
+from deployer.emulator.store.db import Database
+from deployer.emulator.store.flow_repos import TimerRow
+from deployer.fdl.interpreter import Command, Event, Execution
+
+__all__ = ["DueHandler", "Scheduler"]
+
+log = logging.getLogger("deployer.emulator.engine")
+DUE_BATCH = 512  # timers taken per scheduler iteration
+
+
+class DueHandler(Protocol):
+    """What happens when something is due (called on a pool worker)."""
+
+    def fire_timer(self, seq: int, timer_id: str) -> None: ...
+
+    def deliver_event(self, seq: int, event: Event) -> None: ...
+
+    def resync(self) -> None:
+        """The timer mirror disagrees with the database: reload it."""
+        ...
+
+
+class Scheduler:
+    """See the module docstring. :meth:`open` the pool, then :meth:`run` the thread."""
+
+    def __init__(self, db: Database, clock: Clock, policy: TimeJumpPolicy, handler: DueHandler,
+                 *, workers: int = 8) -> None:
+        self._db = db
+        self._clock = clock
+        self._policy = policy
+        self._handler = handler
+        self._workers = workers
+        self._cond = threading.Condition()
+        self._timers = TimerIndex()
+        self._delayed: list[tuple[float, int, int, Event]] = []
+        self._seq = itertools.count()
+        self.in_flight = 0
+        self._pool: ThreadPoolExecutor | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Start the worker pool (jobs may be submitted from now on)."""
+        self._stopping = False
+        self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="flow-worker")
+
+    def run(self) -> None:
+        """Start the scheduler thread."""
+        self._thread = threading.Thread(target=self._loop, name="flow-scheduler", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # --- work in flight -----------------------------------------------------------------------
+
+    @contextmanager
+    def activity(self) -> Iterator[None]:
+        """Count the caller as in-flight work (virtual time does not jump meanwhile)."""
+        with self._cond:
+            self.in_flight += 1
+        try:
+            yield
+        finally:
+            self._job_done()
+
+    def submit(self, fn: Callable[..., object], *args: Any) -> None:
+        """Run ``fn(*args)`` on the pool, counted in flight; dropped once stopping."""
+        with self._cond:
+            if self._stopping or self._pool is None:
+                return
+            self.in_flight += 1
+
+        def job() -> None:
+            try:
+                if not self._stopping:
+                    fn(*args)
+            except Exception:
+                if not self._stopping:  # the database may close under a job at shutdown
+                    log.exception("flow engine job failed")
+            finally:
+                self._job_done()
+
+        try:
+            self._pool.submit(job)
+        except RuntimeError:  # pool shut down
+            self._job_done()
+
+    def _job_done(self) -> None:
+        with self._cond:
+            self.in_flight -= 1
+            if self.in_flight == 0 or self._timers.firing:
+                self._cond.notify_all()
+
+    # --- the timer mirror and delayed deliveries ------------------------------------------------
+
+    def load_timers(self, rows: Sequence[TimerRow]) -> None:
+        """Replace the timer mirror (the caller holds the database lock)."""
+        with self._cond:
+            self._timers.load(rows)
+
+    def mirror(self, seq: int, ex: Execution, commands: Sequence[Command],
+               delay: float) -> None:
+        """Mirror one committed step's timers (the caller holds the database lock)."""
+        with self._cond:
+            if self._timers.apply(seq, ex, commands, delay):
+                self._cond.notify_all()
+
+    def forget_timer(self, seq: int, timer_id: str) -> None:
+        with self._cond:
+            self._timers.remove(seq, timer_id)
+
+    def deliver_at(self, at: float, seq: int, event: Event) -> None:
+        """Hand ``event`` to execution ``seq`` once the clock reaches ``at``."""
+        with self._cond:
+            heapq.heappush(self._delayed, (at, next(self._seq), seq, event))
+            self._cond.notify_all()
+
+    def wake(self) -> None:
+        """Look again at what is due (clock advanced, rows changed)."""
+        with self._cond:
+            self._cond.notify_all()
+
+    # --- the scheduler thread -----------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                if self._stopping:
+                    return
+            try:
+                if self._dispatch_due():
+                    continue
+                self._idle_wait()
+            except Exception:
+                log.exception("flow scheduler iteration failed")
+                with self._cond:
+                    self._cond.wait(timeout=0.5)
+
+    def _dispatch_due(self) -> bool:
+        now = self._clock.now()
+        ready: list[tuple[int, Event]] = []
+        with self._cond:
+            while self._delayed and self._delayed[0][0] <= now:
+                _, _, seq, event = heapq.heappop(self._delayed)
+                ready.append((seq, event))
+            due = self._timers.take_due(now, DUE_BATCH)
+        for seq, event in ready:
+            self.submit(self._handler.deliver_event, seq, event)
+        for seq, timer_id in due:
+            self.submit(self._fire, seq, timer_id)
+        return bool(ready or due)
+
+    def _fire(self, seq: int, timer_id: str) -> None:
+        try:
+            self._handler.fire_timer(seq, timer_id)
+        finally:
+            with self._cond:
+                self._timers.fired((seq, timer_id))
+
+    def _idle_wait(self) -> None:
+        with self._cond:
+            if self._stopping:
+                return
+            jump = self._jump_target()
+            if jump is None:
+                now = self._clock.now()
+                nxt = self._next_instant()
+                if nxt is not None and nxt[0] <= now:
+                    return
+                wait = 0.5
+                if nxt is not None and not self._clock.is_virtual:
+                    wait = min(max(nxt[0] - now, 0.0), 0.5)
+                self._cond.wait(timeout=wait)
+                return
+        self._jump(*jump)
+
+    def _next_instant(self) -> Instant | None:
+        """The next instant something is due (caller holds the condition)."""
+        first = None if self._timers.firing else self._timers.next_timer()
+        delayed = self._delayed[0][0] if self._delayed else None
+        if delayed is not None and (first is None or delayed <= first[0]):
+            return delayed, None
+        return first
+
+    def _jump_target(self) -> Instant | None:
+        """Where virtual time may jump now (caller holds the condition)."""
+        if not self._policy.may_jump(self.in_flight):
+            return None
+        skip_pending = self._timers.next_skip_at() is not None or bool(self._delayed)
+        return self._policy.target(self._next_instant(), skip_pending=skip_pending)
+
+    def _jump(self, instant: float, key: tuple[int, str] | None) -> None:
+        """Advance virtual time to ``instant`` if the engine is still idle and the timer row
+        is really there (otherwise the mirror is reloaded)."""
+        if not self._policy.can_advance:
+            return
+        with self._db.transaction() as conn:  # check and remember the instant: one commit
+            if key is not None and not steps.timer_exists(conn, *key):
+                exists = False
+            else:
+                exists = True
+                with self._cond:
+                    if self._jump_target() != (instant, key):
+                        return
+                    self._policy.advance(instant)
+                self._policy.remember(conn)
+        if not exists:
+            log.debug("timer %s was not in the database: reloading timers", key)
+            self._handler.resync()
