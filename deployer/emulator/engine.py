@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from deployer.emulator.changes import ExecutionChanges
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine_state import (
     FlowCache,
@@ -106,6 +107,7 @@ class FlowEngine:
         self._thread: threading.Thread | None = None
         self._stopping = False
         self.transitions = 0
+        self.changes = ExecutionChanges()  # per-step wake-ups for readers (the console)
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -152,6 +154,7 @@ class FlowEngine:
             self._live.clear()
             with self._cond:
                 self._timers.load(rows)
+        self.changes.wake_all()
         self.notify()
 
     # --- entry points for the execution service -------------------------------------------------
@@ -279,6 +282,7 @@ class FlowEngine:
     def _committed(self, seq: int, live: LiveExecution, commands: list[Command]) -> None:
         """Bookkeeping right after a step's COMMIT (the caller holds the database lock)."""
         self._live.put(seq, live)
+        self.changes.committed(seq, live.version)
         with self._cond:
             if self._timers.apply(seq, live.ex, commands, self.step_latency):
                 self._cond.notify_all()

@@ -28,6 +28,7 @@ Pure: no I/O, no clock. :class:`ProgressFold` folds one event at a time (the liv
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -48,6 +49,8 @@ __all__ = [
     "Visit",
     "fold",
     "parse_time",
+    "task_id",
+    "task_request_id",
 ]
 
 TERMINAL_EXECUTION_EVENTS = {
@@ -93,6 +96,21 @@ class HistoryRecord(Protocol):
     def time(self) -> str: ...
     @property
     def detail(self) -> Any: ...
+
+
+_TASK_REQUESTS = uuid.UUID("6f1d4a52-6c1b-4d0e-9a8e-3b7c0e5f2a11")
+
+
+def task_id(execution_name: str, scheduled_event_id: int) -> str:
+    """The id of the task a ``TaskScheduled`` event opened (docs/fdl-semantics.md: "Ids are
+    deterministic")."""
+    return f"{execution_name}:task:{scheduled_event_id}"
+
+
+def task_request_id(task: str) -> str:
+    """The Function Compute request id the emulator gives the invocation of task ``task``
+    (a UUID derived from the task id), so a visit finds its function log."""
+    return str(uuid.uuid5(_TASK_REQUESTS, task))
 
 
 def parse_time(text: str) -> float | None:
