@@ -193,7 +193,8 @@ class EmulatorServer:
             self.emulator.identity.account_id, region or self.emulator.region, function, limit)
         return [{"requestId": r.request_id, "invokedAt": r.invoked_at,
                  "invocationType": r.invocation_type, "status": r.status,
-                 "errorType": r.error_type, "durationMs": r.duration_ms, "log": r.log}
+                 "errorType": r.error_type, "durationMs": r.duration_ms, "log": r.log,
+                 "instanceId": r.instance_id, "coldStart": r.cold_start}
                 for r in records]
 
     def start(self) -> EmulatorServer:
