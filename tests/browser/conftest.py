@@ -22,7 +22,7 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # Playwright holds an event loop: not past its module
 def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright

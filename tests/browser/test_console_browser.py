@@ -40,7 +40,7 @@ def test_seed_mid_run_then_final_with_body(page: Any) -> None:
                 assert page.get_attribute(node(name), "data-status") == "not-reached"
             assert "fires at" in page.text_content("[data-current]")
             assert page.text_content("[data-live]").strip() == "● Live"
-            page.screenshot(path=str(DOCS / "console-running.png"))
+            page.screenshot(path=str(DOCS / "console-running.png"), full_page=True)
         cloud.wait_for_execution(FLOW, "seed-run-1")
         page.wait_for_selector('[data-live]:has-text("Final")')
         for name in PATH_STATES:
@@ -56,7 +56,7 @@ def test_seed_mid_run_then_final_with_body(page: Any) -> None:
             "[data-panel] [data-body] .kvt tr", "rs => rs.map(r => [r.querySelector('th')"
             ".textContent, r.querySelector('td').textContent])"))
         assert body["job_status"] == "success" and body["try_count"] == "4"
-        page.screenshot(path=str(DOCS / "console-succeeded.png"))
+        page.screenshot(path=str(DOCS / "console-succeeded.png"), full_page=True)
         assert paint is not None and paint < 2000
 
 
