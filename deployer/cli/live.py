@@ -1,15 +1,20 @@
-"""The live view of a running execution: its states and each task's answer, as they happen.
+"""The live view of a running execution, folded from its history by ``deployer.fdl.progress``.
 
-On a terminal a rich ``Live`` table shows every top-level state of the flow (pending, active in
-yellow, succeeded in green, failed in red) above the latest task answers. Anywhere else (CI
-logs, pipes) it prints one plain line per finished state, without control codes. In JSON mode
-the same plain lines go to stderr so stdout keeps its one JSON document.
+On a terminal a rich ``Live`` table shows every top-level state with its status (icon and
+word), visit count (``×4``) and what it is doing: a Wait says when it fires on the emulator's
+clock ("fires in 7 s": from the history's own times), a task its answer and, when a warm
+function instance served it, that instance's id and age. The state being run shows the moment
+it is entered. Anywhere else (CI logs, pipes) it prints one plain line per state change and a
+heartbeat line at most every ``heartbeat`` seconds during long waits. In JSON mode the same
+plain lines go to stderr so stdout keeps its one JSON document. At the end, the states never
+reached are listed.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime
+import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console, Group
@@ -17,10 +22,24 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from deployer.cloud.cloudflow import HistoryEvent
-from deployer.core.executions import parse_time
+from deployer.fdl.ast import Flow
+from deployer.fdl.progress import (
+    HistoryRecord,
+    ProgressFold,
+    Status,
+    Visit,
+    parse_time,
+)
 
-STYLES = {"pending": "dim", "active": "yellow", "succeeded": "green", "failed": "red"}
+__all__ = ["ICONS", "ExecutionMonitor", "path_text", "summarize_output"]
+
+ICONS = {"running": "▶", "waiting": "◷", "retrying": "↻", "succeeded": "✓", "failed": "✕",
+         "caught": "⚠", "stopped": "■", "timed-out": "■", "not-reached": "—"}
+STYLES = {"running": "bold yellow", "waiting": "bold cyan", "retrying": "bold magenta",
+          "succeeded": "green", "failed": "red", "caught": "dark_orange", "stopped": "dim",
+          "timed-out": "dim", "not-reached": "dim"}
+#: who served a task: (function name, TaskScheduled event id) -> "warm instance c-… (age 20 s)"
+InstanceInfo = Callable[[str, int], "str | None"]
 
 
 def _value(raw: Any) -> Any:
@@ -45,18 +64,56 @@ def summarize_output(raw: Any, width: int = 100) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-class ExecutionMonitor:
-    """Receives history events (``on_event``) and shows them; a context manager."""
+def path_text(states: dict[str, Any]) -> str:
+    """The path in text: ``StartJob ✓, Pass ✓, Wait ✓ ×4, …, FailJobFailed — not reached``."""
+    parts = []
+    for name, st in states.items():
+        status = st.status.value
+        count = f" ×{len(st.visits)}" if len(st.visits) > 1 else ""
+        word = " not reached" if status == "not-reached" else ""
+        parts.append(f"{name} {ICONS[status]}{count}{word}")
+    return ", ".join(parts)
 
-    def __init__(self, console: Console, states: list[str], *, live: bool) -> None:
+
+def _function_of(visit: Visit) -> str:
+    task = visit.task
+    arn = task.parameters.get("resourceArn") if task and isinstance(task.parameters, dict) \
+        else None
+    if not isinstance(arn, str) or "functions/" not in arn:
+        return ""
+    return arn.split("functions/", 1)[1].split("/")[0]
+
+
+class ExecutionMonitor:
+    """Receives history events (``on_event``) and shows them; a context manager.
+
+    ``flow`` (the execution's definition) gives the states never reached and Wait timing;
+    ``instances`` names the function instance that served a task (None: unknown).
+    ``monotonic`` is the wall clock for heartbeats only.
+    """
+
+    def __init__(self, console: Console, flow: Flow | None, *, live: bool,
+                 instances: InstanceInfo | None = None, heartbeat: float = 30.0,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self.console = console
-        self.states: dict[str, str] = {name: "pending" for name in states}
-        self.answers: list[str] = []
-        self._task_output: dict[str, str] = {}
-        self._start: datetime | None = None
+        self.fold = ProgressFold(flow)
+        self._instances = instances
+        self._heartbeat = heartbeat
+        self._monotonic = monotonic
+        self._last_line = monotonic()
+        self._notes: dict[tuple[str, int], str] = {}
+        self._shown: dict[int, Status] = {}  # id(visit) -> the status last shown
+        self._start: float | None = None
+        self._now: float | None = None  # the emulator's clock, from the latest event
+        self.lines: list[str] = []
         self._live: Live | None = (
             Live(self._render(), console=console, refresh_per_second=8, transient=False)
             if live else None)
+
+    @property
+    def states(self) -> dict[str, str]:
+        """State name → status word, for every top-level state known so far."""
+        return {n: s.status.value for n, s in self.fold.progress.root.states.items()}
 
     def __enter__(self) -> ExecutionMonitor:
         if self._live is not None:
@@ -67,49 +124,115 @@ class ExecutionMonitor:
         if self._live is not None:
             self._live.update(self._render())
             self._live.stop()
+        progress = self.fold.progress
+        unreached = [n for n, s in progress.root.states.items()
+                     if s.status is Status.NOT_REACHED]
+        if progress.finished:
+            self._print(f"Path: {path_text(progress.root.states)}")
+            if unreached:
+                self._print(f"Not reached: {', '.join(unreached)}")
 
-    def _offset(self, event: HistoryEvent) -> str:
-        when = parse_time(event.time)
-        if when is None:
+    def _offset(self, when: str) -> str:
+        moment = parse_time(when)
+        if moment is None:
             return "      "
         if self._start is None:
-            self._start = when
-        return f"+{(when - self._start).total_seconds():5.1f}s"
+            self._start = moment
+        self._now = moment
+        return f"+{moment - self._start:5.1f}s"
 
-    def on_event(self, event: HistoryEvent) -> None:
-        offset = self._offset(event)
-        detail = event.detail if isinstance(event.detail, dict) else {}
-        step = event.step_name
+    def on_event(self, event: HistoryRecord) -> None:
+        """Fold one event; print a line when a state changed (piped) or redraw (terminal)."""
+        visit = self.fold.add(event)
+        offset = self._offset(event.time)
         line: str | None = None
-        if event.type == "StepEntered":
-            self.states[step] = "active"
-        elif event.type == "TaskSucceeded":
-            self._task_output[step] = summarize_output(detail.get("Output"))
-        elif event.type == "StepSucceeded":
-            self.states[step] = "succeeded"
-            answer = self._task_output.pop(step, "")
-            line = f"{offset}  {step:<18} succeeded" + (f"  {answer}" if answer else "")
-            if answer:
-                self.answers.append(f"{offset}  {step}: {answer}")
-        elif event.type in ("StepFailed", "TaskFailed", "TaskTimedOut"):
-            if event.type == "StepFailed":
-                self.states[step] = "failed"
-            error = f"{detail.get('Error', '')}: {detail.get('Cause', '')}".strip(": ")
-            line = f"{offset}  {step:<18} {event.type[4:].lower()}  {error}"[:200]
+        if visit is not None and self._shown.get(id(visit)) is not visit.status:
+            self._shown[id(visit)] = visit.status
+            line = self._visit_line(offset, visit)
         elif event.type.startswith("Execution") and event.type != "ExecutionStarted":
             line = f"{offset}  {event.type}"
+            progress = self.fold.progress
+            if progress.error:
+                line += f"  {progress.error}: {progress.cause or ''}".rstrip(": ")
         if line is None:
             return
+        self.lines.append(line)
         if self._live is not None:
             self._live.update(self._render())
         else:
-            self.console.print(line, markup=False, highlight=False)
+            self._print(line)
+
+    def tick(self) -> None:
+        """Called between reads: a heartbeat line when nothing was printed for a while."""
+        if self._live is not None:
+            self._live.update(self._render())
+            return
+        if self._monotonic() - self._last_line < self._heartbeat:
+            return
+        current = self.fold.progress.current()
+        if current:
+            self._print("  ... still " + "; ".join(self._doing(v) for v in current))
+
+    def _print(self, line: str) -> None:
+        self._last_line = self._monotonic()
+        self.console.print(line, markup=False, highlight=False)
+
+    def _doing(self, visit: Visit) -> str:
+        text = f"{visit.status.value}: {visit.state} (visit {visit.number})"
+        if visit.fires_at is not None and self._now is not None:
+            text += f", fires in {max(0.0, visit.fires_at - self._now):g} s"
+        return text
+
+    def _note(self, visit: Visit) -> str:
+        """What served the visit's task (asked once per visit)."""
+        key = (visit.state, visit.number)
+        if key not in self._notes and self._instances is not None and visit.task is not None:
+            function = _function_of(visit)
+            found = self._instances(function, visit.task.scheduled_event_id) if function \
+                else None
+            self._notes[key] = found or ""
+        return self._notes.get(key, "")
+
+    def _visit_line(self, offset: str, visit: Visit) -> str:
+        status = visit.status.value
+        head = f"{offset}  {visit.state:<18} {ICONS[status]} {status}"
+        if visit.number > 1:
+            head += f" (visit {visit.number})"
+        if visit.status is Status.WAITING and visit.fires_at is not None:
+            entered = parse_time(visit.entered_at) or visit.fires_at
+            head += f", fires in {visit.fires_at - entered:g} s"
+        elif visit.status is Status.RETRYING and visit.task is not None:
+            head += f" (attempt {len(visit.attempts)})"
+            if visit.task.error:
+                head += f": {visit.task.error}"
+        elif visit.status is Status.SUCCEEDED and visit.task is not None:
+            head += f"  {summarize_output(visit.task.output)}"
+            note = self._note(visit)
+            if note:
+                head += f"  [{note}]"
+        elif visit.status in (Status.FAILED, Status.CAUGHT) and visit.error:
+            head += f"  {visit.error}: {visit.cause or ''}".rstrip(": ")
+        return head[:240]
 
     def _render(self) -> Group:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         table.add_column("State")
         table.add_column("Status")
-        for name, status in self.states.items():
-            table.add_row(name, Text(status, style=STYLES.get(status, "")))
-        answers = Text("\n".join(self.answers[-8:]), style="cyan")
-        return Group(table, answers) if self.answers else Group(table)
+        table.add_column("Visits", justify="right")
+        table.add_column("Now / last")
+        for name, st in self.fold.progress.root.states.items():
+            status = st.status.value
+            visit = st.latest
+            detail = ""
+            if visit is not None and visit.status.active:
+                detail = self._doing(visit).split(": ", 1)[1]
+            elif visit is not None and visit.task is not None and visit.task.output is not None:
+                detail = summarize_output(visit.task.output, 70)
+                note = self._note(visit)
+                detail += f"  [{note}]" if note else ""
+            elif visit is not None and visit.error:
+                detail = visit.error
+            table.add_row(name, Text(f"{ICONS[status]} {status}", style=STYLES[status]),
+                          f"×{len(st.visits)}" if st.visits else "", detail)
+        recent = Text("\n".join(self.lines[-6:]), style="cyan")
+        return Group(table, recent) if self.lines else Group(table)

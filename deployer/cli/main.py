@@ -28,11 +28,13 @@ COMMANDS: dict[str, str] = {
     "history": "deployer.cli.commands.executions:history",
     "invoke": "deployer.cli.commands.functions:invoke",
     "logs": "deployer.cli.commands.functions:logs",
+    "console": "deployer.cli.commands.console:console",
 }
 
 # What `deploy --help` lists, so that it imports no command module (tests keep these equal to
 # each command's own short help).
 SUMMARIES: dict[str, str] = {
+    "console": "Open the console: the emulator's web console, or CloudFlow's on Alibaba Cloud.",
     "down": "Remove the flow, functions, policy and role that `deploy up` created (nothing else).",
     "emulator": (
         "Run the local cloud (Function Compute 3.0, CloudFlow, RAM, STS) in the background."

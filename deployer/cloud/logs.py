@@ -33,6 +33,8 @@ class InvocationLog:
     error_type: str | None
     duration_ms: float | None
     log: str
+    instance_id: str = ""  # the function instance that served it ("" when unknown)
+    cold_start: bool = False
 
 
 class LogSource(Protocol):
@@ -63,7 +65,9 @@ class EmulatorLogs:
             request_id=r["requestId"],
             invoked_at=datetime.fromtimestamp(float(r["invokedAt"]), tz=timezone.utc),
             invocation_type=r["invocationType"], status=r["status"], error_type=r["errorType"],
-            duration_ms=r["durationMs"], log=r["log"] or "") for r in data["invocations"]]
+            duration_ms=r["durationMs"], log=r["log"] or "",
+            instance_id=r.get("instanceId") or "", cold_start=bool(r.get("coldStart")))
+            for r in data["invocations"]]
 
 
 class LogsUnavailable:

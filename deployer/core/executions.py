@@ -12,12 +12,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deployer.cloud.cloudflow import CloudFlowClient, ExecutionInfo, HistoryEvent
 from deployer.cloud.errors import CloudNotFoundError
 from deployer.core.documents import read_json_document
-from deployer.errors import ExitCode, InvalidInputError, NotFoundError
+
+if TYPE_CHECKING:
+    from deployer.cloud.logs import LogSource
+    from deployer.fdl.ast import Flow
+from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
 
 TERMINAL_EVENTS = frozenset(
     {"ExecutionSucceeded", "ExecutionFailed", "ExecutionTimedOut", "ExecutionStopped"}
@@ -40,6 +44,8 @@ class ExecutionResult:
     duration_seconds: float | None
     states: tuple[str, ...]
     events: tuple[HistoryEvent, ...] = field(repr=False)
+    console_url: str = ""
+    path: str = ""  # the states in text with their status and visits (deploy status)
 
     @property
     def finished(self) -> bool:
@@ -67,6 +73,8 @@ class ExecutionResult:
             "stopped_time": self.stopped_time or None,
             "duration_seconds": self.duration_seconds,
             "states": list(self.states),
+            "console_url": self.console_url or None,
+            "path": self.path or None,
         }
 
 
@@ -180,12 +188,14 @@ def watch(
     on_event: Callable[[HistoryEvent], None] = lambda event: None,
     follow: bool = True,
     poll_seconds: int = 1,
+    on_tick: Callable[[], None] = lambda: None,
 ) -> ExecutionResult:
     """Report every history event of the execution to ``on_event`` as it happens.
 
     With ``follow`` the call returns when the execution has ended; without it, at once. Each
     round holds a DescribeExecution long poll for at most ``poll_seconds`` (the service answers
-    as soon as the execution ends), then reads the new history events.
+    as soon as the execution ends), then reads the new history events; ``on_tick`` is called
+    after each round (heartbeats of the live view).
     """
     events: list[HistoryEvent] = []
     with _named(flow, name):
@@ -196,6 +206,7 @@ def watch(
         for event in new:
             events.append(event)
             on_event(event)
+        on_tick()
         if info.finished and any(e.type in TERMINAL_EVENTS for e in events):
             break
         if not follow or (info.finished and settle_reads == 0):
@@ -221,6 +232,39 @@ def flow_states(flows: CloudFlowClient, flow: str) -> list[str]:
     if parsed.flow is None:
         return []
     return [state.name for state in parsed.flow.scope.states]
+
+
+def execution_flow(flows: CloudFlowClient, flow: str) -> Flow | None:
+    """The flow's parsed definition (NotFoundError if the flow does not exist; None when it
+    cannot be parsed), for the live view's states and Wait times."""
+    from deployer.fdl.parser import parse_flow
+
+    remote = flows.describe_flow(flow)
+    if remote is None:
+        raise NotFoundError(f"flow {flow} does not exist", hint="deploy it with `deploy up`")
+    return parse_flow(remote.definition).flow
+
+
+def task_instance(logs: LogSource, function: str, execution: str,
+                  scheduled_event_id: int) -> str | None:
+    """Which function instance served the task a ``TaskScheduled`` event opened: "warm
+    instance <id>, age <s> s" or "cold start of instance <id>"; None when the target keeps no
+    such record (Alibaba Cloud: Log Service) or it is not found."""
+    from deployer.fdl.progress import task_id, task_request_id
+
+    request_id = task_request_id(task_id(execution, scheduled_event_id))
+    try:
+        recent = logs.recent(function, 100)
+    except DeployerError:
+        return None
+    match = next((r for r in recent if r.request_id == request_id), None)
+    if match is None or not match.instance_id:
+        return None
+    if match.cold_start:
+        return f"cold start of instance {match.instance_id}"
+    first = min(r.invoked_at for r in recent if r.instance_id == match.instance_id)
+    age = (match.invoked_at - first).total_seconds()
+    return f"warm instance {match.instance_id}, age {age:g} s"
 
 
 def new_execution_name(now: datetime | None = None) -> str:

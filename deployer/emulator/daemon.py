@@ -53,6 +53,14 @@ class EmulatorStatus:
     clock: str | None = None
     message: str = ""
 
+    @property
+    def console_url(self) -> str | None:
+        """The web console's root (``http://<endpoint>/_console/``) while running."""
+        return f"http://{self.endpoint}/_console/" if self.running and self.endpoint else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**_fields(self), "console_url": self.console_url}
+
 
 @dataclass(frozen=True, slots=True)
 class Credentials:

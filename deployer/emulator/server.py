@@ -122,7 +122,8 @@ class EmulatorServer:
     def __init__(self, state_dir: Path, host: str = "127.0.0.1", port: int = 0,
                  clock: Clock | None = None, runtime: FunctionRuntime | None = None, *,
                  region: str = "cn-hangzhou", engines: Sequence[Engine] = (),
-                 max_body: int = MAX_BODY, step_latency: float = 0.0) -> None:
+                 max_body: int = MAX_BODY, step_latency: float = 0.0,
+                 console: bool = True) -> None:
         self.state_dir = Path(state_dir)
         self.clock = clock or SystemClock()
         self.emulator = Emulator(self.state_dir, self.clock, runtime, region=region,
@@ -138,6 +139,7 @@ class EmulatorServer:
                                      reset=self.emulator.reset, code_path=self.emulator.code.path,
                                      advanced=self.emulator.flow_engine.clock_moved,
                                      logs=self._recent_logs)
+        self.console = self._console() if console else None
         try:
             self._httpd = _HttpServer((host, port), self.router, max_body)
         except OSError:
@@ -158,6 +160,21 @@ class EmulatorServer:
     def url(self) -> str:
         return f"http://{self.endpoint}"
 
+    def _console(self) -> object:
+        """The web console under ``/_console/`` (its own per-daemon token for its POSTs)."""
+        import secrets
+
+        from deployer.console.sources import Sources
+        from deployer.emulator.api.console import ConsoleApi
+
+        em = self.emulator
+        sources = Sources(em.flows, em.executions, em.functions, self.clock,
+                          em.identity.account_id, em.region, lambda: self.endpoint,
+                          self._flow_stats, em.flow_engine.flow)
+        api = ConsoleApi(sources, token=secrets.token_urlsafe(24), port=lambda: self.port)
+        self.router.add_local(api)
+        return api
+
     def _health(self) -> dict[str, object]:
         return {"endpoint": self.endpoint, "accountId": self.emulator.identity.account_id,
                 "region": self.emulator.region, "pid": os.getpid(), "version": __version__,
@@ -176,7 +193,8 @@ class EmulatorServer:
             self.emulator.identity.account_id, region or self.emulator.region, function, limit)
         return [{"requestId": r.request_id, "invokedAt": r.invoked_at,
                  "invocationType": r.invocation_type, "status": r.status,
-                 "errorType": r.error_type, "durationMs": r.duration_ms, "log": r.log}
+                 "errorType": r.error_type, "durationMs": r.duration_ms, "log": r.log,
+                 "instanceId": r.instance_id, "coldStart": r.cold_start}
                 for r in records]
 
     def start(self) -> EmulatorServer:

@@ -87,6 +87,11 @@ class LocalCloud:
 
         return Client(self.config(**{"read_timeout": 70000, **overrides}))
 
+    @property
+    def console_url(self) -> str:
+        """The web console's root (served only under ``mock_cloud(console=True)``)."""
+        return f"{self.url}/_console/r/{self.region}/flows"
+
     def now(self) -> float:
         return self.clock.now()
 
@@ -200,8 +205,10 @@ class mock_cloud:
 
     def __init__(self, *, region: str = "cn-hangzhou", clock: Clock | None = None,
                  runtime: FunctionRuntime | None = None, state_dir: Path | None = None,
-                 intercept: bool = True, step_latency: float = 0.0) -> None:
+                 intercept: bool = True, step_latency: float = 0.0,
+                 console: bool = False) -> None:
         self.step_latency = step_latency
+        self.console = console
         self.region = region
         self.clock = clock
         self.runtime = runtime
@@ -219,7 +226,7 @@ class mock_cloud:
                 state_dir = Path(tmp)
             server = EmulatorServer(state_dir, "127.0.0.1", 0, self.clock or VirtualClock(),
                                     self.runtime, region=self.region,
-                                    step_latency=self.step_latency)
+                                    step_latency=self.step_latency, console=self.console)
             stack.callback(server.stop)
             server.start()
             cloud = LocalCloud(server, self.region)
@@ -243,7 +250,7 @@ class mock_cloud:
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                                 state_dir=self.state_dir, intercept=self.intercept,
-                                step_latency=self.step_latency):
+                                step_latency=self.step_latency, console=self.console):
                     return await fn(*args, **kwargs)
             return async_wrapper  # type: ignore[return-value]
 
@@ -251,6 +258,6 @@ class mock_cloud:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                             state_dir=self.state_dir, intercept=self.intercept,
-                            step_latency=self.step_latency):
+                            step_latency=self.step_latency, console=self.console):
                 return fn(*args, **kwargs)
         return wrapper  # type: ignore[return-value]

@@ -50,7 +50,8 @@ def test_seed_walkthrough_in_text_mode(deploy):
     assert "Deployed: 5 created, 0 updated, 0 unchanged (6 write calls)." in up.stdout
     assert f"acs:fc:cn-hangzhou:{cloud.account_id}:functions/StartJob" in up.stdout
     assert run.exit_code == 0, run.stderr
-    polls = [line for line in run.stdout.splitlines() if "GetJobStatus" in line]
+    polls = [line for line in run.stdout.splitlines()
+             if "GetJobStatus" in line and "succeeded" in line]
     assert [p.split("try_count=")[1] for p in polls] == ["1", "2", "3", "4"]
     assert [("job_status=success" in p) for p in polls] == [False, False, False, True]
     assert "+ 40.0s  ExecutionSucceeded" in run.stdout
@@ -74,7 +75,9 @@ def test_no_wait_then_status_and_history(deploy):
         deploy("up")
         started = deploy.json("execute", "--delay", "5", "--name", "run-1", "--no-wait")
         assert started == {"flow": "MyWorkFlow", "name": "run-1", "status": started["status"],
-                           "started_time": started["started_time"]}
+                           "started_time": started["started_time"],
+                           "console_url": "https://fnf.console.aliyun.com/fnf/cn-hangzhou/flows"
+                                          "/item/MyWorkFlow/executions/item/run-1"}
         waited = deploy.json("status", "run-1", "--wait")
         latest = deploy.json("status")
         history = deploy.json("history", "run-1")

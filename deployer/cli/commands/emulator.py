@@ -32,7 +32,7 @@ def _status_view(st: EmulatorStatus) -> str:
     if not st.running:
         return f"Emulator {st.message} (state {st.state_dir})."
     return (f"Emulator {st.message}: http://{st.endpoint} (pid {st.pid}, account {st.account_id},"
-            f" {st.clock} clock, state {st.state_dir})")
+            f" {st.clock} clock, state {st.state_dir})\nConsole: {st.console_url}")
 
 
 @view(Credentials)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import click
@@ -11,14 +11,16 @@ from rich.table import Table
 from rich.text import Text
 
 from deployer.cli.context import AppContext, CloudSession, pass_app
-from deployer.cli.live import ExecutionMonitor
+from deployer.cli.live import ExecutionMonitor, path_text
 from deployer.cli.options import TargetOptions, output_option, target_options
 from deployer.cli.render import view
 from deployer.cloud.cloudflow import HistoryEvent
 from deployer.cloud.errors import CloudConnectionError
 from deployer.core import executions
+from deployer.core.console_links import execution_url
 from deployer.core.executions import ExecutionResult
 from deployer.errors import ExitCode
+from deployer.fdl.progress import fold
 
 EXECUTE_EPILOG = """\b
 Examples:
@@ -45,6 +47,7 @@ class Started:
     name: str
     status: str
     started_time: str
+    console_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +55,11 @@ class History:
     flow: str
     name: str
     events: tuple[HistoryEvent, ...]
+    console_url: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"flow": self.flow, "name": self.name, "events": [
+        return {"flow": self.flow, "name": self.name, "console_url": self.console_url or None,
+                "events": [
             {"EventId": e.event_id, "ScheduleEventId": e.schedule_event_id,
              "StepName": e.step_name, "Type": e.type, "Time": e.time, "EventDetail": e.detail}
             for e in self.events]}
@@ -69,6 +74,8 @@ def _result_view(result: ExecutionResult) -> Text:
         text.append(f" in {result.duration_seconds:g} s")
     if result.status == "Succeeded" or result.output is not None:
         text.append(f"\nOutput: {json.dumps(result.output, ensure_ascii=False)}")
+    if result.path:
+        text.append(f"\nPath: {result.path}")
     if result.error_code is not None:
         text.append(f"\nError: {result.error_code or '(no code)'}", style="red")
         if result.error_detail:
@@ -102,6 +109,13 @@ def _flow(app: AppContext, flow_name: str | None) -> str:
     return flow_name or app.manifest().flow(None).name
 
 
+def _console_url(app: AppContext, session: CloudSession, flow: str, name: str) -> str:
+    """The execution's console page, printed on stderr (JSON: ``console_url``)."""
+    url = execution_url(session.connection.endpoints, session.settings.region, flow, name)
+    app.renderer.progress(f"Console: {url}")
+    return url
+
+
 def _follow(app: AppContext, session: CloudSession, flow: str, name: str) -> ExecutionResult:
     """Watch ``name`` to its end with the live view; Ctrl-C / a lost connection say how to
     re-attach."""
@@ -109,11 +123,15 @@ def _follow(app: AppContext, session: CloudSession, flow: str, name: str) -> Exe
     console = renderer.err if renderer.is_json else renderer.out
     live = console.is_terminal and not renderer.is_json
     reattach = f"re-attach with `deploy status {name} --wait`"
-    states = executions.flow_states(session.clients.flows, flow)
+    definition = executions.execution_flow(session.clients.flows, flow)
+
+    def instances(function: str, scheduled: int) -> str | None:
+        return executions.task_instance(session.logs, function, name, scheduled)
+
     try:
-        with ExecutionMonitor(console, states, live=live) as monitor:
+        with ExecutionMonitor(console, definition, live=live, instances=instances) as monitor:
             return executions.watch(session.clients.flows, flow, name,
-                                    on_event=monitor.on_event)
+                                    on_event=monitor.on_event, on_tick=monitor.tick)
     except KeyboardInterrupt:
         renderer.progress(f"Stopped watching; execution {name} keeps running: {reattach}.")
         raise SystemExit(int(ExitCode.INTERRUPTED)) from None
@@ -143,10 +161,11 @@ def execute(app: AppContext, target: TargetOptions, flow_name: str | None, delay
     shown = input_json if len(input_json) <= 200 else f"{input_json[:197]}... " \
         f"({len(input_json.encode()):,} bytes)"
     app.renderer.progress(f"Started execution {info.name} of {flow} with input {shown}")
+    url = _console_url(app, session, flow, info.name)
     if no_wait:
-        app.render(Started(flow, info.name, info.status, info.started_time))
+        app.render(Started(flow, info.name, info.status, info.started_time, url))
         return
-    app.render(_follow(app, session, flow, info.name))
+    app.render(replace(_follow(app, session, flow, info.name), console_url=url))
 
 
 STATUS_EPILOG = """\b
@@ -181,9 +200,14 @@ def status(app: AppContext, target: TargetOptions, flow_name: str | None, name: 
     flow = _flow(app, flow_name)
     name = name or executions.latest_execution(session.clients.flows, flow)
     if wait:
-        app.render(_follow(app, session, flow, name))
+        url = _console_url(app, session, flow, name)
+        app.render(replace(_follow(app, session, flow, name), console_url=url))
         return
-    app.renderer.result(executions.watch(session.clients.flows, flow, name, follow=False))
+    result = executions.watch(session.clients.flows, flow, name, follow=False)
+    definition = executions.execution_flow(session.clients.flows, flow)
+    path = path_text(fold(result.events, definition).root.states)
+    app.renderer.result(replace(result, console_url=_console_url(app, session, flow, name),
+                                path=path))
 
 
 @click.command("history", epilog=HISTORY_EPILOG)
@@ -198,4 +222,5 @@ def history(app: AppContext, target: TargetOptions, flow_name: str | None, name:
     app.use_output(output)
     session = app.cloud(target)
     flow = _flow(app, flow_name)
-    app.render(History(flow, name, tuple(executions.history(session.clients.flows, flow, name))))
+    events = tuple(executions.history(session.clients.flows, flow, name))
+    app.render(History(flow, name, events, _console_url(app, session, flow, name)))

@@ -112,7 +112,8 @@ def _flow(rec: FlowRecord) -> dict[str, Any]:
     return body
 
 
-def _event(event: HistoryEvent) -> dict[str, Any]:
+def history_event(event: HistoryEvent) -> dict[str, Any]:
+    """A history event in GetExecutionHistory's wire shape."""
     return {"EventId": event.event_id, "ScheduleEventId": event.schedule_event_id,
             "Type": event.type, "StepName": event.step_name, "Time": event.time,
             "EventDetail": event.detail}
@@ -255,7 +256,7 @@ class CloudFlowApi:
             ctx.account_id, ctx.region, _required(call, "FlowName"),
             _required(call, "ExecutionName"), limit=_int(call, "Limit", 60, 1, 1000),
             next_token=call.params.get("NextToken", ""))
-        body: dict[str, Any] = {"Events": [_event(ev) for ev in events]}
+        body: dict[str, Any] = {"Events": [history_event(ev) for ev in events]}
         if token:
             body["NextToken"] = token
         return body

@@ -152,6 +152,11 @@ class Router:
     roa: list[RoaApi] = field(default_factory=list)
     rpc: dict[str, RpcApi] = field(default_factory=dict)
     admin: AdminApi | None = None
+    local: list[AdminApi] = field(default_factory=list)  # more surfaces outside the cloud APIs
+
+    def add_local(self, api: AdminApi) -> None:
+        """Serve ``api`` (loopback-only, like the admin API) under its own ``prefix``."""
+        self.local.append(api)
 
     def add_roa(self, api: RoaApi) -> None:
         self.roa.append(api)
@@ -164,6 +169,10 @@ class Router:
         path = request.raw_path
         if self.admin is not None and path.startswith(self.admin.prefix):
             return self._guard(request, Style.ROA, "", lambda rid: self.admin.handle(request))
+        for extra in self.local:
+            if path.startswith(extra.prefix):
+                return self._guard(request, Style.ROA, "",
+                                   lambda rid, api=extra: api.handle(request))
         for api in self.roa:
             if path.startswith(api.prefix):
                 return self._guard(request, Style.ROA, "",

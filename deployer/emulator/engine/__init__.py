@@ -16,6 +16,8 @@ Pipeline, one module per job:
   the engine is exactly idle; timeouts alone never make time jump.
 * :mod:`.waiters` — DescribeExecution's long poll and friends block here and are woken when an
   execution ends, testing their predicate outside every engine lock.
+* :mod:`.changes` — per-execution "changed" notifications: live readers (the web console)
+  wait for an execution's next committed ``version`` without holding any engine lock.
 * :mod:`.ports` — what the engine needs from services (a :class:`TaskRunner`), as Protocols:
   the engine imports no service and no service imports the engine; ``emulator/app.py`` wires
   them together.

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.engine.changes import ExecutionChanges
 from deployer.emulator.engine.ports import TaskRunner
 from deployer.emulator.engine.scheduler import Scheduler
 from deployer.emulator.engine.stepping import EventFactory, Stepper
@@ -15,6 +16,7 @@ from deployer.emulator.engine.waiters import Waiters
 from deployer.emulator.store import engine_meta, steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord
+from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import Event, Execution, TimerFired
 
 __all__ = ["EngineStats", "FlowEngine"]
@@ -39,9 +41,10 @@ class FlowEngine:
         self._db = db
         self._policy = TimeJumpPolicy(db, clock, auto_advance=auto_advance)
         self._waiters = Waiters()
+        self._changes = ExecutionChanges()  # per-step wake-ups for live readers (the console)
         self._scheduler = Scheduler(db, clock, self._policy, self, workers=workers)
         self._stepper = Stepper(db, clock, runner, self._scheduler, self._waiters,
-                                step_latency=step_latency)
+                                self._changes, step_latency=step_latency)
 
     @property
     def step_latency(self) -> float:
@@ -84,6 +87,7 @@ class FlowEngine:
                 rows = steps.all_timers(conn)
             self._stepper.live.clear()
             self._scheduler.load_timers(rows)
+        self._changes.wake_all()
         self.notify()
 
     # --- entry points for the execution service -------------------------------------------------
@@ -102,11 +106,21 @@ class FlowEngine:
         with self._scheduler.activity():
             return self._stepper.step(seq, make_event)
 
+    def flow(self, definition: str) -> Flow:
+        """The parsed flow for a (validated) definition, from the engine's cache."""
+        return self._stepper.flow(definition)
+
     def wait_ended(self, is_ended: Callable[[], bool], timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until ``is_ended()``; the predicate is tested
         (outside the engine's locks) at first and whenever an execution ends or
         :meth:`notify` is called. Returns its last value."""
         return self._waiters.wait(is_ended, timeout)
+
+    def wait_changed(self, seq: int, after_version: int, timeout: float) -> bool:
+        """Block up to ``timeout`` real seconds until execution ``seq`` commits a version above
+        ``after_version`` (or rows change behind the engine); True when woken by a change.
+        Not engine activity: an open wait never stops virtual time from jumping."""
+        return self._changes.wait(seq, after_version, timeout)
 
     def wait_for_waiters(self, count: int, timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until ``count`` callers are blocked in

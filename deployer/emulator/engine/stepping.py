@@ -19,6 +19,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.engine.changes import ExecutionChanges
 from deployer.emulator.engine.live import FlowCache, LiveExecution, LiveExecutions
 from deployer.emulator.engine.ports import TaskRunner
 from deployer.emulator.engine.scheduler import Scheduler
@@ -51,12 +52,14 @@ class Stepper:
     """Runs and commits steps; hands their tasks to the scheduler's pool."""
 
     def __init__(self, db: Database, clock: Clock, runner: TaskRunner, scheduler: Scheduler,
-                 waiters: Waiters, *, step_latency: float = 0.0) -> None:
+                 waiters: Waiters, changes: ExecutionChanges, *,
+                 step_latency: float = 0.0) -> None:
         self._db = db
         self._clock = clock
         self._runner = runner
         self._scheduler = scheduler
         self._waiters = waiters
+        self._changes = changes
         self.step_latency = max(0.0, float(step_latency))
         self.live = LiveExecutions()
         self._flows = FlowCache()
@@ -146,6 +149,7 @@ class Stepper:
     def _committed(self, seq: int, live: LiveExecution, commands: list[Command]) -> None:
         """Bookkeeping right after a step's COMMIT (the caller holds the database lock)."""
         self.live.put(seq, live)
+        self._changes.committed(seq, live.version)
         self._scheduler.mirror(seq, live.ex, commands, self.step_latency)
 
     def _carry_out(self, seq: int, live: LiveExecution, commands: list[Command]) -> None:

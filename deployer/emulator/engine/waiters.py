@@ -4,8 +4,8 @@ StartSyncExecution, ``LocalCloud.wait_for_execution``).
 One generation counter under a condition: every committed step reports here
 (:meth:`Waiters.stepped`); when it ended an execution, or when :meth:`Waiters.wake` is called
 (clock moved, flow deleted, reset), the generation moves on and every waiter tests its own
-predicate again, outside every engine lock. No thread or poll per waiter. A per-execution
-"changed" notification (for live views) belongs here too: :meth:`stepped` sees every step.
+predicate again, outside every engine lock. No thread or poll per waiter. Per-execution
+"changed" notifications for live views are :mod:`.changes`.
 """
 
 from __future__ import annotations

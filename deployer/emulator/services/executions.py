@@ -75,6 +75,11 @@ class ExecutionEngine(Protocol):
         """Rows changed behind the engine (a flow was deleted): reload, wake waiters."""
         ...
 
+    def wait_changed(self, seq: int, after_version: int, timeout: float) -> bool:
+        """Block up to ``timeout`` real seconds until execution ``seq`` commits a version
+        above ``after_version``; True when woken by a change."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ExecutionView:
@@ -90,6 +95,8 @@ class ExecutionView:
     role_arn: str
     error_code: str = ""
     error_detail: str = ""
+    version: int = 0  # steps committed so far (goes up by one per step)
+    mode: str = "Standard"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +118,7 @@ def _view(row: ExecutionRow) -> ExecutionView:
     return ExecutionView(row.name, row.flow_name, row.status, row.input, row.output,
                          row.started_at, row.stopped_at, row.definition, row.environment,
                          row.role_arn, str(row.state.get("error_code", "")),
-                         str(row.state.get("error_detail", "")))
+                         str(row.state.get("error_detail", "")), row.version, row.mode)
 
 
 def _parse_time(text: str, field: str) -> float | None:
@@ -187,7 +194,8 @@ class ExecutionService:
                 continue  # started concurrently under the same name: re-read it
             return ExecutionView(name, flow.name, ex.status.value, text, output_text(ex),
                                  ex.started_at, ex.stopped_at, flow.definition,
-                                 flow.environment, ex.role_arn, ex.error_code, ex.error_detail)
+                                 flow.environment, ex.role_arn, ex.error_code, ex.error_detail,
+                                 1, flow.execution_mode)
         raise NotFound(f"Execution {name} does not exist.", kind="execution", name=name)
 
     def start_sync(self, account_id: str, region: str, flow_name: str, *, name: str = "",
@@ -219,9 +227,10 @@ class ExecutionService:
         return _view(row)
 
     def list(self, account_id: str, region: str, flow_name: str, *, limit: int,
-             next_token: str = "",
-             filt: ExecutionFilter = ExecutionFilter()) -> tuple[list[ExecutionView], str]:
-        """One page in start order and the next page's token ('' on the last page)."""
+             next_token: str = "", filt: ExecutionFilter = ExecutionFilter(),
+             newest_first: bool = False) -> tuple[list[ExecutionView], str]:
+        """One page in start order (``newest_first``: newest first, the console's order) and
+        the next page's token ('' on the last page)."""
         self._flows.get(account_id, region, flow_name)
         if filt.status and filt.status not in STATUSES:
             raise InvalidArgument(f"Status '{filt.status}' is invalid: use one of "
@@ -236,9 +245,27 @@ class ExecutionService:
             account_id, region, flow_name, after_seq=after, limit=limit + 1,
             status=filt.status, prefix=filt.name_prefix,
             started_from=_parse_time(filt.started_from, "StartedTimeBegin"),
-            started_to=_parse_time(filt.started_to, "StartedTimeEnd"))
+            started_to=_parse_time(filt.started_to, "StartedTimeEnd"), newest_first=newest_first)
         token = rows[limit].name if len(rows) > limit else ""
         return [_view(r) for r in rows[:limit]], token
+
+    def counts_by_status(self, account_id: str, region: str, flow_name: str) -> dict[str, int]:
+        """The number of executions of the flow per status (every status, zeros included)."""
+        self._flows.get(account_id, region, flow_name)
+        found = self._repo.execution_counts(account_id, region, flow_name)
+        return {status: found.get(status, 0) for status in STATUSES}
+
+    def wait_changed(self, account_id: str, region: str, flow_name: str, name: str, *,
+                     after_version: int, wait_seconds: float) -> ExecutionView:
+        """The execution once its ``version`` is above ``after_version``: at once if it
+        already is or the execution has ended, else after the engine commits its next step or
+        ``wait_seconds`` real seconds pass (woken by the engine; the database is read once
+        before and once after, never polled)."""
+        row = self._row(account_id, region, flow_name, name)
+        if row.version > after_version or row.status != "Running" or wait_seconds <= 0:
+            return _view(row)
+        self._engine.wait_changed(row.seq, after_version, wait_seconds)
+        return _view(self._row(account_id, region, flow_name, name))
 
     def history(self, account_id: str, region: str, flow_name: str, name: str, *,
                 limit: int, next_token: str = "") -> tuple[builtins.list[HistoryEvent], str]:

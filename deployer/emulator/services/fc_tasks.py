@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +28,7 @@ from deployer.emulator.services.functions import FunctionService
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import InvokeTask
 from deployer.fdl.interpreter.fc import map_function_error, map_service_error
+from deployer.fdl.progress import task_request_id
 
 __all__ = ["FunctionArn", "FunctionInvoker", "Outcome", "parse_function_arn"]
 
@@ -98,7 +98,7 @@ class FunctionInvoker:
         try:
             inv = self._functions.invoke(arn.account_id, arn.region, arn.name,
                                          _body(params.get("body")),
-                                         request_id=str(uuid.uuid4()),
+                                         request_id=task_request_id(cmd.task_id),
                                          asynchronous=fire_and_forget,
                                          qualifier=arn.qualifier)
         except NotFound as exc:

@@ -279,7 +279,7 @@ class FunctionService:
         self._invocations.record(InvocationRecord(
             spec.account_id, spec.region, spec.function_name, request_id, started, kind,
             "Failed" if result.error_type else "Succeeded", result.error_type,
-            result.duration_ms, result.log_text))
+            result.duration_ms, result.log_text, result.instance_id, result.cold_start))
         return result
 
     def recent_invocations(self, account_id: str, region: str, name: str,
@@ -291,6 +291,15 @@ class FunctionService:
         """Block up to ``timeout`` real seconds until every asynchronous invocation accepted
         so far has finished; True when they have."""
         return not wait_for_futures(list(self._pending), timeout=timeout).not_done
+
+    def invocation(self, account_id: str, region: str,
+                   request_id: str) -> InvocationRecord | None:
+        """The invocation record with ``request_id`` (None when there is none)."""
+        return self._invocations.by_request_id(account_id, region, request_id)
+
+    def instance_started(self, instance_id: str) -> float | None:
+        """When an instance served its first invocation (None when unknown)."""
+        return self._invocations.instance_first_seen(instance_id)
 
     def close(self, wait: bool = True) -> None:
         """Stop the async pool (waiting for running invocations when ``wait``)."""

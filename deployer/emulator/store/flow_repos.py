@@ -239,11 +239,15 @@ class FlowRepo:
     def list_executions(self, account_id: str, region: str, flow: str, *, after_seq: int,
                         limit: int, status: str = "", prefix: str = "",
                         started_from: float | None = None,
-                        started_to: float | None = None) -> list[ExecutionRow]:
-        """Executions in start order (``seq`` ascending) with ``seq >= after_seq``."""
+                        started_to: float | None = None,
+                        newest_first: bool = False) -> list[ExecutionRow]:
+        """Executions in start order (``seq`` ascending) with ``seq >= after_seq``; with
+        ``newest_first``, descending with ``seq <= after_seq`` (0: from the newest)."""
         sql = ("SELECT * FROM executions WHERE account_id=? AND region=? AND flow_name=? "
-               "AND seq>=?")
+               + ("AND (seq<=? OR ?=0)" if newest_first else "AND seq>=?"))
         args: list[Any] = [account_id, region, flow, after_seq]
+        if newest_first:
+            args.append(after_seq)
         if status:
             sql += " AND status=?"
             args.append(status)
@@ -257,8 +261,17 @@ class FlowRepo:
             sql += " AND started_at<=?"
             args.append(started_to)
         with self.db.transaction() as conn:
-            rows = conn.execute(sql + " ORDER BY seq LIMIT ?", (*args, limit)).fetchall()
+            order = " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
+            rows = conn.execute(sql + order + " LIMIT ?", (*args, limit)).fetchall()
         return [execution_row(r, with_state=False) for r in rows]
+
+    def execution_counts(self, account_id: str, region: str, flow: str) -> dict[str, int]:
+        """How many executions of ``flow`` have each status (statuses with none are absent)."""
+        with self.db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT status, COUNT(*) FROM executions WHERE account_id=? AND region=? "
+                "AND flow_name=? GROUP BY status", (account_id, region, flow)).fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
 
     def history(self, seq: int, *, from_event: int, limit: int) -> list[HistoryRow]:
         """History events with ``event_id >= from_event`` in ascending order."""

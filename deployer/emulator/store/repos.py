@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.checksums import crc64_decimal
-from deployer.emulator.store.db import Database
+from deployer.emulator.store.db import Database, register_migration
 
 __all__ = [
     "CodeStore",
@@ -136,6 +136,17 @@ class FunctionRepo:
             return {r[0] for r in conn.execute("SELECT DISTINCT code_checksum FROM functions")}
 
 
+register_migration(
+    3,
+    "invocations: the instance that served each, and a request-id index (task logs)",
+    """
+    ALTER TABLE invocations ADD COLUMN instance_id TEXT NOT NULL DEFAULT '';
+    ALTER TABLE invocations ADD COLUMN cold_start INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX invocations_by_request ON invocations (request_id)
+    """,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class InvocationRecord:
     account_id: str
@@ -148,6 +159,14 @@ class InvocationRecord:
     error_type: str | None
     duration_ms: float | None
     log: str
+    instance_id: str = ""
+    cold_start: bool = False
+
+
+def _invocation(r: sqlite3.Row) -> InvocationRecord:
+    return InvocationRecord(r["account_id"], r["region"], r["function_name"], r["request_id"],
+                            r["invoked_at"], r["invocation_type"], r["status"], r["error_type"],
+                            r["duration_ms"], r["log"], r["instance_id"], bool(r["cold_start"]))
 
 
 class InvocationRepo:
@@ -158,10 +177,11 @@ class InvocationRepo:
         with self._db.transaction() as conn:
             conn.execute(
                 "INSERT INTO invocations (account_id, region, function_name, request_id, "
-                "invoked_at, invocation_type, status, error_type, duration_ms, log) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "invoked_at, invocation_type, status, error_type, duration_ms, log, instance_id, "
+                "cold_start) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (rec.account_id, rec.region, rec.function_name, rec.request_id, rec.invoked_at,
-                 rec.invocation_type, rec.status, rec.error_type, rec.duration_ms, rec.log))
+                 rec.invocation_type, rec.status, rec.error_type, rec.duration_ms, rec.log,
+                 rec.instance_id, int(rec.cold_start)))
 
     def recent_invocations(self, account_id: str, region: str, function_name: str,
                            limit: int = 20) -> list[InvocationRecord]:
@@ -170,10 +190,25 @@ class InvocationRepo:
             rows = conn.execute(
                 "SELECT * FROM invocations WHERE account_id=? AND region=? AND function_name=? "
                 "ORDER BY seq DESC LIMIT ?", (account_id, region, function_name, limit)).fetchall()
-        return [InvocationRecord(r["account_id"], r["region"], r["function_name"],
-                                 r["request_id"], r["invoked_at"], r["invocation_type"],
-                                 r["status"], r["error_type"], r["duration_ms"], r["log"])
-                for r in rows]
+        return [_invocation(r) for r in rows]
+
+    def by_request_id(self, account_id: str, region: str,
+                      request_id: str) -> InvocationRecord | None:
+        """The latest invocation with ``request_id`` (a re-dispatched task has several)."""
+        with self._db.transaction() as conn:
+            row = conn.execute(
+                "SELECT * FROM invocations WHERE request_id=? AND account_id=? AND region=? "
+                "ORDER BY seq DESC LIMIT 1", (request_id, account_id, region)).fetchone()
+        return _invocation(row) if row else None
+
+    def instance_first_seen(self, instance_id: str) -> float | None:
+        """When instance ``instance_id`` served its first recorded invocation (its start)."""
+        if not instance_id:
+            return None
+        with self._db.transaction() as conn:
+            row = conn.execute("SELECT MIN(invoked_at) FROM invocations WHERE instance_id=?",
+                               (instance_id,)).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
 
 
 @dataclass(frozen=True, slots=True)

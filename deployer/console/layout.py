@@ -1,0 +1,262 @@
+"""A small layered (Sugiyama-style) layout of a flow's states, computed in Python.
+
+Steps, all deterministic (same flow → same coordinates):
+
+1. Edges from the definition: ``Next``, Choice branches (labelled with the condition) and
+   ``Default``, Catch rules (dashed).
+2. Back edges: a depth-first search from ``StartAt`` (successors in definition order, then the
+   states it did not reach) marks every edge to a state still on the stack; the rest is a DAG.
+3. Layers: longest path from the roots over the DAG.
+4. Order in a layer: discovery order, then four barycentre sweeps (down, up, down, up); ties
+   keep the previous order.
+5. Coordinates: fixed node size, layers top to bottom, each layer centred. Forward edges run
+   from the bottom of a node to the top of the next; an edge spanning several layers bends
+   beside them; back edges leave on the right and climb in their own lane, so a loop such as
+   the seed's ``CheckJobComplete → Wait`` never overlaps the forward column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from deployer.fdl.ast import (
+    ChoiceState,
+    MapState,
+    ParallelState,
+    Scope,
+    State,
+    TaskState,
+    WaitState,
+)
+
+__all__ = ["Edge", "Layout", "Node", "edges_of", "layout_scope"]
+
+NODE_W, NODE_H = 232, 58
+GAP_X, GAP_Y = 48, 64
+MARGIN, LANE = 24, 26
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    type: str
+    detail: str  # e.g. the function a Task invokes
+    layer: int
+    x: float
+    y: float
+    w: float = NODE_W
+    h: float = NODE_H
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    source: str
+    target: str
+    kind: str  # next | choice | default | catch
+    label: str
+    back: bool
+    path: str  # SVG path data
+    label_x: float
+    label_y: float
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}->{self.target}"
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+    width: float
+    height: float
+
+    def node(self, name: str) -> Node | None:
+        return next((n for n in self.nodes if n.name == name), None)
+
+
+def _short(text: str, limit: int = 28) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def edges_of(state: State) -> list[tuple[str, str, str]]:
+    """(target, kind, label) of every transition out of ``state``, in definition order."""
+    found: list[tuple[str, str, str]] = []
+    if isinstance(state, ChoiceState):
+        for branch in state.branches:
+            if branch.next:
+                found.append((branch.next, "choice",
+                              _short(branch.condition.text) if branch.condition else ""))
+        if state.default:
+            found.append((state.default, "default", "Default"))
+    elif state.next and not state.end:
+        found.append((state.next, "next", ""))
+    for rule in getattr(state, "catch", ()):
+        if rule.next:
+            found.append((rule.next, "catch", "Catch " + _short(",".join(rule.errors), 18)))
+    return found
+
+
+def _detail(state: State) -> str:
+    if isinstance(state, TaskState):
+        params = state.parameters.to_plain() if state.parameters is not None else {}
+        arn = str(params.get("resourceArn") or "")
+        function = arn.split("functions/", 1)[1].split("/")[0] if "functions/" in arn else ""
+        return function or state.action
+    if isinstance(state, WaitState):
+        return f"{state.seconds} s" if state.seconds is not None else "Seconds.$"
+    if isinstance(state, ParallelState):
+        return f"{len(state.branches)} branches"
+    if isinstance(state, MapState):
+        return "for each item"
+    return ""
+
+
+def _back_edges(scope: Scope, succ: dict[str, list[str]]) -> set[tuple[str, str]]:
+    back: set[tuple[str, str]] = set()
+    seen: set[str] = set()
+    order = [scope.start_at] + [s.name for s in scope.states]
+    for root in order:
+        if root in seen or root not in succ:
+            continue
+        stack: list[tuple[str, int]] = [(root, 0)]
+        on_stack = {root}
+        seen.add(root)
+        while stack:
+            node, i = stack[-1]
+            if i >= len(succ[node]):
+                stack.pop()
+                on_stack.discard(node)
+                continue
+            stack[-1] = (node, i + 1)
+            child = succ[node][i]
+            if child in on_stack:
+                back.add((node, child))
+            elif child not in seen:
+                seen.add(child)
+                on_stack.add(child)
+                stack.append((child, 0))
+    return back
+
+
+def _layers(names: list[str], forward: dict[str, list[str]]) -> dict[str, int]:
+    indegree = {n: 0 for n in names}
+    for targets in forward.values():
+        for t in targets:
+            indegree[t] += 1
+    layer = {n: 0 for n in names}
+    ready = [n for n in names if indegree[n] == 0]
+    while ready:
+        node = ready.pop(0)
+        for t in forward[node]:
+            layer[t] = max(layer[t], layer[node] + 1)
+            indegree[t] -= 1
+            if indegree[t] == 0:
+                ready.append(t)
+    return layer
+
+
+def _order(rows: list[list[str]], forward: dict[str, list[str]]) -> list[list[str]]:
+    preds: dict[str, list[str]] = {n: [] for row in rows for n in row}
+    for source, targets in forward.items():
+        for t in targets:
+            preds[t].append(source)
+    for sweep in range(4):
+        down = sweep % 2 == 0
+        indices = range(1, len(rows)) if down else range(len(rows) - 2, -1, -1)
+        for i in indices:
+            ref = {n: k for k, n in enumerate(rows[i - 1 if down else i + 1])}
+            def centre(n: str, ref: dict[str, int] = ref, down: bool = down) -> float:
+                linked = preds[n] if down else forward[n]
+                pos = [ref[m] for m in linked if m in ref]
+                return sum(pos) / len(pos) if pos else float("inf")
+            current = {n: k for k, n in enumerate(rows[i])}
+            rows[i] = sorted(rows[i], key=lambda n: (
+                centre(n) if centre(n) != float("inf") else current[n], current[n]))
+    return rows
+
+
+def layout_scope(scope: Scope) -> Layout:
+    """Lay out the states of ``scope`` (see the module docstring)."""
+    states = {s.name: s for s in scope.states}
+    names = list(states)
+    raw_edges = [(s.name, *e) for s in scope.states for e in edges_of(s) if e[0] in states]
+    succ: dict[str, list[str]] = {n: [] for n in names}
+    for source, target, _, _ in raw_edges:
+        if target not in succ[source]:
+            succ[source].append(target)
+    back = _back_edges(scope, succ)
+    forward = {n: [t for t in succ[n] if (n, t) not in back and t != n] for n in names}
+    layer = _layers(names, forward)
+    depth = max(layer.values(), default=0) + 1
+    rows: list[list[str]] = [[] for _ in range(depth)]
+    discovery = _discovery(scope, succ)
+    for name in sorted(names, key=lambda n: discovery.get(n, len(names))):
+        rows[layer[name]].append(name)
+    rows = _order(rows, forward)
+    widest = max((len(r) for r in rows), default=1)
+    inner_w = widest * NODE_W + (widest - 1) * GAP_X
+    nodes: dict[str, Node] = {}
+    for i, row in enumerate(rows):
+        row_w = len(row) * NODE_W + (len(row) - 1) * GAP_X
+        x0 = MARGIN + (inner_w - row_w) / 2
+        for k, name in enumerate(row):
+            state = states[name]
+            nodes[name] = Node(name, state.type.value, _detail(state), i,
+                               x0 + k * (NODE_W + GAP_X), MARGIN + i * (NODE_H + GAP_Y))
+    edges, lanes = _route(raw_edges, nodes, back, rows, MARGIN + inner_w)
+    width = MARGIN * 2 + inner_w + lanes * LANE + (12 if lanes else 0)
+    height = MARGIN * 2 + depth * NODE_H + (depth - 1) * GAP_Y
+    return Layout(tuple(nodes[n] for row in rows for n in row), tuple(edges), width, height)
+
+
+def _discovery(scope: Scope, succ: dict[str, list[str]]) -> dict[str, int]:
+    order: dict[str, int] = {}
+    queue = [scope.start_at] + [s.name for s in scope.states]
+    while queue:
+        name = queue.pop(0)
+        if name in order or name not in succ:
+            continue
+        order[name] = len(order)
+        queue[0:0] = [t for t in succ[name] if t not in order]
+    return order
+
+
+def _route(raw: list[tuple[str, str, str, str]], nodes: dict[str, Node],
+           back: set[tuple[str, str]], rows: list[list[str]],
+           right: float) -> tuple[list[Edge], int]:
+    edges: list[Edge] = []
+    lane = 0
+    seen: set[tuple[str, str]] = set()
+    for source, target, kind, label in raw:
+        if (source, target) in seen:
+            continue
+        seen.add((source, target))
+        a, b = nodes[source], nodes[target]
+        if (source, target) in back or source == target:
+            lane += 1
+            lx = right + lane * LANE
+            sy, ty = a.y + a.h / 2, b.y + b.h / 2
+            sx, tx = a.x + a.w, b.x + b.w
+            path = (f"M{sx:.1f},{sy:.1f} H{lx - 8:.1f} Q{lx:.1f},{sy:.1f} {lx:.1f},{sy - 8:.1f} "
+                    f"V{ty + 8:.1f} Q{lx:.1f},{ty:.1f} {lx - 8:.1f},{ty:.1f} H{tx + 2:.1f}")
+            edges.append(Edge(source, target, kind, _short(label, 20), True, path,
+                              sx + 8, sy - 6))
+            continue
+        sx, sy = a.x + a.w / 2, a.y + a.h
+        tx, ty = b.x + b.w / 2, b.y
+        if b.layer - a.layer > 1:
+            side = a.x - GAP_X / 2 if tx < sx else a.x + a.w + GAP_X / 2
+            side = min(side, right - 4)
+            path = (f"M{sx:.1f},{sy:.1f} C{sx:.1f},{sy + 30:.1f} {side:.1f},{sy:.1f} "
+                    f"{side:.1f},{sy + 40:.1f} V{ty - 40:.1f} C{side:.1f},{ty:.1f} "
+                    f"{tx:.1f},{ty - 30:.1f} {tx:.1f},{ty - 2:.1f}")
+            edges.append(Edge(source, target, kind, label, False, path, side + 4,
+                              (sy + ty) / 2))
+            continue
+        my = (sy + ty) / 2
+        path = f"M{sx:.1f},{sy:.1f} C{sx:.1f},{my:.1f} {tx:.1f},{my:.1f} {tx:.1f},{ty - 2:.1f}"
+        # labels near the target end, so the branches of one Choice do not overlap
+        edges.append(Edge(source, target, kind, _short(label, 24), False, path,
+                          tx + 6, ty - 14))
+    return edges, lane

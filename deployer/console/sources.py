@@ -1,0 +1,43 @@
+"""What the console reads: the emulator's services, read in-process (never over the wire)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from deployer.emulator.clock import Clock
+from deployer.emulator.services.executions import ExecutionService, HistoryEvent
+from deployer.emulator.services.flows import FlowService
+from deployer.emulator.services.functions import FunctionService
+from deployer.fdl.ast import Flow
+
+__all__ = ["HISTORY_PAGE", "Sources"]
+
+HISTORY_PAGE = 1000  # GetExecutionHistory's largest page
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The services of one emulator, its identity and where it listens."""
+
+    flows: FlowService
+    executions: ExecutionService
+    functions: FunctionService
+    clock: Clock
+    account_id: str
+    default_region: str
+    endpoint: Callable[[], str]
+    stats: Callable[[], dict[str, Any]]
+    parse: Callable[[str], Flow]
+
+    def history(self, region: str, flow: str, name: str) -> list[HistoryEvent]:
+        """Every history event of the execution, in event id order."""
+        events: list[HistoryEvent] = []
+        token = ""
+        while True:
+            page, token = self.executions.history(self.account_id, region, flow, name,
+                                                  limit=HISTORY_PAGE, next_token=token)
+            events += page
+            if not token:
+                return events

@@ -1,0 +1,58 @@
+"""Playwright on Debian's Chromium (``CONSOLE_CHROMIUM``, default /usr/bin/chromium). Without a
+browser these tests skip on a developer machine and FAIL when ``CI=true``. Every page is checked
+to send no request beyond loopback."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+CHROMIUM = os.environ.get("CONSOLE_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"browser tests cannot run in CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")  # Playwright holds an event loop: not past its module
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install -e '.[browser]')")
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    page = context.new_page()
+    page.foreign_requests = []  # type: ignore[attr-defined]
+    page.page_errors = []  # type: ignore[attr-defined]
+
+    def route(route: Any) -> None:
+        if route.request.url.startswith(("http://127.0.0.1:", "data:")):
+            route.continue_()
+        else:
+            page.foreign_requests.append(route.request.url)  # type: ignore[attr-defined]
+            route.abort()
+
+    page.route("**/*", route)
+    page.on("pageerror", lambda error: page.page_errors.append(str(error)))  # type: ignore
+    yield page
+    assert page.foreign_requests == []  # type: ignore[attr-defined]
+    assert page.page_errors == []  # type: ignore[attr-defined]
+    context.close()
