@@ -289,7 +289,8 @@ class FlowEngine:
             if isinstance(cmd, InvokeTask) and (
                     cmd.task_mode is not TaskMode.WAIT_FOR_CUSTOM_CALLBACK
                     or self._invoker.handles(cmd)):
-                self._submit(self._run_task, seq, cmd, live.account_id, live.region)
+                self._submit(self._run_task, seq, cmd, live.account_id, live.region,
+                             live.ex.role_arn)
         if live.ex.status.is_terminal or any(isinstance(c, CompleteExecution)
                                              for c in commands):
             self._wake_waiters()
@@ -299,8 +300,9 @@ class FlowEngine:
             self._ended_gen += 1
             self._ended.notify_all()
 
-    def _run_task(self, seq: int, cmd: InvokeTask, account_id: str, region: str) -> None:
-        outcome = self._invoker.run(cmd, account_id, region)
+    def _run_task(self, seq: int, cmd: InvokeTask, account_id: str, region: str,
+                  role_arn: str = "") -> None:
+        outcome = self._invoker.run(cmd, account_id, region, role_arn)
         if outcome is None:  # a callback task whose function accepted the token
             return
         output, code, detail = outcome

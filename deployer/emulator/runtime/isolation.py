@@ -37,6 +37,9 @@ from pathlib import Path
 __all__ = ["Isolation", "MemoryMonitor", "kill_tree", "readable_roots"]
 
 _NOT_READABLE = frozenset((Path("/dev"),))  # device nodes: only those listed by the worker
+# the host user's cloud credentials and keys (Alibaba Cloud CLI, credentials file, Serverless
+# Devs, SSH): never readable by handlers
+HOST_SECRETS = (".aliyun", ".alibabacloud", ".s", ".ssh")
 UID_BASE = 2_140_000_000
 UID_COUNT = 65536
 _MB = 1024 * 1024
@@ -286,6 +289,7 @@ class Isolation:
         emulator runs as root and every one of them is world-readable."""
         self.work_dir = Path(work_dir)
         self.private_dirs = [Path(p) for p in private_dirs]
+        self.host_secrets = [Path.home() / name for name in HOST_SECRETS]
         if separate_uids is None:
             separate_uids = os.geteuid() == 0 and all(_world_readable(p) for p in needed)
         self.separate_uids = separate_uids
@@ -325,7 +329,8 @@ class Isolation:
         """Landlock read roots (computed once: the filesystem minus the private dirs)."""
         with self._lock:
             if self._readable is None:
-                self._readable = readable_roots([*self.private_dirs, self.work_dir])
+                self._readable = readable_roots(
+                    [*self.private_dirs, self.work_dir, *self.host_secrets])
             return list(self._readable)
 
     def new_uid(self) -> int | None:

@@ -134,6 +134,20 @@ class SecurityTokenService:
         token = f"{_TOKEN_PREFIX}{_b64(payload)}.{_b64(seal)}"
         return TemporaryCredentials(access_key_id, self._secret(access_key_id), token, expiration)
 
+    def check_service_role(self, account_id: str, role_arn: str, service: str) -> Role:
+        """The role ``service`` would assume; NotFound (kind ``role``) when it does not exist,
+        :class:`AssumeRoleRefused` (``not_trusted``) when its trust policy does not name the
+        service."""
+        role = self._roles.role_named(account_id, role_arn)
+        if role is None:
+            raise NotFound(f"The role not exists: {role_arn}.", kind="role", name=role_arn)
+        if not trust_allows(role.trust_policy, service=service):
+            raise AssumeRoleRefused(
+                f"the trust policy of role {role_arn} does not allow the service {service} to "
+                "assume it (it needs an Allow statement for sts:AssumeRole with Principal "
+                f'{{"Service": ["{service}"]}})', kind="not_trusted", name=role_arn)
+        return role
+
     def for_service(self, account_id: str, role_arn: str, service: str,
                     session_name: str, duration: float = FC_SESSION_SECONDS
                     ) -> TemporaryCredentials:
@@ -143,14 +157,7 @@ class SecurityTokenService:
         :class:`AssumeRoleRefused` (``not_trusted``) when its trust policy does not name the
         service.
         """
-        role = self._roles.role_named(account_id, role_arn)
-        if role is None:
-            raise NotFound(f"The role not exists: {role_arn}.", kind="role", name=role_arn)
-        if not trust_allows(role.trust_policy, service=service):
-            raise AssumeRoleRefused(
-                f"the trust policy of role {role_arn} does not allow the service {service} to "
-                "assume it (it needs an Allow statement for sts:AssumeRole with Principal "
-                f'{{"Service": ["{service}"]}})', kind="not_trusted", name=role_arn)
+        role = self.check_service_role(account_id, role_arn, service)
         return self.issue(role, session_name, duration)
 
     def assume_role(self, caller: RoleSession | None, account_id: str, role_arn: str,
