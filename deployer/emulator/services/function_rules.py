@@ -28,7 +28,7 @@ CUSTOM_RUNTIMES = frozenset(r for r in RUNTIMES if r.startswith("custom"))
 MAX_ZIP_BYTES = 100 * 1024 * 1024
 MAX_UNZIPPED_BYTES = 500 * 1024 * 1024  # decompressed code package (docs/runtime.md, INF)
 MAX_ZIP_ENTRIES = 65_535
-MAX_RATIO = 1000  # a member inflating more than 1000:1 (over 1 MB) is treated as a zip bomb
+MAX_RATIO = 200  # a member inflating more than 200:1 (to over 1 MB) is treated as a zip bomb
 MAX_ENV_BYTES = 4 * 1024
 
 
