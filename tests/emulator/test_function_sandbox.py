@@ -246,7 +246,7 @@ def handler(event, context):
 
 def test_timeout_and_stop_kill_the_whole_tree_including_setsid_children(cloud, fc):
     _create(fc, "daemonizer", _zip({"index.py": DAEMONIZE}), timeout=1)
-    response, body = _invoke(fc, "daemonizer", b"marker-timeout-7f3a")
+    _, body = _invoke(fc, "daemonizer", b"marker-timeout-7f3a")
     assert json.loads(body)["errorMessage"] == "Function timed out after 1 seconds"
     assert _alive("marker-timeout-7f3a") == []
     _create(fc, "lingering", _zip({"index.py": DAEMONIZE}), timeout=10)

@@ -36,7 +36,7 @@ def _trust(principal: dict) -> str:
         {"Effect": "Allow", "Action": "sts:AssumeRole", "Principal": principal}]})
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _zip(source: str, *vendored: str) -> bytes:
     """``index.py`` plus packages copied from this environment (SDKs FC does not ship)."""
     buffer = io.BytesIO()

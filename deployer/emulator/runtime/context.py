@@ -76,7 +76,7 @@ class FCContext312(FCContext):
         "logProject": "log_project", "logStore": "log_store",
     }
 
-    def getLogger(self) -> logging.Logger:  # noqa: N802  (FC's name)
+    def getLogger(self) -> logging.Logger:
         """The function's logger (records carry the request id); also sets ``logger``."""
         logger = logging.getLogger("fc")
         self.__dict__["logger"] = logger

@@ -25,6 +25,7 @@ standalone install/uninstall pair the two can share this one.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import socket
@@ -172,6 +173,11 @@ class _PatchingLoader(Loader):
         self._patch(module)
 
 
+def _apply(patch: Callable[[ModuleType, _Router], None], router: _Router,
+           module: ModuleType) -> None:
+    patch(module, router)
+
+
 class _PatchingFinder(MetaPathFinder):
     """Wraps the loader of the HTTP-client modules so they are patched right after import."""
 
@@ -187,8 +193,8 @@ class _PatchingFinder(MetaPathFinder):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None:
-                router = self._router
-                spec.loader = _PatchingLoader(spec.loader, lambda m: patch(m, router))
+                spec.loader = _PatchingLoader(spec.loader,
+                                              functools.partial(_apply, patch, self._router))
                 return spec
         return None
 

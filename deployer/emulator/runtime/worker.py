@@ -93,6 +93,8 @@ class Worker:
         request_read, self._request_write = os.pipe()
         self._response_read, response_write = os.pipe()
         self._log_read, log_write = os.pipe()
+        identity: dict[str, Any] = (
+            {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {})
         try:
             self.process = subprocess.Popen(
                 [python, "-S", "-u", str(BOOTSTRAP_PATH), str(request_read), str(response_write)],
@@ -103,7 +105,7 @@ class Worker:
                 env=env,
                 pass_fds=(request_read, response_write),
                 start_new_session=True,
-                **({"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}),
+                **identity,
             )
         except BaseException:
             for fd in (self._request_write, self._response_read, self._log_read):
@@ -131,7 +133,7 @@ class Worker:
 
     @property
     def pid(self) -> int:
-        return self.process.pid
+        return int(self.process.pid)
 
     def start(self, timeout_s: float) -> Exchange:
         """Wait up to ``timeout_s`` real seconds for the worker's ready frame.

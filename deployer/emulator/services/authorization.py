@@ -23,7 +23,7 @@ import enum
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,7 +87,8 @@ def _strings(value: Any) -> list[str]:
     return [str(value)]
 
 
-_STRING_OPERATORS = {
+_Test = Callable[[str, str], bool]
+_STRING_OPERATORS: dict[str, tuple[bool, _Test]] = {
     "StringEquals": (False, lambda p, v: p == v),
     "StringNotEquals": (True, lambda p, v: p == v),
     "StringEqualsIgnoreCase": (False, lambda p, v: p.lower() == v.lower()),
