@@ -276,3 +276,55 @@ def test_process_environment_of_the_emulator_is_not_readable(cloud, fc):
     result = _attempt(fc, "environ", "open(f'/proc/{os.getppid()}/environ', 'rb').read()")
     assert result["blocked"] == "PermissionError"
     _untouched(cloud, fc)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_daemon_state_outside_tmp_is_out_of_reach_and_calls_route_to_the_daemon():
+    """Against the background daemon, with its state outside /tmp (so Landlock, not the private
+    /tmp, keeps it out of reach)."""
+    import shutil
+    import tempfile
+
+    from alibabacloud_fc20230330.client import Client
+    from alibabacloud_ram20150501 import models as ram
+    from alibabacloud_tea_openapi import models as open_api
+
+    from deployer.emulator import daemon
+
+    state = Path(tempfile.mkdtemp(prefix="deployer-daemon-", dir="/var/tmp"))
+    try:
+        daemon.start(state, port=_free_port())
+        creds = daemon.credentials(state)
+        config = dict(access_key_id=creds.access_key_id,
+                      access_key_secret=creds.access_key_secret, endpoint=creds.endpoint,
+                      protocol="http", region_id="cn-hangzhou", read_timeout=60000)
+        fc = Client(open_api.Config(**config))
+        from alibabacloud_ram20150501.client import Client as Ram
+
+        Ram(open_api.Config(**config)).create_role(ram.CreateRoleRequest(
+            role_name="fc-role", assume_role_policy_document=json.dumps(
+                {"Version": "1", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                "Principal": {"Service": "fc.aliyuncs.com"}}]})))
+        identity = str(state / "identity.json")
+        result = _attempt(fc, "thief", "open(event.decode()).read()", identity.encode())
+        assert result["blocked"] == "PermissionError"
+        result = _attempt(fc, "writer", "open(event.decode(), 'w').write('x')",
+                          str(state / "planted").encode())
+        assert result["blocked"] == "PermissionError" and not (state / "planted").exists()
+        source = ("import urllib.request, os\n"
+                  "def handler(event, context):\n"
+                  "    return os.environ['ALIBABA_CLOUD_ACCESS_KEY_ID'][:4]\n")
+        _create(fc, "with-role", _zip({"index.py": source}),
+                role=f"acs:ram::{creds.account_id}:role/fc-role")
+        assert _invoke(fc, "with-role")[1] == b"STS."
+    finally:
+        daemon.stop(state)
+        shutil.rmtree(state, ignore_errors=True)
