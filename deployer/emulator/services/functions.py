@@ -157,8 +157,7 @@ class RoleCredentials:
                 except (NotFound, AssumeRoleRefused) as exc:
                     log.warning("no credentials for role %s: %s", self._role_arn, exc.message)
                     return None
-                self._current = Credentials(creds.access_key_id, creds.access_key_secret,
-                                            creds.security_token, creds.expiration)
+                self._current = creds
             return self._current
 
 

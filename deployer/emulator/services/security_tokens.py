@@ -22,12 +22,13 @@ import hmac
 import json
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.authorization import Authorizer, Subject
 from deployer.emulator.services.errors import NotFound, ServiceError
+from deployer.emulator.services.ports import Credentials
 from deployer.emulator.services.roles import Role, RoleService, trust_allows
 
 __all__ = [
@@ -50,14 +51,8 @@ _TOKEN_PREFIX = "CAIS"
 _KEY_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz123456789"
 
 
-@dataclass(frozen=True, slots=True)
-class TemporaryCredentials:
-    """An STS credential triple with its expiry (epoch seconds of the emulator's clock)."""
-
-    access_key_id: str
-    access_key_secret: str = field(repr=False)
-    security_token: str = field(repr=False)
-    expiration: float
+TemporaryCredentials = Credentials
+"""An STS credential triple with its expiry (epoch seconds of the emulator's clock)."""
 
 
 @dataclass(frozen=True, slots=True)
