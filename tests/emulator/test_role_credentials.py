@@ -373,3 +373,22 @@ def test_invoke_headers_are_fc30s(cloud, fc):
     assert re.fullmatch(r"c-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{12}", headers["x-fc-instance-id"])
     assert headers["x-fc-invocation-service-version"] == "LATEST"
     assert 1 < float(headers["x-fc-max-memory-usage"]) < 256
+
+
+def test_cloudflow_on_a_loopback_endpoint_takes_the_region_from_signed_region_id(cloud):
+    from deployer.cloud.connection import CloudConnection, Endpoints, StaticKeys
+
+    def connection(region: str) -> CloudConnection:
+        return CloudConnection(region=region, endpoints=Endpoints.single(cloud.endpoint),
+                               credential=StaticKeys(cloud.access_key_id,
+                                                     cloud.access_key_secret),
+                               headers={"x-deployer-region": region})
+
+    definition = ("Type: StateMachine\nSpecVersion: v1\nName: regional\nStartAt: p\nStates:\n"
+                  "  - Type: Pass\n    Name: p\n    End: true\n")
+    connection("cn-shanghai").fnf.create_flow(fnf_models.CreateFlowRequest(
+        name="regional", type="FDL", description="", definition=definition))
+    describe = fnf_models.DescribeFlowRequest(name="regional")
+    assert connection("cn-shanghai").fnf.describe_flow(describe).body.name == "regional"
+    assert _error(lambda: connection("cn-hangzhou").fnf.describe_flow(describe)).code == \
+        "FlowNotExists"
