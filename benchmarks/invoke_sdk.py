@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import base64
 import io
+import logging
 import statistics
 import sys
 import threading
@@ -85,6 +86,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--warm", type=int, default=1000)
     parser.add_argument("--cold", type=int, default=10)
     args = parser.parse_args(argv)
+    logging.getLogger("deployer.emulator").setLevel(logging.ERROR)  # no host-Python warnings
     code = zipped()
     rows = []
 

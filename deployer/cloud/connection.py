@@ -133,7 +133,10 @@ class CloudConnection:
         else:
             kwargs["credential"] = self._credential
         if self._headers:
-            kwargs["global_parameters"] = GlobalParameters(headers=dict(self._headers))
+            # RPC v1 (CloudFlow) signs parameters, not headers: a loopback endpoint learns the
+            # region from the signed RegionId as well as from the (ACS3-signed) header.
+            kwargs["global_parameters"] = GlobalParameters(
+                headers=dict(self._headers), queries={"RegionId": self.region})
         return Config(**kwargs)
 
     def call(self, service: str, operation: str, fn: Callable[[], T]) -> T:

@@ -14,12 +14,14 @@ from typing import Protocol
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
+from deployer.emulator.services.authorization import Authorizer
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.fc_tasks import FunctionInvoker
 from deployer.emulator.services.flows import FlowService
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.roles import RoleService
+from deployer.emulator.services.security_tokens import SecurityTokenService
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.identity import Identity, load_or_create_identity
@@ -42,7 +44,8 @@ def default_runtime(state_dir: Path, clock: Clock) -> FunctionRuntime:
     """The process runtime that runs handlers in subprocesses under ``<state_dir>/runtime``."""
     from deployer.emulator.runtime import ProcessRuntime
 
-    runtime: FunctionRuntime = ProcessRuntime(state_dir / "runtime", clock)
+    runtime: FunctionRuntime = ProcessRuntime(state_dir / "runtime", clock,
+                                              private_dirs=[state_dir])
     return runtime
 
 
@@ -61,15 +64,24 @@ class Emulator:
         self.runtime = runtime if runtime is not None else default_runtime(state_dir, clock)
         self.function_repo = FunctionRepo(self.db)
         self.invocation_repo = InvocationRepo(self.db)
-        self.functions = FunctionService(self.function_repo, self.invocation_repo, self.code,
-                                         self.runtime, clock)
         self.roles = RoleService(RamRepo(self.db), clock)
+        self.authorizer = Authorizer(self.roles)
+        self.tokens = SecurityTokenService(self.identity.access_key_secret, clock, self.roles,
+                                           self.authorizer)
+        self.functions = FunctionService(self.function_repo, self.invocation_repo, self.code,
+                                         self.runtime, clock, tokens=self.tokens)
         self.flow_repo = FlowRepo(self.db)
         self.flows = FlowService(self.flow_repo, clock, self.roles.role_trusts)
-        self.flow_engine = FlowEngine(self.db, clock, FunctionInvoker(self.functions),
+        self.flow_engine = FlowEngine(self.db, clock,
+                                      FunctionInvoker(self.functions, self.authorizer),
                                       workers=flow_workers, step_latency=step_latency)
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
         self.engines: list[Engine] = [self.flow_engine]
+
+    def serve_at(self, endpoint: str) -> None:
+        """The emulator now listens at ``endpoint`` (``host:port``): SDK calls from handlers go
+        there."""
+        self.functions.cloud_endpoint = endpoint
 
     def reset(self) -> None:
         """Forget every resource (functions, code, invocations, roles, policies, flows and

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from deployer import __version__
 from deployer.emulator.api import errors as e
+from deployer.emulator.api.access import RequestAccess
 from deployer.emulator.api.admin import AdminApi
 from deployer.emulator.api.cloudflow import CloudFlowApi
 from deployer.emulator.api.errors import Style, error_response
@@ -131,9 +132,11 @@ class EmulatorServer:
         self.emulator.engines.extend(engines)
         ident = self.emulator.identity
         self.router = Router(ident.account_id, ident.secret_for, self.clock, region)
+        self.router.access = RequestAccess(ident.account_id, ident.secret_for,
+                                           self.emulator.tokens, self.emulator.authorizer)
         self.router.add_roa(FcApi(self.emulator.functions))
         self.router.add_rpc(RamApi(self.emulator.roles))
-        self.router.add_rpc(StsApi())
+        self.router.add_rpc(StsApi(self.emulator.tokens))
         self.router.add_rpc(CloudFlowApi(self.emulator.flows, self.emulator.executions))
         self.router.admin = AdminApi(clock=self.clock, health=self._health,
                                      reset=self.emulator.reset, code_path=self.emulator.code.path,
@@ -148,6 +151,7 @@ class EmulatorServer:
         self.host = host
         self.port = int(self._httpd.server_address[1])
         self.router.public_url = self.url
+        self.emulator.serve_at(self.endpoint)
         self._thread: threading.Thread | None = None
 
     @property

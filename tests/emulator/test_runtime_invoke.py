@@ -248,7 +248,7 @@ def test_context_fields(runtime, tmp_path):
         "requestId": "1-abc",
         "credentials": ["", "", ""],
         "function": ["StartJob", "index.handler", 256, 7],
-        "service": ["", "LATEST", "", "", ""],
+        "service": ["", "LATEST", "", "", "LATEST"],
         "region": REGION,
         "account_id": ACCOUNT,
         "retry_count": 0,
@@ -281,19 +281,16 @@ def test_environment_holds_only_function_and_fc_variables(runtime, tmp_path, mon
         "FC_REGION",
         "FC_ACCOUNT_ID",
         "FC_INSTANCE_ID",
-        "FC_RUNTIME",
-        "FC_TIMEOUT",
         "FC_QUALIFIER",
+        "FC_VER_ID",
+        "TMPDIR",
     }
     assert env["JOB_API"] == "http://127.0.0.1:1"
     assert env["FC_FUNCTION_NAME"] == "GetJobStatus"
     assert env["FC_FUNC_CODE_PATH"] == f"{code_root(tmp_path, spec.code_checksum)}/"
     assert env["FC_INSTANCE_ID"] == result.instance_id
-    assert (env["FC_RUNTIME"], env["FC_TIMEOUT"], env["FC_QUALIFIER"]) == (
-        "python3.10",
-        "3",
-        "LATEST",
-    )
+    # FC's runtime deletes FC_RUNTIME / FC_TIMEOUT before user code (only its safe list stays)
+    assert (env["FC_QUALIFIER"], env["FC_VER_ID"], env["TMPDIR"]) == ("LATEST", "LATEST", "/tmp")
     assert (env["FC_REGION"], env["FC_ACCOUNT_ID"], env["FC_FUNCTION_MEMORY_SIZE"]) == (
         REGION,
         ACCOUNT,

@@ -19,7 +19,8 @@ from deployer.emulator.runtime import ProcessRuntime, RuntimeUnavailableError
 
 @pytest.fixture
 def runtime(tmp_path: Path) -> Iterator[ProcessRuntime]:
-    rt = ProcessRuntime(tmp_path / "work", SystemClock())
+    # no sandbox: these handlers meet each other and the test through files under tmp_path
+    rt = ProcessRuntime(tmp_path / "work", SystemClock(), sandbox=False)
     yield rt
     rt.close()
 
@@ -209,7 +210,7 @@ def test_concurrent_invocations_get_separate_instances(runtime, tmp_path):
 
 
 def test_instance_cap_makes_callers_wait(tmp_path):
-    rt = ProcessRuntime(tmp_path / "work", SystemClock(), max_instances=1)
+    rt = ProcessRuntime(tmp_path / "work", SystemClock(), max_instances=1, sandbox=False)
     spec = make_spec(
         tmp_path,
         {

@@ -30,6 +30,7 @@ class ApiError(Exception):
         super().__init__(message)
         self.message = message
         self.headers = headers or {}
+        self.extra: dict[str, object] = {}  # more body keys (e.g. AccessDeniedDetail)
 
 
 def _define(name: str, code: str, status: int) -> type[ApiError]:
@@ -105,7 +106,8 @@ def from_service_error(exc: svc.ServiceError, style: Style) -> ApiError:
 
 def error_response(error: ApiError, request_id: str, style: Style, host: str = "") -> HttpResponse:
     """Serialize ``error`` as the JSON body and headers of ``style``."""
-    body: dict[str, str] = {"Code": error.code, "Message": error.message, "RequestId": request_id}
+    body: dict[str, object] = {"Code": error.code, "Message": error.message,
+                               "RequestId": request_id, **error.extra}
     if style is Style.RPC:
         body["HostId"] = host
         headers = {"x-acs-request-id": request_id}

@@ -26,6 +26,9 @@ from deployer.emulator.services.functions import Function, FunctionConfig, Funct
 __all__ = ["FcApi", "function_to_wire"]
 
 _TASK_ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
+WARNING_HEADER = "x-deployer-warning"
+"""Set on Create/UpdateFunction when the emulator cannot run the function exactly as FC does
+(the host's Python runs another version than the runtime names); said once, when caused."""
 
 OPAQUE_KEYS = (
     "logConfig", "instanceLifecycleConfig", "vpcConfig", "nasConfig", "ossMountConfig",
@@ -187,6 +190,12 @@ class FcApi:
     def _ok(ctx: RequestContext, payload: Mapping[str, Any], status: int = 200) -> HttpResponse:
         return json_response(status, payload, {"x-fc-request-id": ctx.request_id})
 
+    def _function(self, ctx: RequestContext, fn: Function) -> HttpResponse:
+        response = self._ok(ctx, function_to_wire(fn))
+        if fn.warnings:
+            response.headers[WARNING_HEADER] = " | ".join(fn.warnings)
+        return response
+
     def create(self, ctx: RequestContext) -> HttpResponse:
         body = _json_body(ctx)
         name = body.get("functionName")
@@ -201,7 +210,7 @@ class FcApi:
             raise e.InvalidArgument("code.zipFile is required")
         fn = self._svc.create(ctx.account_id, ctx.region, name, FunctionConfig(**settings),
                               code, checksum=checksum, tags=_tags(body))
-        return self._ok(ctx, function_to_wire(fn))
+        return self._function(ctx, fn)
 
     def get(self, ctx: RequestContext, name: str) -> HttpResponse:
         qualifier = ctx.request.query_params().get("qualifier")
@@ -216,7 +225,7 @@ class FcApi:
         code, checksum = _code(body)
         fn = self._svc.update(ctx.account_id, ctx.region, name, settings, code=code,
                               checksum=checksum)
-        return self._ok(ctx, function_to_wire(fn))
+        return self._function(ctx, fn)
 
     def delete(self, ctx: RequestContext, name: str) -> HttpResponse:
         self._svc.delete(ctx.account_id, ctx.region, name)
@@ -266,6 +275,8 @@ class FcApi:
         reply.update({
             "x-fc-code-checksum": r.code_checksum, "x-fc-instance-id": r.instance_id,
             "x-fc-invocation-duration": str(round(r.duration_ms)),
+            "x-fc-invocation-service-version": "LATEST",
+            "x-fc-max-memory-usage": f"{r.max_memory_mb or 0.0:.2f}",
             "Content-Type": "application/json" if r.error_type else "application/octet-stream",
         })
         if r.error_type:

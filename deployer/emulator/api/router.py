@@ -26,6 +26,7 @@ from deployer.emulator.api.signing import (
     SecretLookup,
     SignatureError,
     SignatureFailure,
+    signed_header_names,
     verify_acs3,
     verify_rpc_v1,
 )
@@ -46,7 +47,9 @@ _REGION_HOSTS = (
 
 
 REGION_HEADER = "x-deployer-region"
-"""Names the region of a request sent to ``127.0.0.1:port`` (cloud hosts carry it in the name)."""
+"""Names the region of a request sent to ``127.0.0.1:port`` (cloud hosts carry it in the name).
+Honoured only when signed (ACS3 ``SignedHeaders``); RPC v1 signs no header, so its clients name
+the region with the signed ``RegionId`` parameter instead."""
 _REGION_RE = re.compile(r"^[a-z]{2}-[a-z0-9-]{1,40}$")
 
 
@@ -99,6 +102,7 @@ class RequestContext:
     account_id: str
     region: str
     public_url: str
+    caller: Any = None  # the verified role session (services.security_tokens), None: account
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +156,7 @@ class Router:
     roa: list[RoaApi] = field(default_factory=list)
     rpc: dict[str, RpcApi] = field(default_factory=dict)
     admin: AdminApi | None = None
+    access: Any = None  # api.access.RequestAccess: STS keys, security tokens, RAM checks
     local: list[AdminApi] = field(default_factory=list)  # more surfaces outside the cloud APIs
 
     def add_local(self, api: AdminApi) -> None:
@@ -196,26 +201,35 @@ class Router:
             err = e.InternalServerError("an internal error has occurred. Please retry.")
             return error_response(err, rid, style, host)
 
-    def _context(self, request: HttpRequest, rid: str) -> RequestContext:
+    def _context(self, request: HttpRequest, rid: str, params: Mapping[str, str],
+                 access_key_id: str, api_key: str) -> RequestContext:
+        # The region comes from what the request signs: the host (ACS3 signs it; RPC v1 is
+        # routed by it), a signed region header, or a signed RegionId parameter.
         region = region_from_host(request.headers.get("host") or "", "")
-        if not region:  # a loopback endpoint: the client may name its region in a header
-            wanted = request.headers.get(REGION_HEADER) or ""
+        if not region:  # a loopback endpoint
+            wanted = (request.headers.get(REGION_HEADER)
+                      if REGION_HEADER in signed_header_names(request) else None)
+            wanted = wanted or params.get("RegionId") or ""
             region = wanted if _REGION_RE.match(wanted) else self.default_region
-        return RequestContext(request, rid, self.account_id, region, self.public_url)
+        caller = None
+        if self.access is not None:
+            caller = self.access.caller(request, access_key_id, params)
+            self.access.authorize(caller, api_key, request, params, region)
+        return RequestContext(request, rid, self.account_id, region, self.public_url, caller)
 
-    def _authenticate(self, request: HttpRequest, scheme: AuthScheme) -> None:
+    def _authenticate(self, request: HttpRequest, scheme: AuthScheme) -> str:
+        secret_for = self.access.secret_for if self.access is not None else self.secret_for
         try:
             auth = request.headers.get("authorization") or ""
             if auth or scheme.style is Style.ROA:
-                verify_acs3(request, self.secret_for)
-            else:
-                verify_rpc_v1(request, self.secret_for)
+                return verify_acs3(request, secret_for)
+            return verify_rpc_v1(request, secret_for)
         except SignatureError as exc:
             raise scheme.error(exc) from None
 
     def _roa(self, api: RoaApi, request: HttpRequest, rid: str) -> HttpResponse:
-        self._authenticate(request, api.auth)
-        return api.handle(self._context(request, rid))
+        key = self._authenticate(request, api.auth)
+        return api.handle(self._context(request, rid, request.query_params(), key, api.prefix))
 
     def _rpc(self, request: HttpRequest, rid: str) -> HttpResponse:
         params = {**request.query_params(), **request.form_params()}
@@ -224,7 +238,7 @@ class Router:
         api = self.rpc.get(version)
         if api is None:
             raise e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
-        self._authenticate(request, api.auth)
+        key = self._authenticate(request, api.auth)
         handler = api.actions.get(action)
         unknown_action = getattr(api, "unknown_action", None)
         if handler is None and unknown_action is not None:
@@ -232,7 +246,7 @@ class Router:
         if handler is None:
             raise e.InvalidActionNotFound(
                 f"Specified api is not found, please check your url and method: {action!r}")
-        body = handler(RpcCall(self._context(request, rid), params))
+        body = handler(RpcCall(self._context(request, rid, params, key, version), params))
         return json_response(200, {"RequestId": rid, **body}, {"x-acs-request-id": rid})
 
     @staticmethod

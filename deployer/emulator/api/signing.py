@@ -31,6 +31,7 @@ __all__ = [
     "SignatureFailure",
     "acs3_signature",
     "rpc_v1_signature",
+    "signed_header_names",
     "verify_acs3",
     "verify_rpc_v1",
 ]
@@ -109,12 +110,25 @@ def _parse_authorization(value: str) -> tuple[str, str, str]:
                              f"Authorization lacks {exc.args[0]}") from None
 
 
+def signed_header_names(request: HttpRequest) -> frozenset[str]:
+    """The header names an ACS3 ``Authorization`` signs (empty for RPC v1 or unsigned)."""
+    auth = request.headers.get("authorization") or ""
+    _, _, rest = auth.partition(" ")
+    for item in rest.split(","):
+        key, _, value = item.strip().partition("=")
+        if key == "SignedHeaders":
+            return frozenset(value.split(";"))
+    return frozenset()
+
+
 def verify_acs3(request: HttpRequest, secret_for: SecretLookup) -> str:
     """Verify an ACS3-HMAC-SHA256 request; return its AccessKeyId.
 
     Checks, in order: header present and well formed, required headers signed, key known,
     body hash equals ``x-acs-content-sha256``, signature (constant-time compare). In STS mode
-    (``x-acs-security-token``) the ``x-acs-accesskey-id`` header must name the same key.
+    (``x-acs-security-token``) the token must be signed and the ``x-acs-accesskey-id`` header
+    must name the same key; whether the token belongs to that key is checked by the caller
+    (``api.access``), which knows the issued tokens.
     """
     auth = request.headers.get("authorization")
     if not auth:
@@ -122,6 +136,8 @@ def verify_acs3(request: HttpRequest, secret_for: SecretLookup) -> str:
     access_key_id, signed, signature = _parse_authorization(auth)
     names = signed.split(";")
     missing = [h for h in _REQUIRED_SIGNED if h not in names]
+    if "x-acs-security-token" in request.headers and "x-acs-security-token" not in names:
+        missing.append("x-acs-security-token")
     if missing or any(n != n.lower() or n not in request.headers for n in names):
         raise SignatureError(SignatureFailure.MALFORMED, "SignedHeaders is incomplete",
                              access_key_id)

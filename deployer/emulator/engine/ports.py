@@ -24,6 +24,8 @@ class TaskRunner(Protocol):
         """True when this runner carries out the task's action itself."""
         ...
 
-    def run(self, cmd: InvokeTask, account_id: str, region: str) -> Outcome | None:
-        """Carry out ``cmd``; None when the task now waits for a callback (ReportTask*)."""
+    def run(self, cmd: InvokeTask, account_id: str, region: str,
+            role_arn: str = "") -> Outcome | None:
+        """Carry out ``cmd`` with the execution's role (``role_arn``, "" for none); None when
+        the task now waits for a callback (ReportTask*)."""
         ...

@@ -136,7 +136,7 @@ class Stepper:
             cmd = command_from_json(task.command)
             if isinstance(cmd, InvokeTask) and not task.callback:
                 self._scheduler.submit(self._run_task, task.exec_seq, cmd, task.account_id,
-                                       task.region)
+                                       task.region, task.role_arn)
 
     def _load(self, conn: sqlite3.Connection, seq: int) -> LiveExecution | None:
         row = steps.load_running(conn, seq)
@@ -157,13 +157,15 @@ class Stepper:
             if isinstance(cmd, InvokeTask) and (
                     cmd.task_mode is not TaskMode.WAIT_FOR_CUSTOM_CALLBACK
                     or self._runner.handles(cmd)):
-                self._scheduler.submit(self._run_task, seq, cmd, live.account_id, live.region)
+                self._scheduler.submit(self._run_task, seq, cmd, live.account_id, live.region,
+                                       live.ex.role_arn)
         ended = live.ex.status.is_terminal or any(isinstance(c, CompleteExecution)
                                                   for c in commands)
         self._waiters.stepped(seq, ended=ended)
 
-    def _run_task(self, seq: int, cmd: InvokeTask, account_id: str, region: str) -> None:
-        outcome = self._runner.run(cmd, account_id, region)
+    def _run_task(self, seq: int, cmd: InvokeTask, account_id: str, region: str,
+                  role_arn: str) -> None:
+        outcome = self._runner.run(cmd, account_id, region, role_arn)
         if outcome is None:  # a callback task whose function accepted the token
             return
         output, code, detail = outcome

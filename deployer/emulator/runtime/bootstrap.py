@@ -1,15 +1,18 @@
 """Worker process of one function instance: FC's python3 runtime, locally.
 
 Run by path (``python -S bootstrap.py REQUEST_FD RESPONSE_FD``) with the code root as working
-directory. It imports only the standard library (and ``time_machine`` when virtual time is
-used), so user code sees no emulator modules; ``-S`` skips site-packages' .pth processing,
-and the config frame names the library directories to append to ``sys.path`` instead.
+directory. It imports only the standard library and its sibling modules ``context``,
+``routing`` and ``sandbox`` (loaded by path under private names), so user code sees no
+emulator modules; ``-S`` skips the host's site-packages. Before user code runs it enters the
+sandbox (``sandbox.py``), sets ``sys.path`` to the code root, the standard library and FC's
+built-in packages (``packages.py``), keeps only FC's safe ``FC_*`` variables, injects the role
+credentials and installs the cloud routing (``routing.py``).
 
 Protocol with the parent, both directions: frames of ``>II`` (header length, body length),
 a JSON header, then raw body bytes. The parent first sends the instance config; the worker
 answers ``{"ok": true}`` when ready. Each later frame is one ``initialize`` or ``invoke``
-request answered by one frame ``{"ok": bool, "duration_ms": float}`` + body. EOF on the
-request pipe ends the process (exit 0).
+request answered by one frame ``{"ok": bool, "duration_ms": float}`` + body; a request may
+carry renewed ``credentials``. EOF on the request pipe ends the process (exit 0).
 
 Logs (fd 1 and 2, one pipe to the parent) carry FC's markers; semantics in docs/runtime.md and
 reference fc3-api.md §8.
@@ -74,75 +77,6 @@ def read_frame(fd: int) -> tuple[dict[str, Any], bytes] | None:
     if payload is None:
         return None
     return json.loads(payload[:header_size]), payload[header_size:]
-
-
-# ---------------------------------------------------------------- context (§8.5, Python 3.10)
-
-
-class _Record:
-    """Attribute bag with camelCase aliases, like the runtime's context classes."""
-
-    _aliases: dict[str, str] = {}  # noqa: RUF012
-
-    def __init__(self, **fields: Any) -> None:
-        self.__dict__.update(fields)
-
-    def __getattr__(self, name: str) -> Any:
-        alias = type(self)._aliases.get(name)
-        if alias is None:
-            raise AttributeError(name)
-        return self.__dict__[alias]
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.__dict__!r})"
-
-
-class Credentials(_Record):
-    _aliases = {  # noqa: RUF012
-        "accessKeyId": "access_key_id",
-        "accessKeySecret": "access_key_secret",
-        "securityToken": "security_token",
-    }
-
-
-class FunctionMeta(_Record):
-    pass
-
-
-class ServiceMeta(_Record):
-    _aliases = {"logProject": "log_project", "logStore": "log_store"}  # noqa: RUF012
-
-
-class Tracing(_Record):
-    _aliases = {  # noqa: RUF012
-        "spanContext": "span_context",
-        "jaegerEndpoint": "jaeger_endpoint",
-        "spanBaggages": "span_baggages",
-    }
-
-
-class FCContext(_Record):
-    _aliases = {"requestId": "request_id", "accountId": "account_id"}  # noqa: RUF012
-
-
-def make_context(config: dict[str, Any], request_id: str) -> FCContext:
-    return FCContext(
-        request_id=request_id,
-        credentials=Credentials(access_key_id="", access_key_secret="", security_token=""),
-        function=FunctionMeta(
-            name=config["function_name"],
-            handler=config["handler"],
-            memory=config["memory_size"],
-            timeout=config["timeout"],
-        ),
-        service=ServiceMeta(
-            name="", log_project="", log_store="", qualifier=config["qualifier"], version_id=""
-        ),
-        region=config["region"],
-        account_id=config["account_id"],
-        retry_count=0,
-        tracing=Tracing(span_context="", jaeger_endpoint="", span_baggages={}),
-    )
 
 
 # ---------------------------------------------------------------- results and errors (§8.3/8.4)
@@ -291,13 +225,53 @@ def _time_machine() -> Any:
     return time_machine
 
 
+# FC's runtime deletes every other FC_*/_FC_* variable before user code runs (§8.6)
+SAFE_FC_VARIABLES = frozenset((
+    "FC_FUNC_CODE_PATH", "FC_FUNCTION_MEMORY_SIZE", "FC_RUNTIME_VERSION", "FC_ACCOUNT_ID",
+    "FC_FUNCTION_HANDLER", "FC_FUNCTION_NAME", "FC_SERVICE_NAME", "FC_VER_ID", "FC_QUALIFIER",
+    "FC_REGION", "FC_INSTANCE_ID", "FC_SNAPSHOT_FLAG", "FC_FUNCTION_VERSION",
+))
+CREDENTIAL_VARIABLES = {"access_key_id": "ALIBABA_CLOUD_ACCESS_KEY_ID",
+                        "access_key_secret": "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+                        "security_token": "ALIBABA_CLOUD_SECURITY_TOKEN"}
+
+
+def _sibling(name: str) -> Any:
+    """Load ``<this dir>/<name>.py`` under a private module name (user code cannot import it)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_fc_emulator_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 class Instance:
-    def __init__(self, config: dict[str, Any], request_filter: _RequestIdFilter) -> None:
+    def __init__(self, config: dict[str, Any], request_filter: _RequestIdFilter,
+                 contexts: Any) -> None:
         self.config = config
         self.request_filter = request_filter
+        self.contexts = contexts
         self.code_root = os.getcwd()
         self.functions: dict[str, Callable[..., Any]] = {}
+        self.credentials: dict[str, str] | None = None
+        self.use_credentials(config.get("credentials"))
 
+    def use_credentials(self, credentials: dict[str, str] | None) -> None:
+        """Take (renewed) role credentials: into the environment unless FC's
+        ``disableInjectCredentials`` says ``Env``/``All``, into requests unless
+        ``Request``/``All``."""
+        if credentials is None:
+            return
+        mode = self.config.get("disable_inject_credentials", "None")
+        if mode not in ("Env", "All"):
+            for key, variable in CREDENTIAL_VARIABLES.items():
+                os.environ[variable] = credentials.get(key, "")
+        if mode not in ("Request", "All"):
+            self.credentials = credentials
     def resolve(self, handler: str) -> Callable[..., Any]:
         """Handler string -> function, importing its module once per instance (§8.1)."""
         cached = self.functions.get(handler)
@@ -343,8 +317,9 @@ class Instance:
         initialize = header["kind"] == "initialize"
         phase = "Initialize" if initialize else "Invoke"
         self.request_filter.request_id = request_id
+        self.use_credentials(header.get("credentials"))
         log_line(f"FC {phase} Start RequestId: {request_id}")
-        context = make_context(self.config, request_id)
+        context = self.contexts.make_context(self.config, request_id, self.credentials)
         with virtual_time(header.get("now")):
             if initialize:
                 ok, body = self._call(self.config["initializer"], (context,), initialize)
@@ -372,14 +347,33 @@ class Instance:
             return False, error_body(type(exc).__name__, str(exc), [])
 
 
+def prepare(config: dict[str, Any]) -> list[str]:
+    """Everything between the config frame and the first request (see the module docstring);
+    returns what the sandbox could not apply."""
+    report = _sibling("sandbox").enter_sandbox(config.get("sandbox", {}))
+    stdlib = [p for p in sys.path if p and os.path.abspath(p) != os.path.dirname(
+        os.path.abspath(__file__))]
+    sys.path[:] = [os.getcwd(), *stdlib, *config.get("packages", [])]
+    if config.get("virtual_time"):
+        sys.path.extend(config.get("emulator_packages", []))
+        _time_machine()
+        del sys.path[len(sys.path) - len(config.get("emulator_packages", [])):]
+    for name in list(os.environ):
+        if name.startswith(("FC_", "_FC_")) and name not in SAFE_FC_VARIABLES:
+            del os.environ[name]
+    if config.get("cloud_endpoint"):
+        _sibling("routing").install_cloud_routing(
+            config["cloud_endpoint"], internet_access=config.get("internet_access", True))
+    return list(report)
+
+
 def main(argv: list[str]) -> int:
     request_fd, response_fd = int(argv[1]), int(argv[2])
     import site  # run with -S (no .pth processing, fast start); keep exit()/quit()
 
     site.setquit()
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
-    sys.path.insert(0, os.getcwd())
+    for fd in (request_fd, response_fd):
+        os.set_inheritable(fd, False)  # processes the handler starts do not get the pipes
     request_filter = setup_logging()
     signal.signal(signal.SIGTERM, _dump_and_exit)
     log_line("FunctionCompute python3 runtime inited.")
@@ -387,11 +381,10 @@ def main(argv: list[str]) -> int:
     if first is None:
         return 0
     config = first[0]
-    sys.path.extend(p for p in config["library_paths"] if p not in sys.path)
-    if config["virtual_time"]:
-        _time_machine()
-    instance = Instance(config, request_filter)
-    write_all(response_fd, encode_frame({"ok": True}))  # ready
+    contexts = _sibling("context")
+    report = prepare(config)
+    instance = Instance(config, request_filter, contexts)
+    write_all(response_fd, encode_frame({"ok": True, "sandbox": report}))  # ready
     while True:
         frame = read_frame(request_fd)
         if frame is None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Protocol
@@ -19,11 +19,28 @@ class FunctionErrorType(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class Credentials:
+    """Role credentials handed to a function (the STS triple and its expiry, epoch seconds)."""
+
+    access_key_id: str
+    access_key_secret: str = field(repr=False)
+    security_token: str = field(repr=False)
+    expiration: float
+
+
+CredentialSource = Callable[[], "Credentials | None"]
+"""Returns the role's current credentials (renewed before they expire), None without a role."""
+
+
+@dataclass(frozen=True, slots=True)
 class FunctionSpec:
     """Snapshot of one function version: everything an instance is started from.
 
     Two specs that compare equal may share instances; any difference (code checksum, handler,
-    environment, timeout, ...) means new instances.
+    environment, timeout, ...) means new instances. ``credentials`` is not compared: it is asked
+    for the role's current keys at instance start and before every request.
+    ``disable_inject_credentials`` is FC's ``disableInjectCredentials`` (``None``, ``Env``,
+    ``Request``, ``All``). ``cloud_endpoint`` is where SDK calls from the handler are routed.
     """
 
     account_id: str
@@ -38,6 +55,12 @@ class FunctionSpec:
     code_zip: Path  # stored zip, content-addressed by checksum
     initializer_handler: str | None = None
     initializer_timeout: int | None = None
+    role: str = ""
+    disable_inject_credentials: str = "None"
+    disk_size: int = 512
+    internet_access: bool = True
+    cloud_endpoint: str = ""
+    credentials: CredentialSource | None = field(default=None, compare=False, repr=False)
 
     @property
     def function_key(self) -> tuple[str, str, str]:
@@ -58,6 +81,7 @@ class InvocationResult:
     duration_ms: float
     code_checksum: str
     cold_start: bool
+    max_memory_mb: float | None = None  # measured peak of the instance during this request
 
 
 class FunctionRuntime(Protocol):

@@ -10,38 +10,44 @@ injected clock; a timed-out, crashed or failed-initializer instance is discarded
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import os
+import logging
 import sys
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.runtime.codecache import CodeCache
+from deployer.emulator.runtime.isolation import Isolation
+from deployer.emulator.runtime.launch import (
+    credentials_frame,
+    sandbox_settings,
+    worker_config,
+    worker_environment,
+)
 from deployer.emulator.runtime.model import (
+    Credentials,
     FunctionErrorType,
     FunctionSpec,
     InvocationResult,
     RuntimeUnavailableError,
 )
-from deployer.emulator.runtime.worker import Exchange, Outcome, Worker
+from deployer.emulator.runtime.packages import PackageViews, runtime_key
+from deployer.emulator.runtime.worker import BOOTSTRAP_PATH, Exchange, Outcome, Worker
 
-__all__ = ["DEFAULT_MAX_INSTANCES", "ProcessRuntime"]
+__all__ = ["DEFAULT_MAX_INSTANCES", "ProcessRuntime", "worker_environment"]
+
+log = logging.getLogger("deployer.emulator")
 
 DEFAULT_MAX_INSTANCES = 10
 LOG_TAIL_BYTES = 4096
-QUALIFIER = "LATEST"
 STARTUP_TIMEOUT_S = 30.0  # real seconds for a new worker to become ready
-_PASSED_HOST_VARIABLES = ("PATH", "LANG")
 _ERROR_SUFFIX = ", Error: Unhandled function error"
-_spec = importlib.util.find_spec("time_machine")
-# Where time_machine (and its C extension) is installed; workers run without site (-S).
-_LIBRARY_PATHS = [str(Path(_spec.origin).resolve().parent.parent)] if _spec and _spec.origin else []
 
 
 @dataclass(eq=False, slots=True)
@@ -55,6 +61,8 @@ class _Slot:
     busy: bool = True
     retired: bool = False
     initialized: bool = False
+    tmp_dir: Path | None = None
+    credentials: Credentials | None = None  # the role keys the worker has
 
 
 @dataclass(slots=True)
@@ -81,8 +89,19 @@ class ProcessRuntime:
         idle_ttl: float = 600.0,
         python: str = sys.executable,
         max_instances: int = DEFAULT_MAX_INSTANCES,
+        private_dirs: Sequence[Path] = (),
+        sandbox: bool = True,
     ) -> None:
+        """``private_dirs``: directories handler code must not reach (the emulator's state);
+        ``work_dir`` always is. ``sandbox=False`` runs workers without Landlock, private /tmp
+        and uid separation (resource limits and memory accounting stay)."""
         self._code = CodeCache(Path(work_dir))
+        self._isolation = Isolation(
+            Path(work_dir), private_dirs, separate_uids=None if sandbox else False,
+            needed=[Path(python), Path(json.__file__), BOOTSTRAP_PATH])
+        self._packages = PackageViews(Path(work_dir))
+        self._sandbox = sandbox
+        self._sandbox_noted = False
         self._clock = clock
         self._idle_ttl = idle_ttl
         self._python = python
@@ -112,14 +131,22 @@ class ProcessRuntime:
         try:
             if slot.worker is None:  # the code is unpacked (or checked) for new instances only
                 code_root = self._code.ensure(spec.code_checksum, spec.code_zip)
-                slot.worker = self._spawn(spec, code_root, slot.instance_id)
+                slot.worker = self._spawn(slot, spec, code_root)
                 ready = slot.worker.start(STARTUP_TIMEOUT_S)
                 if ready.outcome is not Outcome.OK:
                     return self._failed_start(slot, spec, request_id, ready, tail_logs)
+                self._note_sandbox(ready)
             result, discard = self._run(slot, spec, event, request_id, cold)
             return result if tail_logs else dataclasses.replace(result, log_tail=b"")
         finally:
             self._release(slot, discard)
+
+    def _note_sandbox(self, ready: Exchange) -> None:
+        """Log once what the host could not provide (docs/runtime.md "Sandbox")."""
+        missing = (ready.extra or {}).get("sandbox") or []
+        if missing and not self._sandbox_noted:
+            self._sandbox_noted = True
+            log.warning("function sandbox incomplete on this host: %s", "; ".join(missing))
 
     def retire(self, account_id: str, region: str, function_name: str) -> None:
         """Old instances of the function get no new requests; idle ones stop now, busy ones
@@ -165,6 +192,7 @@ class ProcessRuntime:
             if slot.busy and slot.worker is not None:
                 slot.worker.kill()
         _stop_all(idle)
+        self._isolation.close()
 
     def instance_count(self, account_id: str, region: str, function_name: str) -> int:
         """Live instances of a function (busy, idle or starting)."""
@@ -222,23 +250,29 @@ class ProcessRuntime:
         if stop is not None:
             _stop_all([stop])
 
-    def _spawn(self, spec: FunctionSpec, code_root: Path, instance_id: str) -> Worker:
-        config = {
-            "function_name": spec.function_name,
-            "handler": spec.handler,
-            "initializer": spec.initializer_handler,
-            "memory_size": spec.memory_size,
-            "timeout": spec.timeout,
-            "region": spec.region,
-            "account_id": spec.account_id,
-            "qualifier": QUALIFIER,
-            "library_paths": _LIBRARY_PATHS,
-            "virtual_time": self._clock.is_virtual,
-        }
-        env = worker_environment(spec, code_root, instance_id)
+    def _spawn(self, slot: _Slot, spec: FunctionSpec, code_root: Path) -> Worker:
+        """Start the worker of a new instance (its own uid, /tmp, memory accounting, sandbox)."""
+        iso = self._isolation
+        uid = iso.new_uid() if self._sandbox else None
+        slot.tmp_dir = iso.instance_dir(slot.instance_id, uid)
+        view, sources = self._packages.view(runtime_key(spec.runtime))
+        emulator_view, emulator_sources = self._packages.view("emulator")
+        sandbox = sandbox_settings(
+            spec, tmp_dir=slot.tmp_dir, code_root=code_root,
+            readable=iso.readable() if self._sandbox else [],
+            package_sources=[str(view), str(emulator_view), *sources, *emulator_sources],
+            landlock=self._sandbox, private_tmp=self._sandbox, separate_uid=uid is not None)
+        slot.credentials = spec.credentials() if spec.credentials is not None else None
+        config = worker_config(spec, packages=[str(view)], emulator_packages=[str(emulator_view)],
+                               sandbox=sandbox, virtual_time=self._clock.is_virtual,
+                               credentials=slot.credentials)
+        env = worker_environment(spec, code_root, slot.instance_id)
+        monitor = iso.memory_monitor(slot.instance_id, spec.memory_size)
         try:
-            return Worker(python=self._python, code_root=code_root, env=env, config=config)
+            return Worker(python=self._python, code_root=code_root, env=env, config=config,
+                          monitor=monitor, uid=uid)
         except OSError as exc:
+            monitor.close()
             message = f"cannot start a worker with {self._python}: {exc}"
             raise RuntimeUnavailableError(message) from exc
 
@@ -275,9 +309,10 @@ class ProcessRuntime:
             slot.initialized = True
             log.tail_from = len(log.data)
         header = _request("invoke", request_id, virtual_start, started)
+        self._renew_credentials(slot, spec, header)
         answer = slot.worker.exchange(header, event, spec.timeout)
         log.data += answer.log
-        if answer.outcome in (Outcome.TIMEOUT, Outcome.CRASHED):
+        if answer.outcome in (Outcome.TIMEOUT, Outcome.CRASHED, Outcome.OUT_OF_MEMORY):
             _append_failure(log, answer, "Invoke", request_id, spec.timeout, "")
             body = _failure_body(answer, spec.timeout, "")
             return self._result(slot, spec, request_id, body, log, answer, cold, False), True
@@ -312,32 +347,18 @@ class ProcessRuntime:
             duration_ms=round(exchange.duration_ms, 3),
             code_checksum=spec.code_checksum,
             cold_start=cold,
+            max_memory_mb=exchange.max_memory_mb,
         )
 
-
-def worker_environment(spec: FunctionSpec, code_root: Path, instance_id: str) -> dict[str, str]:
-    """The worker's whole environment: PATH and LANG, the function's variables, FC's (§8.6)."""
-    env = {name: os.environ[name] for name in _PASSED_HOST_VARIABLES if name in os.environ}
-    env.setdefault("LANG", "C.UTF-8")
-    env.update({str(k): str(v) for k, v in spec.environment.items()})
-    env.update(
-        {
-            "FC_FUNC_CODE_PATH": f"{code_root}{os.sep}",
-            "FC_FUNCTION_NAME": spec.function_name,
-            "FC_FUNCTION_HANDLER": spec.handler,
-            "FC_FUNCTION_MEMORY_SIZE": str(spec.memory_size),
-            "FC_REGION": spec.region,
-            "FC_ACCOUNT_ID": spec.account_id,
-            "FC_INSTANCE_ID": instance_id,
-            "FC_RUNTIME": spec.runtime,
-            "FC_TIMEOUT": str(spec.timeout),
-            "FC_QUALIFIER": QUALIFIER,
-        }
-    )
-    if spec.initializer_handler:
-        env["FC_INITIALIZER_HANDLER"] = spec.initializer_handler
-        env["FC_INITIALIZATION_TIMEOUT"] = str(spec.initializer_timeout or spec.timeout)
-    return env
+    @staticmethod
+    def _renew_credentials(slot: _Slot, spec: FunctionSpec, header: dict[str, Any]) -> None:
+        """Hand the worker the role's current keys when they changed (renewed before expiry)."""
+        if spec.credentials is None:
+            return
+        current = spec.credentials()
+        if current is not None and current != slot.credentials:
+            header["credentials"] = credentials_frame(current)
+            slot.credentials = current
 
 
 def _request(
@@ -351,7 +372,7 @@ def _failure_body(exchange: Exchange, timeout: int, phase: str) -> bytes:
     """Platform-made error body of a timeout or a dead worker (docs/runtime.md)."""
     if exchange.outcome is Outcome.TIMEOUT:
         message = f"Function {phase}timed out after {timeout} seconds"
-    elif exchange.outcome is Outcome.CRASHED:
+    elif exchange.outcome in (Outcome.CRASHED, Outcome.OUT_OF_MEMORY):
         memory = exchange.max_memory_mb or 0.0
         message = (
             "Process exited unexpectedly before completing request "
@@ -366,10 +387,13 @@ def _append_failure(
     log: _Log, exchange: Exchange, phase: str, request_id: str, timeout: int, what: str
 ) -> None:
     """The worker could not log its own end marker: the platform does it."""
-    if exchange.outcome not in (Outcome.TIMEOUT, Outcome.CRASHED):
+    if exchange.outcome not in (Outcome.TIMEOUT, Outcome.CRASHED, Outcome.OUT_OF_MEMORY):
         return
     if log.data and not log.data.endswith(b"\n"):
         log.data += b"\n"
+    if exchange.outcome is Outcome.OUT_OF_MEMORY:
+        log.data += (f"Function ran out of memory: the instance used more than its memorySize "
+                     f"({exchange.max_memory_mb or 0:.0f} MB) and was stopped\n").encode()
     log.data += _failure_body(exchange, timeout, what) + b"\n"
     log.data += f"FC {phase} End RequestId: {request_id}{_ERROR_SUFFIX}\n".encode()
 
@@ -378,9 +402,12 @@ def _stop_all(slots: list[_Slot]) -> None:
     for slot in slots:
         if slot.worker is not None:
             slot.worker.stop()
+        if slot.tmp_dir is not None:
+            Isolation.remove_instance_dir(slot.tmp_dir)
+            slot.tmp_dir = None
 
 
 def _new_instance_id() -> str:
-    """FC-like instance id: ``c-`` + 8 + 4 + 12 hex digits."""
+    """FC's instance id shape: ``c-`` + 8 + 8 + 12 hex digits."""
     digits = uuid.uuid4().hex
-    return f"c-{digits[:8]}-{digits[8:12]}-{digits[12:24]}"
+    return f"c-{digits[:8]}-{digits[8:16]}-{digits[16:28]}"

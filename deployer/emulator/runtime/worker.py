@@ -23,12 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from deployer.emulator.runtime import bootstrap
+from deployer.emulator.runtime.isolation import MemoryMonitor, kill_tree
 
-__all__ = ["Exchange", "Outcome", "Worker"]
+__all__ = ["MAX_STORED_LOG", "Exchange", "Outcome", "Worker"]
 
 BOOTSTRAP_PATH = Path(bootstrap.__file__).resolve()
 TERM_GRACE_S = 0.5  # after SIGTERM on timeout, before SIGKILL
 STOP_GRACE_S = 1.0  # after closing the request pipe of an idle worker, before SIGKILL
+SAMPLE_S = 0.02  # memory sampling period while a request runs (without a memory cgroup)
+MAX_STORED_LOG = 1024 * 1024  # log bytes kept per request: the first 1 MiB - 64 KiB ...
+LOG_TAIL_KEPT = 64 * 1024  # ... and the last 64 KiB (the Tail log needs the last 4 KiB)
 
 
 class Outcome(enum.Enum):
@@ -36,6 +40,7 @@ class Outcome(enum.Enum):
     ERROR = "error"  # the worker answered with an error body
     TIMEOUT = "timeout"
     CRASHED = "crashed"  # the worker exited before answering
+    OUT_OF_MEMORY = "oom"  # the instance went over its memorySize (killed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +49,37 @@ class Exchange:
     body: bytes
     log: bytes
     duration_ms: float
-    max_memory_mb: float | None = None  # of a dead worker, from wait4's rusage
+    max_memory_mb: float | None = None  # peak of the instance during the request
+    extra: dict[str, Any] | None = None  # other keys of the worker's answer header
+
+
+class BoundedLog:
+    """The log of one request, capped: the head, a truncation marker, the last bytes."""
+
+    def __init__(self, initial: bytes = b"") -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.omitted = 0
+        self += initial
+
+    def __iadd__(self, chunk: bytes) -> BoundedLog:
+        room = MAX_STORED_LOG - LOG_TAIL_KEPT - len(self.head)
+        if room > 0 and not self.tail:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            excess = len(self.tail) - LOG_TAIL_KEPT
+            if excess > 0:
+                self.omitted += excess
+                del self.tail[:excess]
+        return self
+
+    def __bytes__(self) -> bytes:
+        if not self.omitted:
+            return bytes(self.head + self.tail)
+        marker = f"\n... [log truncated: {self.omitted} bytes omitted] ...\n".encode()
+        return bytes(self.head) + marker + bytes(self.tail)
 
 
 class Worker:
@@ -52,11 +87,14 @@ class Worker:
     :meth:`kill` may be called from any thread."""
 
     def __init__(
-        self, *, python: str, code_root: Path, env: dict[str, str], config: dict[str, Any]
+        self, *, python: str, code_root: Path, env: dict[str, str], config: dict[str, Any],
+        monitor: MemoryMonitor | None = None, uid: int | None = None,
     ) -> None:
         request_read, self._request_write = os.pipe()
         self._response_read, response_write = os.pipe()
         self._log_read, log_write = os.pipe()
+        identity: dict[str, Any] = (
+            {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {})
         try:
             self.process = subprocess.Popen(
                 [python, "-S", "-u", str(BOOTSTRAP_PATH), str(request_read), str(response_write)],
@@ -67,6 +105,7 @@ class Worker:
                 env=env,
                 pass_fds=(request_read, response_write),
                 start_new_session=True,
+                **identity,
             )
         except BaseException:
             for fd in (self._request_write, self._response_read, self._log_read):
@@ -83,11 +122,18 @@ class Worker:
         self._rusage_maxrss_kb: int | None = None
         self._closed = False
         self._pending_log = bytearray()
+        self.uid = uid
+        self.monitor = monitor or MemoryMonitor(0, None, 0)
+        try:
+            self.monitor.attach(self.process.pid)
+        except OSError:
+            self.monitor = MemoryMonitor(self.monitor.limit_mb, None, 0)
+            self.monitor.attach(self.process.pid)
         self._send(bootstrap.encode_frame(config))
 
     @property
     def pid(self) -> int:
-        return self.process.pid
+        return int(self.process.pid)
 
     def start(self, timeout_s: float) -> Exchange:
         """Wait up to ``timeout_s`` real seconds for the worker's ready frame.
@@ -108,6 +154,7 @@ class Worker:
         ``duration_ms`` is the worker's own measure of the request when it answered.
         """
         started = time.monotonic()
+        self.monitor.before_request()
         if not self._send(bootstrap.encode_frame(header, body)):
             return self._died(self._take_pending_log(), started)
         return self._await(started, timeout_s)
@@ -116,13 +163,18 @@ class Worker:
         log = self._take_pending_log()
         deadline = started + timeout_s
         response = bytearray()
+        sampling = not self.monitor.kernel_enforced and self.monitor.limit_mb > 0
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._terminate()
                 self._drain_log(log)
-                return Exchange(Outcome.TIMEOUT, b"", bytes(log), _elapsed_ms(started))
-            for key, _ in self._selector.select(remaining):
+                return Exchange(Outcome.TIMEOUT, b"", bytes(log), _elapsed_ms(started),
+                                self.monitor.peak_mb())
+            events = self._selector.select(min(remaining, SAMPLE_S) if sampling else remaining)
+            if sampling and not events and self.monitor.over_limit():
+                return self._out_of_memory(log, started)
+            for key, _ in events:
                 if key.fd == self._log_read:
                     self._drain_log(log)
                     continue
@@ -130,19 +182,39 @@ class Worker:
                 if not chunk:
                     return self._died(log, started)
                 response += chunk
-            answer = _complete_frame(response)
+            try:
+                answer = _complete_frame(response)
+            except ValueError:  # the handler wrote garbage on the protocol pipe
+                return self._died(log, started)
             if answer is not None:
                 duration = answer[0].get("duration_ms", _elapsed_ms(started))
                 self._drain_log(log)
-                outcome = Outcome.OK if answer[0]["ok"] else Outcome.ERROR
-                return Exchange(outcome, answer[1], bytes(log), duration)
+                outcome = Outcome.OK if answer[0].get("ok") else Outcome.ERROR
+                peak = self.monitor.peak_mb()
+                if peak is not None and self.monitor.limit_mb and peak > self.monitor.limit_mb:
+                    return self._out_of_memory(log, started)
+                return Exchange(outcome, answer[1], bytes(log), duration, peak, answer[0])
 
-    def _take_pending_log(self) -> bytearray:
-        log, self._pending_log = self._pending_log, bytearray()
+    def _out_of_memory(self, log: BoundedLog, started: float) -> Exchange:
+        peak = self.monitor.peak_mb()
+        self.kill()
+        try:
+            self._reap(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            self._reap(timeout=None)
+        self._drain_log(log)
+        return Exchange(Outcome.OUT_OF_MEMORY, b"", bytes(log), _elapsed_ms(started),
+                        max(peak or 0.0, float(self.monitor.limit_mb)))
+
+    def _take_pending_log(self) -> BoundedLog:
+        log, self._pending_log = BoundedLog(bytes(self._pending_log)), bytearray()
         return log
 
     def stop(self) -> None:
-        """Stop gracefully (EOF on the request pipe), SIGKILL if it lingers; reap. Idempotent."""
+        """Stop gracefully (EOF on the request pipe), SIGKILL if it lingers; reap. Idempotent.
+        Processes the handler started (in any session) are killed first."""
+        if self.process.returncode is None:
+            kill_tree(self.process.pid, monitor=self.monitor, uid=self.uid, include_root=False)
         fd, self._request_write = self._request_write, -1
         if fd >= 0:
             with contextlib.suppress(OSError):
@@ -153,9 +225,12 @@ class Worker:
             self.kill()
             self._reap(timeout=None)
         self._close_fds()
+        self.monitor.close()
 
     def kill(self) -> None:
-        """SIGKILL the worker's process group (the worker and anything it started)."""
+        """SIGKILL the worker and every process below it, whatever its session or group."""
+        if self.process.returncode is None:
+            kill_tree(self.process.pid, monitor=self.monitor, uid=self.uid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
 
@@ -168,7 +243,10 @@ class Worker:
             return False
         return True
 
-    def _died(self, log: bytearray, started: float) -> Exchange:
+    def _died(self, log: BoundedLog, started: float) -> Exchange:
+        oom = self.monitor.oom_killed()
+        peak = self.monitor.peak_mb()
+        kill_tree(self.process.pid, monitor=self.monitor, uid=self.uid, include_root=False)
         try:
             self._reap(timeout=STOP_GRACE_S)
         except subprocess.TimeoutExpired:  # closed its response pipe but lingers
@@ -176,17 +254,20 @@ class Worker:
             self._reap(timeout=None)
         self._drain_log(log)
         duration = _elapsed_ms(started)
-        return Exchange(Outcome.CRASHED, b"", bytes(log), duration, self._max_memory_mb())
+        outcome = Outcome.OUT_OF_MEMORY if oom else Outcome.CRASHED
+        return Exchange(outcome, b"", bytes(log), duration, peak or self._max_memory_mb())
 
     def _terminate(self) -> None:
+        """Timeout: SIGTERM the worker (it logs its stacks), then kill the whole tree."""
+        kill_tree(self.process.pid, monitor=self.monitor, uid=self.uid, include_root=False)
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGTERM)
+            os.kill(self.process.pid, signal.SIGTERM)
         try:
             self._reap(timeout=TERM_GRACE_S)
         except subprocess.TimeoutExpired:
             self.kill()
             self._reap(timeout=None)
-        self.kill()  # leftovers of the group (subprocesses the handler started)
+        kill_tree(self.process.pid, monitor=self.monitor, uid=self.uid, include_root=False)
 
     def _reap(self, timeout: float | None) -> None:
         """Wait for the worker (wait4, for its peak memory); raises TimeoutExpired."""
@@ -205,7 +286,7 @@ class Worker:
     def _max_memory_mb(self) -> float | None:
         return None if self._rusage_maxrss_kb is None else self._rusage_maxrss_kb / 1024
 
-    def _drain_log(self, log: bytearray) -> None:
+    def _drain_log(self, log: BoundedLog) -> None:
         while True:
             try:
                 chunk = os.read(self._log_read, 1 << 20)
@@ -240,6 +321,8 @@ def _complete_frame(buffer: bytearray) -> tuple[dict[str, Any], bytes] | None:
     if len(buffer) < end:
         return None
     header = json.loads(bytes(buffer[bootstrap.FRAME.size : bootstrap.FRAME.size + header_size]))
+    if not isinstance(header, dict):
+        raise ValueError("the worker's answer header is not an object")
     return header, bytes(buffer[bootstrap.FRAME.size + header_size : end])
 
 

@@ -14,6 +14,11 @@ function errors mapped by ``fc.map_function_error`` (``FC.Unknown``) and service
 task waits for the run's result. ``WaitForCustomCallback`` tasks invoke the function (which
 receives the token in its parameters) and then wait for ReportTask*; a function error fails
 the task at once.
+
+CloudFlow invokes functions with the flow's execution role: when the flow has a ``RoleArn``, the
+role's RAM policies must allow ``fc:InvokeFunction`` on the function, else the task fails with
+``FC.AccessDenied`` (FC answers ``403 AccessDenied`` and CloudFlow names FC errors ``FC.<Code>``;
+docs/runtime.md). A flow without a role invokes unchecked (docs/runtime.md says why).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from deployer.emulator.services.authorization import AccessDenied, Authorizer, Subject
 from deployer.emulator.services.errors import NotFound, PayloadTooLarge, ServiceError
 from deployer.emulator.services.functions import FunctionService
 from deployer.fdl import TaskMode
@@ -71,16 +77,32 @@ def _body(value: Any) -> bytes:
 class FunctionInvoker:
     """Runs tasks against :class:`FunctionService` (blocking; called from engine workers)."""
 
-    def __init__(self, functions: FunctionService) -> None:
+    def __init__(self, functions: FunctionService, authorizer: Authorizer | None = None) -> None:
         self._functions = functions
+        self._authorizer = authorizer
 
     @staticmethod
     def handles(cmd: InvokeTask) -> bool:
         """True when the task's action is carried out here (FC:InvokeFunction)."""
         return cmd.action == "FC:InvokeFunction"
 
-    def run(self, cmd: InvokeTask, account_id: str, region: str) -> Outcome | None:
-        """Carry out ``cmd``; None when the task now waits for a callback."""
+    def _denied(self, role_arn: str, account_id: str, arn: FunctionArn) -> Outcome | None:
+        """``FC.AccessDenied`` when the flow's role may not invoke the function."""
+        if not role_arn or self._authorizer is None:
+            return None
+        role_name = role_arn.rpartition(":role/")[2]
+        subject = Subject(account_id, role_name, f"fnf.aliyuncs.com ({role_arn})")
+        resource = f"acs:fc:{arn.region}:{arn.account_id}:functions/{arn.name}"
+        try:
+            self._authorizer.check(subject, "fc:InvokeFunction", resource)
+        except AccessDenied as exc:
+            return ("", *map_service_error("AccessDenied", exc.message))
+        return None
+
+    def run(self, cmd: InvokeTask, account_id: str, region: str,
+            role_arn: str = "") -> Outcome | None:
+        """Carry out ``cmd`` with the flow's execution role; None when the task now waits for a
+        callback."""
         callback = cmd.task_mode is TaskMode.WAIT_FOR_CUSTOM_CALLBACK
         if not self.handles(cmd):
             if callback:
@@ -93,6 +115,9 @@ class FunctionInvoker:
             return "", "FC.InvalidArgument", (
                 f"resourceArn {params.get('resourceArn')!r} is not a Function Compute "
                 "function ARN (acs:fc:<region>:<account>:functions/<name>[/<qualifier>])")
+        denied = self._denied(role_arn, account_id, arn)
+        if denied is not None:
+            return denied
         asynchronous = str(params.get("invocationType", "Sync")) == "Async"
         fire_and_forget = asynchronous and cmd.task_mode is TaskMode.REQUEST_COMPLETE
         try:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import io
 import math
 import re
+import stat
+import sys
 import zipfile
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 
 from deployer.emulator.services.errors import InvalidArgument, PayloadTooLarge
 
-__all__ = ["RUNTIMES", "check_config_values", "check_function_name", "check_zip"]
+__all__ = ["RUNTIMES", "check_config_values", "check_function_name", "check_zip",
+           "runtime_warning"]
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 ENV_KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -22,7 +26,22 @@ RUNTIMES = frozenset((
 ))
 CUSTOM_RUNTIMES = frozenset(r for r in RUNTIMES if r.startswith("custom"))
 MAX_ZIP_BYTES = 100 * 1024 * 1024
+MAX_UNZIPPED_BYTES = 500 * 1024 * 1024  # decompressed code package (docs/runtime.md, INF)
+MAX_ZIP_ENTRIES = 65_535
+MAX_RATIO = 200  # a member inflating more than 200:1 (to over 1 MB) is treated as a zip bomb
 MAX_ENV_BYTES = 4 * 1024
+
+
+def runtime_warning(runtime: str) -> str | None:
+    """Why a ``python3.x`` function is not run by Python 3.x here (None when it is)."""
+    wanted = {"python3": (3, 6), "python3.9": (3, 9), "python3.10": (3, 10),
+              "python3.12": (3, 12)}.get(runtime)
+    host = sys.version_info[:2]
+    if wanted is None or wanted == host:
+        return None
+    return (f"runtime {runtime} is run locally by this machine's Python {host[0]}.{host[1]} "
+            f"(Function Compute runs Python {wanted[0]}.{wanted[1]}); code relying on "
+            "behaviour that differs between the two versions may work differently in the cloud")
 
 
 def check_function_name(name: str) -> None:
@@ -97,9 +116,37 @@ def check_zip(data: bytes) -> None:
             limit=MAX_ZIP_BYTES)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            _check_members(zf)
             bad = zf.testzip()
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as exc:
         raise InvalidArgument(f"code.zipFile is not a valid zip file: {exc}",
                               field="code") from None
     if bad is not None:
         raise InvalidArgument(f"code.zipFile is corrupt (bad CRC in '{bad}')", field="code")
+
+
+def _check_members(zf: zipfile.ZipFile) -> None:
+    """Paths, links, entry count and unpacked size, from the central directory (no inflating)."""
+    infos = zf.infolist()
+    if len(infos) > MAX_ZIP_ENTRIES:
+        raise InvalidArgument(f"code.zipFile has {len(infos)} entries; the limit is "
+                              f"{MAX_ZIP_ENTRIES}", field="code")
+    total = 0
+    for info in infos:
+        name = info.filename.replace("\\", "/")
+        parts = PurePosixPath(name).parts
+        if name.startswith("/") or ".." in parts or re.match(r"^[A-Za-z]:", name):
+            raise InvalidArgument(f"code.zipFile member '{info.filename}' has a path outside "
+                                  "the code directory (absolute or with '..')", field="code")
+        if stat.S_ISLNK(info.external_attr >> 16):
+            raise InvalidArgument(f"code.zipFile member '{info.filename}' is a symbolic link; "
+                                  "links are not allowed in code packages", field="code")
+        total += info.file_size
+        if info.file_size > 1024 * 1024 and info.file_size > MAX_RATIO * max(
+                info.compress_size, 1):
+            raise InvalidArgument(f"code.zipFile member '{info.filename}' inflates "
+                                  f"{info.compress_size} bytes to {info.file_size} bytes: the "
+                                  "package looks like a zip bomb", field="code")
+    if total > MAX_UNZIPPED_BYTES:
+        raise InvalidArgument(f"code.zipFile unpacks to {total} bytes; the limit is "
+                              f"{MAX_UNZIPPED_BYTES} bytes", field="code")

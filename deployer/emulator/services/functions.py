@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import logging
+import re
 import threading
 import uuid
 from collections.abc import Mapping
@@ -30,12 +31,19 @@ from deployer.emulator.services.function_rules import (
     check_config_values,
     check_function_name,
     check_zip,
+    runtime_warning,
 )
 from deployer.emulator.services.ports import (
+    Credentials,
     FunctionRuntime,
     FunctionSpec,
     InvocationResult,
     RuntimeUnavailableError,
+)
+from deployer.emulator.services.security_tokens import (
+    FC_SERVICE,
+    AssumeRoleRefused,
+    SecurityTokenService,
 )
 from deployer.emulator.store.repos import (
     CodeStore,
@@ -102,6 +110,7 @@ class Function:
     modified_at: float
     state: str = "Active"
     last_update_status: str = "Successful"
+    warnings: tuple[str, ...] = ()  # said once, by the Create/UpdateFunction that caused them
 
     @property
     def arn(self) -> str:
@@ -123,11 +132,49 @@ def _to_function(rec: FunctionRecord) -> Function:
                     rec.code_size, rec.created_at, rec.modified_at)
 
 
+class RoleCredentials:
+    """The temporary keys of a function's role, obtained from STS as FC does (valid 36 hours)
+    and renewed when less than the function's timeout plus ten minutes remain, so a request
+    never runs with keys that expire before it ends. Thread-safe."""
+
+    def __init__(self, tokens: SecurityTokenService, clock: Clock, account_id: str,
+                 role_arn: str, function_name: str, timeout: int) -> None:
+        self._tokens = tokens
+        self._clock = clock
+        self._account_id = account_id
+        self._role_arn = role_arn
+        self._session = re.sub(r"[^A-Za-z0-9.@_-]", "-", f"fc-{function_name}")[:64]
+        self._margin = timeout + 600
+        self._lock = threading.Lock()
+        self._current: Credentials | None = None
+
+    def __call__(self) -> Credentials | None:
+        with self._lock:
+            now = self._clock.now()
+            if self._current is None or self._current.expiration - now < self._margin:
+                try:
+                    creds = self._tokens.for_service(self._account_id, self._role_arn,
+                                                     FC_SERVICE, self._session)
+                except (NotFound, AssumeRoleRefused) as exc:
+                    log.warning("no credentials for role %s: %s", self._role_arn, exc.message)
+                    return None
+                self._current = creds
+            return self._current
+
+
 class FunctionService:
-    """Create, read, update, delete, list and invoke functions of one emulator."""
+    """Create, read, update, delete, list and invoke functions of one emulator.
+
+    With ``tokens``, a function's ``role`` must exist and trust ``fc.aliyuncs.com``, and its
+    instances get the role's credentials. ``cloud_endpoint`` (``host:port``) is where SDK calls
+    made by handlers are routed; the server sets it once it listens.
+    """
 
     def __init__(self, functions: FunctionRepo, invocations: InvocationRepo, code: CodeStore,
-                 runtime: FunctionRuntime, clock: Clock) -> None:
+                 runtime: FunctionRuntime, clock: Clock, *,
+                 tokens: SecurityTokenService | None = None) -> None:
+        self._tokens = tokens
+        self.cloud_endpoint = ""
         self._functions = functions
         self._invocations = invocations
         self._code = code
@@ -149,13 +196,37 @@ class FunctionService:
         """Create a function; raises InvalidArgument, PayloadTooLarge or AlreadyExists."""
         check_function_name(name)
         check_config_values(dataclasses.asdict(config))
+        self._check_role(account_id, config.role)
         code_checksum = self._store_code(code, checksum)
         now = self._clock.now()
         rec = FunctionRecord(account_id, region, name, str(uuid.uuid4()), config.to_record(),
                              tags, code_checksum, len(code), now, now)
         if not self._functions.insert(rec):
             raise AlreadyExists(f"function '{name}' already exists", kind="function", name=name)
-        return _to_function(rec)
+        return self._warned(_to_function(rec), None)
+
+    def _check_role(self, account_id: str, role: str) -> None:
+        """FC assumes the role through STS: it must exist and trust fc.aliyuncs.com."""
+        if not role or self._tokens is None:
+            return
+        try:
+            self._tokens.check_service_role(account_id, role, FC_SERVICE)
+        except NotFound:
+            raise InvalidArgument(
+                f"role '{role}' cannot be assumed by Function Compute: the role does not exist "
+                f"in account {account_id}", field="role") from None
+        except AssumeRoleRefused as exc:
+            raise InvalidArgument(f"role '{role}' cannot be assumed by Function Compute: "
+                                  f"{exc.message}", field="role") from None
+
+    @staticmethod
+    def _warned(fn: Function, previous_runtime: str | None) -> Function:
+        """Attach the host-Python warning when the runtime is new to this function."""
+        warning = runtime_warning(fn.config.runtime)
+        if warning is None or previous_runtime == fn.config.runtime:
+            return fn
+        log.warning("function %s: %s", fn.name, warning)
+        return dataclasses.replace(fn, warnings=(warning,))
 
     def get(self, account_id: str, region: str, name: str,
             qualifier: str | None = None) -> Function:
@@ -188,6 +259,8 @@ class FunctionService:
             opaque = {**current.config.opaque, **changes.get("opaque", {})}
             config = dataclasses.replace(current.config, **{**changes, "opaque": opaque})
             check_config_values(dataclasses.asdict(config))
+            if config.role != current.config.role:
+                self._check_role(account_id, config.role)
             code_checksum, code_size = current.code_checksum, current.code_size
             if code is not None:
                 code_checksum, code_size = self._store_code(code, checksum), len(code)
@@ -196,7 +269,7 @@ class FunctionService:
                                  current.created_at, max(self._clock.now(), current.modified_at))
             self._functions.update(rec)
         self._runtime.retire(account_id, region, name)
-        return _to_function(rec)
+        return self._warned(_to_function(rec), current.config.runtime)
 
     def delete(self, account_id: str, region: str, name: str) -> None:
         if not self._functions.delete(account_id, region, name):
@@ -260,10 +333,18 @@ class FunctionService:
 
     def _spec(self, fn: Function) -> FunctionSpec:
         c = fn.config
+        source = None
+        if c.role and self._tokens is not None:
+            source = RoleCredentials(self._tokens, self._clock, fn.account_id, c.role, fn.name,
+                                     c.timeout)
         return FunctionSpec(fn.account_id, fn.region, fn.name, c.handler, c.runtime, c.timeout,
                             c.memory_size, dict(c.environment), fn.code_checksum,
                             self._code.path(fn.code_checksum), c.initializer_handler,
-                            c.initializer_timeout)
+                            c.initializer_timeout, role=c.role,
+                            disable_inject_credentials=str(
+                                c.opaque.get("disableInjectCredentials") or "None"),
+                            disk_size=c.disk_size, internet_access=c.internet_access,
+                            cloud_endpoint=self.cloud_endpoint, credentials=source)
 
     def _run(self, spec: FunctionSpec, event: bytes, request_id: str, kind: str,
              tail: bool = False) -> InvocationResult:

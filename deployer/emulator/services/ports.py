@@ -8,10 +8,12 @@ pass any object with the same methods (``deployer.testing.runtimes.EchoRuntime``
 from __future__ import annotations
 
 from deployer.emulator.runtime.model import (
+    Credentials,
     FunctionRuntime,
     FunctionSpec,
     InvocationResult,
     RuntimeUnavailableError,
 )
 
-__all__ = ["FunctionRuntime", "FunctionSpec", "InvocationResult", "RuntimeUnavailableError"]
+__all__ = ["Credentials", "FunctionRuntime", "FunctionSpec", "InvocationResult",
+           "RuntimeUnavailableError"]

@@ -24,26 +24,49 @@ from deployer.emulator.services.errors import (
 )
 from deployer.emulator.store.repos import PolicyRecord, RamRepo, RoleRecord
 
-__all__ = ["SYSTEM_POLICIES", "AttachedPolicy", "Policy", "Role", "RoleService", "role_arn"]
+__all__ = ["SYSTEM_POLICIES", "AttachedPolicy", "Policy", "Role", "RoleService", "role_arn",
+           "trust_allows"]
 
 ROLE_NAME_RE = re.compile(r"^[A-Za-z0-9.\-]{1,64}$")
 POLICY_NAME_RE = re.compile(r"^[A-Za-z0-9\-]{1,128}$")
 POLICY_TYPES = ("System", "Custom")
 
 
-def _doc(action: str | list[str], resource: str = "*") -> str:
-    return json.dumps({"Version": "1", "Statement": [
-        {"Effect": "Allow", "Action": action, "Resource": resource}]})
+def _statement(action: str | list[str], resource: str = "*",
+               condition: dict[str, Any] | None = None) -> dict[str, Any]:
+    st: dict[str, Any] = {"Effect": "Allow", "Action": action, "Resource": resource}
+    if condition:
+        st["Condition"] = condition
+    return st
 
 
+def _doc(*statements: dict[str, Any]) -> str:
+    return json.dumps({"Version": "1", "Statement": list(statements)})
+
+
+def _pass_role(service: str) -> dict[str, Any]:
+    return _statement("ram:PassRole", condition={"StringEquals": {"acs:Service": service}})
+
+
+# System policies by their documented actions (docs/runtime.md "RAM authorization").
 SYSTEM_POLICIES: dict[str, tuple[str, str]] = {
-    "AliyunFCInvocationAccess": ("Invoke functions of Function Compute", _doc("fc:InvokeFunction")),
-    "AliyunFCFullAccess": ("Full access to Function Compute", _doc("fc:*")),
+    "AliyunFCInvocationAccess": ("Invoke functions of Function Compute",
+                                 _doc(_statement("fc:InvokeFunction"))),
+    "AliyunFCFullAccess": ("Full access to Function Compute",
+                           _doc(_statement("fc:*"), _pass_role("fc.aliyuncs.com"))),
     "AliyunFCReadOnlyAccess": ("Read-only access to Function Compute",
-                               _doc(["fc:Get*", "fc:List*"])),
-    "AliyunFnFFullAccess": ("Full access to CloudFlow", _doc("fnf:*")),
-    "AliyunRAMReadOnlyAccess": ("Read-only access to RAM", _doc(["ram:Get*", "ram:List*"])),
-    "AliyunLogFullAccess": ("Full access to Simple Log Service", _doc("log:*")),
+                               _doc(_statement(["fc:Get*", "fc:List*"]))),
+    "AliyunFnFFullAccess": ("Full access to CloudFlow",
+                            _doc(_statement("fnf:*"), _pass_role("fnf.aliyuncs.com"))),
+    "AliyunFnFReadOnlyAccess": ("Read-only access to CloudFlow",
+                                _doc(_statement(["fnf:Describe*", "fnf:List*",
+                                                 "fnf:Get*"]))),
+    "AliyunRAMFullAccess": ("Full access to RAM", _doc(_statement("ram:*"))),
+    "AliyunRAMReadOnlyAccess": ("Read-only access to RAM",
+                                _doc(_statement(["ram:Get*", "ram:List*"]))),
+    "AliyunSTSAssumeRoleAccess": ("Assume roles through STS",
+                                  _doc(_statement("sts:AssumeRole"))),
+    "AliyunLogFullAccess": ("Full access to Simple Log Service", _doc(_statement("log:*"))),
 }
 
 
@@ -111,6 +134,44 @@ def parse_policy_document(text: str, *, trust: bool) -> dict[str, Any]:
     return dict(doc)
 
 
+def _listed(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def trust_allows(trust_policy: str, *, service: str | None = None,
+                 ram_principals: tuple[str, ...] = ()) -> bool:
+    """Whether a trust policy lets ``service`` (``fc.aliyuncs.com``) or one of the RAM
+    principals (``acs:ram::<account>:root``, a role ARN) call ``sts:AssumeRole``.
+
+    An explicit Deny for the principal wins over an Allow.
+    """
+    try:
+        doc = json.loads(trust_policy)
+    except (TypeError, ValueError):
+        return False
+    allowed = False
+    statements = doc.get("Statement", []) if isinstance(doc, dict) else []
+    for st in statements if isinstance(statements, list) else []:
+        if not isinstance(st, dict):
+            continue
+        actions = [a.lower() for a in _listed(st.get("Action"))]
+        if "sts:assumerole" not in actions and "sts:*" not in actions and "*" not in actions:
+            continue
+        principal = st.get("Principal") or {}
+        if not isinstance(principal, dict):
+            continue
+        services = [s.lower() for s in _listed(principal.get("Service"))]
+        rams = [r.lower() for r in _listed(principal.get("RAM"))]
+        hit = ((service is not None and service.lower() in services)
+               or any(p.lower() in rams for p in ram_principals))
+        if hit and st.get("Effect") == "Deny":
+            return False
+        allowed = allowed or (hit and st.get("Effect") == "Allow")
+    return allowed
+
+
 class RoleService:
     """RAM roles and policies of the emulator's accounts."""
 
@@ -159,24 +220,30 @@ class RoleService:
                                  name=name)
         self._repo.delete_role(account_id, name)
 
-    def role_trusts(self, account_id: str, arn: str, service: str = "fnf.aliyuncs.com") -> bool:
-        """True when the role ``arn`` exists and its trust policy lets ``service`` assume it."""
+    def role_named(self, account_id: str, arn: str) -> Role | None:
+        """The role an ARN ``acs:ram::<account>:role/<name>`` names in ``account_id``, if any."""
         prefix = f"acs:ram::{account_id}:role/"
         if not arn.lower().startswith(prefix):
-            return False
+            return None
         rec = self._repo.get_role(account_id, arn[len(prefix):])
-        if rec is None:
-            return False
-        doc = json.loads(rec.trust_policy)
-        for st in doc.get("Statement", []):
-            actions = st.get("Action")
-            actions = [actions] if isinstance(actions, str) else actions or []
-            services = (st.get("Principal") or {}).get("Service", [])
-            services = [services] if isinstance(services, str) else services
-            if (st.get("Effect") == "Allow" and "sts:AssumeRole" in actions
-                    and service in services):
-                return True
-        return False
+        return _role(rec) if rec is not None else None
+
+    def role_trusts(self, account_id: str, arn: str, service: str = "fnf.aliyuncs.com") -> bool:
+        """True when the role ``arn`` exists and its trust policy lets ``service`` assume it."""
+        role = self.role_named(account_id, arn)
+        return role is not None and trust_allows(role.trust_policy, service=service)
+
+    def attached_policy_names(self, account_id: str, role: str) -> list[tuple[str, str]]:
+        """(policy type, policy name) of every policy attached to ``role`` ([] if none)."""
+        return [(t, n) for t, n, _ in self._repo.attachments_of_role(account_id, role)]
+
+    def policy_document(self, account_id: str, name: str, policy_type: str) -> str | None:
+        """The document of a system or custom policy, None when it does not exist."""
+        if policy_type == "System":
+            entry = SYSTEM_POLICIES.get(name)
+            return entry[1] if entry else None
+        rec = self._repo.get_policy(account_id, name)
+        return rec.document if rec is not None else None
 
     # --- policies -----------------------------------------------------------------------------
 

@@ -136,6 +136,7 @@ class TaskRow:
     completed: bool
     account_id: str = ""
     region: str = ""
+    role_arn: str = ""  # the execution's role (filled by steps.pending_tasks)
 
 
 def _flow(row: sqlite3.Row) -> FlowRecord:
@@ -289,10 +290,10 @@ class FlowRepo:
         return [task_row(r) for r in rows]
 
 
-def task_row(row: sqlite3.Row) -> TaskRow:
+def task_row(row: sqlite3.Row, role_arn: str = "") -> TaskRow:
     return TaskRow(row["exec_seq"], row["task_id"], json.loads(row["command"]), row["token"],
                    bool(row["callback"]), bool(row["completed"]), row["account_id"],
-                   row["region"])
+                   row["region"], role_arn or "")
 
 
 def _flow_values(rec: FlowRecord) -> tuple[Any, ...]:

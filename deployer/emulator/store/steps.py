@@ -164,5 +164,7 @@ def load_running(conn: sqlite3.Connection, seq: int) -> sqlite3.Row | None:
 
 def pending_tasks(conn: sqlite3.Connection) -> list[TaskRow]:
     """Tasks of running executions that were dispatched but whose result is not committed."""
-    rows = conn.execute("SELECT * FROM tasks WHERE completed=0 ORDER BY exec_seq").fetchall()
-    return [task_row(r) for r in rows]
+    rows = conn.execute(
+        "SELECT t.*, e.role_arn AS role_arn FROM tasks t JOIN executions e ON e.seq=t.exec_seq "
+        "WHERE t.completed=0 ORDER BY t.exec_seq").fetchall()
+    return [task_row(r, r["role_arn"]) for r in rows]

@@ -1,0 +1,124 @@
+"""What a new instance is started with: its environment and its config frame (fc3-api.md §8.6).
+
+The environment holds ``PATH`` and ``LANG`` from the host, the function's variables and FC's
+``FC_*`` variables; role credentials are not in it (they travel in the config frame, so they
+never show in ``/proc/<pid>/environ``) and the worker puts them into ``os.environ`` itself unless
+``disableInjectCredentials`` says ``Env``/``All``. The config frame also carries the sandbox
+settings, ``sys.path`` and the cloud endpoint the worker routes SDK calls to.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from deployer.emulator.runtime.model import Credentials, FunctionSpec
+
+__all__ = ["QUALIFIER", "VERSION_ID", "credentials_frame", "host_python", "runtime_version",
+           "version_variable", "worker_config", "worker_environment"]
+
+QUALIFIER = "LATEST"
+VERSION_ID = "LATEST"  # the version a LATEST invocation runs
+MAX_PROCESSES = 1024  # FC: processes + threads per instance
+MAX_OPEN_FILES = 100_000
+_PASSED_HOST_VARIABLES = ("PATH", "LANG")
+# the device nodes a worker may use (the rest of /dev, disks included, is out of its reach)
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
+           "/dev/pts", "/dev/ptmx", "/dev/shm")
+
+
+def runtime_version(runtime: str) -> tuple[int, int] | None:
+    """(3, 10) for ``python3.10``; ``python3`` is FC's Python 3.6."""
+    if runtime == "python3":
+        return (3, 6)
+    prefix, _, minor = runtime.partition("python3.")
+    return (3, int(minor)) if not prefix and minor.isdigit() else None
+
+
+def host_python() -> tuple[int, int]:
+    return sys.version_info[:2]
+
+
+def version_variable(runtime: str) -> str:
+    """FC names the invoked version ``FC_FUNCTION_VERSION`` on Debian 11+ runtimes (python3.12)
+    and ``FC_VER_ID`` on the older ones (§8.6)."""
+    return "FC_FUNCTION_VERSION" if runtime == "python3.12" else "FC_VER_ID"
+
+
+def worker_environment(spec: FunctionSpec, code_root: Path, instance_id: str) -> dict[str, str]:
+    """The worker's whole environment: PATH and LANG, the function's variables, FC's (§8.6)."""
+    env = {name: os.environ[name] for name in _PASSED_HOST_VARIABLES if name in os.environ}
+    env.setdefault("LANG", "C.UTF-8")
+    env.update({str(k): str(v) for k, v in spec.environment.items()})
+    env.update(
+        {
+            "FC_FUNC_CODE_PATH": f"{code_root}{os.sep}",
+            "FC_FUNCTION_NAME": spec.function_name,
+            "FC_FUNCTION_HANDLER": spec.handler,
+            "FC_FUNCTION_MEMORY_SIZE": str(spec.memory_size),
+            "FC_REGION": spec.region,
+            "FC_ACCOUNT_ID": spec.account_id,
+            "FC_INSTANCE_ID": instance_id,
+            "FC_RUNTIME": spec.runtime,
+            "FC_TIMEOUT": str(spec.timeout),
+            "FC_QUALIFIER": QUALIFIER,
+            version_variable(spec.runtime): VERSION_ID,
+        }
+    )
+    if spec.initializer_handler:
+        env["FC_INITIALIZER_HANDLER"] = spec.initializer_handler
+        env["FC_INITIALIZATION_TIMEOUT"] = str(spec.initializer_timeout or spec.timeout)
+    return env
+
+
+def credentials_frame(creds: Credentials | None) -> dict[str, str] | None:
+    if creds is None:
+        return None
+    return {"access_key_id": creds.access_key_id, "access_key_secret": creds.access_key_secret,
+            "security_token": creds.security_token}
+
+
+def worker_config(spec: FunctionSpec, *, packages: list[str], emulator_packages: list[str],
+                  sandbox: dict[str, Any], virtual_time: bool,
+                  credentials: Credentials | None) -> dict[str, Any]:
+    """The config frame of a new worker (see ``bootstrap.py``)."""
+    return {
+        "function_name": spec.function_name,
+        "handler": spec.handler,
+        "initializer": spec.initializer_handler,
+        "memory_size": spec.memory_size,
+        "timeout": spec.timeout,
+        "region": spec.region,
+        "account_id": spec.account_id,
+        "runtime": spec.runtime,
+        "qualifier": QUALIFIER,
+        "version_id": VERSION_ID,
+        "packages": packages,
+        "emulator_packages": emulator_packages,
+        "virtual_time": virtual_time,
+        "cloud_endpoint": spec.cloud_endpoint,
+        "internet_access": spec.internet_access,
+        "disable_inject_credentials": spec.disable_inject_credentials,
+        "credentials": credentials_frame(credentials),
+        "sandbox": sandbox,
+    }
+
+
+def sandbox_settings(spec: FunctionSpec, *, tmp_dir: Path, code_root: Path, readable: list[str],
+                     package_sources: list[str], landlock: bool, private_tmp: bool,
+                     separate_uid: bool) -> dict[str, Any]:
+    """The ``sandbox`` part of the config frame (applied by ``sandbox.py`` in the worker)."""
+    return {
+        "tmp_dir": str(tmp_dir),
+        "code_root": str(code_root),
+        "private_tmp": private_tmp,
+        "file_size": spec.disk_size * 1024 * 1024,
+        "max_open_files": MAX_OPEN_FILES,
+        "max_processes": MAX_PROCESSES if separate_uid else 0,
+        "landlock": landlock,
+        "read": [*readable, str(code_root), *package_sources],
+        "keep": [str(code_root), *package_sources],  # visible in the private /tmp too
+        "write": [str(tmp_dir), "/tmp" if private_tmp else str(tmp_dir), *DEVICES],
+    }
