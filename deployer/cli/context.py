@@ -45,6 +45,9 @@ DEFAULT_EMULATOR_PORT = 9125
 # The header naming the region of a request to the emulator's single loopback endpoint
 # (deployer.emulator.api.router.REGION_HEADER; a cloud endpoint carries it in its host name).
 LOCAL_REGION_HEADER = "x-deployer-region"
+# deployer.core.validation.PLACEHOLDER_ACCOUNT_ID, the account of ARNs before one is known (not
+# imported from there: that module loads the FDL validator, which a no-op deploy skips).
+PLACEHOLDER_ACCOUNT_ID = "0000000000000000"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,7 +120,6 @@ class AppContext:
     def manifest(self, account_id: str | None = None) -> Manifest:
         """The project's s.yaml, loaded once per account id (ManifestError → exit 3)."""
         from deployer.config.manifest import load_manifest
-        from deployer.core.validation import PLACEHOLDER_ACCOUNT_ID
 
         key = account_id or PLACEHOLDER_ACCOUNT_ID
         if key not in self._manifests:
@@ -168,11 +170,13 @@ class AppContext:
         # mock does not intercept the real endpoints.
         if mock is not None and (options.target is Target.LOCAL or not mock.intercepts):
             connection, logs, settings = self._mock_target(options, region, mock)
+            known: str | None = mock.account_id
         elif options.target is Target.LOCAL:
-            connection, logs, settings = self._local_target(options, region)
+            connection, logs, settings, known = self._local_target(options, region)
         else:
             connection, logs, settings = self._aliyun_target(options, region)
-        account_id = options.account_id or get_caller_identity(connection).account_id
+            known = None  # the credentials chain's account: ask STS
+        account_id = options.account_id or known or get_caller_identity(connection).account_id
         clients = Clients(fc=FunctionComputeClient(connection), ram=RamClient(connection),
                           flows=CloudFlowClient(connection))
         return CloudSession(settings, connection, account_id, clients, logs)
@@ -187,13 +191,14 @@ class AppContext:
         return connection, logs, TargetSettings(options.target, region, None, None)
 
     def _local_target(self, options: TargetOptions, region: str
-                      ) -> tuple[CloudConnection, LogSource, TargetSettings]:
+                      ) -> tuple[CloudConnection, LogSource, TargetSettings, str]:
         from deployer.config.settings import TargetSettings
 
         state_dir = self.deploy_dir / "emulator"
-        endpoint, keys = self._local_emulator(state_dir, region)
+        endpoint, keys, account_id = self._local_emulator(state_dir)
         connection, logs = _emulator_connection(endpoint, keys, region)
-        return connection, logs, TargetSettings(options.target, region, None, state_dir)
+        return (connection, logs, TargetSettings(options.target, region, None, state_dir),
+                account_id)
 
     def _aliyun_target(self, options: TargetOptions, region: str
                        ) -> tuple[CloudConnection, LogSource, TargetSettings]:
@@ -206,9 +211,10 @@ class AppContext:
         return (connection, LogsUnavailable(region),
                 TargetSettings(options.target, region, options.profile))
 
-    def _local_emulator(self, state_dir: Path, region: str) -> tuple[str, StaticKeys]:
+    def _local_emulator(self, state_dir: Path) -> tuple[str, StaticKeys, str]:
         from deployer.cloud.connection import StaticKeys
         from deployer.emulator import daemon
+        from deployer.emulator.store.identity import load_or_create_identity
         from deployer.errors import OperationError
 
         current = daemon.status(state_dir)
@@ -222,9 +228,10 @@ class AppContext:
                 exc.hint = (f"set {EMULATOR_PORT_ENV} to a free port, or start the emulator "
                             "yourself: `deploy emulator start --port N`")
                 raise
-        creds = daemon.credentials(state_dir, region)
-        keys = StaticKeys(creds.access_key_id, creds.access_key_secret)
-        return current.endpoint or creds.endpoint, keys
+        # the identity file, not daemon.credentials(): that asks the daemon for its health again
+        ident = load_or_create_identity(state_dir)
+        keys = StaticKeys(ident.access_key_id, ident.access_key_secret)
+        return current.endpoint or f"127.0.0.1:{DEFAULT_EMULATOR_PORT}", keys, ident.account_id
 
 
 def _emulator_connection(endpoint: str, keys: StaticKeys, region: str

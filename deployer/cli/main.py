@@ -28,11 +28,13 @@ COMMANDS: dict[str, str] = {
     "history": "deployer.cli.commands.executions:history",
     "invoke": "deployer.cli.commands.functions:invoke",
     "logs": "deployer.cli.commands.functions:logs",
+    "completion": "deployer.cli.commands.completion:completion",
 }
 
 # What `deploy --help` lists, so that it imports no command module (tests keep these equal to
 # each command's own short help).
 SUMMARIES: dict[str, str] = {
+    "completion": "Print the shell completion script for bash, zsh, fish or PowerShell.",
     "down": "Remove the flow, functions, policy and role that `deploy up` created (nothing else).",
     "emulator": (
         "Run the local cloud (Function Compute 3.0, CloudFlow, RAM, STS) in the background."
@@ -64,6 +66,7 @@ Examples:
   deploy emulator start                   run the local cloud in the background
   deploy up                               deploy to the local emulator (--target aliyun: the cloud)
   deploy execute --delay 20               run the flow and watch it
+  eval "$(deploy completion bash)"        complete commands and options in bash
 """
 
 
