@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "invoke": "deployer.cli.commands.functions:invoke",
     "logs": "deployer.cli.commands.functions:logs",
     "completion": "deployer.cli.commands.completion:completion",
+    "init": "deployer.cli.commands.init:init",
 }
 
 # What `deploy --help` lists, so that it imports no command module (tests keep these equal to
@@ -42,6 +43,7 @@ SUMMARIES: dict[str, str] = {
     "execute": "Start an execution of the flow and watch it to its end.",
     "flow": "Run and inspect CloudFlow flow definitions locally.",
     "history": "List an execution's history events.",
+    "init": "Create a new project: s.yaml, functions, a flow template, tests and a CI workflow.",
     "invoke": (
         "Invoke a deployed function synchronously and print its response (exit 1 if it raised)."
     ),
@@ -59,6 +61,7 @@ SUMMARIES: dict[str, str] = {
 
 EPILOG = """\b
 Examples:
+  deploy init my-app                      a new project (tests and CI workflow included)
   deploy validate                         check s.yaml and the rendered flow
   deploy render --region cn-hangzhou --account-id 1234567890123456
   deploy package --out build/             write the function zips
