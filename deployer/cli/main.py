@@ -30,11 +30,13 @@ COMMANDS: dict[str, str] = {
     "logs": "deployer.cli.commands.functions:logs",
     "completion": "deployer.cli.commands.completion:completion",
     "init": "deployer.cli.commands.init:init",
+    "dev": "deployer.cli.commands.dev:dev",
 }
 
 # What `deploy --help` lists, so that it imports no command module (tests keep these equal to
 # each command's own short help).
 SUMMARIES: dict[str, str] = {
+    "dev": "Deploy, then redeploy what changed on every save (Ctrl-C stops; all stays deployed).",
     "completion": "Print the shell completion script for bash, zsh, fish or PowerShell.",
     "down": "Remove the flow, functions, policy and role that `deploy up` created (nothing else).",
     "emulator": (
@@ -69,6 +71,7 @@ Examples:
   deploy emulator start                   run the local cloud in the background
   deploy up                               deploy to the local emulator (--target aliyun: the cloud)
   deploy execute --delay 20               run the flow and watch it
+  deploy dev --execute '{"delay": 5}'     redeploy on every save, then run the flow again
   eval "$(deploy completion bash)"        complete commands and options in bash
 """
 
