@@ -165,3 +165,14 @@ def test_deploy_project_outside_its_mock_is_refused(app):
         pass
     with pytest.raises(RuntimeError, match="inside the mock_cloud"):
         cloud.deploy_project(app)
+
+
+def test_the_readme_in_tests_example_runs_as_written(app, monkeypatch):
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## In tests"):]
+    code = section[section.index("```python\n") + len("```python\n"):section.index("```\n", 10)]
+    namespace: dict = {}
+    monkeypatch.chdir(app)
+    exec(compile(code, "README.md", "exec"), namespace)
+    namespace["test_the_job_succeeds"]()
+    assert not (app / ".deploy").exists()
