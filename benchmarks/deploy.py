@@ -19,8 +19,6 @@ import collections
 import json
 import os
 import resource
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,27 +30,13 @@ from click.testing import CliRunner
 
 os.environ.setdefault("ALIBABA_CLOUD_ECS_METADATA_DISABLED", "true")
 
+from seed_project import copy_project, free_port
+
 from deployer.cli.main import cli
 from deployer.emulator import daemon
 from deployer.testing import mock_cloud
 
-ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-c", "from deployer.cli.main import main; main()"]
-
-
-def _project(tmp: Path) -> Path:
-    app = tmp / "app"
-    app.mkdir()
-    shutil.copy(ROOT / "s.yaml", app / "s.yaml")
-    for name in ("functions", "templates"):
-        shutil.copytree(ROOT / name, app / name)
-    return app
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _child_env(tmp: Path) -> dict[str, str]:
@@ -109,9 +93,9 @@ def main() -> None:
     runs = parser.parse_args().runs
     rows: list[tuple[str, float, float, int]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        app = _project(Path(tmp))
+        app = copy_project(Path(tmp))
         env = _child_env(Path(tmp))
-        env["DEPLOY_EMULATOR_PORT"] = str(_free_port())
+        env["DEPLOY_EMULATOR_PORT"] = str(free_port())
         up = [*CLI, "-C", str(app), "up", "--yes", "--output", "json"]
         try:
             _timed(up, env)  # warm-up: starts the daemon, caches bytecode
@@ -127,7 +111,7 @@ def main() -> None:
         finally:
             daemon.stop(app / ".deploy" / "emulator")
     with tempfile.TemporaryDirectory() as tmp, mock_cloud():
-        app = _project(Path(tmp))
+        app = copy_project(Path(tmp))
         first = _in_process(app)
         noop = statistics.median(_in_process(app)[0] for _ in range(runs))
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "

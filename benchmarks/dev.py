@@ -18,9 +18,7 @@ import argparse
 import json
 import os
 import queue
-import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,23 +27,9 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from seed_project import copy_project, free_port
+
 TIMEOUT = 60.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _project(tmp: Path) -> Path:
-    app = tmp / "app"
-    app.mkdir()
-    shutil.copy(ROOT / "s.yaml", app / "s.yaml")
-    for name in ("functions", "templates"):
-        shutil.copytree(ROOT / name, app / name)
-    return app
 
 
 def _pump(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
@@ -72,12 +56,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=9)
     runs = parser.parse_args().runs
-    env = {**os.environ, "DEPLOY_EMULATOR_PORT": str(_free_port()), "PYTHONUNBUFFERED": "1",
+    env = {**os.environ, "DEPLOY_EMULATOR_PORT": str(free_port()), "PYTHONUNBUFFERED": "1",
            "ALIBABA_CLOUD_ECS_METADATA_DISABLED": "true"}
     cli = [sys.executable, "-c", "from deployer.cli.main import main; main()"]
     rows: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        app = _project(Path(tmp))
+        app = copy_project(Path(tmp))
         handler = app / "functions" / "get_job_status" / "index.py"
         proc = subprocess.Popen([*cli, "-C", str(app), "dev", "--output", "json"],
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

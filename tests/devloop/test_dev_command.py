@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,28 +15,17 @@ from pathlib import Path
 import pytest
 
 from deployer.core.watching import FileWatcher, WatchRoot, is_ignored
-from deployer.emulator import daemon
+from tests.devloop.support import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 60.0  # seconds any one expected line may take on a loaded machine
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
-def app(tmp_path: Path):
-    root = tmp_path / "app"
-    root.mkdir()
-    manifest = (ROOT / "s.yaml").read_text().replace("wait_seconds: 10", "wait_seconds: 1")
-    (root / "s.yaml").write_text(manifest)
-    for name in ("functions", "templates"):
-        shutil.copytree(ROOT / name, root / name)
-    yield root
-    daemon.stop(root / ".deploy" / "emulator")
+def app(app: Path) -> Path:
+    """The seed app with a 1 s Wait (the real clock runs here)."""
+    manifest = app / "s.yaml"
+    manifest.write_text(manifest.read_text().replace("wait_seconds: 10", "wait_seconds: 1"))
+    return app
 
 
 class Lines:
@@ -66,7 +53,7 @@ class Lines:
 
 
 def test_deploy_dev_updates_a_saved_handler_runs_the_flow_and_leaves_all_deployed_on_ctrl_c(app):
-    env = {**os.environ, "DEPLOY_EMULATOR_PORT": str(_free_port()), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "DEPLOY_EMULATOR_PORT": str(free_port()), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-c", "from deployer.cli.main import main; main()", "-C", str(app),
          "dev", "--output", "json", "--execute", '{"delay": 0}'],

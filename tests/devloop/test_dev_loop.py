@@ -4,7 +4,6 @@ source instead of file events: each step edits files and reports them, as a watc
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -16,8 +15,6 @@ from deployer.config.settings import Target
 from deployer.core.dev import DevSession, DevTarget, DevUpdate, run_dev_loop
 from deployer.core.watching import WatchRoot
 from deployer.testing import mock_cloud
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class ScriptedChanges:
@@ -38,16 +35,12 @@ class ScriptedChanges:
 
 
 @pytest.fixture
-def app(tmp_path: Path) -> Path:
-    root = tmp_path / "app"
-    root.mkdir()
-    shutil.copy(ROOT / "s.yaml", root / "s.yaml")
-    for name in ("functions", "templates"):
-        shutil.copytree(ROOT / name, root / name)
-    handler = root / "functions" / "start_job" / "index.py"
+def app(app: Path) -> Path:
+    """The seed app, StartJob answering a version number the tests change."""
+    handler = app / "functions" / "start_job" / "index.py"
     handler.write_text(handler.read_text().replace('return {"job_id": str(id)}',
                                                    'return {"job_id": str(id), "v": 1}'))
-    return root.resolve()
+    return app
 
 
 def _edit(path: Path, old: str, new: str) -> Callable[[], list[Path]]:

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -17,33 +14,15 @@ from click.testing import CliRunner
 from deployer import __version__
 from deployer.cli.main import cli
 from deployer.core.validated import ValidatedFlows
-from deployer.emulator import daemon
 from deployer.testing import mock_cloud
+from tests.devloop.support import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
 REPORT = ("import sys, json; from deployer.cli.main import cli\n"
           "try:\n    cli.main(sys.argv[1:], prog_name='deploy')\n"
           "except SystemExit as exc:\n    code = exc.code\n"
           "mods = [m for m in ('rich', 'jinja2', 'deployer.fdl', 'deployer.core.validation',\n"
           "        'alibabacloud_tea_openapi', 'alibabacloud_sts20150401') if m in sys.modules]\n"
           "print(json.dumps({'code': code, 'imported': mods}), file=sys.stderr)\n")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def app(tmp_path: Path):
-    root = tmp_path / "app"
-    root.mkdir()
-    shutil.copy(ROOT / "s.yaml", root / "s.yaml")
-    for name in ("functions", "templates"):
-        shutil.copytree(ROOT / name, root / name)
-    yield root
-    daemon.stop(root / ".deploy" / "emulator")
 
 
 def _new_process(*args: str, env: dict[str, str] | None = None) -> tuple[dict, str]:
@@ -60,7 +39,7 @@ def test_help_imports_only_click_and_the_root_group():
 
 
 def test_a_no_op_up_skips_rendering_and_validation_then_a_broken_edit_is_caught(app):
-    env = {**os.environ, "DEPLOY_EMULATOR_PORT": str(_free_port())}
+    env = {**os.environ, "DEPLOY_EMULATOR_PORT": str(free_port())}
     args = ("-C", str(app), "up", "--yes", "--output", "json")
     first, first_out = _new_process(*args, env=env)
     noop, noop_out = _new_process(*args, env=env)

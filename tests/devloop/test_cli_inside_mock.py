@@ -4,7 +4,6 @@ they never reach or start a background emulator, and leave the project directory
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 from pathlib import Path
 
@@ -15,18 +14,7 @@ from deployer.cli.main import cli
 from deployer.emulator import daemon
 from deployer.testing import mock_cloud
 from deployer.testing.projects import ProjectDeployError
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Path:
-    root = tmp_path / "app"
-    root.mkdir()
-    shutil.copy(ROOT / "s.yaml", root / "s.yaml")
-    for name in ("functions", "templates"):
-        shutil.copytree(ROOT / name, root / name)
-    return root
+from tests.devloop.support import ROOT
 
 
 @pytest.fixture
