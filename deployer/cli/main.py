@@ -10,8 +10,8 @@ from typing import Any
 import click
 
 from deployer import __version__
-from deployer.cli.context import AppContext
-from deployer.errors import DeployerError, ExitCode, redact
+from deployer.cli.context import AppContext, active_mock
+from deployer.errors import DeployerError, ExitCode, OperationError, redact
 
 # command name -> "module:attribute"; modules are imported only when their command runs.
 COMMANDS: dict[str, str] = {
@@ -172,6 +172,13 @@ def cli(ctx: click.Context, project_dir: Path, manifest: Path, debug: bool) -> N
     project_dir = project_dir.resolve()
     manifest_file = manifest if manifest.is_absolute() else project_dir / manifest
     ctx.obj = AppContext(project_dir=project_dir, manifest_file=manifest_file, debug=debug)
+    mock = active_mock()
+    if mock is not None and ctx.invoked_subcommand == "emulator":
+        raise OperationError(
+            "`deploy emulator` manages background emulators; inside mock_cloud() every command "
+            f"uses the in-process cloud at {mock.endpoint}",
+            hint="run `deploy emulator` outside the mock_cloud() block (or the local_cloud "
+            "fixture)")
 
 
 def main() -> None:

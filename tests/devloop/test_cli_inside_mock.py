@@ -164,3 +164,12 @@ def test_the_readme_in_tests_example_runs_as_written(app, monkeypatch):
     exec(compile(code, "README.md", "exec"), namespace)
     namespace["test_the_job_succeeds"]()
     assert not (app / ".deploy").exists()
+
+
+def test_background_emulator_commands_are_refused_inside_the_mock(app, trap_port):
+    with mock_cloud() as cloud:
+        started = CliRunner().invoke(cli, ["-C", str(app), "emulator", "start"])
+    assert started.exit_code == 1
+    assert f"in-process cloud at {cloud.endpoint}" in started.stderr
+    assert "Hint: run `deploy emulator` outside the mock_cloud() block" in started.stderr
+    assert not (app / ".deploy").exists() and _no_connection(trap_port)
