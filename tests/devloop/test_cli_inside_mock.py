@@ -12,8 +12,7 @@ from click.testing import CliRunner
 
 from deployer.cli.main import cli
 from deployer.emulator import daemon
-from deployer.testing import mock_cloud
-from deployer.testing.projects import ProjectDeployError
+from deployer.testing import ProjectDeployError, mock_cloud
 from tests.devloop.support import ROOT
 
 

@@ -26,13 +26,21 @@ files are never overwritten: if one is in the way, nothing is written (exit 1).
 """
 
 
+def _shown(directory: Path) -> str:
+    """The directory as typed: relative to the current directory when inside it."""
+    try:
+        return str(directory.relative_to(Path.cwd()))
+    except ValueError:
+        return str(directory)
+
+
 @view(ScaffoldResult)
 def _result_view(result: ScaffoldResult) -> Text:
     text = Text(f"Created {result.name} ({result.template} template) in {result.directory}:\n")
     for name in result.files:
         text.append(f"  {name}\n")
     text.append("Next:\n", style="bold")
-    cd = f"cd {result.directory} && " if result.directory != Path.cwd() else ""
+    cd = f"cd {_shown(result.directory)} && " if result.directory != Path.cwd() else ""
     text.append(f"  {cd}{' && '.join(result.next_steps)}", style="dim")
     return text
 
