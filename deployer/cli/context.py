@@ -8,32 +8,46 @@ This is the one place where targets differ: :meth:`AppContext.cloud` turns ``--t
 ``CloudConnection`` (endpoints + credentials), the typed clients and the account id. ``local``
 is the emulator under ``.deploy/emulator`` (started in the background when it is not running);
 ``aliyun`` is the regional endpoints with the ``alibabacloud-credentials`` chain.
+
+Inside ``deployer.testing.mock_cloud()`` (or its pytest fixtures) in the same process, every
+command stays in that in-process cloud: ``local`` connects to it (never to a background
+emulator, and never starts one), ``aliyun`` goes through the mock's interception of the real
+endpoints, and what commands would write under ``<project>/.deploy/`` goes to a per-project
+directory of the mock's temporary state (:mod:`deployer.testing.active`).
+
+Start-up time matters (``deploy --help`` and a no-op ``deploy up`` in a new process), so this
+module imports only Click at load time; settings, the renderer and the SDK wrappers are imported
+when first used.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from deployer.cli.render import Renderer
-from deployer.config.settings import Target, TargetSettings, check_region
-
 if TYPE_CHECKING:
     from deployer.cli.options import TargetOptions
+    from deployer.cli.render import Renderer
     from deployer.cloud.connection import CloudConnection, StaticKeys
     from deployer.cloud.logs import LogSource
+    from deployer.config.settings import TargetSettings
     from deployer.config.specs import Manifest
     from deployer.core.plan import Clients
+    from deployer.testing.active import ActiveCloud
 
 EMULATOR_PORT_ENV = "DEPLOY_EMULATOR_PORT"
 DEFAULT_EMULATOR_PORT = 9125
 # The header naming the region of a request to the emulator's single loopback endpoint
 # (deployer.emulator.api.router.REGION_HEADER; a cloud endpoint carries it in its host name).
 LOCAL_REGION_HEADER = "x-deployer-region"
+# deployer.core.validation.PLACEHOLDER_ACCOUNT_ID, the account of ARNs before one is known (not
+# imported from there: that module loads the FDL validator, which a no-op deploy skips).
+PLACEHOLDER_ACCOUNT_ID = "0000000000000000"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +61,19 @@ class CloudSession:
     logs: LogSource
 
 
+def _text_renderer() -> Renderer:
+    from deployer.cli.render import Renderer
+
+    return Renderer()
+
+
+def active_mock() -> ActiveCloud | None:
+    """The in-process cloud of an enclosing ``mock_cloud()``, if any (tests only: the hook
+    module is in ``sys.modules`` only once ``deployer.testing`` has been imported)."""
+    hook = sys.modules.get("deployer.testing.active")
+    return hook.current() if hook is not None else None
+
+
 @dataclasses.dataclass
 class AppContext:
     """Global settings of one CLI invocation."""
@@ -54,13 +81,15 @@ class AppContext:
     project_dir: Path
     manifest_file: Path
     debug: bool = False
-    renderer: Renderer = dataclasses.field(default_factory=Renderer)
+    renderer: Renderer = dataclasses.field(default_factory=_text_renderer)
     _session: CloudSession | None = dataclasses.field(default=None, repr=False)
     _manifests: dict[str, Manifest] = dataclasses.field(default_factory=dict, repr=False)
 
     def use_output(self, output: str) -> Renderer:
         """Switch the renderer to the command's ``--output`` format and return it."""
         if output != self.renderer.output:
+            from deployer.cli.render import Renderer
+
             self.renderer = Renderer(output)
         return self.renderer
 
@@ -79,13 +108,18 @@ class AppContext:
 
     @property
     def deploy_dir(self) -> Path:
-        """``.deploy/`` under the project: build output, rendered flows, records, emulator."""
+        """``.deploy/`` under the project: build output, rendered flows, records, emulator.
+
+        Inside ``mock_cloud()`` a per-project directory of the mock's temporary state instead,
+        so tests leave the project directory as they found it."""
+        mock = active_mock()
+        if mock is not None:
+            return mock.workspace(self.project_dir)
         return self.project_dir / ".deploy"
 
     def manifest(self, account_id: str | None = None) -> Manifest:
         """The project's s.yaml, loaded once per account id (ManifestError → exit 3)."""
         from deployer.config.manifest import load_manifest
-        from deployer.core.validation import PLACEHOLDER_ACCOUNT_ID
 
         key = account_id or PLACEHOLDER_ACCOUNT_ID
         if key not in self._manifests:
@@ -103,9 +137,15 @@ class AppContext:
         OperationError when the local emulator cannot be started.
         """
         if self._session is None:
+            from deployer.config.settings import check_region
+
             region = check_region(options.region or self._manifest_region())
-            self._session = self._connect(options, region)
+            mock = active_mock()
+            self._session = self._connect(options, region, mock)
             self.renderer.progress(self._session.settings.describe(self._session.account_id))
+            if mock is not None:
+                self.renderer.progress(f"Inside mock_cloud(): the in-process cloud at "
+                                       f"{mock.endpoint}; state in {self.deploy_dir}")
         return self._session
 
     def _manifest_region(self) -> str:
@@ -117,39 +157,64 @@ class AppContext:
                                     hint="pass --region (or set ALIBABA_CLOUD_REGION)")
         return region
 
-    def _connect(self, options: TargetOptions, region: str) -> CloudSession:
+    def _connect(self, options: TargetOptions, region: str, mock: ActiveCloud | None
+                 ) -> CloudSession:
         from deployer.cloud.cloudflow import CloudFlowClient
-        from deployer.cloud.connection import CloudConnection, Endpoints
         from deployer.cloud.fc import FunctionComputeClient
-        from deployer.cloud.logs import EmulatorLogs, LogsUnavailable
         from deployer.cloud.ram import RamClient
         from deployer.cloud.sts import get_caller_identity
+        from deployer.config.settings import Target
         from deployer.core.plan import Clients
 
-        logs: LogSource
-        if options.target is Target.LOCAL:
-            state_dir = self.deploy_dir / "emulator"
-            endpoint, keys = self._local_emulator(state_dir, region)
-            connection = CloudConnection(region=region, endpoints=Endpoints.single(endpoint),
-                                         credential=keys,
-                                         headers={LOCAL_REGION_HEADER: region})
-            logs = EmulatorLogs(endpoint, region)
-            settings = TargetSettings(options.target, region, None, state_dir)
+        # In a test's mock_cloud(), the local target is that cloud, and so is aliyun when the
+        # mock does not intercept the real endpoints.
+        if mock is not None and (options.target is Target.LOCAL or not mock.intercepts):
+            connection, logs, settings = self._mock_target(options, region, mock)
+            known: str | None = mock.account_id
+        elif options.target is Target.LOCAL:
+            connection, logs, settings, known = self._local_target(options, region)
         else:
-            from deployer.cloud.connection import default_credential
-
-            connection = CloudConnection(region=region, endpoints=Endpoints.for_region(region),
-                                         credential=default_credential(options.profile))
-            logs = LogsUnavailable(region)
-            settings = TargetSettings(options.target, region, options.profile)
-        account_id = options.account_id or get_caller_identity(connection).account_id
+            connection, logs, settings = self._aliyun_target(options, region)
+            known = None  # the credentials chain's account: ask STS
+        account_id = options.account_id or known or get_caller_identity(connection).account_id
         clients = Clients(fc=FunctionComputeClient(connection), ram=RamClient(connection),
                           flows=CloudFlowClient(connection))
         return CloudSession(settings, connection, account_id, clients, logs)
 
-    def _local_emulator(self, state_dir: Path, region: str) -> tuple[str, StaticKeys]:
+    def _mock_target(self, options: TargetOptions, region: str, mock: ActiveCloud
+                     ) -> tuple[CloudConnection, LogSource, TargetSettings]:
+        from deployer.cloud.connection import StaticKeys
+        from deployer.config.settings import TargetSettings
+
+        keys = StaticKeys(mock.access_key_id, mock.access_key_secret)
+        connection, logs = _emulator_connection(mock.endpoint, keys, region)
+        return connection, logs, TargetSettings(options.target, region, None, None)
+
+    def _local_target(self, options: TargetOptions, region: str
+                      ) -> tuple[CloudConnection, LogSource, TargetSettings, str]:
+        from deployer.config.settings import TargetSettings
+
+        state_dir = self.deploy_dir / "emulator"
+        endpoint, keys, account_id = self._local_emulator(state_dir)
+        connection, logs = _emulator_connection(endpoint, keys, region)
+        return (connection, logs, TargetSettings(options.target, region, None, state_dir),
+                account_id)
+
+    def _aliyun_target(self, options: TargetOptions, region: str
+                       ) -> tuple[CloudConnection, LogSource, TargetSettings]:
+        from deployer.cloud.connection import CloudConnection, Endpoints, default_credential
+        from deployer.cloud.logs import LogsUnavailable
+        from deployer.config.settings import TargetSettings
+
+        connection = CloudConnection(region=region, endpoints=Endpoints.for_region(region),
+                                     credential=default_credential(options.profile))
+        return (connection, LogsUnavailable(region),
+                TargetSettings(options.target, region, options.profile))
+
+    def _local_emulator(self, state_dir: Path) -> tuple[str, StaticKeys, str]:
         from deployer.cloud.connection import StaticKeys
         from deployer.emulator import daemon
+        from deployer.emulator.store.identity import load_or_create_identity
         from deployer.errors import OperationError
 
         current = daemon.status(state_dir)
@@ -163,9 +228,21 @@ class AppContext:
                 exc.hint = (f"set {EMULATOR_PORT_ENV} to a free port, or start the emulator "
                             "yourself: `deploy emulator start --port N`")
                 raise
-        creds = daemon.credentials(state_dir, region)
-        keys = StaticKeys(creds.access_key_id, creds.access_key_secret)
-        return current.endpoint or creds.endpoint, keys
+        # the identity file, not daemon.credentials(): that asks the daemon for its health again
+        ident = load_or_create_identity(state_dir)
+        keys = StaticKeys(ident.access_key_id, ident.access_key_secret)
+        return current.endpoint or f"127.0.0.1:{DEFAULT_EMULATOR_PORT}", keys, ident.account_id
+
+
+def _emulator_connection(endpoint: str, keys: StaticKeys, region: str
+                         ) -> tuple[CloudConnection, LogSource]:
+    """A connection to an emulator's single loopback endpoint (the region in a header)."""
+    from deployer.cloud.connection import CloudConnection, Endpoints
+    from deployer.cloud.logs import EmulatorLogs
+
+    connection = CloudConnection(region=region, endpoints=Endpoints.single(endpoint),
+                                 credential=keys, headers={LOCAL_REGION_HEADER: region})
+    return connection, EmulatorLogs(endpoint, region)
 
 
 def _shown(path: Path, base: Path) -> str:

@@ -10,8 +10,8 @@ from typing import Any
 import click
 
 from deployer import __version__
-from deployer.cli.context import AppContext
-from deployer.errors import DeployerError, ExitCode, redact
+from deployer.cli.context import AppContext, active_mock
+from deployer.errors import DeployerError, ExitCode, OperationError, redact
 
 # command name -> "module:attribute"; modules are imported only when their command runs.
 COMMANDS: dict[str, str] = {
@@ -29,12 +29,17 @@ COMMANDS: dict[str, str] = {
     "invoke": "deployer.cli.commands.functions:invoke",
     "logs": "deployer.cli.commands.functions:logs",
     "console": "deployer.cli.commands.console:console",
+    "completion": "deployer.cli.commands.completion:completion",
+    "init": "deployer.cli.commands.init:init",
+    "dev": "deployer.cli.commands.dev:dev",
 }
 
 # What `deploy --help` lists, so that it imports no command module (tests keep these equal to
 # each command's own short help).
 SUMMARIES: dict[str, str] = {
     "console": "Open the console: the emulator's web console, or CloudFlow's on Alibaba Cloud.",
+    "dev": "Deploy, then redeploy what changed on every save (Ctrl-C stops; all stays deployed).",
+    "completion": "Print the shell completion script for bash, zsh, fish or PowerShell.",
     "down": "Remove the flow, functions, policy and role that `deploy up` created (nothing else).",
     "emulator": (
         "Run the local cloud (Function Compute 3.0, CloudFlow, RAM, STS) in the background."
@@ -42,6 +47,7 @@ SUMMARIES: dict[str, str] = {
     "execute": "Start an execution of the flow and watch it to its end.",
     "flow": "Run and inspect CloudFlow flow definitions locally.",
     "history": "List an execution's history events.",
+    "init": "Create a new project: s.yaml, functions, a flow template, tests and a CI workflow.",
     "invoke": (
         "Invoke a deployed function synchronously and print its response (exit 1 if it raised)."
     ),
@@ -59,6 +65,7 @@ SUMMARIES: dict[str, str] = {
 
 EPILOG = """\b
 Examples:
+  deploy init my-app                      a new project (tests and CI workflow included)
   deploy validate                         check s.yaml and the rendered flow
   deploy render --region cn-hangzhou --account-id 1234567890123456
   deploy package --out build/             write the function zips
@@ -66,6 +73,8 @@ Examples:
   deploy emulator start                   run the local cloud in the background
   deploy up                               deploy to the local emulator (--target aliyun: the cloud)
   deploy execute --delay 20               run the flow and watch it
+  deploy dev --execute '{"delay": 5}'     redeploy on every save, then run the flow again
+  eval "$(deploy completion bash)"        complete commands and options in bash
 """
 
 
@@ -165,6 +174,13 @@ def cli(ctx: click.Context, project_dir: Path, manifest: Path, debug: bool) -> N
     project_dir = project_dir.resolve()
     manifest_file = manifest if manifest.is_absolute() else project_dir / manifest
     ctx.obj = AppContext(project_dir=project_dir, manifest_file=manifest_file, debug=debug)
+    mock = active_mock()
+    if mock is not None and ctx.invoked_subcommand == "emulator":
+        raise OperationError(
+            "`deploy emulator` manages background emulators; inside mock_cloud() every command "
+            f"uses the in-process cloud at {mock.endpoint}",
+            hint="run `deploy emulator` outside the mock_cloud() block (or the local_cloud "
+            "fixture)")
 
 
 def main() -> None:

@@ -127,6 +127,16 @@ class Renderer:
         )
         self.out.print(rendered)
 
+    def stream(self, result: object) -> None:
+        """Print one result of a stream (``deploy dev``): its text view, or one JSON document
+        on a line of its own (JSON Lines), flushed at once."""
+        if not self.is_json:
+            self.result(result)
+            return
+        line = json.dumps(jsonable(result), ensure_ascii=False, separators=(",", ":"))
+        self.out.file.write(line + "\n")
+        self.out.file.flush()
+
     def progress(self, message: str) -> None:
         """A progress line on stderr (never on stdout)."""
         self.err.print(message, markup=False)

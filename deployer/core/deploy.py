@@ -37,8 +37,7 @@ from deployer.core.plan import (
     ResourceType,
     build_plan,
 )
-from deployer.core.rendering import render_flow
-from deployer.core.validation import check_one_flow
+from deployer.core.validated import check_flow_once
 from deployer.errors import InvalidInputError, OperationError
 
 __all__ = [
@@ -95,12 +94,10 @@ def function_config(spec: FunctionSpec, account_id: str) -> FunctionConfig:
 
 def _desired_flow(manifest: Manifest, spec: FlowSpec, *, region: str, account_id: str,
                   rendered_dir: Path) -> DesiredFlow:
-    report = check_one_flow(manifest, spec, region=region, account_id=account_id,
-                            rendered_dir=rendered_dir)
-    if not report.ok:
+    text, report = check_flow_once(manifest, spec, region=region, account_id=account_id,
+                                   rendered_dir=rendered_dir)
+    if report is not None and not report.ok:
         raise FlowInvalidError(spec.name, [d.format() for d in report.diagnostics])
-    text = render_flow(spec, region=region, account_id=account_id,
-                       project_dir=manifest.project_dir).text
     return DesiredFlow(
         name=spec.name, definition=text, description=spec.description,
         execution_mode=spec.execution_mode.value,

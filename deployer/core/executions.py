@@ -220,20 +220,6 @@ def watch(
     return summarize(info, events)
 
 
-def flow_states(flows: CloudFlowClient, flow: str) -> list[str]:
-    """The names of the flow's top-level states in definition order (NotFoundError if the flow
-    does not exist); empty when the definition cannot be parsed."""
-    from deployer.fdl.parser import parse_flow
-
-    remote = flows.describe_flow(flow)
-    if remote is None:
-        raise NotFoundError(f"flow {flow} does not exist", hint="deploy it with `deploy up`")
-    parsed = parse_flow(remote.definition)
-    if parsed.flow is None:
-        return []
-    return [state.name for state in parsed.flow.scope.states]
-
-
 def execution_flow(flows: CloudFlowClient, flow: str) -> Flow | None:
     """The flow's parsed definition (NotFoundError if the flow does not exist; None when it
     cannot be parsed), for the live view's states and Wait times."""

@@ -1,7 +1,9 @@
 """Test helpers for projects deploying to Function Compute and CloudFlow (moto-style).
 
-``mock_cloud()`` runs the local cloud in-process and routes the official SDKs to it (with
-:mod:`deployer.testing.routing`, which any process can install for its own endpoint map);
+``mock_cloud()`` runs the local cloud in-process and routes the official SDKs (and every
+``deploy`` command run in the same process) to it, with :mod:`deployer.testing.routing`, which
+any process can install for its own endpoint map; ``LocalCloud.deploy_project(path)`` deploys
+a whole project into it, as ``deploy up`` does;
 ``invoke_handler`` runs one handler in-process with a fake context; ``EchoRuntime`` stands in
 for the process runtime where handlers need not run.
 """
@@ -16,12 +18,15 @@ os.environ.setdefault("ALIBABA_CLOUD_ECS_METADATA_DISABLED", "true")
 
 from deployer.testing.environment import LocalCloud, UnmockedRequestError, mock_cloud
 from deployer.testing.handlers import FakeContext, invoke_handler
+from deployer.testing.projects import DeployedProject, ProjectDeployError
 from deployer.testing.runtimes import EchoRuntime
 
 __all__ = [
+    "DeployedProject",
     "EchoRuntime",
     "FakeContext",
     "LocalCloud",
+    "ProjectDeployError",
     "UnmockedRequestError",
     "invoke_handler",
     "mock_cloud",

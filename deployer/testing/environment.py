@@ -178,6 +178,34 @@ class LocalCloud:
     def _routes(self) -> dict[Any, str]:
         return {EMULATED_HOSTS: self.endpoint}
 
+    # --- the deploy CLI inside this cloud (deployer.testing.active, deployer.testing.projects)
+
+    def workspace(self, project_dir: str | Path) -> Path:
+        """Where ``deploy`` commands run inside this cloud keep what they would write under
+        ``<project_dir>/.deploy/`` (zips, rendered flows, deployment records, locks)."""
+        from deployer.testing.projects import workspace
+
+        return workspace(self, Path(project_dir))
+
+    def deploy_project(self, project_dir: str | Path = ".", **options: Any) -> Any:
+        """Deploy the project at ``project_dir`` into this cloud, as ``deploy up --yes`` does;
+        see :func:`deployer.testing.projects.deploy_project`."""
+        from deployer.testing.projects import deploy_project
+
+        return deploy_project(self, Path(project_dir), **options)
+
+    @contextmanager
+    def _activated(self, *, intercepts: bool) -> Iterator[None]:
+        from deployer.testing import active
+
+        handle = active.ActiveCloud.of(self, intercepts=intercepts)
+        active.push(handle)
+        try:
+            yield
+        finally:
+            active.pop(handle)
+
+
 
 @contextmanager
 def _credentials_env(cloud: LocalCloud) -> Iterator[None]:
@@ -233,6 +261,7 @@ class mock_cloud:
             if self.intercept:
                 stack.enter_context(routing.install(cloud._routes()))
                 stack.enter_context(_credentials_env(cloud))
+            stack.enter_context(cloud._activated(intercepts=self.intercept))
         except BaseException:
             stack.close()
             raise

@@ -2,7 +2,8 @@
 
 ``local_cloud`` runs an in-process emulator (virtual clock, temporary state, SDK traffic to
 cloud hosts intercepted); ``fc_client``, ``ram_client``, ``sts_client`` are official SDK
-clients pointed at it; ``cli_runner`` is a Click ``CliRunner``.
+clients pointed at it; ``cli_runner`` is a Click ``CliRunner`` whose ``deploy`` commands run
+against that same cloud (``local_cloud.deploy_project(path)`` deploys a whole project into it).
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ def sts_client(local_cloud: LocalCloud) -> Any:
 
 
 @pytest.fixture
-def cli_runner() -> Any:
+def cli_runner(local_cloud: LocalCloud) -> Any:
+    """A Click ``CliRunner``; ``deploy`` commands invoked through it target ``local_cloud``
+    (never a background emulator) and write nothing into the project directory."""
     from click.testing import CliRunner
 
     return CliRunner()

@@ -147,11 +147,12 @@ def test_a_huge_input_is_the_clouds_error_not_a_traceback(deploy):
 def test_a_second_deploy_in_the_same_project_fails_clearly(deploy, project):
     from deployer.core.locking import project_lock
 
-    with mock_cloud(), project_lock(project / ".deploy", "up"):
+    with mock_cloud() as cloud, project_lock(cloud.workspace(project), "up"):
         result = deploy("up", "--output", "json")
+        recorded = (cloud.workspace(project) / "state").exists()
     err = _clean(result, 1)
     assert "another deploy is running in this project (`deploy up`, pid " in err
-    assert not (project / ".deploy" / "state").exists()  # nothing was deployed or recorded
+    assert not recorded  # nothing was deployed or recorded
 
 
 COMMANDS = [

@@ -90,7 +90,8 @@ def test_down_removes_everything_up_created(deploy, project):
         deploy.json("up")
         down = deploy.json("down", "--yes")
         again = deploy("down", "--yes")
-        record = json.loads(next((project / ".deploy" / "state").glob("*.json")).read_text())
+        record = json.loads(next((cloud.workspace(project) / "state").glob("*.json"))
+                            .read_text())
         ram = cloud.ram_client()
         left = _leftovers(cloud, ram)
     assert down["write_calls"] == 6

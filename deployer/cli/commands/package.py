@@ -34,16 +34,16 @@ def _report_view(report: PackageReport) -> Text:
 
 @click.command("package", epilog=EPILOG)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path(".deploy/build"), show_default=True,
-              help="Directory for the zips (relative to the project directory).")
+              help="Directory for the zips, relative to the project directory  [default: "
+              ".deploy/build]")
 @output_option
 @pass_app
-def package(app: AppContext, out_dir: Path, output: str) -> None:
+def package(app: AppContext, out_dir: Path | None, output: str) -> None:
     """Write one deterministic zip per function and print its size and checksums."""
     renderer = app.use_output(output)
     manifest = load_manifest(app.manifest_file)
     for warning in manifest.warnings:
         renderer.warn(warning.format())
-    report = package_project(manifest.functions, out_dir=app.resolve(out_dir),
-                             progress=renderer.progress)
+    target = app.resolve(out_dir) if out_dir else app.deploy_dir / "build"
+    report = package_project(manifest.functions, out_dir=target, progress=renderer.progress)
     app.render(report)

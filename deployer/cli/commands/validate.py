@@ -98,7 +98,7 @@ def render(app: AppContext, region: str | None, account_id: str | None, out: Pat
 def validate(app: AppContext, region: str | None, account_id: str | None, output: str) -> None:
     """Check s.yaml, the rendered flow definitions and their function references."""
     report = validate_project(app.manifest_file, region=region, account_id=account_id,
-                              rendered_dir=app.project_dir / ".deploy" / "rendered")
+                              rendered_dir=app.deploy_dir / "rendered")
     app.render(report, output)
 
 
