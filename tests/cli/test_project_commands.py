@@ -126,8 +126,9 @@ def test_validate_flow_errors_and_cross_references(run, project: Path) -> None:
     assert result.exit_code == ExitCode.INVALID_INPUT
     assert "warning PRJ002: States[3](GetJobStatus).Parameters.resourceArn: invokes function " \
            "'GetJobStatsu', which s.yaml does not define in cn-hangzhou" in result.stdout
-    assert ".deploy/rendered/MyWorkFlow.yaml:" in result.stdout
-    assert "error FDL402" in result.stdout
+    assert "templates/flow.yaml.j2:44:20: warning PRJ002" in result.stdout
+    assert "[rendered .deploy/rendered/MyWorkFlow.yaml:32:20]" in result.stdout
+    assert "templates/flow.yaml.j2:36:14: error FDL402" in result.stdout
 
 
 def test_validate_region_mismatch_is_an_error(run, project: Path) -> None:
@@ -137,7 +138,11 @@ def test_validate_region_mismatch_is_an_error(run, project: Path) -> None:
         "acs:fc:cn-beijing:{{ account_id }}:functions/{{ start_job_function }}"))
     document = json.loads(run("validate", "--output", "json").stdout)
     (diag,) = document["flows"][0]["diagnostics"]
-    assert (diag["code"], diag["severity"], diag["line"]) == ("PRJ003", "error", 12)
+    # on the template line the user edits, the rendered position as secondary information
+    assert (diag["code"], diag["severity"], diag["source"], diag["line"], diag["column"]) == \
+        ("PRJ003", "error", "templates/flow.yaml.j2", 24, 20)
+    assert diag["rendered"] == {"source": ".deploy/rendered/MyWorkFlow.yaml", "line": 12,
+                                "column": 20}
     assert diag["path"] == "States[0](StartJob).Parameters.resourceArn"
 
 

@@ -56,7 +56,7 @@ def _written_view(result: WrittenFlow) -> Text:
 def _report_view(report: ValidationReport) -> Text:
     lines = [p.format() for p in report.problems]
     for flow in report.flows:
-        lines += [d.format() for d in flow.diagnostics]
+        lines += flow.lines()
     if report.manifest is not None:
         m = report.manifest
         flows = ", ".join(f"{f.name} ({'ok' if f.ok else 'invalid'})" for f in report.flows)
