@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "execute": "deployer.cli.commands.executions:execute",
     "status": "deployer.cli.commands.executions:status",
     "history": "deployer.cli.commands.executions:history",
+    "executions": "deployer.cli.commands.executions:executions_command",
     "invoke": "deployer.cli.commands.functions:invoke",
     "logs": "deployer.cli.commands.functions:logs",
 }
@@ -39,7 +40,8 @@ SUMMARIES: dict[str, str] = {
     ),
     "execute": "Start an execution of the flow and watch it to its end.",
     "flow": "Run and inspect CloudFlow flow definitions locally.",
-    "history": "List an execution's history events.",
+    "executions": "List the flow's executions, newest first.",
+    "history": "List an execution's history events (default: the latest execution).",
     "invoke": (
         "Invoke a deployed function synchronously and print its response (exit 1 if it raised)."
     ),

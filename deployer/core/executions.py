@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,9 +16,32 @@ from pathlib import Path
 from typing import Any
 
 from deployer.cloud.cloudflow import CloudFlowClient, ExecutionInfo, HistoryEvent
-from deployer.cloud.errors import CloudNotFoundError
+from deployer.cloud.errors import CloudClientError, CloudConnectionError, CloudNotFoundError
 from deployer.core.documents import read_json_document
 from deployer.errors import ExitCode, InvalidInputError, NotFoundError
+
+__all__ = [
+    "STATUSES",
+    "ExecutionList",
+    "ExecutionResult",
+    "ExecutionSummary",
+    "History",
+    "HistoryEvent",
+    "Started",
+    "check_execution_name",
+    "history",
+    "latest_execution",
+    "list_executions",
+    "parse_input",
+    "start",
+    "watch",
+]
+
+#: CloudFlow's execution statuses (cloudflow-api.md §3.1).
+STATUSES = ("Starting", "Running", "Succeeded", "Failed", "TimedOut", "Stopped")
+EXECUTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
+#: How many executions ``list_executions`` reads at most to find the newest (100 pages).
+SCAN_LIMIT = 9_900
 
 TERMINAL_EVENTS = frozenset(
     {"ExecutionSucceeded", "ExecutionFailed", "ExecutionTimedOut", "ExecutionStopped"}
@@ -161,15 +185,62 @@ def summarize(info: ExecutionInfo, events: list[HistoryEvent]) -> ExecutionResul
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ExecutionSummary:
+    """One row of ``deploy executions``."""
+
+    name: str
+    status: str
+    started_time: str
+    stopped_time: str
+    duration_seconds: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionList:
+    """``deploy executions``: the newest executions of a flow first."""
+
+    flow: str
+    status: str | None
+    executions: tuple[ExecutionSummary, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"flow": self.flow, "status": self.status, "executions": [
+            {"name": e.name, "status": e.status, "started_time": e.started_time,
+             "stopped_time": e.stopped_time or None, "duration_seconds": e.duration_seconds}
+            for e in self.executions]}
+
+
+def list_executions(flows: CloudFlowClient, flow: str, *, status: str | None = None,
+                    limit: int = 20) -> ExecutionList:
+    """The ``limit`` most recently started executions of ``flow`` (only those with
+    ``status``), newest first.
+
+    ListExecutions does not promise an order, so every page is read (metadata only, at most
+    :data:`SCAN_LIMIT` executions) and sorted by start time. NotFoundError (exit 4) when the
+    flow does not exist; InvalidInputError for an unknown status.
+    """
+    if status is not None and status not in STATUSES:
+        raise InvalidInputError(f"unknown execution status {status!r}",
+                                hint="use one of: " + ", ".join(STATUSES))
+    with _named(flow):
+        infos = flows.list_executions(flow, limit=SCAN_LIMIT, status=status or None,
+                                      metadata_only=True)
+    newest = sorted(infos, key=lambda e: (e.started_time, e.name), reverse=True)[:limit]
+    rows = tuple(ExecutionSummary(e.name, e.status, e.started_time, e.stopped_time,
+                                  _seconds(e.started_time, e.stopped_time)
+                                  if e.stopped_time else None) for e in newest)
+    return ExecutionList(flow, status, rows)
+
+
 def latest_execution(flows: CloudFlowClient, flow: str) -> str:
     """The name of the most recently started execution of ``flow``."""
-    with _named(flow):
-        executions = flows.list_executions(flow, limit=99)
-    if not executions:
+    found = list_executions(flows, flow, limit=1).executions
+    if not found:
         raise NotFoundError(
             f"flow {flow} has no executions", hint="start one with `deploy execute`"
         )
-    return max(executions, key=lambda e: e.started_time).name
+    return found[0].name
 
 
 def watch(
@@ -232,22 +303,114 @@ def new_execution_name(now: datetime | None = None) -> str:
     return f"exec-{stamp}-{secrets.token_hex(3)}"
 
 
+def check_execution_name(name: str) -> str:
+    """``name`` if CloudFlow accepts it as an execution name; InvalidInputError otherwise."""
+    if not EXECUTION_NAME.match(name):
+        raise InvalidInputError(
+            f"{name!r} is not a valid execution name",
+            hint="use 1-128 letters, digits, _ and -, starting with a letter or _ "
+            "(e.g. --name run-42)")
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """An execution that ``deploy execute`` started, or found already running under the
+    requested name (``attached``: nothing new was started, and ``input`` is the input that
+    execution really has)."""
+
+    flow: str
+    name: str
+    status: str
+    started_time: str
+    input: Any = None
+    attached: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"flow": self.flow, "name": self.name, "status": self.status,
+                "started_time": self.started_time, "input": self.input,
+                "attached": self.attached}
+
+
+def _same_input(a: str, b: str) -> bool:
+    return bool(_json_or_text(a) == _json_or_text(b))
+
+
 def start(flows: CloudFlowClient, flow: str, input_json: str, name: str | None = None
-          ) -> ExecutionInfo:
+          ) -> Started:
     """Start an execution of ``flow`` named ``name`` (default: :func:`new_execution_name`).
 
-    Starting a name that is still running returns that execution (CloudFlow's idempotent
-    start); a name that already finished raises a CloudError (ExecutionAlreadyExists).
+    A name that is still running is not started again: the result says ``attached`` and
+    carries that execution's own input (CloudFlow answers StartExecution with the running
+    execution). A name that already finished raises OperationError (exit 1: the cloud's
+    ExecutionAlreadyExists) with a hint.
     """
+    name = check_execution_name(name) if name else new_execution_name()
     with _named(flow):
-        return flows.start_execution(flow, input_json, name or new_execution_name())
+        existing = _describe_or_none(flows, flow, name)
+        if existing is not None and not existing.finished:
+            return _started(existing, attached=True)
+        try:
+            info = flows.start_execution(flow, input_json, name)
+        except CloudClientError as exc:
+            if exc.code == "ExecutionAlreadyExists" or existing is not None:
+                exc.hint = (f"execution names are unique per flow and {name} has already "
+                            f"run; see it with `deploy status {name}`, or choose another "
+                            "--name (or none)")
+            raise
+    attached = existing is None and info.input != "" and not _same_input(info.input,
+                                                                          input_json)
+    return _started(info, attached=attached)
 
 
-def history(flows: CloudFlowClient, flow: str, name: str) -> list[HistoryEvent]:
-    """Every history event of the execution ``name`` of ``flow``, oldest first; NotFoundError
-    (exit 4, with a hint) when the flow or the execution does not exist."""
+def _describe_or_none(flows: CloudFlowClient, flow: str, name: str) -> ExecutionInfo | None:
+    try:
+        return flows.describe_execution(flow, name)
+    except CloudNotFoundError as exc:
+        if exc.code == "FlowNotExists":
+            raise
+        return None
+
+
+def _started(info: ExecutionInfo, *, attached: bool) -> Started:
+    return Started(info.flow_name, info.name, info.status, info.started_time,
+                   _json_or_text(info.input), attached)
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """``deploy history``: every event of one execution, oldest first."""
+
+    flow: str
+    name: str
+    events: tuple[HistoryEvent, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"flow": self.flow, "name": self.name, "events": [
+            {"EventId": e.event_id, "ScheduleEventId": e.schedule_event_id,
+             "StepName": e.step_name, "Type": e.type, "Time": e.time, "EventDetail": e.detail}
+            for e in self.events]}
+
+
+def follow(flows: CloudFlowClient, flow: str, name: str,
+           on_event: Callable[[HistoryEvent], None]) -> ExecutionResult:
+    """:func:`watch` to the end; a lost connection says how to re-attach (CloudConnectionError
+    with a hint; the execution keeps running where it is)."""
+    try:
+        return watch(flows, flow, name, on_event=on_event)
+    except CloudConnectionError as exc:
+        exc.hint = (f"the execution keeps running where it is; re-attach with "
+                    f"`deploy status {name} --wait`")
+        raise
+
+
+def history(flows: CloudFlowClient, flow: str, name: str | None = None) -> History:
+    """Every history event of the execution ``name`` (default: the latest) of ``flow``, oldest
+    first; NotFoundError (exit 4, with a hint) when the flow or the execution does not
+    exist."""
+    name = name or latest_execution(flows, flow)
     with _named(flow, name):
-        return flows.history(flow, name)
+        return History(flow, name, tuple(flows.history(flow, name)))
 
 
 @contextlib.contextmanager
