@@ -121,30 +121,30 @@ class AppContext:
         from deployer.cloud.cloudflow import CloudFlowClient
         from deployer.cloud.connection import CloudConnection, Endpoints
         from deployer.cloud.fc import FunctionComputeClient
-        from deployer.cloud.logs import EmulatorLogs, LogsUnavailable
+        from deployer.cloud.logs import EmulatorLogs, SlsLogs
         from deployer.cloud.ram import RamClient
         from deployer.cloud.sts import get_caller_identity
         from deployer.core.plan import Clients
 
-        logs: LogSource
+        fallback: LogSource | None = None
         if options.target is Target.LOCAL:
             state_dir = self.deploy_dir / "emulator"
             endpoint, keys = self._local_emulator(state_dir, region)
             connection = CloudConnection(region=region, endpoints=Endpoints.single(endpoint),
                                          credential=keys,
                                          headers={LOCAL_REGION_HEADER: region})
-            logs = EmulatorLogs(endpoint, region)
+            fallback = EmulatorLogs(endpoint, region)  # logs of functions without logConfig
             settings = TargetSettings(options.target, region, None, state_dir)
         else:
             from deployer.cloud.connection import default_credential
 
             connection = CloudConnection(region=region, endpoints=Endpoints.for_region(region),
                                          credential=default_credential(options.profile))
-            logs = LogsUnavailable(region)
             settings = TargetSettings(options.target, region, options.profile)
         account_id = options.account_id or get_caller_identity(connection).account_id
         clients = Clients(fc=FunctionComputeClient(connection), ram=RamClient(connection),
                           flows=CloudFlowClient(connection))
+        logs = SlsLogs(connection, clients.fc, fallback=fallback)
         return CloudSession(settings, connection, account_id, clients, logs)
 
     def _local_emulator(self, state_dir: Path, region: str) -> tuple[str, StaticKeys]:

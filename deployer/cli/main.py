@@ -45,10 +45,8 @@ SUMMARIES: dict[str, str] = {
     "invoke": (
         "Invoke a deployed function synchronously and print its response (exit 1 if it raised)."
     ),
-    "logs": (
-        "Recent invocations of a function and their logs (local emulator; on Alibaba Cloud "
-        "they live in Log Service)."
-    ),
+    "logs": "Recent invocations of a function and their logs (from Log Service, on every "
+            "target).",
     "package": "Write one deterministic zip per function and print its size and checksums.",
     "plan": "Show what `deploy up` would change, changing nothing (exit 0 either way).",
     "render": "Print the flow definition rendered from its Jinja2 template.",

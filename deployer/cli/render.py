@@ -127,6 +127,16 @@ class Renderer:
         )
         self.out.print(rendered)
 
+    def stream(self, result: object) -> None:
+        """One item of a stream (``deploy logs --follow``): its text view, or one compact JSON
+        object on its own line (JSON Lines), flushed at once."""
+        if self.is_json:
+            self.out.file.write(json.dumps(jsonable(result), ensure_ascii=False) + "\n")
+            self.out.file.flush()
+            return
+        self.result(result)
+        self.out.file.flush()
+
     def progress(self, message: str) -> None:
         """A progress line on stderr (never on stdout)."""
         self.err.print(message, markup=False)

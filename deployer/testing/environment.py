@@ -40,7 +40,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 EMULATED_HOSTS = re.compile(
     r"^(?:fcv3\.[a-z0-9-]+|\d+\.[a-z0-9-]+\.fc|[a-z0-9-]+\.fc|fc\.[a-z0-9-]+|ram"
-    r"|sts(?:-vpc)?(?:\.[a-z0-9-]+)?|[a-z0-9-]+\.fnf|fnf\.[a-z0-9-]+)\.aliyuncs\.com$"
+    r"|sts(?:-vpc)?(?:\.[a-z0-9-]+)?|[a-z0-9-]+\.fnf|fnf\.[a-z0-9-]+"
+    r"|[a-z0-9-]+\.[a-z0-9-]+\.log)\.aliyuncs\.com$"
 )
 
 
@@ -171,7 +172,7 @@ class LocalCloud:
         if not EMULATED_HOSTS.match(host):
             raise UnmockedRequestError(
                 f"mock_cloud() blocked a request to {url}: host {host!r} is not emulated "
-                "(only Function Compute, CloudFlow, RAM and STS endpoints are)")
+                "(only Function Compute, CloudFlow, RAM, STS and Log Service endpoints are)")
         return urlunsplit(("http", self.endpoint, parts.path or "/", parts.query, ""))
 
 

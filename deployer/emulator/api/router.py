@@ -109,7 +109,7 @@ class RpcCall:
 
 class RoaApi(Protocol):
     prefix: str
-    auth: AuthScheme
+    auth: AuthScheme | None  # None: the API checks its own signature scheme (Log Service)
 
     def handle(self, ctx: RequestContext) -> HttpResponse: ...
 
@@ -205,7 +205,8 @@ class Router:
             raise scheme.error(exc) from None
 
     def _roa(self, api: RoaApi, request: HttpRequest, rid: str) -> HttpResponse:
-        self._authenticate(request, api.auth)
+        if api.auth is not None:
+            self._authenticate(request, api.auth)
         return api.handle(self._context(request, rid))
 
     def _rpc(self, request: HttpRequest, rid: str) -> HttpResponse:
