@@ -13,14 +13,19 @@ is the emulator under ``.deploy/emulator`` (started in the background when it is
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from deployer.cli.render import Renderer
-from deployer.config.settings import Target, TargetSettings, check_region
+from deployer.config.settings import (
+    EMULATOR_PORT_ENV,
+    Target,
+    TargetSettings,
+    check_region,
+    emulator_port,
+)
 
 if TYPE_CHECKING:
     from deployer.cli.options import TargetOptions
@@ -29,8 +34,6 @@ if TYPE_CHECKING:
     from deployer.config.specs import Manifest
     from deployer.core.plan import Clients
 
-EMULATOR_PORT_ENV = "DEPLOY_EMULATOR_PORT"
-DEFAULT_EMULATOR_PORT = 9125
 # The header naming the region of a request to the emulator's single loopback endpoint
 # (deployer.emulator.api.router.REGION_HEADER; a cloud endpoint carries it in its host name).
 LOCAL_REGION_HEADER = "x-deployer-region"
@@ -152,9 +155,9 @@ class AppContext:
         from deployer.emulator import daemon
         from deployer.errors import OperationError
 
+        port = emulator_port()  # checked even when the emulator runs already: no silent typo
         current = daemon.status(state_dir)
         if not current.running:
-            port = int(os.environ.get(EMULATOR_PORT_ENV) or DEFAULT_EMULATOR_PORT)
             self.renderer.progress(f"Starting the local emulator on 127.0.0.1:{port} "
                                    f"(state {_shown(state_dir, self.project_dir)})")
             try:

@@ -14,7 +14,7 @@ from deployer.config.specs import FlowSpec
 from deployer.core.template_map import TemplateLineMap, build_line_map
 from deployer.errors import InvalidInputError, NotFoundError
 
-__all__ = ["RenderedFlow", "TemplateError", "render_flow", "template_context"]
+__all__ = ["RenderedFlow", "TemplateError", "WrittenFlow", "render_flow", "template_context"]
 
 
 class TemplateError(InvalidInputError):
@@ -42,6 +42,14 @@ class RenderedFlow:
 
     def to_json(self) -> dict[str, Any]:
         return {"flow": self.flow, "definition": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenFlow:
+    """A rendered flow written to a file (``deploy render -o FILE``)."""
+
+    flow: str
+    path: Path
 
 
 def template_context(spec: FlowSpec, *, region: str, account_id: str) -> dict[str, Any]:

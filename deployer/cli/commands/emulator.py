@@ -143,7 +143,7 @@ def stop(app: AppContext, state_dir: Path | None, output: str) -> None:
 
 
 @emulator.command("reset", epilog=RESET_EPILOG)
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @state_dir_option
 @output_option
 @pass_app
