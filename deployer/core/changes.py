@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,11 +39,16 @@ class SettingChange:
         return {"name": self.name, "old": self.old, "new": self.new}
 
 
+_TOKEN = re.compile(r"^[\w.:/@+-]+$")
+
+
 def _short(value: Any, width: int) -> str:
+    """A value on one line: plain tokens (numbers, names, ARNs, checksums) as they are,
+    anything else as JSON (so spaces and empty strings stay visible)."""
     if value is None:
         return "(none)"
-    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, (int, float)) \
-        else str(value)
+    plain = isinstance(value, (int, float)) or (isinstance(value, str) and _TOKEN.match(value))
+    text = str(value) if plain else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= width else text[: width - 3] + "..."
 
 

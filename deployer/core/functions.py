@@ -19,6 +19,7 @@ __all__ = ["InvocationLog", "InvokeResult", "LogsResult", "follow_logs", "invoke
 
 #: How often ``deploy logs --follow`` asks for new logs (seconds).
 FOLLOW_POLL_SECONDS = 1.0
+_sleep = time.sleep  # the wait between polls when none is injected
 
 
 def parse_event(text: str | None, base: Path | None = None) -> bytes:
@@ -107,17 +108,17 @@ def _require_function(fc: FunctionComputeClient, name: str) -> None:
 
 
 def next_logs(source: LogSource, function: str, state: FollowState | None, *,
-              sleep: Callable[[float], None] = time.sleep,
+              sleep: Callable[[float], None] | None = None,
               interval: float = FOLLOW_POLL_SECONDS) -> tuple[list[InvocationLog], FollowState]:
     """Wait for what ``function`` logs next: one poll after ``interval`` seconds (the first
     call returns at once). The one place that waits, so a streaming read can replace it."""
     if state is not None:
-        sleep(interval)
+        (sleep or _sleep)(interval)
     return source.poll(function, state)
 
 
 def follow_logs(fc: FunctionComputeClient, source: LogSource, function: str, *,
-                sleep: Callable[[float], None] = time.sleep) -> Iterator[InvocationLog]:
+                sleep: Callable[[float], None] | None = None) -> Iterator[InvocationLog]:
     """Every invocation log of ``function`` from this call on, as it arrives (until the caller
     stops iterating, or NotFoundError, exit 4, once the function is deleted). The starting
     point is taken here, before anything is iterated, so nothing logged after the call is

@@ -58,12 +58,26 @@ def test_render_json_and_out_file(run, project: Path) -> None:
     assert f"acs:fc:cn-shanghai:{ACCOUNT}:functions/GetJobStatus/LATEST" in written
 
 
-def test_render_account_from_env_or_a_clear_error(run) -> None:
+def test_render_account_from_env_or_the_local_emulator(run, project: Path) -> None:
     result = run("render", env={"ALIBABA_CLOUD_ACCOUNT_ID": "42"})
     assert "acs:fc:cn-hangzhou:42:functions/StartJob/LATEST" in result.stdout
-    result = run("render")
-    assert result.exit_code == ExitCode.USAGE
-    assert "pass --account-id" in result.stderr and "Traceback" not in result.stderr
+    result = run("render")  # the local target's account, as `deploy up` would deploy it
+    assert result.exit_code == 0, result.stderr
+    credentials = json.loads(run("emulator", "credentials", "--output", "json").stdout)
+    account = credentials["account_id"]
+    assert f"acs:fc:cn-hangzhou:{account}:functions/StartJob/LATEST" in result.stdout
+    assert sorted(p.name for p in (project / ".deploy" / "emulator").iterdir()) == [
+        "identity.json"]  # the emulator was not started
+    again = run("render")
+    assert again.stdout == result.stdout
+
+
+def test_render_and_validate_apply_the_region_rule_of_up(run) -> None:
+    for command in ("render", "validate"):
+        result = run(command, "--region", "xx")
+        assert result.exit_code == ExitCode.INVALID_INPUT, command
+        assert "Error: region 'xx' does not offer CloudFlow" in result.stderr
+        assert "Hint: use one of: cn-hangzhou" in result.stderr and result.stdout == "" 
 
 
 def test_render_unknown_flow(run) -> None:

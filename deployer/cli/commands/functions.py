@@ -52,7 +52,9 @@ def _invocation_text(inv: InvocationLog) -> Text:
 
 @view(InvocationLog)
 def _invocation_view(inv: InvocationLog) -> Text:
-    return _invocation_text(inv).rstrip() or Text("")
+    text = _invocation_text(inv)
+    text.rstrip()
+    return text
 
 
 @view(LogsResult)
@@ -65,7 +67,8 @@ def _logs_view(result: LogsResult) -> Text:
         text.append_text(_invocation_text(inv))
     if result.following:
         text.append("Waiting for new invocations (Ctrl-C stops).", style="dim")
-    return text.rstrip() or text
+    text.rstrip()
+    return text
 
 
 INVOKE_EPILOG = """\b
