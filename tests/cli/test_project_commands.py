@@ -77,7 +77,7 @@ def test_render_and_validate_apply_the_region_rule_of_up(run) -> None:
         result = run(command, "--region", "xx")
         assert result.exit_code == ExitCode.INVALID_INPUT, command
         assert "Error: region 'xx' does not offer CloudFlow" in result.stderr
-        assert "Hint: use one of: cn-hangzhou" in result.stderr and result.stdout == "" 
+        assert "Hint: use one of: cn-hangzhou" in result.stderr and result.stdout == ""
 
 
 def test_render_unknown_flow(run) -> None:

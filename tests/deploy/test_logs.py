@@ -192,7 +192,8 @@ def test_follow_on_the_local_target_streams_as_it_happens(deploy, logged, monkey
                     if line.startswith("Target: local"):
                         ready.set()
 
-            threading.Thread(target=watch_stderr, daemon=True).start()
+            reader = threading.Thread(target=watch_stderr, daemon=True)
+            reader.start()
             assert ready.wait(60), errors
             event = '{"job_id": "followed", "delay": 0}'
             invoked = deploy.json("invoke", function, "--event", event, target="local")
@@ -203,6 +204,7 @@ def test_follow_on_the_local_target_streams_as_it_happens(deploy, logged, monkey
             entry = json.loads(line)
             proc.send_signal(signal.SIGINT)
             proc.wait(timeout=30)
+            reader.join(timeout=30)  # stderr is at its end once the process has exited
         finally:
             if proc.poll() is None:
                 proc.kill()
