@@ -129,13 +129,14 @@ def logs(app: AppContext, target: TargetOptions, function: str, limit: int, foll
     if not follow:
         app.render(recent_logs(session.clients.fc, session.logs, function, limit))
         return
-    new = follow_logs(session.clients.fc, session.logs, function)
-    recent = recent_logs(session.clients.fc, session.logs, function, limit)
-    for invocation in reversed(recent.invocations) if renderer.is_json else ():
-        renderer.stream(invocation)
-    if not renderer.is_json:
-        renderer.result(LogsResult(recent.function, recent.invocations, following=True))
     try:
+        new = follow_logs(session.clients.fc, session.logs, function)
+        recent = recent_logs(session.clients.fc, session.logs, function, limit)
+        if renderer.is_json:
+            for invocation in reversed(recent.invocations):
+                renderer.stream(invocation)
+        else:
+            renderer.result(LogsResult(recent.function, recent.invocations, following=True))
         for invocation in new:
             renderer.stream(invocation)
     except KeyboardInterrupt:
