@@ -9,15 +9,15 @@ clock starts at 0: Waits and retry back-offs take no wall time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from deployer.config.manifest import load_manifest
+from deployer.config.specs import FlowSpec
 from deployer.core.documents import read_json_document
 from deployer.core.flow_mocks import MockFile, load_mocks
-from deployer.core.rendering import render_mapped
+from deployer.core.rendering import render_mapped, template_context
 from deployer.core.template_map import TemplateLineMap
 from deployer.core.validation import on_template
 from deployer.errors import DeployerError, ExitCode, InvalidInputError
@@ -136,23 +136,25 @@ def load_flow(request: FlowTestRequest) -> Flow:
 
 def _render(path: Path, text: str, request: FlowTestRequest
             ) -> tuple[str, TemplateLineMap | None]:
-    variables: dict[str, Any] = {}
-    if request.manifest_file is not None:
-        variables.update(_definition_vars(request.manifest_file, path))
-    variables["region"] = request.region or DEFAULT_REGION
-    variables["account_id"] = request.account_id or DEFAULT_ACCOUNT_ID
+    spec = _flow_spec(request.manifest_file, path) if request.manifest_file else None
+    region = request.region or DEFAULT_REGION
+    account = request.account_id or DEFAULT_ACCOUNT_ID
+    if spec is not None:  # the same variables `deploy up` renders it with
+        variables = template_context(spec, region=region, account_id=account)
+    else:
+        variables = {"region": region, "account_id": account}
     return render_mapped(text, str(path), variables)
 
 
-def _definition_vars(manifest: Path, template: Path) -> Mapping[str, Any]:
-    """``definitionVars`` of the s.yaml flow whose ``definition`` is ``template``; none when
-    the manifest is missing, invalid or names no such flow (the template then needs none)."""
+def _flow_spec(manifest: Path, template: Path) -> FlowSpec | None:
+    """The s.yaml flow whose ``definition`` is ``template``; None when the manifest is missing,
+    invalid or names no such flow (the template then needs no definitionVars)."""
     try:
         flows = load_manifest(manifest, account_id=DEFAULT_ACCOUNT_ID).flows
     except DeployerError:
-        return {}
+        return None
     target = template.resolve()
-    return next((f.definition_vars for f in flows if f.definition.resolve() == target), {})
+    return next((f for f in flows if f.definition.resolve() == target), None)
 
 
 def parse_input(text: str | None, base: Path) -> Any:
