@@ -60,10 +60,12 @@ Examples:
   deploy validate                         check s.yaml and the rendered flow
   deploy render --region cn-hangzhou --account-id 1234567890123456
   deploy package --out build/             write the function zips
-  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml   run the flow on mocked tasks
+  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml --case HappyPath   mocked tasks
   deploy emulator start                   run the local cloud in the background
   deploy up                               deploy to the local emulator (--target aliyun: the cloud)
   deploy execute --delay 20               run the flow and watch it
+  deploy executions                       the flow's newest executions
+  deploy logs GetJobStatus                a function's recent invocation logs
 """
 
 

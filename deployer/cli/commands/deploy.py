@@ -44,7 +44,7 @@ PLAN_EPILOG = """\b
 Examples:
   deploy plan                                  against the local emulator
   deploy plan --target aliyun --region cn-hangzhou
-  deploy plan --output json | jq -e '.changes'     CI: fail the step when there are changes
+  deploy plan --output json | jq -e '.changes | not'   CI: fail the step when anything changes
   deploy plan --output json | jq -r '.resources[].diff // empty'
 \b
 Uses read-only calls only. Each change shows the old and new value of every setting (code by

@@ -31,7 +31,7 @@ VALIDATE_EPILOG = f"""\b
 Examples:
   deploy validate
   deploy validate --account-id 1234567890123456 --output json
-  deploy -C path/to/project -t s-prod.yaml validate
+  deploy -C . -t s.yaml validate               another project directory / manifest
 \b
 Without --account-id (or ALIBABA_CLOUD_ACCOUNT_ID) the ARNs are checked with the
 placeholder account {PLACEHOLDER_ACCOUNT_ID}. Exit 3 when anything is an error.
