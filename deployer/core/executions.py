@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.cloud.cloudflow import CloudFlowClient, ExecutionInfo, HistoryEvent
-from deployer.cloud.errors import CloudClientError, CloudConnectionError, CloudNotFoundError
+from deployer.cloud.errors import CloudConnectionError, CloudNotFoundError
 from deployer.core.documents import read_json_document
 from deployer.errors import ExitCode, InvalidInputError, NotFoundError
 
@@ -27,19 +26,15 @@ __all__ = [
     "ExecutionSummary",
     "History",
     "HistoryEvent",
-    "Started",
-    "check_execution_name",
     "history",
     "latest_execution",
     "list_executions",
     "parse_input",
-    "start",
     "watch",
 ]
 
 #: CloudFlow's execution statuses (cloudflow-api.md §3.1).
 STATUSES = ("Starting", "Running", "Succeeded", "Failed", "TimedOut", "Stopped")
-EXECUTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
 #: How many executions ``list_executions`` reads at most to find the newest (100 pages).
 SCAN_LIMIT = 9_900
 
@@ -128,7 +123,7 @@ def _json_type(value: Any) -> str:
     return "a number"
 
 
-def _json_or_text(text: str) -> Any:
+def json_or_text(text: str) -> Any:
     if not text:
         return None
     try:
@@ -171,8 +166,8 @@ def summarize(info: ExecutionInfo, events: list[HistoryEvent]) -> ExecutionResul
         flow=info.flow_name,
         name=info.name,
         status=info.status,
-        input=_json_or_text(info.input),
-        output=_json_or_text(info.output),
+        input=json_or_text(info.input),
+        output=json_or_text(info.output),
         error_code=code,
         error_detail=detail,
         started_time=info.started_time,
@@ -223,7 +218,7 @@ def list_executions(flows: CloudFlowClient, flow: str, *, status: str | None = N
     if status is not None and status not in STATUSES:
         raise InvalidInputError(f"unknown execution status {status!r}",
                                 hint="use one of: " + ", ".join(STATUSES))
-    with _named(flow):
+    with named(flow):
         infos = flows.list_executions(flow, limit=SCAN_LIMIT, status=status or None,
                                       metadata_only=True)
     newest = sorted(infos, key=lambda e: (e.started_time, e.name), reverse=True)[:limit]
@@ -259,7 +254,7 @@ def watch(
     as soon as the execution ends), then reads the new history events.
     """
     events: list[HistoryEvent] = []
-    with _named(flow, name):
+    with named(flow, name):
         info = flows.describe_execution(flow, name)
     settle_reads = 3  # reads allowed after the status is final but before the terminal event
     while True:
@@ -294,89 +289,6 @@ def flow_states(flows: CloudFlowClient, flow: str) -> list[str]:
     return [state.name for state in parsed.flow.scope.states]
 
 
-def new_execution_name(now: datetime | None = None) -> str:
-    """A readable, valid, practically unique execution name: ``exec-20260101T120000-1a2b3c``."""
-    import secrets
-    from datetime import timezone
-
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S")
-    return f"exec-{stamp}-{secrets.token_hex(3)}"
-
-
-def check_execution_name(name: str) -> str:
-    """``name`` if CloudFlow accepts it as an execution name; InvalidInputError otherwise."""
-    if not EXECUTION_NAME.match(name):
-        raise InvalidInputError(
-            f"{name!r} is not a valid execution name",
-            hint="use 1-128 letters, digits, _ and -, starting with a letter or _ "
-            "(e.g. --name run-42)")
-    return name
-
-
-@dataclass(frozen=True, slots=True)
-class Started:
-    """An execution that ``deploy execute`` started, or found already running under the
-    requested name (``attached``: nothing new was started, and ``input`` is the input that
-    execution really has)."""
-
-    flow: str
-    name: str
-    status: str
-    started_time: str
-    input: Any = None
-    attached: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {"flow": self.flow, "name": self.name, "status": self.status,
-                "started_time": self.started_time, "input": self.input,
-                "attached": self.attached}
-
-
-def _same_input(a: str, b: str) -> bool:
-    return bool(_json_or_text(a) == _json_or_text(b))
-
-
-def start(flows: CloudFlowClient, flow: str, input_json: str, name: str | None = None
-          ) -> Started:
-    """Start an execution of ``flow`` named ``name`` (default: :func:`new_execution_name`).
-
-    A name that is still running is not started again: the result says ``attached`` and
-    carries that execution's own input (CloudFlow answers StartExecution with the running
-    execution). A name that already finished raises OperationError (exit 1: the cloud's
-    ExecutionAlreadyExists) with a hint.
-    """
-    name = check_execution_name(name) if name else new_execution_name()
-    with _named(flow):
-        existing = _describe_or_none(flows, flow, name)
-        if existing is not None and not existing.finished:
-            return _started(existing, attached=True)
-        try:
-            info = flows.start_execution(flow, input_json, name)
-        except CloudClientError as exc:
-            if exc.code == "ExecutionAlreadyExists" or existing is not None:
-                exc.hint = (f"execution names are unique per flow and {name} has already "
-                            f"run; see it with `deploy status {name}`, or choose another "
-                            "--name (or none)")
-            raise
-    attached = existing is None and info.input != "" and not _same_input(info.input,
-                                                                          input_json)
-    return _started(info, attached=attached)
-
-
-def _describe_or_none(flows: CloudFlowClient, flow: str, name: str) -> ExecutionInfo | None:
-    try:
-        return flows.describe_execution(flow, name)
-    except CloudNotFoundError as exc:
-        if exc.code == "FlowNotExists":
-            raise
-        return None
-
-
-def _started(info: ExecutionInfo, *, attached: bool) -> Started:
-    return Started(info.flow_name, info.name, info.status, info.started_time,
-                   _json_or_text(info.input), attached)
-
-
 @dataclass(frozen=True, slots=True)
 class History:
     """``deploy history``: every event of one execution, oldest first."""
@@ -409,12 +321,12 @@ def history(flows: CloudFlowClient, flow: str, name: str | None = None) -> Histo
     first; NotFoundError (exit 4, with a hint) when the flow or the execution does not
     exist."""
     name = name or latest_execution(flows, flow)
-    with _named(flow, name):
+    with named(flow, name):
         return History(flow, name, tuple(flows.history(flow, name)))
 
 
 @contextlib.contextmanager
-def _named(flow: str, name: str | None = None) -> Iterator[None]:
+def named(flow: str, name: str | None = None) -> Iterator[None]:
     """Turn the service's not-found answer about ``flow`` / execution ``name`` into a
     NotFoundError that says what to do."""
     try:

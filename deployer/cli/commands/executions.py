@@ -13,14 +13,9 @@ from deployer.cli.context import AppContext, CloudSession, pass_app
 from deployer.cli.live import ExecutionMonitor
 from deployer.cli.options import TargetOptions, output_option, target_options
 from deployer.cli.render import view
-from deployer.core import executions
-from deployer.core.executions import (
-    STATUSES,
-    ExecutionList,
-    ExecutionResult,
-    History,
-    Started,
-)
+from deployer.core import execution_start, executions
+from deployer.core.execution_start import Started
+from deployer.core.executions import STATUSES, ExecutionList, ExecutionResult, History
 from deployer.errors import DeployerError, ExitCode
 
 EXECUTE_EPILOG = """\b
@@ -47,7 +42,7 @@ def _name_option(fn: Any) -> Any:
         if value is None:
             return None
         try:
-            return executions.check_execution_name(value)
+            return execution_start.check_execution_name(value)
         except DeployerError as exc:
             raise click.BadParameter(f"{exc.message}; {exc.hint}") from None
 
@@ -153,7 +148,7 @@ def execute(app: AppContext, target: TargetOptions, flow_name: str | None, delay
     input_json = executions.parse_input(input_text, delay=delay, base=app.project_dir)
     session = app.cloud(target)
     flow = _flow(app, flow_name)
-    started = executions.start(session.clients.flows, flow, input_json, name)
+    started = execution_start.start(session.clients.flows, flow, input_json, name)
     if started.attached:
         app.renderer.warn(f"execution {started.name} is already running (started "
                           f"{started.started_time}, input {_shown(json.dumps(started.input))})"
