@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.config.manifest import load_manifest
+from deployer.config.settings import check_region
 from deployer.config.specs import FlowSpec
 from deployer.core.documents import read_json_document
 from deployer.core.flow_mocks import MockFile, load_mocks
@@ -137,7 +138,7 @@ def load_flow(request: FlowTestRequest) -> Flow:
 def _render(path: Path, text: str, request: FlowTestRequest
             ) -> tuple[str, TemplateLineMap | None]:
     spec = _flow_spec(request.manifest_file, path) if request.manifest_file else None
-    region = request.region or DEFAULT_REGION
+    region = check_region(request.region) if request.region else DEFAULT_REGION
     account = request.account_id or DEFAULT_ACCOUNT_ID
     if spec is not None:  # the same variables `deploy up` renders it with
         variables = template_context(spec, region=region, account_id=account)

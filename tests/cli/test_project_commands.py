@@ -72,9 +72,10 @@ def test_render_account_from_env_or_the_local_emulator(run, project: Path) -> No
     assert again.stdout == result.stdout
 
 
-def test_render_and_validate_apply_the_region_rule_of_up(run) -> None:
-    for command in ("render", "validate"):
-        result = run(command, "--region", "xx")
+def test_render_validate_and_flow_test_apply_the_region_rule_of_up(run) -> None:
+    for command in (["render"], ["validate"], ["flow", "test", "templates/flow.yaml.j2"],
+                    ["plan"], ["up"]):
+        result = run(*command, "--region", "xx")
         assert result.exit_code == ExitCode.INVALID_INPUT, command
         assert "Error: region 'xx' does not offer CloudFlow" in result.stderr
         assert "Hint: use one of: cn-hangzhou" in result.stderr and result.stdout == ""
