@@ -28,7 +28,7 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from deployer.cloud.connection import CloudConnection
-from deployer.cloud.errors import CloudConnectionError
+from deployer.cloud.errors import CloudConnectionError, CloudNotFoundError
 from deployer.cloud.fc import FunctionComputeClient, LogConfig
 from deployer.errors import NotFoundError, OperationError
 
@@ -123,9 +123,16 @@ class SlsLogs:
             headers = {"host": self._conn.endpoints.sls, PROJECT_HEADER: config.project}
         request = models.GetLogsRequest(from_=start, to=end, query=query, line=PAGE,
                                         offset=offset, reverse=reverse)
-        response = self._conn.call(SERVICE, "GetLogs", lambda: self._client.get_logs_with_options(
-            config.project, config.logstore, request,
-            models.GetLogsHeaders(common_headers=headers), RuntimeOptions()))
+        try:
+            response = self._conn.call(
+                SERVICE, "GetLogs", lambda: self._client.get_logs_with_options(
+                    config.project, config.logstore, request,
+                    models.GetLogsHeaders(common_headers=headers), RuntimeOptions()))
+        except CloudNotFoundError as exc:
+            exc.hint = (f"logConfig names Log Service project {config.project!r}, logstore "
+                        f"{config.logstore!r}; create them (or fix logConfig in s.yaml and run "
+                        "`deploy up`)")
+            raise
         body = response.body
         return [dict(e) for e in (body.data if body is not None and body.data else [])]
 
