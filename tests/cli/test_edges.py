@@ -3,7 +3,6 @@ the --step-latency boundary the docs state."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import click
@@ -13,16 +12,6 @@ from click.testing import CliRunner
 from deployer.cli.main import cli
 from deployer.errors import ExitCode
 from deployer.testing import mock_cloud
-
-
-@pytest.fixture
-def project(tmp_path: Path, project_root: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    shutil.copy(project_root / "s.yaml", root / "s.yaml")
-    shutil.copytree(project_root / "functions", root / "functions")
-    shutil.copytree(project_root / "templates", root / "templates")
-    return root
 
 
 def _run(project: Path, *args: str, env: dict[str, str] | None = None):

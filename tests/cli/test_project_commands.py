@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,16 +12,6 @@ from deployer.cli.main import cli
 from deployer.errors import ExitCode
 
 ACCOUNT = "1234567890123456"
-
-
-@pytest.fixture
-def project(tmp_path: Path, project_root: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    shutil.copy(project_root / "s.yaml", root / "s.yaml")
-    shutil.copytree(project_root / "functions", root / "functions")
-    shutil.copytree(project_root / "templates", root / "templates")
-    return root
 
 
 @pytest.fixture
