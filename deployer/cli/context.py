@@ -23,7 +23,6 @@ when first used.
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,14 +39,9 @@ if TYPE_CHECKING:
     from deployer.core.plan import Clients
     from deployer.testing.active import ActiveCloud
 
-EMULATOR_PORT_ENV = "DEPLOY_EMULATOR_PORT"
-DEFAULT_EMULATOR_PORT = 9125
 # The header naming the region of a request to the emulator's single loopback endpoint
 # (deployer.emulator.api.router.REGION_HEADER; a cloud endpoint carries it in its host name).
 LOCAL_REGION_HEADER = "x-deployer-region"
-# deployer.core.validation.PLACEHOLDER_ACCOUNT_ID, the account of ARNs before one is known (not
-# imported from there: that module loads the FDL validator, which a no-op deploy skips).
-PLACEHOLDER_ACCOUNT_ID = "0000000000000000"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,6 +114,7 @@ class AppContext:
     def manifest(self, account_id: str | None = None) -> Manifest:
         """The project's s.yaml, loaded once per account id (ManifestError → exit 3)."""
         from deployer.config.manifest import load_manifest
+        from deployer.core.validated import PLACEHOLDER_ACCOUNT_ID
 
         key = account_id or PLACEHOLDER_ACCOUNT_ID
         if key not in self._manifests:
@@ -161,6 +156,7 @@ class AppContext:
                  ) -> CloudSession:
         from deployer.cloud.cloudflow import CloudFlowClient
         from deployer.cloud.fc import FunctionComputeClient
+        from deployer.cloud.logs import SlsLogs
         from deployer.cloud.ram import RamClient
         from deployer.cloud.sts import get_caller_identity
         from deployer.config.settings import Target
@@ -169,20 +165,21 @@ class AppContext:
         # In a test's mock_cloud(), the local target is that cloud, and so is aliyun when the
         # mock does not intercept the real endpoints.
         if mock is not None and (options.target is Target.LOCAL or not mock.intercepts):
-            connection, logs, settings = self._mock_target(options, region, mock)
+            connection, fallback, settings = self._mock_target(options, region, mock)
             known: str | None = mock.account_id
         elif options.target is Target.LOCAL:
-            connection, logs, settings, known = self._local_target(options, region)
+            connection, fallback, settings, known = self._local_target(options, region)
         else:
-            connection, logs, settings = self._aliyun_target(options, region)
+            connection, fallback, settings = self._aliyun_target(options, region)
             known = None  # the credentials chain's account: ask STS
         account_id = options.account_id or known or get_caller_identity(connection).account_id
         clients = Clients(fc=FunctionComputeClient(connection), ram=RamClient(connection),
                           flows=CloudFlowClient(connection))
+        logs = SlsLogs(connection, clients.fc, fallback=fallback)
         return CloudSession(settings, connection, account_id, clients, logs)
 
     def _mock_target(self, options: TargetOptions, region: str, mock: ActiveCloud
-                     ) -> tuple[CloudConnection, LogSource, TargetSettings]:
+                     ) -> tuple[CloudConnection, LogSource | None, TargetSettings]:
         from deployer.cloud.connection import StaticKeys
         from deployer.config.settings import TargetSettings
 
@@ -191,7 +188,7 @@ class AppContext:
         return connection, logs, TargetSettings(options.target, region, None, None)
 
     def _local_target(self, options: TargetOptions, region: str
-                      ) -> tuple[CloudConnection, LogSource, TargetSettings, str]:
+                      ) -> tuple[CloudConnection, LogSource | None, TargetSettings, str]:
         from deployer.config.settings import TargetSettings
 
         state_dir = self.deploy_dir / "emulator"
@@ -201,25 +198,24 @@ class AppContext:
                 account_id)
 
     def _aliyun_target(self, options: TargetOptions, region: str
-                       ) -> tuple[CloudConnection, LogSource, TargetSettings]:
+                       ) -> tuple[CloudConnection, LogSource | None, TargetSettings]:
         from deployer.cloud.connection import CloudConnection, Endpoints, default_credential
-        from deployer.cloud.logs import LogsUnavailable
         from deployer.config.settings import TargetSettings
 
         connection = CloudConnection(region=region, endpoints=Endpoints.for_region(region),
                                      credential=default_credential(options.profile))
-        return (connection, LogsUnavailable(region),
-                TargetSettings(options.target, region, options.profile))
+        return connection, None, TargetSettings(options.target, region, options.profile)
 
     def _local_emulator(self, state_dir: Path) -> tuple[str, StaticKeys, str]:
         from deployer.cloud.connection import StaticKeys
+        from deployer.config.settings import DEFAULT_EMULATOR_PORT, EMULATOR_PORT_ENV, emulator_port
         from deployer.emulator import daemon
         from deployer.emulator.store.identity import load_or_create_identity
         from deployer.errors import OperationError
 
+        port = emulator_port()  # checked even when the emulator runs already: no silent typo
         current = daemon.status(state_dir)
         if not current.running:
-            port = int(os.environ.get(EMULATOR_PORT_ENV) or DEFAULT_EMULATOR_PORT)
             self.renderer.progress(f"Starting the local emulator on 127.0.0.1:{port} "
                                    f"(state {_shown(state_dir, self.project_dir)})")
             try:
@@ -236,7 +232,8 @@ class AppContext:
 
 def _emulator_connection(endpoint: str, keys: StaticKeys, region: str
                          ) -> tuple[CloudConnection, LogSource]:
-    """A connection to an emulator's single loopback endpoint (the region in a header)."""
+    """A connection to an emulator's single loopback endpoint (the region in a header), and
+    its invocation records: the logs of functions that have no ``logConfig``."""
     from deployer.cloud.connection import CloudConnection, Endpoints
     from deployer.cloud.logs import EmulatorLogs
 

@@ -10,8 +10,8 @@ from typing import Any
 import click
 
 from deployer import __version__
-from deployer.cli.context import AppContext, active_mock
-from deployer.errors import DeployerError, ExitCode, OperationError, redact
+from deployer.cli.context import AppContext
+from deployer.errors import DeployerError, ExitCode, redact
 
 # command name -> "module:attribute"; modules are imported only when their command runs.
 COMMANDS: dict[str, str] = {
@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "execute": "deployer.cli.commands.executions:execute",
     "status": "deployer.cli.commands.executions:status",
     "history": "deployer.cli.commands.executions:history",
+    "executions": "deployer.cli.commands.executions:executions_command",
     "invoke": "deployer.cli.commands.functions:invoke",
     "logs": "deployer.cli.commands.functions:logs",
     "console": "deployer.cli.commands.console:console",
@@ -46,15 +47,14 @@ SUMMARIES: dict[str, str] = {
     ),
     "execute": "Start an execution of the flow and watch it to its end.",
     "flow": "Run and inspect CloudFlow flow definitions locally.",
-    "history": "List an execution's history events.",
     "init": "Create a new project: s.yaml, functions, a flow template, tests and a CI workflow.",
+    "executions": "List the flow's executions, newest first.",
+    "history": "List an execution's history events (default: the latest execution).",
     "invoke": (
         "Invoke a deployed function synchronously and print its response (exit 1 if it raised)."
     ),
-    "logs": (
-        "Recent invocations of a function and their logs (local emulator; on Alibaba Cloud "
-        "they live in Log Service)."
-    ),
+    "logs": "Recent invocations of a function and their logs (from Log Service, on every "
+            "target).",
     "package": "Write one deterministic zip per function and print its size and checksums.",
     "plan": "Show what `deploy up` would change, changing nothing (exit 0 either way).",
     "render": "Print the flow definition rendered from its Jinja2 template.",
@@ -69,12 +69,14 @@ Examples:
   deploy validate                         check s.yaml and the rendered flow
   deploy render --region cn-hangzhou --account-id 1234567890123456
   deploy package --out build/             write the function zips
-  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml   run the flow on mocked tasks
+  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml --case HappyPath   mocked tasks
   deploy emulator start                   run the local cloud in the background
   deploy up                               deploy to the local emulator (--target aliyun: the cloud)
   deploy execute --delay 20               run the flow and watch it
   deploy dev --execute '{"delay": 5}'     redeploy on every save, then run the flow again
   eval "$(deploy completion bash)"        complete commands and options in bash
+  deploy executions                       the flow's newest executions
+  deploy logs GetJobStatus                a function's recent invocation logs
 """
 
 
@@ -174,13 +176,6 @@ def cli(ctx: click.Context, project_dir: Path, manifest: Path, debug: bool) -> N
     project_dir = project_dir.resolve()
     manifest_file = manifest if manifest.is_absolute() else project_dir / manifest
     ctx.obj = AppContext(project_dir=project_dir, manifest_file=manifest_file, debug=debug)
-    mock = active_mock()
-    if mock is not None and ctx.invoked_subcommand == "emulator":
-        raise OperationError(
-            "`deploy emulator` manages background emulators; inside mock_cloud() every command "
-            f"uses the in-process cloud at {mock.endpoint}",
-            hint="run `deploy emulator` outside the mock_cloud() block (or the local_cloud "
-            "fixture)")
 
 
 def main() -> None:

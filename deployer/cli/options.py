@@ -49,6 +49,11 @@ def account_id_option(fn: F) -> F:
     )(fn)
 
 
+def yes_option(help_text: str) -> Callable[[F], F]:
+    """``-y``/``--yes``: the same spelling on every command that asks for confirmation."""
+    return click.option("-y", "--yes", is_flag=True, help=help_text)
+
+
 @dataclass(frozen=True, slots=True)
 class TargetOptions:
     """Where a cloud command goes, as given on the command line (region may be unset)."""

@@ -128,8 +128,8 @@ class Renderer:
         self.out.print(rendered)
 
     def stream(self, result: object) -> None:
-        """Print one result of a stream (``deploy dev``): its text view, or one JSON document
-        on a line of its own (JSON Lines), flushed at once."""
+        """One item of a stream (``deploy dev``, ``deploy logs --follow``): its text view, or one
+        compact JSON document on a line of its own (JSON Lines), flushed at once."""
         if not self.is_json:
             self.result(result)
             return

@@ -168,15 +168,18 @@ class CloudFlowClient:
         ).body
         return _execution(body, flow)
 
-    def list_executions(self, flow: str, *, limit: int = 60) -> list[ExecutionInfo]:
-        """Up to ``limit`` executions of ``flow``, as the service orders them."""
+    def list_executions(self, flow: str, *, limit: int = 60, status: str | None = None,
+                        metadata_only: bool = False) -> list[ExecutionInfo]:
+        """Up to ``limit`` executions of ``flow`` (only those with ``status``), as the service
+        orders them; ``metadata_only`` leaves out input and output."""
         from alibabacloud_fnf20190315 import models
 
         out: list[ExecutionInfo] = []
         token: str | None = None
         while len(out) < limit:
             request = models.ListExecutionsRequest(
-                flow_name=flow, limit=min(99, limit - len(out)), next_token=token
+                flow_name=flow, limit=min(99, limit - len(out)), next_token=token,
+                status=status, metadata_only=metadata_only or None,
             )
             body = self._call(
                 "ListExecutions", lambda r=request: self._conn.fnf.list_executions(r)

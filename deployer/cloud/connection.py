@@ -35,6 +35,7 @@ class Endpoints:
     ram: str
     sts: str
     protocol: str = "https"
+    sls: str = ""  # Log Service; requests go to <project>.<sls> when it is a host name
 
     @classmethod
     def for_region(cls, region: str) -> Endpoints:
@@ -44,7 +45,15 @@ class Endpoints:
             fnf=f"{region}.fnf.aliyuncs.com",
             ram="ram.aliyuncs.com",
             sts=f"sts.{region}.aliyuncs.com",
+            sls=f"{region}.log.aliyuncs.com",
         )
+
+    @property
+    def sls_virtual_hosts(self) -> bool:
+        """Whether Log Service is reached as ``<project>.<endpoint>`` (a DNS name); an IP
+        address or ``localhost`` endpoint cannot prefix the project to its host."""
+        host = self.sls.rsplit(":", 1)[0].strip("[]")
+        return not (host == "localhost" or host.replace(".", "").isdigit() or ":" in host)
 
     @property
     def is_local(self) -> bool:
@@ -55,7 +64,8 @@ class Endpoints:
     @classmethod
     def single(cls, endpoint: str, protocol: str = "http") -> Endpoints:
         """One endpoint serving every API (the local emulator)."""
-        return cls(fc=endpoint, fnf=endpoint, ram=endpoint, sts=endpoint, protocol=protocol)
+        return cls(fc=endpoint, fnf=endpoint, ram=endpoint, sts=endpoint, protocol=protocol,
+                   sls=endpoint)
 
 
 @dataclass(frozen=True, slots=True)

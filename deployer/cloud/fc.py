@@ -14,6 +14,37 @@ SERVICE = "Function Compute"
 
 
 @dataclass(frozen=True, slots=True)
+class LogConfig:
+    """Where Function Compute writes a function's logs: a Log Service project and logstore."""
+
+    project: str
+    logstore: str
+    enable_request_metrics: bool = True
+    enable_instance_metrics: bool = False
+    log_begin_rule: str = ""
+
+    def to_sdk(self) -> Any:
+        from alibabacloud_fc20230330 import models
+
+        return models.LogConfig(
+            project=self.project, logstore=self.logstore,
+            enable_request_metrics=self.enable_request_metrics,
+            enable_instance_metrics=self.enable_instance_metrics,
+            log_begin_rule=self.log_begin_rule or None)
+
+
+def _log_config(value: Any) -> LogConfig | None:
+    if value is None or not (value.project or value.logstore):
+        return None
+    return LogConfig(
+        project=value.project or "", logstore=value.logstore or "",
+        enable_request_metrics=bool(value.enable_request_metrics
+                                    if value.enable_request_metrics is not None else True),
+        enable_instance_metrics=bool(value.enable_instance_metrics or False),
+        log_begin_rule=value.log_begin_rule or "")
+
+
+@dataclass(frozen=True, slots=True)
 class FunctionConfig:
     """The configuration of a function that a deploy manages (code aside)."""
 
@@ -28,12 +59,17 @@ class FunctionConfig:
     instance_concurrency: int = 1
     internet_access: bool = True
     role: str = ""
+    log_config: LogConfig | None = None  # None: not managed by the deploy (left as it is)
 
     def differences(self, other: FunctionConfig) -> dict[str, tuple[Any, Any]]:
         """``{field: (other's value, this value)}`` for every field that differs."""
         out: dict[str, tuple[Any, Any]] = {}
         for f in fields(self):
             mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if f.name == "log_config":
+                if mine is not None and mine != theirs:
+                    out[f.name] = (_log_json(theirs), _log_json(mine))
+                continue
             if isinstance(mine, Mapping) or isinstance(theirs, Mapping):
                 mine, theirs = dict(mine or {}), dict(theirs or {})
             elif (isinstance(mine, float) or isinstance(theirs, float)) and abs(
@@ -45,7 +81,7 @@ class FunctionConfig:
         return out
 
     def to_sdk_kwargs(self) -> dict[str, Any]:
-        return {
+        kwargs: dict[str, Any] = {
             "runtime": self.runtime,
             "handler": self.handler,
             "memory_size": self.memory_size,
@@ -58,6 +94,20 @@ class FunctionConfig:
             "internet_access": self.internet_access,
             "role": self.role,
         }
+        if self.log_config is not None:
+            kwargs["log_config"] = self.log_config.to_sdk()
+        return kwargs
+
+
+def _log_json(value: LogConfig | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    out: dict[str, Any] = {"project": value.project, "logstore": value.logstore,
+                           "enableRequestMetrics": value.enable_request_metrics,
+                           "enableInstanceMetrics": value.enable_instance_metrics}
+    if value.log_begin_rule:
+        out["logBeginRule"] = value.log_begin_rule
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +150,7 @@ def _remote(fn: Any) -> RemoteFunction:
         instance_concurrency=int(fn.instance_concurrency or 1),
         internet_access=bool(fn.internet_access if fn.internet_access is not None else True),
         role=fn.role or "",
+        log_config=_log_config(getattr(fn, "log_config", None)),
     )
     return RemoteFunction(
         name=fn.function_name or "",

@@ -142,7 +142,64 @@ def _parse(path: Path) -> Any:
         raise ManifestError(
             [_problem(path, 1, 1, "", "must be a YAML map with edition, name and resources")]
         )
+    _check_expansion(path, document)
     return document
+
+
+#: The most values s.yaml may hold once its aliases are expanded (a real one has a few hundred).
+MAX_EXPANDED_VALUES = 100_000
+
+
+def _check_expansion(path: Path, document: Mapping[str, Any]) -> None:
+    """Refuse a document whose aliases (``*name``) expand to more than
+    :data:`MAX_EXPANDED_VALUES` values (an "alias bomb"), or refer to themselves.
+
+    The parser shares an aliased node rather than copying it, so this counts each distinct node
+    once (time linear in the file) while summing what an expansion would produce.
+    """
+    sizes: dict[int, int] = {}
+    for key, value in document.items():
+        size = _expanded_size(value, sizes, set())
+        if size is None or size > MAX_EXPANDED_VALUES:
+            line, column = _key_position(document, key)
+            what = ("contains a YAML alias that refers to itself" if size is None else
+                    f"expands its YAML aliases to more than {MAX_EXPANDED_VALUES:,} values")
+            raise ManifestError([_problem(path, line, column, str(key),
+                                          f"{what}; write the values out (or use fewer "
+                                          "nested aliases)")])
+
+
+def _expanded_size(node: Any, sizes: dict[int, int], open_nodes: set[int]) -> int | None:
+    """How many values ``node`` holds with every alias expanded; None for a cycle. Stops
+    counting once the limit is passed."""
+    if not isinstance(node, (Mapping, list)):
+        return 1
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_nodes:
+        return None
+    open_nodes.add(key)
+    total = 1
+    children = [*node.keys(), *node.values()] if isinstance(node, Mapping) else node
+    for child in children:
+        size = _expanded_size(child, sizes, open_nodes)
+        if size is None:
+            return None
+        total += size
+        if total > MAX_EXPANDED_VALUES:
+            break
+    open_nodes.discard(key)
+    sizes[key] = total
+    return total
+
+
+def _key_position(document: Mapping[str, Any], key: Any) -> tuple[int, int]:
+    try:
+        line, column = document.lc.key(key)  # type: ignore[attr-defined]
+        return int(line) + 1, int(column) + 1
+    except (AttributeError, KeyError, TypeError):
+        return 1, 1
 
 
 def _problem(path: Path, line: int, column: int, field: str, message: str) -> ManifestProblem:

@@ -50,13 +50,13 @@ ENV_TOTAL_LIMIT = 4096
 FC3_PROPS = (
     "region", "functionName", "runtime", "handler", "code", "description", "memorySize",
     "timeout", "cpu", "diskSize", "instanceConcurrency", "internetAccess",
-    "environmentVariables", "role", "layers", "instanceLifecycleConfig", "tags",
+    "environmentVariables", "role", "layers", "instanceLifecycleConfig", "tags", "logConfig",
 )
 _LATER = "not deployed by this tool yet; remove it or deploy it with Serverless Devs"
 FC3_UNSUPPORTED = {
     key: _LATER
     for key in (
-        "logConfig", "vpcConfig", "nasConfig", "ossMountConfig", "triggers",
+        "vpcConfig", "nasConfig", "ossMountConfig", "triggers",
         "asyncInvokeConfig", "provisionConfig", "scalingConfig", "concurrencyConfig",
         "customDomain", "customContainerConfig", "customRuntimeConfig", "customDNS",
         "gpuConfig", "tracingConfig", "sessionAffinity", "vpcBinding", "artifact",
@@ -126,6 +126,7 @@ def build_function(
         layers=_layers(reader),
         instance_lifecycle_config=_frozen_map(reader.mapping("instanceLifecycleConfig")),
         tags=_tags(reader),
+        log_config=_log_config(reader),
         position=reader.log.position(reader.path[:2]),
     )
     # a None required value was reported here or while resolving its magic variable
@@ -302,6 +303,39 @@ def _tags(reader: PropReader) -> tuple[tuple[str, str], ...]:
             continue
         tags.append((tag["key"], tag.get("value", "")))
     return tuple(tags)
+
+
+LOG_CONFIG_KEYS = ("project", "logstore", "enableRequestMetrics", "enableInstanceMetrics",
+                   "logBeginRule")
+SLS_PROJECT = r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]"
+SLS_LOGSTORE = r"[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]"
+
+
+def _log_config(reader: PropReader) -> Mapping[str, Any] | None:
+    """``logConfig: {project, logstore, ...}``: the Log Service logstore FC writes to."""
+    if reader.props.get("logConfig") == "auto":
+        reader.error("logConfig", "'auto' (creating Log Service resources) is not supported; "
+                     "give {project: <name>, logstore: <name>} of an existing logstore")
+        return None
+    value = reader.mapping("logConfig")
+    if value is None:
+        return None
+    sub = PropReader(value, (*reader.path, "logConfig"), reader.log)
+    sub.check_keys(LOG_CONFIG_KEYS, {}, "logConfig")
+    project = sub.string("project", required=True, pattern=SLS_PROJECT,
+                         what="must be a Log Service project name (3-63 lowercase letters, "
+                         "digits and -)")
+    logstore = sub.string("logstore", required=True, pattern=SLS_LOGSTORE,
+                          what="must be a logstore name (3-63 lowercase letters, digits, _ "
+                          "and -)")
+    result: dict[str, Any] = {
+        "project": project, "logstore": logstore,
+        "enableRequestMetrics": sub.boolean("enableRequestMetrics", default=True),
+        "enableInstanceMetrics": sub.boolean("enableInstanceMetrics", default=False)}
+    rule = sub.one_of("logBeginRule", ("DefaultRegex", "None"), default="None")
+    if rule != "None":
+        result["logBeginRule"] = rule
+    return MappingProxyType(result) if project and logstore else None
 
 
 def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

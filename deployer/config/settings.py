@@ -7,13 +7,39 @@ the CLI's AppContext from these settings; nothing in ``deployer.core`` looks at 
 from __future__ import annotations
 
 import enum
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from deployer.config.schema import CLOUDFLOW_REGIONS
-from deployer.errors import InvalidInputError
+from deployer.errors import DeployerError, ExitCode, InvalidInputError
 
-__all__ = ["CLOUDFLOW_REGIONS", "Target", "TargetSettings", "check_region"]
+__all__ = ["CLOUDFLOW_REGIONS", "EMULATOR_PORT_ENV", "SettingError", "Target", "TargetSettings",
+           "check_region", "emulator_port"]
+
+EMULATOR_PORT_ENV = "DEPLOY_EMULATOR_PORT"
+DEFAULT_EMULATOR_PORT = 9125
+
+
+class SettingError(DeployerError):
+    """An environment variable holds a value the deployer cannot use (a bad command line, as
+    Click reports a bad value of an option's environment variable: exit 2)."""
+
+    exit_code = ExitCode.USAGE
+
+
+def emulator_port(environ: Mapping[str, str] | None = None) -> int:
+    """The local emulator's port: ``DEPLOY_EMULATOR_PORT`` (1-65535), default 9125.
+    SettingError (exit 2) naming the variable for anything else."""
+    text = (os.environ if environ is None else environ).get(EMULATOR_PORT_ENV, "").strip()
+    if not text:
+        return DEFAULT_EMULATOR_PORT
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise SettingError(f"{EMULATOR_PORT_ENV}={text!r} is not a TCP port",
+                           hint=f"set it to a number from 1 to 65535 (default "
+                           f"{DEFAULT_EMULATOR_PORT}), or unset it")
+    return int(text)
 
 
 

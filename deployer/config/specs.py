@@ -52,6 +52,7 @@ class FunctionSpec:
     layers: tuple[str, ...] = ()
     instance_lifecycle_config: Mapping[str, Any] | None = None
     tags: tuple[tuple[str, str], ...] = ()
+    log_config: Mapping[str, Any] | None = None  # {project, logstore, enableRequestMetrics, ...}
     position: SourcePosition | None = None
 
     def __post_init__(self) -> None:

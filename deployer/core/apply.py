@@ -1,16 +1,15 @@
 """Apply a plan: the only code in a deploy that changes anything in the cloud.
 
-Each action is applied in order (functions, then the role and its policy, then the flow), so a
-failure part-way leaves resources that the next ``deploy up`` converges from. Resources created
-here are reported to a :class:`CreationLog` right after their creation, so ``deploy down`` can
-remove exactly what ``deploy up`` created and nothing else.
+Each action is applied in plan order (functions, then the role and its policy, then the flow,
+then the deletions), so a failure part-way leaves resources that the next ``deploy up``
+converges from. Creations and removals are reported to a :class:`CreationLog` right after they
+happen, so ``deploy down`` removes exactly what ``deploy up`` created and nothing else.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from deployer.core import roles
 from deployer.core.plan import (
@@ -19,15 +18,18 @@ from deployer.core.plan import (
     Clients,
     DesiredFlow,
     DesiredRole,
-    DesiredState,
     Plan,
     ResourceType,
+    SettingChange,
 )
+from deployer.core.record import CreationLog
+from deployer.core.removal import forget_gone, remove_resource
 from deployer.errors import OperationError
 
+__all__ = ["DeployResult", "ResourceResult", "apply_plan"]
 
-class CreationLog(Protocol):
-    def created(self, resource: ResourceType, name: str, arn: str) -> None: ...
+#: The outcome of a deletion the user did not confirm.
+KEPT_UNCONFIRMED = "kept: not confirmed (deploy up --yes removes it)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,9 @@ class ResourceResult:
     arn: str
     action: ActionKind
     changes: tuple[str, ...]
+    settings: tuple[SettingChange, ...] = ()
+    diff: str = ""
+    outcome: str = ""  # for deletions: deleted | already gone | kept: <reason>
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +55,17 @@ class DeployResult:
     def changed(self) -> bool:
         return self.write_calls > 0
 
+    @property
+    def kept(self) -> tuple[ResourceResult, ...]:
+        """Deletions that were planned but not carried out."""
+        return tuple(r for r in self.resources if r.outcome.startswith("kept"))
+
 
 class _Applier:
-    def __init__(
-        self,
-        state: DesiredState,
-        clients: Clients,
-        log: CreationLog | None,
-        progress: Callable[[str], None],
-    ) -> None:
-        self.state, self.clients, self.log, self.progress = state, clients, log, progress
+    def __init__(self, plan: Plan, clients: Clients, log: CreationLog | None,
+                 progress: Callable[[str], None]) -> None:
+        self.plan, self.state, self.clients = plan, plan.state, clients
+        self.log, self.progress = log, progress
         self.writes = 0
         self.role_arns: dict[str, str] = {}
 
@@ -76,8 +82,8 @@ class _Applier:
             self.writes += 1
             self._created(ResourceType.FUNCTION, action.name, remote.arn)
             return remote.arn
-        code = "code" in action.changes
-        config = any(c != "code" for c in action.changes)
+        code = action.changed("code")
+        config = any(s.name != "code" for s in action.settings)
         self.progress(f"updating function {action.name} ({', '.join(action.changes)})")
         remote = fc.update_function(
             action.name,
@@ -106,7 +112,7 @@ class _Applier:
     def policy(self, action: Action, role: DesiredRole) -> None:
         ram = self.clients.ram
         document = roles.invoke_policy(self.state.function_arns())
-        if action.kind is ActionKind.CREATE or "policy document" in action.changes:
+        if action.kind is ActionKind.CREATE or action.diff:
             if action.kind is not ActionKind.CREATE:
                 self.progress(f"replacing policy {role.policy_name}")
                 self.writes += int(ram.detach_policy(role.name, role.policy_name))
@@ -133,17 +139,12 @@ class _Applier:
         flows = self.clients.flows
         if action.kind is ActionKind.CREATE:
             self.progress(f"creating flow {flow.name}")
-            flows.create_flow(
-                flow.name,
-                flow.definition,
-                description=flow.description,
-                role_arn=role_arn,
-                execution_mode=flow.execution_mode,
-            )
+            flows.create_flow(flow.name, flow.definition, description=flow.description,
+                              role_arn=role_arn, execution_mode=flow.execution_mode)
             self.writes += 1
             self._created(ResourceType.FLOW, flow.name, action.arn)
             return action.arn
-        if any(c.startswith("execution mode") for c in action.changes):
+        if action.changed("executionMode"):
             raise OperationError(
                 f"flow {flow.name}: the execution mode of an existing flow cannot be changed",
                 hint="run `deploy down` and then `deploy up` to re-create the flow",
@@ -155,6 +156,18 @@ class _Applier:
         self.writes += 1
         return action.arn
 
+    def delete(self, action: Action, prune: bool) -> str:
+        if not prune:
+            return KEPT_UNCONFIRMED
+        item = next(r for r in self.plan.recorded
+                    if r.resource is action.resource and r.name == action.name)
+        self.progress(f"removing {action.resource.value} {action.name} (no longer in s.yaml)")
+        outcome, calls = remove_resource(item, self.plan.recorded, self.clients)
+        self.writes += calls
+        if self.log is not None and not outcome.startswith("kept"):
+            self.log.forget(action.resource, action.name)
+        return outcome
+
     def _role_arn(self, role: DesiredRole) -> str:
         remote = self.clients.ram.get_role(role.name)
         return remote.arn if remote else roles.role_arn(self.state.account_id, role.name)
@@ -162,24 +175,28 @@ class _Applier:
 
 def apply_plan(
     plan: Plan,
-    state: DesiredState,
     clients: Clients,
     *,
     log: CreationLog | None = None,
+    prune: bool = False,
     progress: Callable[[str], None] = lambda message: None,
 ) -> DeployResult:
     """Carry out every write action of ``plan``; return what each resource ended as.
 
-    Raises :class:`~deployer.cloud.errors.CloudError` on the first failed call; resources
-    handled before it stay as they are (the next run converges from there).
+    Deletions (resources the record holds but s.yaml no longer declares) run only with
+    ``prune``; otherwise they are reported as kept. Recorded resources that are already gone
+    are forgotten from ``log``. Raises :class:`~deployer.cloud.errors.CloudError` on the first
+    failed call; resources handled before it stay as they are (the next run converges).
     """
-    applier = _Applier(state, clients, log, progress)
-    roles_by_name = {f.role.name: f.role for f in state.flows if f.role is not None}
-    flows_by_name = {f.name: f for f in state.flows}
+    applier = _Applier(plan, clients, log, progress)
+    roles_by_name = plan.state.roles()
+    flows_by_name = {f.name: f for f in plan.state.flows}
     results: list[ResourceResult] = []
     for action in plan.actions:
-        arn = action.arn
-        if action.is_write:
+        arn, outcome = action.arn, ""
+        if action.kind is ActionKind.DELETE:
+            outcome = applier.delete(action, prune)
+        elif action.is_write:
             if action.resource is ResourceType.FUNCTION:
                 arn = applier.function(action)
             elif action.resource is ResourceType.ROLE:
@@ -191,7 +208,8 @@ def apply_plan(
                 arn = applier.flow(action, flows_by_name[action.name])
         elif action.resource is ResourceType.ROLE:
             applier.role_arns[action.name] = action.arn
-        results.append(
-            ResourceResult(action.resource, action.name, arn, action.kind, action.changes)
-        )
+        results.append(ResourceResult(action.resource, action.name, arn, action.kind,
+                                      action.changes, action.settings, action.diff, outcome))
+    if log is not None:
+        forget_gone(plan, log)
     return DeployResult(plan.region, plan.account_id, tuple(results), applier.writes)

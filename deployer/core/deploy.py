@@ -3,59 +3,59 @@
 Pipeline of ``deploy up``::
 
     Manifest --package--> zips + crc64 --render+check--> flow text
-             --desired_state--> DesiredState --build_plan (read-only)--> Plan
-             --apply_plan--> DeployResult (+ DeploymentRecord of what was created)
+             --desired_state--> DesiredState --build_plan (read-only, + the record)--> Plan
+             --apply_plan--> DeployResult (+ DeploymentRecord of what was created/removed)
 
-``deploy down`` reads the :class:`DeploymentRecord` and deletes exactly the resources listed
-there, never anything it did not create. Nothing here knows which target it talks to.
+The :class:`Plan` carries its whole payload (the desired state and the record's resources), so
+applying it needs nothing else. ``deploy down`` reads the :class:`DeploymentRecord` and
+deletes exactly the resources listed there, never anything it did not create; ``deploy up``
+deletes those of them that s.yaml no longer declares, once the user confirmed. Nothing here
+knows which target it talks to.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deployer.cloud.errors import CloudClientError
-from deployer.cloud.fc import FunctionConfig
+from deployer.cloud.fc import FunctionConfig, LogConfig
+from deployer.config.settings import check_region
 from deployer.config.specs import FlowSpec, FunctionSpec, Manifest
 from deployer.core import roles
-from deployer.core.apply import DeployResult, apply_plan
+from deployer.core.apply import DeployResult, ResourceResult, apply_plan
 from deployer.core.packaging import package_project
 from deployer.core.plan import (
+    Action,
     Clients,
     DesiredFlow,
     DesiredFunction,
     DesiredRole,
     DesiredState,
     Plan,
-    ResourceType,
     build_plan,
 )
-from deployer.core.validated import check_flow_once
-from deployer.errors import InvalidInputError, OperationError
+from deployer.core.record import DeploymentRecord, RecordedResource
+from deployer.core.removal import DownResult, RemovedResource, remove_deployment
+from deployer.core.validated import PLACEHOLDER_ACCOUNT_ID, check_flow_once
+from deployer.errors import InvalidInputError
 
 __all__ = [
     "DeploymentRecord",
     "DownResult",
     "PlanSummary",
-    "PlannedDeploy",
     "RecordedResource",
     "RemovedResource",
     "UpSummary",
     "apply_deploy",
     "desired_state",
     "plan_deploy",
+    "precheck_flows",
     "remove_deployment",
 ]
 
 Progress = Callable[[str], None]
-POLICY_SUFFIX = DesiredRole("x").policy_name[1:]  # "-invoke"
 
 
 def _quiet(message: str) -> None:
@@ -89,7 +89,17 @@ def function_config(spec: FunctionSpec, account_id: str) -> FunctionConfig:
         description=spec.description,
         environment_variables=dict(spec.environment_variables or {}),
         instance_concurrency=spec.instance_concurrency, internet_access=spec.internet_access,
-        role=role)
+        role=role, log_config=_log_config(spec))
+
+
+def _log_config(spec: FunctionSpec) -> LogConfig | None:
+    value = spec.log_config
+    if value is None:
+        return None
+    return LogConfig(project=str(value["project"]), logstore=str(value["logstore"]),
+                     enable_request_metrics=bool(value.get("enableRequestMetrics", True)),
+                     enable_instance_metrics=bool(value.get("enableInstanceMetrics", False)),
+                     log_begin_rule=str(value.get("logBeginRule") or ""))
 
 
 def _desired_flow(manifest: Manifest, spec: FlowSpec, *, region: str, account_id: str,
@@ -97,12 +107,44 @@ def _desired_flow(manifest: Manifest, spec: FlowSpec, *, region: str, account_id
     text, report = check_flow_once(manifest, spec, region=region, account_id=account_id,
                                    rendered_dir=rendered_dir)
     if report is not None and not report.ok:
-        raise FlowInvalidError(spec.name, [d.format() for d in report.diagnostics])
+        raise FlowInvalidError(spec.name, report.lines())
     return DesiredFlow(
         name=spec.name, definition=text, description=spec.description,
         execution_mode=spec.execution_mode.value,
         role=DesiredRole(spec.role_name) if spec.role_name else None,
-        role_arn=spec.role_arn or "")
+        role_arn=spec.role_arn or "", source=_flow_source(manifest, spec))
+
+
+def _flow_source(manifest: Manifest, spec: FlowSpec) -> str:
+    """The file the user edits for ``spec``: its template relative to the project, or the
+    definition file's name."""
+    if not spec.is_template:
+        return spec.definition.name
+    try:
+        return str(spec.definition.resolve().relative_to(manifest.project_dir.resolve()))
+    except ValueError:
+        return str(spec.definition)
+
+
+def precheck_flows(manifest: Manifest, *, region: str | None, rendered_dir: Path) -> None:
+    """Render and check every flow with the placeholder account before anything connects, so
+    a broken template fails (FlowInvalidError, exit 3) before an emulator is started or a cloud
+    call is made. Account-dependent findings wait for the real account (:func:`desired_state`).
+    Raises InvalidInputError for a ``region`` without CloudFlow. Flows whose exact inputs
+    validated cleanly before are not rendered again (:mod:`deployer.core.validated`)."""
+    if region is not None:
+        check_region(region)
+    for spec in manifest.flows:
+        _, report = check_flow_once(manifest, spec, region=region or spec.region,
+                                    account_id=PLACEHOLDER_ACCOUNT_ID, rendered_dir=rendered_dir)
+        if report is None:  # these exact inputs rendered and validated cleanly before
+            continue
+        from deployer.core.validation import ProjectCode
+
+        errors = [d for d in report.diagnostics
+                  if d.is_error and d.code != ProjectCode.ACCOUNT_MISMATCH]
+        if errors:
+            raise FlowInvalidError(spec.name, report.lines(tuple(errors)))
 
 
 def desired_state(manifest: Manifest, *, region: str, account_id: str, build_dir: Path,
@@ -123,185 +165,22 @@ def desired_state(manifest: Manifest, *, region: str, account_id: str, build_dir
     return DesiredState(region=region, account_id=account_id, functions=functions, flows=flows)
 
 
-# --- the deployment record ------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedResource:
-    resource: ResourceType
-    name: str
-    arn: str
-    created_at: str
-
-
-@dataclass
-class DeploymentRecord:
-    """What ``deploy up`` created for one (project, target, account, region); a
-    :class:`CreationLog`.
-
-    Stored as ``<dir>/<project>-<target>-<account>-<region>.json`` (the project is the
-    manifest's ``name``, so two manifests never share a record) and rewritten atomically (temporary
-    file + rename) after every creation, so a deploy that fails half-way still records what it
-    made. ``deploy down`` deletes exactly these resources.
-    """
-
-    path: Path
-    project: str
-    target: str
-    account_id: str
-    region: str
-    resources: list[RecordedResource] = field(default_factory=list)
-
-    @classmethod
-    def location(cls, state_dir: Path, project: str, target: str, account_id: str,
-                 region: str) -> Path:
-        return state_dir / f"{project}-{target}-{account_id}-{region}.json"
-
-    @classmethod
-    def load(cls, state_dir: Path, project: str, target: str, account_id: str, region: str
-             ) -> DeploymentRecord:
-        """The record, or an empty one when none was written yet."""
-        path = cls.location(state_dir, project, target, account_id, region)
-        record = cls(path, project, target, account_id, region)
-        if not path.exists():
-            return record
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            record.resources = [
-                RecordedResource(ResourceType(r["type"]), r["name"], r.get("arn", ""),
-                                 r.get("created_at", "")) for r in data["resources"]]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise OperationError(f"cannot read the deployment record {path}: {exc}",
-                                 hint="fix or delete the file; without it `deploy down` "
-                                 "removes nothing") from None
-        return record
-
-    def has(self, resource: ResourceType, name: str) -> bool:
-        return any(r.resource is resource and r.name == name for r in self.resources)
-
-    def created(self, resource: ResourceType, name: str, arn: str) -> None:
-        """Record a creation (CreationLog protocol) and save at once."""
-        if not self.has(resource, name):
-            stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            self.resources.append(RecordedResource(resource, name, arn, stamp))
-        self.save()
-
-    def forget(self, resource: ResourceType, name: str) -> None:
-        self.resources = [r for r in self.resources
-                          if not (r.resource is resource and r.name == name)]
-        self.save()
-
-    def save(self) -> None:
-        data = {"version": 1, "project": self.project, "target": self.target,
-                "account_id": self.account_id,
-                "region": self.region,
-                "resources": [{"type": r.resource.value, "name": r.name, "arn": r.arn,
-                               "created_at": r.created_at} for r in self.resources]}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name, suffix=".partial", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2)
-                fh.write("\n")
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-
-
 # --- up / plan --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedDeploy:
-    """A plan plus the desired state it was computed for (what ``apply_deploy`` needs)."""
-
-    state: DesiredState
-    plan: Plan
-
-
-def plan_deploy(state: DesiredState, clients: Clients) -> PlannedDeploy:
-    """Compare ``state`` with the target using read-only calls (see ``build_plan``)."""
-    return PlannedDeploy(state, build_plan(state, clients))
+def plan_deploy(state: DesiredState, clients: Clients,
+                record: DeploymentRecord | None = None) -> Plan:
+    """Compare ``state`` with the target using read-only calls (see ``build_plan``); the
+    resources ``record`` holds but ``state`` no longer declares are planned as deletions."""
+    recorded = tuple(record.resources) if record is not None else ()
+    return build_plan(state, clients, recorded)
 
 
-def apply_deploy(planned: PlannedDeploy, clients: Clients, record: DeploymentRecord,
-                 progress: Progress = _quiet) -> DeployResult:
-    """Apply the plan; every creation is recorded in ``record`` as soon as it happens."""
-    return apply_plan(planned.plan, planned.state, clients, log=record, progress=progress)
-
-
-# --- down -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RemovedResource:
-    resource: ResourceType
-    name: str
-    arn: str
-    outcome: str  # deleted | already gone | kept: <reason>
-
-
-@dataclass(frozen=True, slots=True)
-class DownResult:
-    region: str
-    account_id: str
-    record: Path
-    resources: tuple[RemovedResource, ...]
-    write_calls: int
-
-
-_DOWN_ORDER = (ResourceType.FLOW, ResourceType.POLICY, ResourceType.ROLE, ResourceType.FUNCTION)
-
-
-def remove_deployment(record: DeploymentRecord, clients: Clients,
-                      progress: Progress = _quiet) -> DownResult:
-    """Delete what ``record`` lists (flows, then policies, roles, functions); idempotent.
-
-    A resource already gone counts as removed. A policy still attached to a role this deploy
-    did not create, or a role still holding policies it did not attach, is kept and reported,
-    never force-removed. Each removal is saved to the record at once.
-    """
-    writes = 0
-    out: list[RemovedResource] = []
-    ours = {r.name for r in record.resources if r.resource is ResourceType.POLICY}
-    for kind in _DOWN_ORDER:
-        for item in [r for r in record.resources if r.resource is kind]:
-            progress(f"removing {kind.value} {item.name}")
-            outcome, calls = _remove(kind, item, record, ours, clients)
-            writes += calls
-            out.append(RemovedResource(kind, item.name, item.arn, outcome))
-            if not outcome.startswith("kept"):
-                record.forget(kind, item.name)
-    return DownResult(record.region, record.account_id, record.path, tuple(out), writes)
-
-
-def _remove(kind: ResourceType, item: RecordedResource, record: DeploymentRecord,
-            our_policies: set[str], clients: Clients) -> tuple[str, int]:
-    if kind is ResourceType.FLOW:
-        return ("deleted", 1) if clients.flows.delete_flow(item.name) else ("already gone", 0)
-    if kind is ResourceType.FUNCTION:
-        return ("deleted", 1) if clients.fc.delete_function(item.name) else ("already gone", 0)
-    if kind is ResourceType.POLICY:
-        calls = 0
-        roles_to_check = {r.name for r in record.resources if r.resource is ResourceType.ROLE}
-        if item.name.endswith(POLICY_SUFFIX):  # the role it was made for may predate the deploy
-            roles_to_check.add(item.name[: -len(POLICY_SUFFIX)])
-        for role in sorted(roles_to_check):
-            if clients.ram.get_role(role) is not None:
-                calls += int(clients.ram.detach_policy(role, item.name))
-        try:
-            gone = not clients.ram.delete_policy(item.name)
-        except CloudClientError as exc:
-            return f"kept: {exc.code or 'refused'} (attached elsewhere?)", calls
-        return ("already gone", calls) if gone else ("deleted", calls + 1)
-    if clients.ram.get_role(item.name) is None:
-        return "already gone", 0
-    foreign = [p.name for p in clients.ram.list_role_policies(item.name)
-               if p.name not in our_policies]
-    if foreign:
-        return f"kept: has policies this deploy did not attach ({', '.join(foreign)})", 0
-    return ("deleted", 1) if clients.ram.delete_role(item.name) else ("already gone", 0)
+def apply_deploy(plan: Plan, clients: Clients, record: DeploymentRecord, *,
+                 prune: bool = False, progress: Progress = _quiet) -> DeployResult:
+    """Apply the plan; every creation and removal is saved in ``record`` as it happens.
+    Deletions run only with ``prune`` (the user confirmed them)."""
+    return apply_plan(plan, clients, log=record, prune=prune, progress=progress)
 
 
 def record_summary(record: DeploymentRecord) -> list[dict[str, Any]]:
@@ -312,10 +191,16 @@ def record_summary(record: DeploymentRecord) -> list[dict[str, Any]]:
 # --- results the CLI renders --------------------------------------------------------------------
 
 
-def _rows(actions: Any) -> list[dict[str, Any]]:
-    return [{"type": a.resource.value, "name": a.name, "arn": a.arn or None,
-             "action": (a.kind if hasattr(a, "kind") else a.action).value,
-             "changes": list(a.changes)} for a in actions]
+def _row(item: Action | ResourceResult) -> dict[str, Any]:
+    kind = item.kind if isinstance(item, Action) else item.action
+    row: dict[str, Any] = {"type": item.resource.value, "name": item.name,
+                           "arn": item.arn or None, "action": kind.value,
+                           "changes": list(item.changes),
+                           "settings": [s.to_json() for s in item.settings],
+                           "diff": item.diff or None}
+    if isinstance(item, ResourceResult) and item.outcome:
+        row["outcome"] = item.outcome
+    return row
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,7 +213,7 @@ class PlanSummary:
     def to_json(self) -> dict[str, Any]:
         return {"target": self.target, "region": self.plan.region,
                 "account_id": self.plan.account_id, "changes": self.plan.has_changes,
-                "resources": _rows(self.plan.actions)}
+                "resources": [_row(a) for a in self.plan.actions]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,4 +228,5 @@ class UpSummary:
         r = self.result
         return {"target": self.target, "region": r.region, "account_id": r.account_id,
                 "changed": r.changed, "write_calls": r.write_calls,
-                "resources": _rows(r.resources), "record": str(self.record)}
+                "resources": [_row(x) for x in r.resources],
+                "kept": [_row(x) for x in r.kept], "record": str(self.record)}

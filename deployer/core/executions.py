@@ -15,13 +15,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deployer.cloud.cloudflow import CloudFlowClient, ExecutionInfo, HistoryEvent
-from deployer.cloud.errors import CloudNotFoundError
+from deployer.cloud.errors import CloudConnectionError, CloudNotFoundError
 from deployer.core.documents import read_json_document
 
 if TYPE_CHECKING:
     from deployer.cloud.logs import LogSource
     from deployer.fdl.ast import Flow
 from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
+
+__all__ = [
+    "STATUSES",
+    "ExecutionList",
+    "ExecutionResult",
+    "ExecutionSummary",
+    "History",
+    "HistoryEvent",
+    "history",
+    "latest_execution",
+    "list_executions",
+    "parse_input",
+    "watch",
+]
+
+#: CloudFlow's execution statuses (cloudflow-api.md §3.1).
+STATUSES = ("Starting", "Running", "Succeeded", "Failed", "TimedOut", "Stopped")
+#: How many executions ``list_executions`` reads at most to find the newest (100 pages).
+SCAN_LIMIT = 9_900
 
 TERMINAL_EVENTS = frozenset(
     {"ExecutionSucceeded", "ExecutionFailed", "ExecutionTimedOut", "ExecutionStopped"}
@@ -112,7 +131,7 @@ def _json_type(value: Any) -> str:
     return "a number"
 
 
-def _json_or_text(text: str) -> Any:
+def json_or_text(text: str) -> Any:
     if not text:
         return None
     try:
@@ -155,8 +174,8 @@ def summarize(info: ExecutionInfo, events: list[HistoryEvent]) -> ExecutionResul
         flow=info.flow_name,
         name=info.name,
         status=info.status,
-        input=_json_or_text(info.input),
-        output=_json_or_text(info.output),
+        input=json_or_text(info.input),
+        output=json_or_text(info.output),
         error_code=code,
         error_detail=detail,
         started_time=info.started_time,
@@ -169,15 +188,62 @@ def summarize(info: ExecutionInfo, events: list[HistoryEvent]) -> ExecutionResul
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ExecutionSummary:
+    """One row of ``deploy executions``."""
+
+    name: str
+    status: str
+    started_time: str
+    stopped_time: str
+    duration_seconds: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionList:
+    """``deploy executions``: the newest executions of a flow first."""
+
+    flow: str
+    status: str | None
+    executions: tuple[ExecutionSummary, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"flow": self.flow, "status": self.status, "executions": [
+            {"name": e.name, "status": e.status, "started_time": e.started_time,
+             "stopped_time": e.stopped_time or None, "duration_seconds": e.duration_seconds}
+            for e in self.executions]}
+
+
+def list_executions(flows: CloudFlowClient, flow: str, *, status: str | None = None,
+                    limit: int = 20) -> ExecutionList:
+    """The ``limit`` most recently started executions of ``flow`` (only those with
+    ``status``), newest first.
+
+    ListExecutions does not promise an order, so every page is read (metadata only, at most
+    :data:`SCAN_LIMIT` executions) and sorted by start time. NotFoundError (exit 4) when the
+    flow does not exist; InvalidInputError for an unknown status.
+    """
+    if status is not None and status not in STATUSES:
+        raise InvalidInputError(f"unknown execution status {status!r}",
+                                hint="use one of: " + ", ".join(STATUSES))
+    with named(flow):
+        infos = flows.list_executions(flow, limit=SCAN_LIMIT, status=status or None,
+                                      metadata_only=True)
+    newest = sorted(infos, key=lambda e: (e.started_time, e.name), reverse=True)[:limit]
+    rows = tuple(ExecutionSummary(e.name, e.status, e.started_time, e.stopped_time,
+                                  _seconds(e.started_time, e.stopped_time)
+                                  if e.stopped_time else None) for e in newest)
+    return ExecutionList(flow, status, rows)
+
+
 def latest_execution(flows: CloudFlowClient, flow: str) -> str:
     """The name of the most recently started execution of ``flow``."""
-    with _named(flow):
-        executions = flows.list_executions(flow, limit=99)
-    if not executions:
+    found = list_executions(flows, flow, limit=1).executions
+    if not found:
         raise NotFoundError(
             f"flow {flow} has no executions", hint="start one with `deploy execute`"
         )
-    return max(executions, key=lambda e: e.started_time).name
+    return found[0].name
 
 
 def watch(
@@ -198,7 +264,7 @@ def watch(
     after each round (heartbeats of the live view).
     """
     events: list[HistoryEvent] = []
-    with _named(flow, name):
+    with named(flow, name):
         info = flows.describe_execution(flow, name)
     settle_reads = 3  # reads allowed after the status is final but before the terminal event
     while True:
@@ -253,35 +319,47 @@ def task_instance(logs: LogSource, function: str, execution: str,
     return f"warm instance {match.instance_id}, age {age:g} s"
 
 
-def new_execution_name(now: datetime | None = None) -> str:
-    """A readable, valid, practically unique execution name: ``exec-20260101T120000-1a2b3c``."""
-    import secrets
-    from datetime import timezone
+@dataclass(frozen=True, slots=True)
+class History:
+    """``deploy history``: every event of one execution, oldest first."""
 
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S")
-    return f"exec-{stamp}-{secrets.token_hex(3)}"
+    flow: str
+    name: str
+    events: tuple[HistoryEvent, ...]
+    console_url: str = ""
 
-
-def start(flows: CloudFlowClient, flow: str, input_json: str, name: str | None = None
-          ) -> ExecutionInfo:
-    """Start an execution of ``flow`` named ``name`` (default: :func:`new_execution_name`).
-
-    Starting a name that is still running returns that execution (CloudFlow's idempotent
-    start); a name that already finished raises a CloudError (ExecutionAlreadyExists).
-    """
-    with _named(flow):
-        return flows.start_execution(flow, input_json, name or new_execution_name())
+    def to_json(self) -> dict[str, Any]:
+        return {"flow": self.flow, "name": self.name, "console_url": self.console_url or None,
+                "events": [
+            {"EventId": e.event_id, "ScheduleEventId": e.schedule_event_id,
+             "StepName": e.step_name, "Type": e.type, "Time": e.time, "EventDetail": e.detail}
+            for e in self.events]}
 
 
-def history(flows: CloudFlowClient, flow: str, name: str) -> list[HistoryEvent]:
-    """Every history event of the execution ``name`` of ``flow``, oldest first; NotFoundError
-    (exit 4, with a hint) when the flow or the execution does not exist."""
-    with _named(flow, name):
-        return flows.history(flow, name)
+def follow(flows: CloudFlowClient, flow: str, name: str,
+           on_event: Callable[[HistoryEvent], None],
+           on_tick: Callable[[], None] = lambda: None) -> ExecutionResult:
+    """:func:`watch` to the end; a lost connection says how to re-attach (CloudConnectionError
+    with a hint; the execution keeps running where it is)."""
+    try:
+        return watch(flows, flow, name, on_event=on_event, on_tick=on_tick)
+    except CloudConnectionError as exc:
+        exc.hint = (f"the execution keeps running where it is; re-attach with "
+                    f"`deploy status {name} --wait`")
+        raise
+
+
+def history(flows: CloudFlowClient, flow: str, name: str | None = None) -> History:
+    """Every history event of the execution ``name`` (default: the latest) of ``flow``, oldest
+    first; NotFoundError (exit 4, with a hint) when the flow or the execution does not
+    exist."""
+    name = name or latest_execution(flows, flow)
+    with named(flow, name):
+        return History(flow, name, tuple(flows.history(flow, name)))
 
 
 @contextlib.contextmanager
-def _named(flow: str, name: str | None = None) -> Iterator[None]:
+def named(flow: str, name: str | None = None) -> Iterator[None]:
     """Turn the service's not-found answer about ``flow`` / execution ``name`` into a
     NotFoundError that says what to do."""
     try:

@@ -57,6 +57,15 @@ class MockFile:
     source: str
     cases: dict[str, dict[str, str]] = field(default_factory=dict)
     responses: dict[str, tuple[MockedResponse, ...]] = field(default_factory=dict)
+    given: bool = True  # False: the run has no --mocks at all
+
+    def missing_hint(self, state: str, case: str | None) -> str:
+        """What to do about a Task state the mocks do not answer."""
+        if not self.given:
+            return (f"pass --mocks FILE whose test case maps {state!r} to a mocked response "
+                    "(TestCases + MockedResponses; `deploy flow test --help` has an example)")
+        where = f"test case {case!r}" if case else "a test case (then pass --case)"
+        return f"map {state!r} to a mocked response in {where} of {self.source}"
 
     def pick_case(self, name: str | None) -> str:
         """The case to use: ``name``, or the only case when ``name`` is None."""
@@ -86,7 +95,8 @@ class MockFile:
             where = f"state {state!r}, test case {case or '(none)'!r}, invocation index {index}"
             response_name = mapping.get(state)
             if response_name is None:
-                raise MockError(f"no mocked response for {where}", hint=f"add it to {self.source}")
+                raise MockError(f"no mocked response for {where}",
+                                hint=self.missing_hint(state, case))
             entry = next(
                 (r for r in self.responses.get(response_name, ()) if r.first <= index <= r.last),
                 None,

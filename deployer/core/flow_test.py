@@ -9,15 +9,18 @@ clock starts at 0: Waits and retry back-offs take no wall time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from deployer.config.manifest import load_manifest
+from deployer.config.settings import check_region
+from deployer.config.specs import FlowSpec
 from deployer.core.documents import read_json_document
 from deployer.core.flow_mocks import MockFile, load_mocks
-from deployer.core.rendering import render_template
+from deployer.core.rendering import render_mapped, template_context
+from deployer.core.template_map import TemplateLineMap
+from deployer.core.validation import on_template
 from deployer.errors import DeployerError, ExitCode, InvalidInputError
 from deployer.fdl import check_flow
 from deployer.fdl.ast import Flow
@@ -90,7 +93,7 @@ def run_flow_test(request: FlowTestRequest) -> FlowTestResult:
     """Validate and run the flow with mocked tasks; raises InvalidInputError (exit 3) for a bad
     flow, mock file or a task the mocks cannot answer."""
     flow = load_flow(request)
-    mocks = load_mocks(request.mocks_file) if request.mocks_file else MockFile("(no --mocks)")
+    mocks = load_mocks(request.mocks_file) if request.mocks_file else MockFile("", given=False)
     case = mocks.pick_case(request.case) if mocks.cases else request.case
     sim = simulate(flow, mocks.answerer(case), input=request.input,
                    execution_name=request.execution_name)
@@ -117,33 +120,42 @@ def load_flow(request: FlowTestRequest) -> Flow:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidInputError(f"cannot read flow file {path}: {exc.strerror or exc}") from None
+    line_map = None
     if path.suffix == ".j2":
-        text = _render(path, text, request)
+        text, line_map = _render(path, text, request)
     check = check_flow(text, source=str(path))
     if not check.ok or check.flow is None:
-        lines = [str(d) for d in check.errors] or ["the document is not a flow definition"]
-        raise InvalidFlowError(f"{path}: the flow definition is invalid", lines)
+        lines = []
+        for diagnostic in check.errors:
+            moved, rendered = on_template(diagnostic, line_map, str(path))
+            lines.append(moved.format() + (f" [rendered line {rendered.line}:{rendered.column}]"
+                                           if rendered else ""))
+        raise InvalidFlowError(f"{path}: the flow definition is invalid",
+                               lines or ["the document is not a flow definition"])
     return check.flow
 
 
-def _render(path: Path, text: str, request: FlowTestRequest) -> str:
-    variables: dict[str, Any] = {}
-    if request.manifest_file is not None:
-        variables.update(_definition_vars(request.manifest_file, path))
-    variables["region"] = request.region or DEFAULT_REGION
-    variables["account_id"] = request.account_id or DEFAULT_ACCOUNT_ID
-    return render_template(text, str(path), variables)
+def _render(path: Path, text: str, request: FlowTestRequest
+            ) -> tuple[str, TemplateLineMap | None]:
+    spec = _flow_spec(request.manifest_file, path) if request.manifest_file else None
+    region = check_region(request.region) if request.region else DEFAULT_REGION
+    account = request.account_id or DEFAULT_ACCOUNT_ID
+    if spec is not None:  # the same variables `deploy up` renders it with
+        variables = template_context(spec, region=region, account_id=account)
+    else:
+        variables = {"region": region, "account_id": account}
+    return render_mapped(text, str(path), variables)
 
 
-def _definition_vars(manifest: Path, template: Path) -> Mapping[str, Any]:
-    """``definitionVars`` of the s.yaml flow whose ``definition`` is ``template``; none when
-    the manifest is missing, invalid or names no such flow (the template then needs none)."""
+def _flow_spec(manifest: Path, template: Path) -> FlowSpec | None:
+    """The s.yaml flow whose ``definition`` is ``template``; None when the manifest is missing,
+    invalid or names no such flow (the template then needs no definitionVars)."""
     try:
         flows = load_manifest(manifest, account_id=DEFAULT_ACCOUNT_ID).flows
     except DeployerError:
-        return {}
+        return None
     target = template.resolve()
-    return next((f.definition_vars for f in flows if f.definition.resolve() == target), {})
+    return next((f for f in flows if f.definition.resolve() == target), None)
 
 
 def parse_input(text: str | None, base: Path) -> Any:

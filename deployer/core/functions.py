@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from deployer.cloud.fc import FunctionComputeClient
-from deployer.cloud.logs import InvocationLog, LogSource
+from deployer.cloud.logs import FollowState, InvocationLog, LogSource
 from deployer.core.documents import read_json_document
 from deployer.errors import ExitCode, NotFoundError
 
-__all__ = ["InvokeResult", "LogsResult", "invoke_function", "parse_event", "recent_logs"]
+__all__ = ["InvocationLog", "InvokeResult", "LogsResult", "follow_logs", "invoke_function",
+           "next_logs", "parse_event", "recent_logs"]
+
+#: How often ``deploy logs --follow`` asks for new logs (seconds).
+FOLLOW_POLL_SECONDS = 1.0
+_sleep = time.sleep  # the wait between polls when none is injected
 
 
 def parse_event(text: str | None, base: Path | None = None) -> bytes:
@@ -79,6 +86,7 @@ def invoke_function(fc: FunctionComputeClient, name: str, event: bytes) -> Invok
 class LogsResult:
     function: str
     invocations: tuple[InvocationLog, ...]
+    following: bool = False  # more will follow (deploy logs --follow)
 
 
 def recent_logs(fc: FunctionComputeClient, source: LogSource, function: str, limit: int
@@ -97,3 +105,30 @@ def _require_function(fc: FunctionComputeClient, name: str) -> None:
         raise NotFoundError(f"function {name} does not exist",
                             hint="deploy it with `deploy up`; s.yaml names its functions under "
                             "functionName")
+
+
+def next_logs(source: LogSource, function: str, state: FollowState | None, *,
+              sleep: Callable[[float], None] | None = None,
+              interval: float = FOLLOW_POLL_SECONDS) -> tuple[list[InvocationLog], FollowState]:
+    """Wait for what ``function`` logs next: one poll after ``interval`` seconds (the first
+    call returns at once). The one place that waits, so a streaming read can replace it."""
+    if state is not None:
+        (sleep or _sleep)(interval)
+    return source.poll(function, state)
+
+
+def follow_logs(fc: FunctionComputeClient, source: LogSource, function: str, *,
+                sleep: Callable[[float], None] | None = None) -> Iterator[InvocationLog]:
+    """Every invocation log of ``function`` from this call on, as it arrives (until the caller
+    stops iterating, or NotFoundError, exit 4, once the function is deleted). The starting
+    point is taken here, before anything is iterated, so nothing logged after the call is
+    missed."""
+    _require_function(fc, function)
+    found, state = next_logs(source, function, None, sleep=sleep)
+
+    def arriving(found: list[InvocationLog], state: FollowState) -> Iterator[InvocationLog]:
+        while True:
+            yield from found
+            found, state = next_logs(source, function, state, sleep=sleep)
+
+    return arriving(found, state)

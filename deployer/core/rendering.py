@@ -4,16 +4,17 @@ YAML file read verbatim."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from deployer.config.specs import FlowSpec
+from deployer.core.template_map import TemplateLineMap, build_line_map
 from deployer.errors import InvalidInputError, NotFoundError
 
-__all__ = ["RenderedFlow", "TemplateError", "render_flow", "template_context"]
+__all__ = ["RenderedFlow", "TemplateError", "WrittenFlow", "render_flow", "template_context"]
 
 
 class TemplateError(InvalidInputError):
@@ -29,15 +30,26 @@ class TemplateError(InvalidInputError):
 
 @dataclass(frozen=True, slots=True)
 class RenderedFlow:
-    """A flow definition ready for CloudFlow: its name, FDL text and the file it came from."""
+    """A flow definition ready for CloudFlow: its name, FDL text and the file it came from;
+    ``line_map`` maps rendered positions to template ones (None for plain YAML files, or when
+    the template cannot be mapped)."""
 
     flow: str
     text: str
     source_path: Path
     execution_mode: str = "Standard"
+    line_map: TemplateLineMap | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"flow": self.flow, "definition": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenFlow:
+    """A rendered flow written to a file (``deploy render -o FILE``)."""
+
+    flow: str
+    path: Path
 
 
 def template_context(spec: FlowSpec, *, region: str, account_id: str) -> dict[str, Any]:
@@ -69,21 +81,30 @@ def render_flow(
     except OSError as exc:
         raise TemplateError(shown, None, f"cannot read the flow definition: {exc.strerror}"
                             ) from None
-    text = source
+    text, line_map = source, None
     if spec.is_template:
         context = template_context(spec, region=region, account_id=account_id)
-        text = render_template(source, shown, context)
-    return RenderedFlow(spec.name, text, spec.definition, spec.execution_mode.value)
+        text, line_map = render_mapped(source, shown, context)
+    return RenderedFlow(spec.name, text, spec.definition, spec.execution_mode.value, line_map)
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                              autoescape=False)
+
+
+def render_mapped(source: str, shown: str, context: Mapping[str, Any]
+                  ) -> tuple[str, TemplateLineMap | None]:
+    """:func:`render_template`, plus the map from rendered to template positions (see
+    :mod:`deployer.core.template_map`; None when the template cannot be mapped)."""
+    text = render_template(source, shown, context)
+    return text, build_line_map(_environment(), source, context, text)
 
 
 def render_template(source: str, shown: str, context: Mapping[str, Any]) -> str:
     """Render Jinja2 ``source`` with ``context`` (StrictUndefined); TemplateError naming
     ``shown`` and the line on a syntax error or an undefined variable."""
-    env = jinja2.Environment(
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
+    env = _environment()
     try:
         template = env.from_string(source)
     except jinja2.TemplateSyntaxError as exc:

@@ -26,7 +26,11 @@ if TYPE_CHECKING:
     from deployer.config.specs import FlowSpec, Manifest
     from deployer.core.validation import FlowReport
 
-__all__ = ["ValidatedFlows", "check_flow_once"]
+__all__ = ["PLACEHOLDER_ACCOUNT_ID", "ValidatedFlows", "check_flow_once"]
+
+#: The account flows are checked with before the real one is known (16 digits, like a real
+#: account id, so ARN shapes still check).
+PLACEHOLDER_ACCOUNT_ID = "0000000000000000"
 
 FILE_NAME = "validated.json"
 MAX_ENTRIES = 32
@@ -38,7 +42,8 @@ def _code_fingerprint() -> str:
     import deployer
 
     package = Path(deployer.__file__).resolve().parent
-    sources = [package / "core" / name for name in ("rendering.py", "validation.py")]
+    sources = [package / "core" / name
+               for name in ("rendering.py", "template_map.py", "validation.py")]
     sources += sorted((package / "fdl").rglob("*.py"))
     digest = hashlib.sha256(deployer.__version__.encode())
     for path in sources:

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from deployer.config.manifest import Manifest, ManifestError, ManifestProblem, load_manifest
+from deployer.config.settings import check_region
 from deployer.config.specs import FlowSpec
 from deployer.core.rendering import RenderedFlow, TemplateError, render_flow
+from deployer.core.template_map import TemplateLineMap
+from deployer.core.validated import PLACEHOLDER_ACCOUNT_ID
 from deployer.errors import DeployerError, ExitCode
 from deployer.fdl import Diagnostic, Scope, Severity, TaskState, check_flow
 from deployer.fdl.ast import MapState, ParallelState, Template
@@ -26,12 +29,13 @@ __all__ = [
     "PLACEHOLDER_ACCOUNT_ID",
     "FlowReport",
     "ProjectCode",
+    "RenderedAt",
     "ValidationReport",
     "cross_reference",
+    "on_template",
     "validate_project",
 ]
 
-PLACEHOLDER_ACCOUNT_ID = "0000000000000000"
 _FC_ARN = re.compile(
     r"^acs:fc:(?P<region>[^:]*):(?P<account>[^:]*):functions/(?P<name>[^/]+)(?:/(?P<q>[^/]+))?$"
 )
@@ -48,23 +52,63 @@ class ProjectCode:
 
 
 @dataclass(frozen=True, slots=True)
+class RenderedAt:
+    """Where a diagnostic of a template points in the rendered flow (secondary information)."""
+
+    file: str
+    line: int
+    column: int
+
+    def text(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.file, "line": self.line, "column": self.column}
+
+
+@dataclass(frozen=True, slots=True)
 class FlowReport:
-    """The diagnostics of one flow; ``rendered`` is the file they point into."""
+    """The diagnostics of one flow. For a template they name the template's own lines (the
+    ones the user edits), and ``rendered_at`` holds, for each diagnostic, its position in the
+    rendered file ``rendered`` (None when it could not be mapped to the template)."""
 
     name: str
     diagnostics: tuple[Diagnostic, ...]
     rendered: Path | None = None
+    template: str | None = None
+    rendered_at: tuple[RenderedAt | None, ...] = ()
 
     @property
     def ok(self) -> bool:
         return not any(d.severity is Severity.ERROR for d in self.diagnostics)
 
+    def _rendered(self, index: int) -> RenderedAt | None:
+        return self.rendered_at[index] if index < len(self.rendered_at) else None
+
+    def lines(self, diagnostics: tuple[Diagnostic, ...] | None = None) -> list[str]:
+        """Each diagnostic (or each of ``diagnostics``) on one line, the rendered position in
+        brackets after it."""
+        out = []
+        for index, diagnostic in enumerate(self.diagnostics):
+            if diagnostics is not None and diagnostic not in diagnostics:
+                continue
+            rendered = self._rendered(index)
+            suffix = f" [rendered {rendered.text()}]" if rendered else ""
+            out.append(diagnostic.format() + suffix)
+        return out
+
     def to_json(self) -> dict[str, Any]:
+        diagnostics = []
+        for index, diagnostic in enumerate(self.diagnostics):
+            rendered = self._rendered(index)
+            diagnostics.append({**diagnostic.to_json(),
+                                "rendered": rendered.to_json() if rendered else None})
         return {
             "name": self.name,
             "ok": self.ok,
+            "template": self.template,
             "rendered": str(self.rendered) if self.rendered else None,
-            "diagnostics": [d.to_json() for d in self.diagnostics],
+            "diagnostics": diagnostics,
         }
 
 
@@ -116,8 +160,11 @@ def validate_project(
     ``region`` overrides each flow's region for rendering (default: the manifest's);
     ``account_id`` defaults to ``PLACEHOLDER_ACCOUNT_ID`` (ARNs are then checked for shape and
     consistency, not against a real account). Writes the rendered flows under
-    ``rendered_dir``. Raises NotFoundError when the manifest file does not exist.
+    ``rendered_dir``. Raises NotFoundError when the manifest file does not exist and
+    InvalidInputError for a ``region`` without CloudFlow (the rule every command applies).
     """
+    if region is not None:
+        check_region(region)
     account = account_id or PLACEHOLDER_ACCOUNT_ID
     try:
         manifest = load_manifest(manifest_path, env=env, account_id=account)
@@ -155,7 +202,25 @@ def check_one_flow(
         found = cross_reference(manifest, check.flow.scope, region=region, account_id=account_id)
         diagnostics += [d.with_source(source) for d in found]
     diagnostics.sort(key=lambda d: (d.line, d.column, d.code))
-    return FlowReport(spec.name, tuple(diagnostics), source_file)
+    if not spec.is_template:
+        return FlowReport(spec.name, tuple(diagnostics), source_file)
+    template = _relative(spec.definition, manifest.project_dir)
+    mapped = [on_template(d, rendered.line_map, template) for d in diagnostics]
+    return FlowReport(spec.name, tuple(d for d, _ in mapped), source_file, template,
+                      tuple(r for _, r in mapped))
+
+
+def on_template(diagnostic: Diagnostic, line_map: TemplateLineMap | None,
+                 template: str) -> tuple[Diagnostic, RenderedAt | None]:
+    """``diagnostic`` moved to the template line that produced its rendered line, with the
+    rendered position kept as secondary information; unchanged when it cannot be mapped."""
+    where = line_map.lookup(diagnostic.line, diagnostic.column) \
+        if line_map is not None and diagnostic.line else None
+    if where is None:
+        return diagnostic, None
+    rendered = RenderedAt(diagnostic.source or "", diagnostic.line, diagnostic.column)
+    moved = replace(diagnostic, line=where[0], column=where[1], source=template)
+    return moved, rendered
 
 
 def cross_reference(

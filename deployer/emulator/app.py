@@ -19,12 +19,14 @@ from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.fc_tasks import FunctionInvoker
 from deployer.emulator.services.flows import FlowService
 from deployer.emulator.services.functions import FunctionService
+from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.roles import RoleService
 from deployer.emulator.services.security_tokens import SecurityTokenService
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.identity import Identity, load_or_create_identity
+from deployer.emulator.store.log_repos import InvocationLogRepo
 from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
 
 __all__ = ["DB_FILE", "Emulator", "Engine", "default_runtime"]
@@ -70,6 +72,7 @@ class Emulator:
                                            self.authorizer)
         self.functions = FunctionService(self.function_repo, self.invocation_repo, self.code,
                                          self.runtime, clock, tokens=self.tokens)
+        self.logs = LogService(self.function_repo, InvocationLogRepo(self.db))
         self.flow_repo = FlowRepo(self.db)
         self.flows = FlowService(self.flow_repo, clock, self.roles.role_trusts)
         self.flow_engine = FlowEngine(self.db, clock,

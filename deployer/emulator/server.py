@@ -28,6 +28,7 @@ from deployer.emulator.api.fc import FcApi
 from deployer.emulator.api.http import Headers, HttpRequest, HttpResponse
 from deployer.emulator.api.ram import RamApi
 from deployer.emulator.api.router import Router, fc_request_id
+from deployer.emulator.api.sls import SlsApi
 from deployer.emulator.api.sts import StsApi
 from deployer.emulator.app import Emulator, Engine
 from deployer.emulator.clock import Clock, SystemClock
@@ -135,6 +136,7 @@ class EmulatorServer:
         self.router.access = RequestAccess(ident.account_id, ident.secret_for,
                                            self.emulator.tokens, self.emulator.authorizer)
         self.router.add_roa(FcApi(self.emulator.functions))
+        self.router.add_roa(SlsApi(self.emulator.logs, ident.secret_for))
         self.router.add_rpc(RamApi(self.emulator.roles))
         self.router.add_rpc(StsApi(self.emulator.tokens))
         self.router.add_rpc(CloudFlowApi(self.emulator.flows, self.emulator.executions))

@@ -47,9 +47,11 @@ __all__ = ["EMULATED_HOSTS", "Routing", "UnmockedRequestError", "install"]
 
 EMULATED_HOSTS = re.compile(
     r"(?:fcv3\.[a-z0-9-]+|\d+\.[a-z0-9-]+\.fc|[a-z0-9-]+\.fc|fc\.[a-z0-9-]+|ram"
-    r"|sts(?:-vpc)?(?:\.[a-z0-9-]+)?|[a-z0-9-]+\.fnf|fnf\.[a-z0-9-]+)\.aliyuncs\.com"
+    r"|sts(?:-vpc)?(?:\.[a-z0-9-]+)?|[a-z0-9-]+\.fnf|fnf\.[a-z0-9-]+"
+    r"|[a-z0-9-]+\.[a-z0-9-]+\.log)\.aliyuncs\.com"
 )
-"""Function Compute 3.0, CloudFlow, RAM and STS endpoints (public, VPC and regional forms)."""
+"""Function Compute 3.0, CloudFlow, RAM, STS and Log Service (``<project>.<region>.log``)
+endpoints (public, VPC and regional forms)."""
 
 # aiohttp's public entry points -> the position of their URL argument (``self`` counted)
 AIOHTTP_SESSION_METHODS = {"request": 2, "get": 1, "options": 1, "head": 1, "post": 1,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,16 +12,6 @@ from deployer.cli.main import cli
 from deployer.errors import ExitCode
 
 ACCOUNT = "1234567890123456"
-
-
-@pytest.fixture
-def project(tmp_path: Path, project_root: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    shutil.copy(project_root / "s.yaml", root / "s.yaml")
-    shutil.copytree(project_root / "functions", root / "functions")
-    shutil.copytree(project_root / "templates", root / "templates")
-    return root
 
 
 @pytest.fixture
@@ -58,12 +47,27 @@ def test_render_json_and_out_file(run, project: Path) -> None:
     assert f"acs:fc:cn-shanghai:{ACCOUNT}:functions/GetJobStatus/LATEST" in written
 
 
-def test_render_account_from_env_or_a_clear_error(run) -> None:
+def test_render_account_from_env_or_the_local_emulator(run, project: Path) -> None:
     result = run("render", env={"ALIBABA_CLOUD_ACCOUNT_ID": "42"})
     assert "acs:fc:cn-hangzhou:42:functions/StartJob/LATEST" in result.stdout
-    result = run("render")
-    assert result.exit_code == ExitCode.USAGE
-    assert "pass --account-id" in result.stderr and "Traceback" not in result.stderr
+    result = run("render")  # the local target's account, as `deploy up` would deploy it
+    assert result.exit_code == 0, result.stderr
+    credentials = json.loads(run("emulator", "credentials", "--output", "json").stdout)
+    account = credentials["account_id"]
+    assert f"acs:fc:cn-hangzhou:{account}:functions/StartJob/LATEST" in result.stdout
+    assert sorted(p.name for p in (project / ".deploy" / "emulator").iterdir()) == [
+        "identity.json"]  # the emulator was not started
+    again = run("render")
+    assert again.stdout == result.stdout
+
+
+def test_render_validate_and_flow_test_apply_the_region_rule_of_up(run) -> None:
+    for command in (["render"], ["validate"], ["flow", "test", "templates/flow.yaml.j2"],
+                    ["plan"], ["up"]):
+        result = run(*command, "--region", "xx")
+        assert result.exit_code == ExitCode.INVALID_INPUT, command
+        assert "Error: region 'xx' does not offer CloudFlow" in result.stderr
+        assert "Hint: use one of: cn-hangzhou" in result.stderr and result.stdout == ""
 
 
 def test_render_unknown_flow(run) -> None:
@@ -126,8 +130,9 @@ def test_validate_flow_errors_and_cross_references(run, project: Path) -> None:
     assert result.exit_code == ExitCode.INVALID_INPUT
     assert "warning PRJ002: States[3](GetJobStatus).Parameters.resourceArn: invokes function " \
            "'GetJobStatsu', which s.yaml does not define in cn-hangzhou" in result.stdout
-    assert ".deploy/rendered/MyWorkFlow.yaml:" in result.stdout
-    assert "error FDL402" in result.stdout
+    assert "templates/flow.yaml.j2:44:20: warning PRJ002" in result.stdout
+    assert "[rendered .deploy/rendered/MyWorkFlow.yaml:32:20]" in result.stdout
+    assert "templates/flow.yaml.j2:36:14: error FDL402" in result.stdout
 
 
 def test_validate_region_mismatch_is_an_error(run, project: Path) -> None:
@@ -137,7 +142,11 @@ def test_validate_region_mismatch_is_an_error(run, project: Path) -> None:
         "acs:fc:cn-beijing:{{ account_id }}:functions/{{ start_job_function }}"))
     document = json.loads(run("validate", "--output", "json").stdout)
     (diag,) = document["flows"][0]["diagnostics"]
-    assert (diag["code"], diag["severity"], diag["line"]) == ("PRJ003", "error", 12)
+    # on the template line the user edits, the rendered position as secondary information
+    assert (diag["code"], diag["severity"], diag["source"], diag["line"], diag["column"]) == \
+        ("PRJ003", "error", "templates/flow.yaml.j2", 24, 20)
+    assert diag["rendered"] == {"source": ".deploy/rendered/MyWorkFlow.yaml", "line": 12,
+                                "column": 20}
     assert diag["path"] == "States[0](StartJob).Parameters.resourceArn"
 
 

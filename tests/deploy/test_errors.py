@@ -84,4 +84,5 @@ def test_invoke_and_logs(deploy):
     assert "Started job with ID" in ok["log"]
     assert missing.exit_code == 4 and "function NoSuchFunction does not exist" in missing.stderr
     assert logs.exit_code == 4
-    assert "Log Service (SLS)" in logs.stderr and "Hint:" in logs.stderr
+    assert "function StartJob has no logConfig" in logs.stderr
+    assert "Hint: add logConfig: {project: <SLS project>, logstore: <logstore>}" in logs.stderr

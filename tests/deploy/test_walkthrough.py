@@ -75,7 +75,8 @@ def test_no_wait_then_status_and_history(deploy):
         deploy("up")
         started = deploy.json("execute", "--delay", "5", "--name", "run-1", "--no-wait")
         assert started == {"flow": "MyWorkFlow", "name": "run-1", "status": started["status"],
-                           "started_time": started["started_time"],
+                           "started_time": started["started_time"], "input": {"delay": 5},
+                           "attached": False,
                            "console_url": "https://fnf.console.aliyun.com/fnf/cn-hangzhou/flows"
                                           "/item/MyWorkFlow/executions/item/run-1"}
         waited = deploy.json("status", "run-1", "--wait")

@@ -114,5 +114,5 @@ def test_the_seed_template_is_the_repository_app():
 
 def test_init_help_examples_name_real_templates():
     result = _deploy("init", "--help")
-    assert "deploy init my-app --template blank" in result.stdout
+    assert "deploy init my-blank --template blank" in result.stdout
     assert "[default: seed]" in result.stdout

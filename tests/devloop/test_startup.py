@@ -78,12 +78,13 @@ def test_a_damaged_validation_record_only_costs_a_validation(app):
     with mock_cloud() as cloud:
         first = cloud.deploy_project(app)
         record = cloud.workspace(app) / "rendered" / "validated.json"
-        assert json.loads(record.read_text())["flows"]
+        verdicts = json.loads(record.read_text())["flows"]
         record.write_text("{not json")
         again = cloud.deploy_project(app)
         rewritten = json.loads(record.read_text())
     assert first.write_calls == 6 and again.write_calls == 0
-    assert len(rewritten["flows"]) == 1
+    # one clean verdict per check: before connecting (placeholder account) and for the account
+    assert len(verdicts) == 2 and rewritten["flows"] == verdicts
 
 
 def test_version_and_completion():

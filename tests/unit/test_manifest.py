@@ -124,7 +124,12 @@ BROKEN = [
     (FUNCTION + "      environmentVariables:\n        BIG: " + "x" * 4100 + "\n",
      "s.yaml:12:7: resources.fn.props.environmentVariables: names and values total 4103 bytes"),
     (FUNCTION + "      logConfig: auto\n",
-     "s.yaml:12:7: resources.fn.props.logConfig: not supported by this deployer"),
+     "s.yaml:12:7: resources.fn.props.logConfig: 'auto' (creating Log Service resources) is "
+     "not supported"),
+    (FUNCTION + "      logConfig: {project: my-logs, logstore: X}\n",
+     "s.yaml:12:37: resources.fn.props.logConfig.logstore: must be a logstore name"),
+    (FUNCTION + "      logConfig: {logstore: fc-logs}\n",
+     "s.yaml:12:7: resources.fn.props.logConfig.project: required prop 'project' is missing"),
     (FUNCTION + "      internetAccess: yes please\n",
      "s.yaml:12:7: resources.fn.props.internetAccess: must be true or false"),
     (FUNCTION.replace("resources:", "flow:\n  deploy: [[fn]]\nresources:"),

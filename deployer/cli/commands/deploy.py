@@ -9,48 +9,54 @@ import click
 from rich.text import Text
 
 from deployer.cli.context import AppContext, CloudSession, pass_app
-from deployer.cli.options import TargetOptions, output_option, target_options
+from deployer.cli.options import TargetOptions, output_option, target_options, yes_option
 from deployer.cli.render import Renderer, view
+from deployer.core.apply import ResourceResult
 from deployer.core.deploy import (
     DeploymentRecord,
     DownResult,
-    PlannedDeploy,
     PlanSummary,
     UpSummary,
     apply_deploy,
     desired_state,
     plan_deploy,
+    precheck_flows,
     remove_deployment,
 )
 from deployer.core.locking import project_lock
-from deployer.core.plan import ActionKind
+from deployer.core.plan import Action, ActionKind, Plan
 from deployer.errors import OperationError
 
 UP_EPILOG = """\b
 Examples:
   deploy up                                    the local emulator (started when needed)
   deploy up --target aliyun --region cn-hangzhou --yes
-  deploy up --target aliyun --output json | jq '.resources[] | {name, arn, action}'
+  deploy up -y --output json | jq '.resources[] | {name, arn, action}'
 \b
-Packages the functions, renders the flow, plans with read-only calls, then applies. On a
-terminal it asks before changing anything; --yes, --output json or a non-interactive stdin
-skip the question. A second run with nothing changed makes no write call.
+Packages the functions, renders and checks the flow, plans with read-only calls, then applies.
+On a terminal it shows the plan and asks before changing anything; --yes, --output json or a
+non-interactive stdin skip the question. Resources that an earlier `deploy up` created but
+s.yaml no longer declares are deleted only when confirmed or with --yes; otherwise they are
+kept and listed. A second run with nothing changed makes no write call.
 """
 
 PLAN_EPILOG = """\b
 Examples:
   deploy plan                                  against the local emulator
   deploy plan --target aliyun --region cn-hangzhou
-  deploy plan --output json | jq -e '.changes'     CI: fail the step when there are changes
+  deploy plan --output json | jq -e '.changes | not'   CI: fail the step when anything changes
+  deploy plan --output json | jq -r '.resources[].diff // empty'
 \b
-Uses read-only calls only. Exit 0 with or without changes; read .changes from the JSON.
+Uses read-only calls only. Each change shows the old and new value of every setting (code by
+its CRC-64 checksum) and a unified diff of the flow definition; resources s.yaml no longer
+declares are listed as deletions. Exit 0 with or without changes; read .changes from the JSON.
 """
 
 DOWN_EPILOG = """\b
 Examples:
   deploy down                                  asks first on a terminal
   deploy down --yes --output json
-  deploy down --target aliyun --region cn-hangzhou --yes
+  deploy down --target aliyun --region cn-hangzhou -y
 \b
 Removes only what `deploy up` recorded in .deploy/state/ (nothing it adopted); a second run
 says there is nothing to remove.
@@ -58,55 +64,78 @@ says there is nothing to remove.
 
 SYMBOLS = {ActionKind.CREATE: ("+", "green"), ActionKind.UPDATE: ("~", "yellow"),
            ActionKind.NO_CHANGE: ("=", "dim"), ActionKind.DELETE: ("-", "red")}
+DONE = {ActionKind.CREATE: "created", ActionKind.UPDATE: "updated",
+        ActionKind.NO_CHANGE: "unchanged", ActionKind.DELETE: "deleted"}
 
 
-def _action_lines(rows: Sequence[tuple[str, str, ActionKind, str, Sequence[str]]],
-                  verb: bool) -> Text:
+def _details(text: Text, item: Action | ResourceResult) -> None:
+    """The settings (old -> new) and the document diff under a resource line."""
+    for setting in item.settings:
+        if setting.name != "code" or setting.old is not None:
+            text.append(f"      {setting.text()}\n")
+    for note in getattr(item, "notes", ()):
+        text.append(f"      {note}\n", style="dim")
+    for line in item.diff.splitlines():
+        style = "green" if line.startswith("+") else "red" if line.startswith("-") else \
+            "cyan" if line.startswith("@@") else "dim"
+        text.append(f"      {line}\n", style=style)
+
+
+def _action_lines(items: Sequence[Action | ResourceResult], *, done: bool,
+                  details: bool) -> Text:
     text = Text()
-    width = max((len(r[1]) for r in rows), default=0)
-    for kind, name, action, arn, changes in rows:
-        symbol, style = SYMBOLS[action]
-        label = {ActionKind.CREATE: "created", ActionKind.UPDATE: "updated",
-                 ActionKind.NO_CHANGE: "unchanged"}.get(action, action.value) if verb \
-            else action.value
-        detail = ", ".join(changes) if action is ActionKind.UPDATE else arn
+    width = max((len(i.name) for i in items), default=0)
+    for item in items:
+        kind = item.kind if isinstance(item, Action) else item.action
+        symbol, style = SYMBOLS[kind]
+        label = DONE[kind] if done else kind.value
+        outcome = getattr(item, "outcome", "")
+        if outcome and outcome != "deleted":
+            label, style = outcome.split(":")[0], "yellow"
         text.append(f"  {symbol} {label:<10}", style=style)
-        text.append(f"{kind:<9}{name:<{width + 2}}{detail}".rstrip() + "\n")
+        detail = outcome if outcome.startswith("kept") else item.arn
+        text.append(f"{item.resource.value:<9}{item.name:<{width + 2}}{detail}".rstrip() + "\n")
+        if details and kind is not ActionKind.NO_CHANGE:
+            _details(text, item)
     return text
 
 
-def _counts(actions: Sequence[ActionKind]) -> str:
-    created = sum(a is ActionKind.CREATE for a in actions)
-    updated = sum(a is ActionKind.UPDATE for a in actions)
-    return f"{created} to create, {updated} to update, {len(actions) - created - updated} " \
-           "unchanged"
+def _counts(kinds: Sequence[ActionKind], *, done: bool) -> str:
+    words = ("created", "updated", "deleted") if done else ("to create", "to update",
+                                                             "to delete")
+    counts = [sum(k is kind for k in kinds) for kind in
+              (ActionKind.CREATE, ActionKind.UPDATE, ActionKind.DELETE)]
+    parts = [f"{n} {w}" for n, w in zip(counts, words, strict=True)
+             if n or w not in ("deleted", "to delete")]
+    return ", ".join(parts) + f", {kinds.count(ActionKind.NO_CHANGE)} unchanged"
 
 
 @view(PlanSummary)
 def _plan_view(summary: PlanSummary) -> Text:
     plan = summary.plan
-    rows = [(a.resource.value, a.name, a.kind, a.arn, a.changes) for a in plan.actions]
     text = Text(f"Plan for {summary.target}, region {plan.region}, account "
                 f"{plan.account_id}:\n")
-    text.append_text(_action_lines(rows, verb=False))
+    text.append_text(_action_lines(plan.actions, done=False, details=True))
     if not plan.has_changes:
         text.append("No changes: everything is up to date.")
     else:
-        text.append(f"Plan: {_counts([a.kind for a in plan.actions])}.")
+        text.append(f"Plan: {_counts([a.kind for a in plan.actions], done=False)}.")
     return text
 
 
 @view(UpSummary)
 def _up_view(summary: UpSummary) -> Text:
     r = summary.result
-    rows = [(x.resource.value, x.name, x.action, x.arn, x.changes) for x in r.resources]
-    if not r.changed:
-        text = Text(f"No changes: all {len(rows)} resources are up to date (0 write calls).\n")
+    applied = [x for x in r.resources if not x.outcome.startswith("kept")]
+    if not r.changed and not r.kept:
+        text = Text(f"No changes: all {len(applied)} resources are up to date (0 write calls).\n")
     else:
-        counts = _counts([x.action for x in r.resources]).replace("to create", "created")
-        counts = counts.replace("to update", "updated")
+        counts = _counts([x.action for x in applied], done=True)
         text = Text(f"Deployed: {counts} ({r.write_calls} write calls).\n")
-    text.append_text(_action_lines(rows, verb=True))
+    text.append_text(_action_lines(r.resources, done=True, details=False))
+    if r.kept:
+        text.append(f"Kept {len(r.kept)} resource(s) that s.yaml no longer declares; "
+                    "`deploy up --yes` removes them.\n", style="yellow")
     text.append("Next: deploy execute --delay 20", style="dim")
     return text
 
@@ -135,14 +164,22 @@ def _record(app: AppContext, session: CloudSession) -> DeploymentRecord:
                                  session.settings.region)
 
 
-def _prepare(app: AppContext, session: CloudSession) -> PlannedDeploy:
+def _connect(app: AppContext, target: TargetOptions) -> CloudSession:
+    """Check the templates (no network, placeholder account), then connect: a broken flow
+    fails before any emulator is started or any cloud call is made."""
+    manifest = app.manifest()
+    precheck_flows(manifest, region=target.region, rendered_dir=app.deploy_dir / "rendered")
+    return app.cloud(target)
+
+
+def _prepare(app: AppContext, session: CloudSession, record: DeploymentRecord) -> Plan:
     manifest = app.manifest(session.account_id)
     state = desired_state(manifest, region=session.settings.region,
                           account_id=session.account_id, build_dir=app.deploy_dir / "build",
                           rendered_dir=app.deploy_dir / "rendered",
                           progress=app.renderer.progress)
     app.renderer.progress("Planning (read-only calls)")
-    return plan_deploy(state, session.clients)
+    return plan_deploy(state, session.clients, record)
 
 
 @click.command("plan", epilog=PLAN_EPILOG)
@@ -152,35 +189,42 @@ def _prepare(app: AppContext, session: CloudSession) -> PlannedDeploy:
 def plan(app: AppContext, target: TargetOptions, output: str) -> None:
     """Show what `deploy up` would change, changing nothing (exit 0 either way)."""
     app.use_output(output)
-    session = app.cloud(target)
-    planned = _prepare(app, session)
-    app.render(PlanSummary(session.settings.target.value, planned.plan))
+    session = _connect(app, target)
+    planned = _prepare(app, session, _record(app, session))
+    app.render(PlanSummary(session.settings.target.value, planned))
 
 
 @click.command("up", epilog=UP_EPILOG)
 @target_options
-@click.option("-y", "--yes", is_flag=True, help="Apply without asking.")
+@yes_option("Apply without asking (and delete what s.yaml no longer declares).")
 @output_option
 @pass_app
 def up(app: AppContext, target: TargetOptions, yes: bool, output: str) -> None:
     """Package, plan and deploy the functions, the flow's role and the flow."""
     renderer = app.use_output(output)
-    session = app.cloud(target)
+    session = _connect(app, target)
     with project_lock(app.deploy_dir, "up"):
-        planned = _prepare(app, session)
+        record = _record(app, session)
+        planned = _prepare(app, session, record)
         label = session.settings.target.value
-        if planned.plan.has_changes and _interactive(renderer, yes):
-            renderer.result(PlanSummary(label, planned.plan))
+        prune = yes
+        if planned.has_changes and _interactive(renderer, yes):
+            renderer.result(PlanSummary(label, planned))
             if not click.confirm("Apply these changes?", default=False):
                 raise OperationError("cancelled: nothing was changed")
-        record = _record(app, session)
-        result = apply_deploy(planned, session.clients, record, progress=renderer.progress)
+            prune = True
+        elif planned.deletions and not yes:
+            names = ", ".join(f"{a.resource.value} {a.name}" for a in planned.deletions)
+            renderer.warn(f"s.yaml no longer declares {names}; keeping it (pass --yes to "
+                          "delete it)")
+        result = apply_deploy(planned, session.clients, record, prune=prune,
+                              progress=renderer.progress)
     app.render(UpSummary(label, result, record.path))
 
 
 @click.command("down", epilog=DOWN_EPILOG)
 @target_options
-@click.option("-y", "--yes", is_flag=True, help="Remove without asking.")
+@yes_option("Remove without asking.")
 @output_option
 @pass_app
 def down(app: AppContext, target: TargetOptions, yes: bool, output: str) -> None:

@@ -14,7 +14,7 @@ from deployer.cli.context import AppContext, CloudSession, pass_app
 from deployer.cli.live import ExecutionMonitor
 from deployer.cli.options import TargetOptions, output_option, target_options
 from deployer.cli.render import Renderer, view
-from deployer.core import executions
+from deployer.core import execution_start, executions
 from deployer.core.dev import DevSession, DevTarget, DevUpdate, run_dev_loop
 from deployer.core.executions import ExecutionResult
 from deployer.core.watching import FileWatcher
@@ -101,7 +101,7 @@ class LiveExecutions:
         self.stop_showing()
         flows = self.session.clients.flows
         try:
-            info = executions.start(flows, self.flow, self.input_json)
+            info = execution_start.start(flows, self.flow, self.input_json)
             definition = executions.execution_flow(flows, self.flow)
         except DeployerError as exc:
             self.renderer.warn(f"cannot start an execution of {self.flow}: {exc.message}")

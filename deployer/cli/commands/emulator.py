@@ -8,17 +8,26 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from deployer.cli.context import AppContext, pass_app
+from deployer.cli.context import AppContext, active_mock, pass_app
 from deployer.cli.options import output_option
 from deployer.cli.render import view
 from deployer.emulator import daemon
 from deployer.emulator.daemon import Credentials, EmulatorStatus
-from deployer.errors import ExitCode
+from deployer.errors import ExitCode, OperationError
 
 DEFAULT_STATE_DIR = Path(".deploy/emulator")
 
 
 def _state_dir(app: AppContext, state_dir: Path | None) -> Path:
+    """The emulator's state directory; refused inside ``mock_cloud()``, where every command
+    uses the in-process cloud (``--help`` still works: it never gets here)."""
+    mock = active_mock()
+    if mock is not None:
+        raise OperationError(
+            "`deploy emulator` manages background emulators; inside mock_cloud() every command "
+            f"uses the in-process cloud at {mock.endpoint}",
+            hint="run `deploy emulator` outside the mock_cloud() block (or the local_cloud "
+            "fixture)")
     return app.resolve(state_dir or DEFAULT_STATE_DIR)
 
 
@@ -143,7 +152,7 @@ def stop(app: AppContext, state_dir: Path | None, output: str) -> None:
 
 
 @emulator.command("reset", epilog=RESET_EPILOG)
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @state_dir_option
 @output_option
 @pass_app

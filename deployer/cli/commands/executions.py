@@ -1,9 +1,9 @@
-"""``deploy execute``, ``deploy status`` and ``deploy history``."""
+"""``deploy execute``, ``deploy status``, ``deploy history`` and ``deploy executions``."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -14,23 +14,24 @@ from deployer.cli.context import AppContext, CloudSession, pass_app
 from deployer.cli.live import ExecutionMonitor, path_text
 from deployer.cli.options import TargetOptions, output_option, target_options
 from deployer.cli.render import view
-from deployer.cloud.cloudflow import HistoryEvent
-from deployer.cloud.errors import CloudConnectionError
-from deployer.core import executions
+from deployer.core import execution_start, executions
 from deployer.core.console_links import execution_url
-from deployer.core.executions import ExecutionResult
-from deployer.errors import ExitCode
+from deployer.core.execution_start import Started
+from deployer.core.executions import STATUSES, ExecutionList, ExecutionResult, History
+from deployer.errors import DeployerError, ExitCode
 from deployer.fdl.progress import fold
 
 EXECUTE_EPILOG = """\b
 Examples:
   deploy execute --delay 20                    input {"delay": 20}; watch until it ends
-  deploy execute --input @event.json --name run-42
-  deploy execute --delay 30 --no-wait          start it and return
-  deploy execute --delay 20 --output json | jq .status
+  deploy execute --input '{"delay": 5}' --name run-42
+  deploy execute --delay 5 --no-wait           start it and return
+  deploy execute --delay 5 --output json | jq .status
 \b
 Exit 0 when the execution succeeds, 5 when it ends Failed, TimedOut or Stopped. Ctrl-C stops
-watching, not the execution: re-attach with `deploy status NAME --wait`.
+watching, not the execution: re-attach with `deploy status NAME --wait`. A --name that is
+still running is not started again: the command says so and attaches to it; a name that has
+already run is refused by CloudFlow (exit 1).
 """
 
 
@@ -39,30 +40,17 @@ def flow_option(fn: Any) -> Any:
                         help="Flow name (default: the flow in s.yaml).")(fn)
 
 
-@dataclass(frozen=True, slots=True)
-class Started:
-    """``deploy execute --no-wait``."""
+def _name_option(fn: Any) -> Any:
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return execution_start.check_execution_name(value)
+        except DeployerError as exc:
+            raise click.BadParameter(f"{exc.message}; {exc.hint}") from None
 
-    flow: str
-    name: str
-    status: str
-    started_time: str
-    console_url: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class History:
-    flow: str
-    name: str
-    events: tuple[HistoryEvent, ...]
-    console_url: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"flow": self.flow, "name": self.name, "console_url": self.console_url or None,
-                "events": [
-            {"EventId": e.event_id, "ScheduleEventId": e.schedule_event_id,
-             "StepName": e.step_name, "Type": e.type, "Time": e.time, "EventDetail": e.detail}
-            for e in self.events]}
+    return click.option("--name", callback=check,
+                        help="Execution name (default: exec-<time>-<random>).")(fn)
 
 
 @view(ExecutionResult)
@@ -87,7 +75,8 @@ def _result_view(result: ExecutionResult) -> Text:
 
 @view(Started)
 def _started_view(started: Started) -> Text:
-    return Text(f"Started execution {started.name} of {started.flow} ({started.status}).\n"
+    verb = "Attached to the running execution" if started.attached else "Started execution"
+    return Text(f"{verb} {started.name} of {started.flow} ({started.status}).\n"
                 f"Follow it: deploy status {started.name} --wait")
 
 
@@ -105,6 +94,23 @@ def _history_view(history: History) -> Table:
     return table
 
 
+@view(ExecutionList)
+def _executions_view(listing: ExecutionList) -> Table | Text:
+    if not listing.executions:
+        which = f" with status {listing.status}" if listing.status else ""
+        return Text(f"No executions of {listing.flow}{which}.")
+    table = Table(title=f"Executions of {listing.flow} (newest first)", box=None,
+                  header_style="bold")
+    for column in ("Name", "Status", "Started", "Stopped", "Duration"):
+        table.add_column(column, no_wrap=True)
+    for e in listing.executions:
+        style = {"Succeeded": "green", "Running": "yellow"}.get(e.status, "red")
+        duration = f"{e.duration_seconds:g} s" if e.duration_seconds is not None else ""
+        table.add_row(e.name, Text(e.status, style=style), e.started_time, e.stopped_time,
+                      duration)
+    return table
+
+
 def _flow(app: AppContext, flow_name: str | None) -> str:
     return flow_name or app.manifest().flow(None).name
 
@@ -117,12 +123,10 @@ def _console_url(app: AppContext, session: CloudSession, flow: str, name: str) -
 
 
 def _follow(app: AppContext, session: CloudSession, flow: str, name: str) -> ExecutionResult:
-    """Watch ``name`` to its end with the live view; Ctrl-C / a lost connection say how to
-    re-attach."""
+    """Watch ``name`` to its end with the live view; Ctrl-C says how to re-attach."""
     renderer = app.renderer
     console = renderer.err if renderer.is_json else renderer.out
     live = console.is_terminal and not renderer.is_json
-    reattach = f"re-attach with `deploy status {name} --wait`"
     definition = executions.execution_flow(session.clients.flows, flow)
 
     def instances(function: str, scheduled: int) -> str | None:
@@ -130,14 +134,18 @@ def _follow(app: AppContext, session: CloudSession, flow: str, name: str) -> Exe
 
     try:
         with ExecutionMonitor(console, definition, live=live, instances=instances) as monitor:
-            return executions.watch(session.clients.flows, flow, name,
-                                    on_event=monitor.on_event, on_tick=monitor.tick)
+            return executions.follow(session.clients.flows, flow, name, monitor.on_event,
+                                     on_tick=monitor.tick)
     except KeyboardInterrupt:
-        renderer.progress(f"Stopped watching; execution {name} keeps running: {reattach}.")
+        renderer.progress(f"Stopped watching; execution {name} keeps running: re-attach with "
+                          f"`deploy status {name} --wait`.")
         raise SystemExit(int(ExitCode.INTERRUPTED)) from None
-    except CloudConnectionError as exc:
-        exc.hint = f"the execution keeps running where it is; {reattach}"
-        raise
+
+
+def _shown(input_json: str) -> str:
+    if len(input_json) <= 200:
+        return input_json
+    return f"{input_json[:197]}... ({len(input_json.encode()):,} bytes)"
 
 
 @click.command("execute", epilog=EXECUTE_EPILOG)
@@ -146,7 +154,7 @@ def _follow(app: AppContext, session: CloudSession, flow: str, name: str) -> Exe
 @click.option("--delay", type=click.IntRange(min=0), metavar="SECONDS",
               help='Shorthand for the input {"delay": N}.')
 @click.option("--input", "input_text", metavar="JSON|@FILE", help="Execution input object.")
-@click.option("--name", help="Execution name (default: generated by the service).")
+@_name_option
 @click.option("--no-wait", is_flag=True, help="Start the execution and return at once.")
 @output_option
 @pass_app
@@ -157,21 +165,25 @@ def execute(app: AppContext, target: TargetOptions, flow_name: str | None, delay
     input_json = executions.parse_input(input_text, delay=delay, base=app.project_dir)
     session = app.cloud(target)
     flow = _flow(app, flow_name)
-    info = executions.start(session.clients.flows, flow, input_json, name)
-    shown = input_json if len(input_json) <= 200 else f"{input_json[:197]}... " \
-        f"({len(input_json.encode()):,} bytes)"
-    app.renderer.progress(f"Started execution {info.name} of {flow} with input {shown}")
-    url = _console_url(app, session, flow, info.name)
+    started = execution_start.start(session.clients.flows, flow, input_json, name)
+    if started.attached:
+        app.renderer.warn(f"execution {started.name} is already running (started "
+                          f"{started.started_time}, input {_shown(json.dumps(started.input))})"
+                          "; nothing new was started, attaching to it")
+    else:
+        app.renderer.progress(f"Started execution {started.name} of {flow} with input "
+                              f"{_shown(input_json)}")
+    url = _console_url(app, session, flow, started.name)
     if no_wait:
-        app.render(Started(flow, info.name, info.status, info.started_time, url))
+        app.render(replace(started, console_url=url))
         return
-    app.render(replace(_follow(app, session, flow, info.name), console_url=url))
+    app.render(replace(_follow(app, session, flow, started.name), console_url=url))
 
 
 STATUS_EPILOG = """\b
 Examples:
   deploy status                                the latest execution of the flow in s.yaml
-  deploy status exec-20260101T120000-1a2b3c --wait     follow it to its end (exit 0/5)
+  deploy status --wait                         follow the latest to its end (exit 0/5)
   deploy status --flow MyWorkFlow --output json | jq .status
 \b
 Exit 0 whatever the status without --wait; 4 when the flow or execution does not exist.
@@ -179,8 +191,16 @@ Exit 0 whatever the status without --wait; 4 when the flow or execution does not
 
 HISTORY_EPILOG = """\b
 Examples:
-  deploy history exec-20260101T120000-1a2b3c
-  deploy history exec-20260101T120000-1a2b3c --output json | jq '.events[] | .Type'
+  deploy history                               the latest execution's events
+  deploy history --output json | jq '.events[] | .Type'
+  deploy history --flow MyWorkFlow
+"""
+
+EXECUTIONS_EPILOG = """\b
+Examples:
+  deploy executions                            the 20 newest executions
+  deploy executions --status Failed --limit 5
+  deploy executions --output json | jq -r '.executions[].name'
 """
 
 
@@ -213,14 +233,31 @@ def status(app: AppContext, target: TargetOptions, flow_name: str | None, name: 
 @click.command("history", epilog=HISTORY_EPILOG)
 @target_options
 @flow_option
-@click.argument("name")
+@click.argument("name", required=False)
 @output_option
 @pass_app
-def history(app: AppContext, target: TargetOptions, flow_name: str | None, name: str,
+def history(app: AppContext, target: TargetOptions, flow_name: str | None, name: str | None,
             output: str) -> None:
-    """List an execution's history events."""
+    """List an execution's history events (default: the latest execution)."""
     app.use_output(output)
     session = app.cloud(target)
-    flow = _flow(app, flow_name)
-    events = tuple(executions.history(session.clients.flows, flow, name))
-    app.render(History(flow, name, events, _console_url(app, session, flow, name)))
+    found = executions.history(session.clients.flows, _flow(app, flow_name), name)
+    app.render(replace(found, console_url=_console_url(app, session, found.flow, found.name)))
+
+
+@click.command("executions", epilog=EXECUTIONS_EPILOG)
+@target_options
+@flow_option
+@click.option("--status", "status_filter", type=click.Choice(STATUSES, case_sensitive=False),
+              help="Only executions with this status.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True,
+              help="How many executions (newest first).")
+@output_option
+@pass_app
+def executions_command(app: AppContext, target: TargetOptions, flow_name: str | None,
+                       status_filter: str | None, limit: int, output: str) -> None:
+    """List the flow's executions, newest first."""
+    app.use_output(output)
+    session = app.cloud(target)
+    app.render(executions.list_executions(session.clients.flows, _flow(app, flow_name),
+                                          status=status_filter, limit=limit))

@@ -15,8 +15,8 @@ from deployer.core.flow_test import FlowTestRequest, FlowTestResult, parse_input
 
 @click.group("flow", epilog="""\b
 Examples:
-  deploy flow test templates/flow.yaml.j2 --input '{"delay": 20}'
-  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml --case NeverFinishes
+  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml --case HappyPath
+  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml --case NeverFinishes   exit 5
 """)
 def flow() -> None:
     """Run and inspect CloudFlow flow definitions locally."""
@@ -24,9 +24,27 @@ def flow() -> None:
 
 TEST_EPILOG = """\b
 Examples:
-  deploy flow test templates/flow.yaml.j2 --input '{"delay": 20}'
-  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml --case NeverFinishes
-  deploy flow test flow.yaml --input @input.json --output json | jq .status
+  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml --case HappyPath --input '{}'
+  deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml --case NeverFinishes   exit 5
+  deploy flow test flow.yaml --mocks mocks.yaml --case HappyPath --input @input.json --output json
+\b
+Every Task state needs a mocked answer. A mock file (Step Functions Local style):
+\b
+  TestCases:
+    HappyPath: {StartJob: Started, GetJobStatus: RunningThenSuccess}
+    NeverFinishes: {StartJob: Started, GetJobStatus: AlwaysRunning}
+  MockedResponses:
+    Started: {"0": {Return: {Body: {job_id: j-1}}}}
+    RunningThenSuccess:
+      "0": {Return: {Body: {job_id: j-1, job_status: running, try_count: 1}}}
+      "1": {Return: {Body: {job_id: j-1, job_status: success, try_count: 2}}}
+    AlwaysRunning:
+      "0": {Return: {Body: {job_id: j-1, job_status: running, try_count: 1}}}
+      "1-2": {Return: {Body: {job_id: j-1, job_status: running, try_count: 3}}}
+      "3": {Return: {Body: {job_id: j-1, job_status: running, try_count: 4}}}
+\b
+Entries are keyed by the task's invocation index ("0", or a range "1-3"); {Throw: {Code: ...,
+Detail: ...}} makes an invocation fail.
 """
 
 

@@ -11,12 +11,15 @@ from deployer.cli.context import AppContext, pass_app
 from deployer.cli.options import TargetOptions, output_option, target_options
 from deployer.cli.render import view
 from deployer.core.functions import (
+    InvocationLog,
     InvokeResult,
     LogsResult,
+    follow_logs,
     invoke_function,
     parse_event,
     recent_logs,
 )
+from deployer.errors import ExitCode
 
 
 @view(InvokeResult)
@@ -30,20 +33,41 @@ def _invoke_view(result: InvokeResult) -> Text:
     return Text("" if result.response is None else str(result.response))
 
 
+def _invocation_text(inv: InvocationLog) -> Text:
+    text = Text()
+    when = inv.invoked_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if inv.continued:
+        text.append(f"{when} {inv.request_id} (continued)\n", style="dim")
+    else:
+        duration = f" {inv.duration_ms:.0f} ms" if inv.duration_ms is not None else ""
+        style = "green" if inv.status == "Succeeded" else "red" if inv.status else "dim"
+        text.append(f"{when} {inv.request_id} {inv.invocation_type or '-'} ".replace("  ", " "))
+        text.append((inv.status or "(status unknown)")
+                    + (f" ({inv.error_type})" if inv.error_type else ""), style=style)
+        text.append(f"{duration}\n")
+    for line in inv.log.rstrip("\n").splitlines():
+        text.append(f"  {line}\n", style="dim")
+    return text
+
+
+@view(InvocationLog)
+def _invocation_view(inv: InvocationLog) -> Text:
+    text = _invocation_text(inv)
+    text.rstrip()
+    return text
+
+
 @view(LogsResult)
 def _logs_view(result: LogsResult) -> Text:
     if not result.invocations:
-        return Text(f"No invocations of {result.function} yet.")
+        return Text(f"No invocations of {result.function} yet."
+                    + (" Waiting for new ones (Ctrl-C stops)." if result.following else ""))
     text = Text()
     for inv in reversed(result.invocations):  # oldest first, like a log
-        when = inv.invoked_at.strftime("%Y-%m-%dT%H:%M:%SZ")
-        duration = f" {inv.duration_ms:.0f} ms" if inv.duration_ms is not None else ""
-        style = "green" if inv.status == "Succeeded" else "red"
-        text.append(f"{when} {inv.request_id} {inv.invocation_type} ")
-        text.append(inv.status + (f" ({inv.error_type})" if inv.error_type else ""), style=style)
-        text.append(f"{duration}\n")
-        for line in inv.log.rstrip("\n").splitlines():
-            text.append(f"  {line}\n", style="dim")
+        text.append_text(_invocation_text(inv))
+    if result.following:
+        text.append("Waiting for new invocations (Ctrl-C stops).", style="dim")
+    text.rstrip()
     return text
 
 
@@ -61,6 +85,12 @@ LOGS_EPILOG = """\b
 Examples:
   deploy logs GetJobStatus                         the last 10 invocations and their logs
   deploy logs StartJob --limit 50 --output json | jq '.invocations[].status'
+  deploy logs GetJobStatus --follow                then each new one as it happens (Ctrl-C)
+\b
+The logs come from the Log Service logstore of the function's logConfig (s.yaml:
+logConfig: {project, logstore}), on Alibaba Cloud and on the local emulator alike; locally a
+function without logConfig still shows its logs. With --follow and --output json, every new
+invocation is one JSON object on its own line (JSON Lines).
 """
 
 
@@ -87,12 +117,28 @@ def invoke(app: AppContext, target: TargetOptions, function: str, event_text: st
 @click.argument("function")
 @click.option("--limit", type=click.IntRange(1, 1000), default=10, show_default=True,
               help="How many recent invocations.")
+@click.option("-f", "--follow", is_flag=True,
+              help="Keep running and show new invocations as they happen.")
 @output_option
 @pass_app
-def logs(app: AppContext, target: TargetOptions, function: str, limit: int,
+def logs(app: AppContext, target: TargetOptions, function: str, limit: int, follow: bool,
          output: str) -> None:
-    """Recent invocations of a function and their logs (local emulator; on Alibaba Cloud they
-    live in Log Service)."""
-    app.use_output(output)
+    """Recent invocations of a function and their logs (from Log Service, on every target)."""
+    renderer = app.use_output(output)
     session = app.cloud(target)
-    app.render(recent_logs(session.clients.fc, session.logs, function, limit))
+    if not follow:
+        app.render(recent_logs(session.clients.fc, session.logs, function, limit))
+        return
+    try:
+        new = follow_logs(session.clients.fc, session.logs, function)
+        recent = recent_logs(session.clients.fc, session.logs, function, limit)
+        if renderer.is_json:
+            for invocation in reversed(recent.invocations):
+                renderer.stream(invocation)
+        else:
+            renderer.result(LogsResult(recent.function, recent.invocations, following=True))
+        for invocation in new:
+            renderer.stream(invocation)
+    except KeyboardInterrupt:
+        renderer.progress(f"Stopped following the logs of {function}.")
+        raise SystemExit(int(ExitCode.INTERRUPTED)) from None

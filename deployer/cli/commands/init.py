@@ -15,9 +15,9 @@ from deployer.core.scaffold import TEMPLATES, ScaffoldResult, create_project
 EPILOG = """\b
 Examples:
   deploy init my-app                       the seed app (StartJob, GetJobStatus, MyWorkFlow)
-  deploy init my-app --template blank      one function and a flow that calls it
-  deploy init                              into the current (empty) directory
+  deploy init my-blank --template blank    one function and a flow that calls it
   cd my-app && deploy validate && deploy up && pytest -q
+  mkdir other && cd other && deploy init   into the current (empty) directory
 \b
 The project passes `deploy validate`, deploys with `deploy up` and brings its own tests
 (tests/test_app.py, on the in-process emulator) and a GitHub Actions workflow

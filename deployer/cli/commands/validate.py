@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -12,34 +11,39 @@ from deployer.cli.context import AppContext, pass_app
 from deployer.cli.options import account_id_option, output_option, region_option
 from deployer.cli.render import view
 from deployer.config.manifest import load_manifest
-from deployer.core.rendering import RenderedFlow, render_flow
+from deployer.config.settings import check_region
+from deployer.core.rendering import RenderedFlow, WrittenFlow, render_flow
 from deployer.core.validation import PLACEHOLDER_ACCOUNT_ID, ValidationReport, validate_project
 from deployer.errors import OperationError
 
 RENDER_EPILOG = """\b
 Examples:
+  deploy render                                the local emulator's account
   deploy render --region cn-hangzhou --account-id 1234567890123456
-  deploy render --account-id 1234567890123456 -o build/flow.yaml
+  deploy render -o build/flow.yaml
   deploy render --flow MyWorkFlow --output json | jq -r .definition
+\b
+Without --account-id (or ALIBABA_CLOUD_ACCOUNT_ID) the ARNs use the account of the local
+target's emulator (.deploy/emulator/, which need not be running), as `deploy up` would.
 """
 
 VALIDATE_EPILOG = f"""\b
 Examples:
   deploy validate
   deploy validate --account-id 1234567890123456 --output json
-  deploy -C path/to/project -t s-prod.yaml validate
+  deploy -C . -t s.yaml validate               another project directory / manifest
 \b
 Without --account-id (or ALIBABA_CLOUD_ACCOUNT_ID) the ARNs are checked with the
 placeholder account {PLACEHOLDER_ACCOUNT_ID}. Exit 3 when anything is an error.
 """
 
 
-@dataclass(frozen=True, slots=True)
-class WrittenFlow:
-    """A rendered flow written to a file."""
+def local_account_id(state_dir: Path) -> str:
+    """The account of the local target's emulator (its identity is created in ``state_dir``
+    if it does not exist yet, as its first start would; the emulator need not run)."""
+    from deployer.emulator.store.identity import load_or_create_identity
 
-    flow: str
-    path: Path
+    return load_or_create_identity(state_dir).account_id
 
 
 @view(RenderedFlow)
@@ -56,7 +60,7 @@ def _written_view(result: WrittenFlow) -> Text:
 def _report_view(report: ValidationReport) -> Text:
     lines = [p.format() for p in report.problems]
     for flow in report.flows:
-        lines += [d.format() for d in flow.diagnostics]
+        lines += flow.lines()
     if report.manifest is not None:
         m = report.manifest
         flows = ", ".join(f"{f.name} ({'ok' if f.ok else 'invalid'})" for f in report.flows)
@@ -76,13 +80,11 @@ def _report_view(report: ValidationReport) -> Text:
 def render(app: AppContext, region: str | None, account_id: str | None, out: Path | None,
            flow_name: str | None, output: str) -> None:
     """Print the flow definition rendered from its Jinja2 template."""
-    if not account_id:
-        raise click.UsageError("the account id is needed for ARNs: pass --account-id "
-                               "(or set ALIBABA_CLOUD_ACCOUNT_ID)")
+    account_id = account_id or local_account_id(app.deploy_dir / "emulator")
     manifest = load_manifest(app.manifest_file, account_id=account_id)
     spec = manifest.flow(flow_name)
-    result = render_flow(spec, region=region or spec.region, account_id=account_id,
-                         project_dir=app.project_dir)
+    result = render_flow(spec, region=check_region(region) if region else spec.region,
+                         account_id=account_id, project_dir=app.project_dir)
     if out is not None:
         _write(app.resolve(out), result.text)
         app.render(WrittenFlow(result.flow, app.resolve(out)), output)

@@ -18,6 +18,7 @@ __all__ = ["ApiError", "Style", "error_response", "from_service_error"]
 class Style(enum.Enum):
     ROA = "roa"  # Function Compute 3.0
     RPC = "rpc"  # RAM, STS, CloudFlow
+    SLS = "sls"  # Log Service: {"errorCode", "errorMessage"} and x-log-requestid
 
 
 class ApiError(Exception):
@@ -73,9 +74,18 @@ EntityNotExistRolePolicy = _define("EntityNotExistRolePolicy", "EntityNotExist.R
 DeleteConflictRolePolicy = _define("DeleteConflictRolePolicy", "DeleteConflict.Role.Policy", 409)
 DeleteConflictPolicyRole = _define("DeleteConflictPolicyRole", "DeleteConflict.Policy.Role", 409)
 
+# --- Log Service (SLS error codes) --------------------------------------------------------------
+SlsUnauthorized = _define("SlsUnauthorized", "Unauthorized", 401)
+SlsSignatureNotMatch = _define("SlsSignatureNotMatch", "SignatureNotMatch", 401)
+ProjectNotExist = _define("ProjectNotExist", "ProjectNotExist", 404)
+LogStoreNotExist = _define("LogStoreNotExist", "LogStoreNotExist", 404)
+ParameterInvalid = _define("ParameterInvalid", "ParameterInvalid", 400)
+PostBodyInvalid = _define("PostBodyInvalid", "PostBodyInvalid", 400)
+
 _NOT_FOUND = {"function": FunctionNotFound, "role": EntityNotExistRole,
               "version": VersionNotFound, "alias": AliasNotFound,
-              "policy": EntityNotExistPolicy}
+              "policy": EntityNotExistPolicy, "project": ProjectNotExist,
+              "logstore": LogStoreNotExist}
 _EXISTS = {"function": FunctionAlreadyExists, "role": EntityAlreadyExistsRole,
            "policy": EntityAlreadyExistsPolicy}
 _CONFLICT = {"role": DeleteConflictRolePolicy, "policy": DeleteConflictPolicyRole}
@@ -97,6 +107,8 @@ def from_service_error(exc: svc.ServiceError, style: Style) -> ApiError:
     elif isinstance(exc, svc.InvalidArgument):
         if exc.kind == "document":
             cls = MalformedPolicyDocument
+        elif style is Style.SLS:
+            cls = ParameterInvalid
         else:
             cls = InvalidArgument if style is Style.ROA else InvalidParameter
     else:
@@ -106,6 +118,10 @@ def from_service_error(exc: svc.ServiceError, style: Style) -> ApiError:
 
 def error_response(error: ApiError, request_id: str, style: Style, host: str = "") -> HttpResponse:
     """Serialize ``error`` as the JSON body and headers of ``style``."""
+    if style is Style.SLS:
+        return json_response(error.http_status,
+                             {"errorCode": error.code, "errorMessage": error.message},
+                             {"x-log-requestid": request_id, **error.headers})
     body: dict[str, object] = {"Code": error.code, "Message": error.message,
                                "RequestId": request_id, **error.extra}
     if style is Style.RPC:

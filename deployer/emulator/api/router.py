@@ -113,7 +113,7 @@ class RpcCall:
 
 class RoaApi(Protocol):
     prefix: str
-    auth: AuthScheme
+    auth: AuthScheme | None  # None: the API checks its own signature scheme (Log Service)
 
     def handle(self, ctx: RequestContext) -> HttpResponse: ...
 
@@ -202,7 +202,7 @@ class Router:
             return error_response(err, rid, style, host)
 
     def _context(self, request: HttpRequest, rid: str, params: Mapping[str, str],
-                 access_key_id: str, api_key: str) -> RequestContext:
+                 access_key_id: str, api_key: str, *, authorize: bool = True) -> RequestContext:
         # The region comes from what the request signs: the host (ACS3 signs it; RPC v1 is
         # routed by it), a signed region header, or a signed RegionId parameter.
         region = region_from_host(request.headers.get("host") or "", "")
@@ -212,7 +212,7 @@ class Router:
             wanted = wanted or params.get("RegionId") or ""
             region = wanted if _REGION_RE.match(wanted) else self.default_region
         caller = None
-        if self.access is not None:
+        if self.access is not None and authorize:
             caller = self.access.caller(request, access_key_id, params)
             self.access.authorize(caller, api_key, request, params, region)
         return RequestContext(request, rid, self.account_id, region, self.public_url, caller)
@@ -228,6 +228,9 @@ class Router:
             raise scheme.error(exc) from None
 
     def _roa(self, api: RoaApi, request: HttpRequest, rid: str) -> HttpResponse:
+        if api.auth is None:  # the API checks its own signature (Log Service)
+            return api.handle(self._context(request, rid, request.query_params(), "",
+                                            api.prefix, authorize=False))
         key = self._authenticate(request, api.auth)
         return api.handle(self._context(request, rid, request.query_params(), key, api.prefix))
 

@@ -1,0 +1,205 @@
+"""Log Service (SLS, ``2020-12-30``): the GetLogs part, over the emulator's invocation logs.
+
+Served: ``POST /logstores/{logstore}/logs`` (GetLogs and GetLogsV2 of the official SDK: JSON
+body ``{from, to, line, offset, reverse, query, topic, ...}``, answer ``{meta, data}``) and the
+classic ``GET /logstores/{logstore}?type=log&from=..&to=..`` (answer: a JSON array, with
+``x-log-count`` and ``x-log-progress``). The project is the first label of the ``Host``
+(``<project>.<region>.log.aliyuncs.com``, or ``<project>.127.0.0.1:PORT``); a client that must
+send the bare loopback host names it in ``x-deployer-sls-project`` instead, and the region in
+``x-deployer-region``. Other SLS paths answer ``404 PathNotSupported``.
+
+Requests are signed as SLS signs them (``Authorization: LOG <AccessKeyId>:<signature>``):
+HMAC-SHA1, or HMAC-SHA256 with ``x-log-signaturemethod: hmac-sha256``, over the verb,
+``Content-MD5``, ``Content-Type``, ``Date``, the ``x-log-*``/``x-acs-*`` headers and the path
+with its sorted decoded query. Errors are SLS's ``{"errorCode", "errorMessage"}`` with
+``x-log-requestid``. A GetLogsV2 client asking for ``gzip`` or ``deflate`` gets the body as
+SLS sends it then: a zlib stream with ``x-log-compresstype`` and ``x-log-bodyrawsize``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import zlib
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+from deployer.emulator.api import errors as e
+from deployer.emulator.api.errors import Style, error_response, from_service_error
+from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
+from deployer.emulator.api.router import REGION_HEADER, RequestContext
+from deployer.emulator.api.signing import SecretLookup
+from deployer.emulator.services.errors import ServiceError
+from deployer.emulator.services.logs import LogQuery, LogResult, LogService
+
+__all__ = ["PROJECT_HEADER", "SlsApi", "sls_signature"]
+
+PROJECT_HEADER = "x-deployer-sls-project"
+_LOGS_PATH = re.compile(r"^/logstores/(?P<logstore>[^/]+)(?P<logs>/logs)?$")
+_SLS_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?P<region>[a-z0-9-]+?)"
+                       r"(?:-intranet|-share)?\.(?:log|sls)\.aliyuncs\.com$")
+_LOOPBACK_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?:127\.\d+\.\d+\.\d+|localhost)$")
+
+
+def sls_signature(method: str, path: str, query: dict[str, str], headers: dict[str, str],
+                  secret: str, algorithm: str = "sha1") -> str:
+    """The base64 SLS v1 signature of a request (header names lower-cased)."""
+    lines = [method, headers.get("content-md5", ""), headers.get("content-type", ""),
+             headers.get("date", "")]
+    canonical = "".join(f"{k}:{headers[k]}\n" for k in sorted(headers)
+                        if k.startswith(("x-log-", "x-acs-")))
+    resource = path
+    if query:
+        resource += "?" + "&".join(f"{k}={query[k]}" for k in sorted(query))
+    text = "\n".join(lines) + "\n" + canonical + resource
+    digest = hashlib.sha256 if algorithm == "sha256" else hashlib.sha1
+    return base64.b64encode(hmac.new(secret.encode(), text.encode(), digest).digest()).decode()
+
+
+def _request_id() -> str:
+    return secrets.token_hex(12).upper()
+
+
+class SlsApi:
+    """HTTP in and out for GetLogs; authentication is SLS's own (``auth`` is None, so the
+    router leaves it to :meth:`handle`)."""
+
+    prefix = "/logstores/"
+    auth = None
+
+    def __init__(self, logs: LogService, secret_for: SecretLookup) -> None:
+        self._logs = logs
+        self._secret_for = secret_for
+
+    def handle(self, ctx: RequestContext) -> HttpResponse:
+        rid = _request_id()
+        try:
+            self._verify(ctx.request)
+            return self._dispatch(ctx, rid)
+        except e.ApiError as exc:
+            return error_response(exc, rid, Style.SLS)
+        except ServiceError as exc:
+            return error_response(from_service_error(exc, Style.SLS), rid, Style.SLS)
+
+    # --- routing ------------------------------------------------------------------------------
+
+    def _dispatch(self, ctx: RequestContext, rid: str) -> HttpResponse:
+        request = ctx.request
+        m = _LOGS_PATH.match(request.raw_path)
+        if m is None:
+            raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is "
+                                        "not supported by the emulated Log Service")
+        project, region = self._where(ctx)
+        logstore = unquote(m["logstore"])
+        if m["logs"] and request.method == "POST":
+            body = self._json_body(request)
+            query = self._query(project, logstore, body)
+            result = self._logs.get_logs(ctx.account_id, region, query)
+            return self._answer_v2(request, result, query, rid)
+        params = request.query_params()
+        if not m["logs"] and request.method == "GET" and params.get("type") == "log":
+            query = self._query(project, logstore, params)
+            result = self._logs.get_logs(ctx.account_id, region, query)
+            headers = {"x-log-requestid": rid, "x-log-count": str(len(result.entries)),
+                       "x-log-progress": "Complete", "x-log-processed-rows":
+                       str(len(result.entries)), "x-log-elapsed-millisecond": "0"}
+            body = json.dumps(result.entries, ensure_ascii=False).encode("utf-8")
+            return HttpResponse(200, body, {"Content-Type": "application/json", **headers})
+        raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is not "
+                                    "supported by the emulated Log Service")
+
+    @staticmethod
+    def _where(ctx: RequestContext) -> tuple[str, str]:
+        headers = ctx.request.headers
+        host = (headers.get("host") or "").lower()
+        name = host.rsplit(":", 1)[0] if not host.startswith("[") else host
+        m = _SLS_HOST.match(name)
+        if m:
+            return m["project"], m["region"]
+        m = _LOOPBACK_HOST.match(name)
+        project = m["project"] if m else (headers.get(PROJECT_HEADER) or "")
+        if not project:
+            raise e.ProjectNotExist("the request names no project: send it to "
+                                    "<project>.<endpoint> (or name it in "
+                                    f"{PROJECT_HEADER})")
+        region = headers.get(REGION_HEADER) or ctx.region
+        return project, region
+
+    @staticmethod
+    def _json_body(request: HttpRequest) -> dict[str, Any]:
+        try:
+            body = json.loads(request.body or b"{}")
+        except (ValueError, UnicodeDecodeError):
+            raise e.PostBodyInvalid("the request body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise e.PostBodyInvalid("the request body must be a JSON object")
+        return body
+
+    @staticmethod
+    def _query(project: str, logstore: str, values: dict[str, Any]) -> LogQuery:
+        def number(key: str, default: int | None = None) -> int:
+            value = values.get(key, default)
+            if value is None:
+                raise e.ParameterInvalid(f"parameter {key} is required")
+            if isinstance(value, bool) or not str(value).lstrip("-").isdigit():
+                raise e.ParameterInvalid(f"parameter {key} must be an integer, got {value!r}")
+            return int(value)
+
+        reverse = values.get("reverse", False)
+        if isinstance(reverse, str):
+            reverse = reverse.lower() == "true"
+        return LogQuery(project, logstore, number("from"), number("to"),
+                        query=str(values.get("query") or ""), line=number("line", 100),
+                        offset=number("offset", 0), reverse=bool(reverse),
+                        topic=str(values.get("topic") or ""))
+
+    @staticmethod
+    def _answer_v2(request: HttpRequest, result: LogResult, query: LogQuery,
+                   rid: str) -> HttpResponse:
+        meta = {"progress": "Complete", "count": len(result.entries),
+                "processedRows": len(result.entries), "elapsedMillisecond": 0,
+                "hasSQL": False, "whereQuery": query.query, "aggQuery": "",
+                "isAccurate": True, "keys": result.keys, "cpuSec": 0, "cpuCores": 0,
+                "limited": 0}
+        response = json_response(200, {"meta": meta, "data": result.entries},
+                                 {"x-log-requestid": rid})
+        wanted = [w.strip() for w in (request.headers.get("accept-encoding") or "").split(",")]
+        for kind in ("gzip", "deflate"):
+            if kind in wanted:
+                raw = response.body  # SLS's "gzip" and "deflate" are both zlib streams
+                response.body = zlib.compress(raw, 6)
+                response.headers.update({"x-log-compresstype": kind,
+                                         "x-log-bodyrawsize": str(len(raw))})
+                break
+        return response
+
+    # --- authentication -----------------------------------------------------------------------
+
+    def _verify(self, request: HttpRequest) -> None:
+        auth = request.headers.get("authorization") or ""
+        m = re.fullmatch(r"LOG ([^:\s]+):(\S+)", auth)
+        if not auth:
+            raise e.SlsUnauthorized("the request has no Authorization header")
+        if m is None:
+            raise e.SlsUnauthorized("the Authorization header is not 'LOG <AccessKeyId>:"
+                                    "<signature>'")
+        secret = self._secret_for(m[1])
+        if secret is None:
+            raise e.SlsUnauthorized(f"AccessKeyId not found: {m[1]}")
+        headers = {k.lower(): v for k, v in request.headers.items}
+        if request.body and "content-md5" in headers:
+            md5 = hashlib.md5(request.body).hexdigest().upper()
+            if headers["content-md5"].upper() != md5:
+                raise e.SlsSignatureNotMatch("Content-MD5 does not match the request body")
+        method = headers.get("x-log-signaturemethod", "hmac-sha1").lower()
+        if method not in ("hmac-sha1", "hmac-sha256"):
+            raise e.SlsUnauthorized(f"unsupported x-log-signaturemethod {method!r}")
+        query = dict(parse_qsl(request.raw_query, keep_blank_values=True))
+        expected = sls_signature(request.method, unquote(request.raw_path), query, headers,
+                                 secret, "sha256" if method == "hmac-sha256" else "sha1")
+        if not hmac.compare_digest(expected, m[2]):
+            raise e.SlsSignatureNotMatch("signature " + m[2] + " not match")
