@@ -13,7 +13,7 @@ from typing import Any
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.errors import Style
-from deployer.emulator.api.router import AuthScheme, RpcCall
+from deployer.emulator.api.router import AuthScheme, LongPoll, RpcCall
 from deployer.emulator.api.signing import SignatureFailure
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.executions import (
@@ -22,6 +22,7 @@ from deployer.emulator.services.executions import (
     ExecutionView,
     TaskCompleted,
 )
+from deployer.emulator.services.execution_watch import ExecutionWatch
 from deployer.emulator.services.flows import FlowChanges, FlowService, parse_environment
 from deployer.emulator.store.flow_repos import FlowRecord
 from deployer.fdl.interpreter.history import format_time
@@ -37,14 +38,14 @@ FNF_AUTH = AuthScheme(Style.RPC, {
     SignatureFailure.MISMATCH: e.SignatureNotMatch,
 })
 
-Handler = Callable[[RpcCall], dict[str, Any]]
+Handler = Callable[[RpcCall], Any]
 
 
 def _wire_errors(fn: Handler) -> Handler:
     """Turn domain errors into CloudFlow's wire codes."""
 
     @functools.wraps(fn)
-    def wrapper(call: RpcCall) -> dict[str, Any]:
+    def wrapper(call: RpcCall) -> Any:
         try:
             return fn(call)
         except svc.NotFound as exc:
@@ -127,9 +128,11 @@ class CloudFlowApi:
     host = "fnf.aliyuncs.com"
     auth = FNF_AUTH
 
-    def __init__(self, flows: FlowService, executions: ExecutionService) -> None:
+    def __init__(self, flows: FlowService, executions: ExecutionService,
+                 watch: ExecutionWatch | None = None) -> None:
         self._flows = flows
         self._executions = executions
+        self._watch = watch
         table: dict[str, Handler] = {
             "CreateFlow": self.create_flow, "UpdateFlow": self.update_flow,
             "DescribeFlow": self.describe_flow, "ListFlows": self.list_flows,
@@ -214,13 +217,24 @@ class CloudFlowApi:
             body["ErrorMessage"] = result.error_message
         return body
 
-    def describe_execution(self, call: RpcCall) -> dict[str, Any]:
+    def describe_execution(self, call: RpcCall) -> dict[str, Any] | LongPoll:
+        """With ``WaitTimeSeconds`` and a running execution: a long poll answered when the
+        execution ends or the time is up (through the watch, no thread waits)."""
         ctx = call.context
-        view = self._executions.describe(
-            ctx.account_id, ctx.region, _required(call, "FlowName"),
-            _required(call, "ExecutionName"),
-            wait_seconds=_int(call, "WaitTimeSeconds", 0, 0, 60))
-        return _execution(view)
+        flow, name = _required(call, "FlowName"), _required(call, "ExecutionName")
+        wait = _int(call, "WaitTimeSeconds", 0, 0, 60)
+        watch = self._watch
+        if watch is None:
+            return _execution(self._executions.describe(ctx.account_id, ctx.region, flow, name,
+                                                        wait_seconds=wait))
+        view = self._executions.describe(ctx.account_id, ctx.region, flow, name)
+        if not wait or view.status != "Running":
+            return _execution(view)
+        key = (ctx.account_id, ctx.region, flow, name)
+        then = _wire_errors(lambda _call: _execution(
+            self._executions.describe(ctx.account_id, ctx.region, flow, name)))
+        return LongPoll(lambda wake: watch.subscribe(key, wake), float(wait),
+                        lambda: then(call))
 
     def list_executions(self, call: RpcCall) -> dict[str, Any]:
         ctx, p = call.context, call.params

@@ -219,6 +219,21 @@ class FlowRepo:
                 "AND name=?", (account_id, region, flow, name)).fetchone()
         return None if row is None else str(row[0])
 
+    def running_among(self, keys: list[tuple[str, str, str, str]]) -> set[tuple[str, str, str, str]]:
+        """Which of the (account, region, flow, name) ``keys`` name a Running execution (one
+        query per 200 keys)."""
+        running: set[tuple[str, str, str, str]] = set()
+        with self.db.transaction() as conn:
+            for i in range(0, len(keys), 200):
+                chunk = keys[i:i + 200]
+                rows = conn.execute(
+                    "SELECT account_id, region, flow_name, name FROM executions WHERE "
+                    "status='Running' AND (account_id, region, flow_name, name) IN (VALUES "
+                    + ",".join("(?,?,?,?)" for _ in chunk) + ")",
+                    [v for key in chunk for v in key]).fetchall()
+                running.update((r[0], r[1], r[2], r[3]) for r in rows)
+        return running
+
     def execution_by_seq(self, seq: int) -> ExecutionRow | None:
         with self.db.transaction() as conn:
             row = conn.execute("SELECT * FROM executions WHERE seq=?", (seq,)).fetchone()
