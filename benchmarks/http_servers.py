@@ -198,7 +198,8 @@ CANDIDATES = {
 
 def _cpu(pid: int) -> float:
     """utime + stime of the whole process (threads that ended included), in seconds."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -222,10 +223,8 @@ def _wait_listening(port: int) -> None:
     raise RuntimeError("server did not listen")
 
 
-LUA = """wrk.method = "POST"
-wrk.body = %s
-%s
-""" % (json.dumps(BODY), "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in HEADERS.items()))
+LUA = "\n".join(['wrk.method = "POST"', f"wrk.body = {json.dumps(BODY)}",
+                 *(f'wrk.headers["{k}"] = "{v}"' for k, v in HEADERS.items())]) + "\n"
 
 
 def _wrk(port: int, connections: int, seconds: int) -> tuple[float, float, str]:
@@ -270,7 +269,8 @@ def _long_polls(port: int, pid: int, count: int) -> tuple[float, int, int]:
 PROBES = {
     "CL +3": b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +3\r\n\r\nabc",
     "CL 1_0": b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1_0\r\n\r\n0123456789",
-    "CL 3 and 4": b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+    "CL 3 and 4": (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4"
+                   b"\r\n\r\nabcd"),
     "chunked": (b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
                 b"5\r\nA=b&c\r\n0\r\n\r\n"),
     "pipelined x2": b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nA=b" * 2,
@@ -297,7 +297,8 @@ def _probe(port: int, data: bytes) -> str:
 
 def _probe_continue(port: int) -> str:
     with socket.create_connection(("127.0.0.1", port), timeout=3) as s:
-        s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
+        s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+                  b"Expect: 100-continue\r\n\r\n")
         try:
             first = s.recv(4096)
         except OSError:

@@ -48,11 +48,13 @@ class EmulatorServer:
     def __init__(self, state_dir: Path, host: str = "127.0.0.1", port: int = 0,
                  clock: Clock | None = None, runtime: FunctionRuntime | None = None, *,
                  region: str = "cn-hangzhou", engines: Sequence[Engine] = (),
-                 max_body: int = MAX_BODY, step_latency: float = 0.0,
+                 max_body: int | None = None, step_latency: float = 0.0,
                  limits: ServerLimits | None = None) -> None:
         self.state_dir = Path(state_dir)
         self.clock = clock or SystemClock()
-        self.limits = replace(limits or ServerLimits(), max_body=max_body)
+        self.limits = limits or ServerLimits()
+        if max_body is not None:
+            self.limits = replace(self.limits, max_body=max_body)
         self._lock = StateLock.acquire(self.state_dir)
         try:
             self.emulator = Emulator(self.state_dir, self.clock, runtime, region=region,

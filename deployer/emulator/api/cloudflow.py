@@ -16,13 +16,13 @@ from deployer.emulator.api.errors import Style
 from deployer.emulator.api.router import AuthScheme, LongPoll, RpcCall
 from deployer.emulator.api.signing import SignatureFailure
 from deployer.emulator.services import errors as svc
+from deployer.emulator.services.execution_watch import ExecutionWatch
 from deployer.emulator.services.executions import (
     ExecutionFilter,
     ExecutionService,
     ExecutionView,
     TaskCompleted,
 )
-from deployer.emulator.services.execution_watch import ExecutionWatch
 from deployer.emulator.services.flows import FlowChanges, FlowService, parse_environment
 from deployer.emulator.store.flow_repos import FlowRecord
 from deployer.fdl.interpreter.history import format_time

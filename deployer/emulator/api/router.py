@@ -145,7 +145,9 @@ class RpcApi(Protocol):
     version: str
     host: str
     auth: AuthScheme
-    actions: Mapping[str, Callable[[RpcCall], dict[str, Any] | LongPoll]]
+
+    @property
+    def actions(self) -> Mapping[str, Callable[[RpcCall], dict[str, Any] | LongPoll]]: ...
 
 
 class AdminApi(Protocol):

@@ -208,8 +208,12 @@ class FrontDoor:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    return str(text).strip().splitlines()[0][:200] if str(text).strip() else type(exc).__name__
+    """The parser's reason, without the echoed bytes it appends."""
+    text = str(getattr(exc, "message", None) or exc).strip()
+    if not text:
+        return type(exc).__name__
+    line = text.splitlines()[0].split(": b'", 1)[0].split(': b"', 1)[0]
+    return line.rstrip(": ")[:200]
 
 
 def _target_of(head: bytes) -> str:
@@ -285,6 +289,7 @@ class Connection(web.RequestHandler):
         err.http_status = status if 400 <= status < 500 else err.http_status
         answer = self._door.error(_target_of(self._head), "", err)
         resp = self._door.response(answer)
+        resp.headers["Connection"] = "close"
         resp.force_close()
         return resp
 

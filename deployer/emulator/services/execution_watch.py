@@ -16,13 +16,12 @@ import logging
 import threading
 from collections.abc import Callable
 
-from deployer.emulator.store.flow_repos import FlowRepo
+from deployer.emulator.store.flow_repos import ExecutionKey, FlowRepo
 
 __all__ = ["ExecutionKey", "ExecutionWatch"]
 
 log = logging.getLogger("deployer.emulator.engine")
 
-ExecutionKey = tuple[str, str, str, str]
 WaitEnded = Callable[[Callable[[], bool], float], bool]
 
 

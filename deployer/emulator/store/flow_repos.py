@@ -66,6 +66,10 @@ register_migration(
 )
 
 
+ExecutionKey = tuple[str, str, str, str]
+"""(account_id, region, flow_name, name) of an execution."""
+
+
 @dataclass(frozen=True, slots=True)
 class FlowRecord:
     account_id: str
@@ -219,10 +223,10 @@ class FlowRepo:
                 "AND name=?", (account_id, region, flow, name)).fetchone()
         return None if row is None else str(row[0])
 
-    def running_among(self, keys: list[tuple[str, str, str, str]]) -> set[tuple[str, str, str, str]]:
+    def running_among(self, keys: list[ExecutionKey]) -> set[ExecutionKey]:
         """Which of the (account, region, flow, name) ``keys`` name a Running execution (one
         query per 200 keys)."""
-        running: set[tuple[str, str, str, str]] = set()
+        running: set[ExecutionKey] = set()
         with self.db.transaction() as conn:
             for i in range(0, len(keys), 200):
                 chunk = keys[i:i + 200]
