@@ -94,6 +94,11 @@ class EmulatorServer:
         self._lock.record(self.endpoint)
         self._started = False
 
+    @property
+    def http(self) -> HttpServer | None:
+        """The HTTP server (None once stopped): open connections, the body budget."""
+        return self._httpd
+
     def _request_id(self, style: Style) -> str:
         if style is Style.ROA:
             return fc_request_id(self.clock.now())

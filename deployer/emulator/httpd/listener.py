@@ -48,6 +48,7 @@ class HttpServer:
 
     def __init__(self, host: str, port: int, door: FrontDoor, limits: ServerLimits) -> None:
         self.limits = limits
+        self.door = door
         self._door = door
         self._sock = listening_socket(host, port, limits.backlog)
         self.port = int(self._sock.getsockname()[1])
