@@ -79,6 +79,14 @@ def _wait_http(url: str, timeout: float = 60) -> None:
     raise RuntimeError(f"{url} did not answer")
 
 
+def _daemon_prefix() -> list[str]:
+    """BENCH_CALLGRIND=FILE: run the daemon under callgrind, collecting only when told."""
+    out = os.environ.get("BENCH_CALLGRIND")
+    if not out:
+        return []
+    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+
+
 def _daemon_env() -> dict[str, str]:
     src = os.environ.get("BENCH_SRC")
     return {**os.environ, "PYTHONPATH": src} if src else dict(os.environ)
@@ -109,10 +117,11 @@ class EmulatorPeer:
 
             state, port = Path(tempfile.mkdtemp(prefix="flows-bench-")), _free_port()
             proc = subprocess.Popen(
-                [sys.executable, "-m", "deployer.emulator", "--state-dir", str(state),
-                 "--port", str(port), "--clock", "virtual"], stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, start_new_session=True, env=_daemon_env())
-            _wait_http(f"http://127.0.0.1:{port}/_emulator/health")
+                [*_daemon_prefix(), sys.executable, "-m", "deployer.emulator", "--state-dir",
+                 str(state), "--port", str(port), "--clock", "virtual"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                env=_daemon_env())
+            _wait_http(f"http://127.0.0.1:{port}/_emulator/health", timeout=300)
             self.server_pid = proc.pid
             self._stop = lambda: (proc.send_signal(signal.SIGTERM), proc.wait())
             ident = load_or_create_identity(state)
@@ -355,6 +364,32 @@ def seed_only(sizes: tuple[int, ...], quick: bool) -> list[str]:
     return lines
 
 
+def instructions_per_execution(count: int) -> float:
+    """Instructions the daemon executes per Pass-flow execution (callgrind; one client
+    thread, after a warm-up): repeatable where CPU time on a shared machine is not."""
+    out = Path(tempfile.mkdtemp(prefix="flows-callgrind-")) / "callgrind.out"
+    os.environ["BENCH_CALLGRIND"] = str(out)
+    try:
+        peer = EmulatorPeer("daemon", "pass6")
+    finally:
+        del os.environ["BENCH_CALLGRIND"]
+    try:
+        clients = [peer.client()]
+        run_round(peer, clients, "warm", 20)
+        pid = str(peer.server_pid)
+        subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
+        for i in range(count):
+            run_round(peer, clients, f"cg{i}", 1)
+        subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+    finally:
+        peer.close()
+    dumps = sorted(out.parent.glob("callgrind.out.*"))  # .1: from the zeroing to the dump
+    for line in dumps[0].read_text(errors="replace").splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1]) / count
+    raise RuntimeError("no callgrind totals")
+
+
 # --- durability figures (emulator only) --------------------------------------------------------
 
 def _rss_mb() -> float:
@@ -455,6 +490,10 @@ if __name__ == "__main__":
     if "--worker" in sys.argv:
         i = sys.argv.index("--worker")
         worker(*sys.argv[i + 1:i + 4])
+    elif "--instructions" in sys.argv:
+        n = int(sys.argv[sys.argv.index("--instructions") + 1])
+        print(f"{instructions_per_execution(n):,.0f} instructions per Pass-flow execution "
+              "(daemon, callgrind)")
     elif "--parked" in sys.argv:
         print(json.dumps(parked_rss(int(sys.argv[sys.argv.index("--parked") + 1]))))
     else:

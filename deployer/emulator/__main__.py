@@ -64,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
                     "(the admin surface still answers loopback clients only)", args.host)
     log.info("listening on %s (state %s)", server.url, args.state_dir)
     try:
-        stop.wait()
+        # wake now and then: a signal delivered to another thread is only handled once the
+        # main thread runs Python code again
+        while not stop.wait(0.5):
+            pass
     finally:
         server.stop()
         clear_runtime_files(args.state_dir)

@@ -76,7 +76,7 @@ class EmulatorServer:
         self.router.add_rpc(CloudFlowApi(emulator.flows, emulator.executions, self.watch))
         self.admin_token = new_token()
         door = FrontDoor(self.router.dispatch, self.limits, self._request_id,
-                         f"cloudflow-deployer-emulator/{__version__}")
+                         f"cloudflow-deployer-emulator/{__version__}", self.router.is_quick)
         try:
             self._httpd: HttpServer | None = HttpServer(host, port, door, self.limits)
         except BaseException:

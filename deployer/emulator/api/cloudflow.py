@@ -127,6 +127,12 @@ class CloudFlowApi:
     version = "2019-03-15"
     host = "fnf.aliyuncs.com"
     auth = FNF_AUTH
+    # answered by a few quick database calls and at most one interpreter step (the server may
+    # run them on its event loop); not StartSyncExecution, which waits for the execution
+    quick_actions = frozenset({
+        "StartExecution", "DescribeExecution", "ListExecutions", "GetExecutionHistory",
+        "StopExecution", "DescribeFlow", "ListFlows", "ReportTaskSucceeded",
+        "ReportTaskFailed"})
 
     def __init__(self, flows: FlowService, executions: ExecutionService,
                  watch: ExecutionWatch | None = None) -> None:

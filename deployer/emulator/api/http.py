@@ -27,7 +27,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_plus
 
 __all__ = [
     "Answer",
@@ -52,17 +52,23 @@ class Headers:
     """Case-insensitive, multi-valued request headers in wire order."""
 
     items: tuple[tuple[str, str], ...] = ()
+    _index: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False,
+                                         compare=False)
+
+    def __post_init__(self) -> None:
+        index = self._index
+        for key, value in self.items:
+            index.setdefault(key.lower(), []).append(value)
 
     def get_all(self, name: str) -> list[str]:
-        lname = name.lower()
-        return [v for k, v in self.items if k.lower() == lname]
+        return list(self._index.get(name.lower(), ()))
 
     def get(self, name: str, default: str | None = None) -> str | None:
-        values = self.get_all(name)
+        values = self._index.get(name.lower())
         return values[0] if values else default
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and bool(self.get_all(name))
+        return isinstance(name, str) and name.lower() in self._index
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,16 +106,32 @@ class HttpRequest:
 
 
 def _form_dict(text: str) -> dict[str, str]:
-    """``parse_qsl`` with blank values kept; texts up to 16 KB are memoised (the router and
-    the signature check both parse the same request)."""
+    """``dict(parse_qsl(text, keep_blank_values=True))``; texts up to 16 KB are memoised (the
+    router and the signature check both parse the same request)."""
     if len(text) > 16384:
-        return dict(parse_qsl(text, keep_blank_values=True))
+        return _parse_form(text)
     return dict(_parse_small(text))
 
 
 @functools.lru_cache(maxsize=64)
 def _parse_small(text: str) -> tuple[tuple[str, str], ...]:
-    return tuple(parse_qsl(text, keep_blank_values=True))
+    return tuple(_parse_form(text).items())
+
+
+def _parse_form(text: str) -> dict[str, str]:
+    """What ``parse_qsl`` gives (``&``-separated, ``+`` is a space, bad UTF-8 replaced, the
+    last of repeated names wins), decoding only the parts that hold an escape."""
+    out: dict[str, str] = {}
+    for pair in text.split("&"):
+        if not pair:
+            continue
+        name, _, value = pair.partition("=")
+        if "%" in name or "+" in name:
+            name = unquote_plus(name)
+        if "%" in value or "+" in value:
+            value = unquote_plus(value)
+        out[name] = value
+    return out
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.http import HttpRequest
@@ -38,6 +38,8 @@ def new_token() -> str:
 
 
 def _loopback(address: str) -> bool:
+    if address in ("127.0.0.1", "::1"):
+        return True
     try:
         return ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
     except ValueError:
@@ -51,19 +53,24 @@ class LocalGuard:
     token: str
     port: int
     host: str = "127.0.0.1"
+    _hosts: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        bound = f"[{self.host}]" if ":" in self.host else self.host
+        object.__setattr__(self, "_hosts", frozenset(
+            f"{name}:{self.port}".lower()
+            for name in ("127.0.0.1", "localhost", "[::1]", bound)))
 
     def hosts(self) -> frozenset[str]:
         """The ``Host`` values that name this daemon."""
-        bound = f"[{self.host}]" if ":" in self.host else self.host
-        return frozenset(f"{name}:{self.port}".lower()
-                         for name in ("127.0.0.1", "localhost", "[::1]", bound))
+        return self._hosts
 
     def check(self, request: HttpRequest) -> None:
         """Raise ``AccessDenied`` (403) unless ``request`` may use a local surface."""
         if not _loopback(request.remote_addr):
             raise e.AccessDenied("the emulator's local surfaces answer loopback clients only")
         host = (request.headers.get("host") or "").strip().lower()
-        if host not in self.hosts():
+        if host not in self._hosts:
             raise e.AccessDenied(
                 f"Host {host!r} does not name this emulator; use http://127.0.0.1:{self.port}")
         origin = request.headers.get("origin")

@@ -160,6 +160,7 @@ def fc_request_id(now: float) -> str:
     return f"1-{int(now):08x}-{secrets.token_hex(12)}"
 
 
+_QUICK_ADMIN = frozenset({"/_emulator/health", "/_emulator/clock"})
 _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 _READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
 
@@ -237,6 +238,19 @@ class Router:
             return self._guard(request, Style.RPC, request.headers.get("host") or "",
                                lambda rid: self._rpc(request, rid))
         return self._guard(request, Style.ROA, "", lambda rid: self._unknown(request))
+
+    def is_quick(self, request: HttpRequest) -> bool:
+        """Whether ``request`` is answered by a few quick database calls, never waiting on
+        anything else (a function run, a long upload, an Express execution): such a request
+        may run on the server's event loop instead of a worker thread. RPC actions an API
+        lists in ``quick_actions``, and the admin health and clock reads."""
+        path = request.raw_path
+        if path == "/":
+            params = {**request.query_params(), **request.form_params()}
+            version = params.get("Version") or request.headers.get("x-acs-version") or ""
+            action = params.get("Action") or request.headers.get("x-acs-action") or ""
+            return action in getattr(self.rpc.get(version), "quick_actions", ())
+        return request.method == "GET" and path in _QUICK_ADMIN
 
     def _guard(self, request: HttpRequest, style: Style, host: str,
                fn: Callable[[str], Answer], rid: str = "") -> Answer:

@@ -35,6 +35,7 @@ MAX_NUMBER_LENGTH = 1000
 """Number literals longer than this many characters are refused."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_HIGH_ESCAPE = re.compile("%[89a-fA-F]")
 
 
 class JsonLimitError(ValueError):
@@ -47,8 +48,8 @@ def has_surrogate(text: str) -> bool:
 
 def _valid_encoded(text: str, *, plus_is_space: bool) -> bool:
     """Whether percent-encoded ``text`` decodes to valid UTF-8."""
-    if text.isascii() and "%" not in text:
-        return True
+    if text.isascii() and _HIGH_ESCAPE.search(text) is None:
+        return True  # every escape is below %80: the decoded bytes are ASCII
     try:
         unquote_to_bytes(text.replace("+", " ") if plus_is_space else text).decode("utf-8")
     except UnicodeError:

@@ -57,6 +57,7 @@ class HttpServer:
         self._ready = threading.Event()
         self._pool = ThreadPoolExecutor(limits.worker_threads, thread_name_prefix="http-worker")
         self._open = 0
+        self.accepted = 0
 
     @property
     def open_connections(self) -> int:
@@ -120,6 +121,7 @@ class HttpServer:
                     await asyncio.sleep(0.1)
                 continue
             self._open += 1
+            self.accepted += 1
             try:
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 await loop.connect_accepted_socket(server, conn)

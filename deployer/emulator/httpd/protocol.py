@@ -3,8 +3,9 @@
 ``FrontDoor.handle`` runs on the event loop for every request aiohttp has parsed (llhttp,
 strict): it reads the body (de-chunked; ``Expect: 100-continue`` answered once the body is
 accepted; large bodies wait for the :class:`~.limits.BodyBudget`), builds an
-:class:`HttpRequest`, runs the synchronous router in the worker pool, and writes the
-:class:`Answer`: a complete response, a stream, or a deferred one awaited without a thread.
+:class:`HttpRequest`, runs the synchronous router in the worker pool (or, for requests the
+router calls quick, right on the loop), and writes the :class:`Answer`: a complete response, a
+stream, or a deferred one awaited without a thread.
 
 :class:`Connection` is aiohttp's per-connection protocol with the emulator's touches: a
 header-read timeout (``408``), and the cloud's JSON error body for requests the parser refuses.
@@ -39,6 +40,7 @@ __all__ = ["Connection", "FrontDoor", "Server"]
 
 log = logging.getLogger("deployer.emulator")
 Dispatch = Callable[[HttpRequest], Answer]
+IsQuick = Callable[[HttpRequest], bool]
 RequestId = Callable[[Style], str]
 
 
@@ -63,8 +65,9 @@ class FrontDoor:
     """Everything a request goes through between aiohttp and the router."""
 
     def __init__(self, dispatch: Dispatch, limits: ServerLimits, request_id: RequestId,
-                 server_header: str) -> None:
+                 server_header: str, is_quick: IsQuick | None = None) -> None:
         self._dispatch = dispatch
+        self._is_quick = is_quick
         self.limits = limits
         self._request_id = request_id
         self._server_header = server_header
@@ -86,7 +89,10 @@ class FrontDoor:
                                        request.remote or "")
             del body
             loop = asyncio.get_running_loop()
-            answer = await loop.run_in_executor(None, self._dispatch, http_request)
+            if self._is_quick is not None and self._is_quick(http_request):
+                answer = self._dispatch(http_request)  # saves two thread hand-offs
+            else:
+                answer = await loop.run_in_executor(None, self._dispatch, http_request)
             if reserved:
                 self.budget.release(reserved)
                 reserved = 0

@@ -2,9 +2,10 @@
 
 ``subscribe(key, wake)`` asks for ``wake()`` to be called once the execution named by ``key``
 (account, region, flow, name) is no longer Running: it ended, was stopped, or was deleted
-(DeleteFlow, reset). One thread serves every subscriber: it blocks in the engine's
-``wait_ended`` (woken whenever an execution ends and whenever the engine is notified), then
-asks the store in one query which watched executions still run, and wakes the others. A
+(DeleteFlow, reset). One thread serves every subscriber: while there are subscribers it blocks
+in the engine's ``wait_ended`` (woken whenever an execution ends and whenever the engine is
+notified), then asks the store in one query which watched executions still run, and wakes the
+others; while there are none it sleeps on its own event, so execution ends cost it nothing. A
 subscription made after the execution already ended is woken at once. ``wake`` is called from
 that thread (or the subscriber's), never under a lock of this module, and must be quick
 (e.g. ``loop.call_soon_threadsafe``).
@@ -36,6 +37,7 @@ class ExecutionWatch:
         self._lock = threading.Lock()
         self._watchers: dict[object, tuple[ExecutionKey, Callable[[], None]]] = {}
         self._stopping = threading.Event()
+        self._subscribed = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -45,6 +47,7 @@ class ExecutionWatch:
 
     def stop(self) -> None:
         self._stopping.set()
+        self._subscribed.set()
         self._notify()
         if self._thread is not None:
             self._thread.join(timeout=5)
@@ -64,6 +67,7 @@ class ExecutionWatch:
         token = object()
         with self._lock:
             self._watchers[token] = (key, wake)
+        self._subscribed.set()
         if key not in self._repo.running_among([key]):
             self._fire(token)
         return lambda: self._drop(token)
@@ -83,8 +87,9 @@ class ExecutionWatch:
             return True
         with self._lock:
             snapshot = [(token, key) for token, (key, _) in self._watchers.items()]
-        if not snapshot:
-            return False
+            if not snapshot:
+                self._subscribed.clear()
+                return True  # back to sleeping on our own event
         running = self._repo.running_among(sorted({key for _, key in snapshot}))
         for token, key in snapshot:
             if key not in running:
@@ -93,6 +98,8 @@ class ExecutionWatch:
 
     def _run(self) -> None:
         while not self._stopping.is_set():
+            if not self._subscribed.wait(1.0):
+                continue
             try:
                 self._wait_ended(self._check, 1.0)
             except Exception:  # the database may fail (disk full) or close at shutdown
