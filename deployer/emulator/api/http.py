@@ -21,6 +21,7 @@ writes them):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import time
@@ -225,8 +226,10 @@ def event_stream(events: AsyncIterator[ServerSentEvent], *, heartbeat: float = 1
                     pending = None
                 yield event.encode()
         finally:
-            if pending is not None:
+            if pending is not None:  # let the generator stop before closing it
                 pending.cancel()
+                with contextlib.suppress(BaseException):
+                    await pending
             close = getattr(iterator, "aclose", None)
             if close is not None:
                 await close()
