@@ -198,12 +198,19 @@ def _holder_message(state_dir: Path, exc: StateDirInUse) -> OperationError:
              + (f" or `kill {holder.pid}`" if holder.pid else "") + ") or use another --state-dir")
 
 
-def _probe_lock(state_dir: Path) -> None:
-    """Raise when another process holds the state dir (a daemon that does not answer)."""
-    try:
-        StateLock.acquire(state_dir).release()
-    except StateDirInUse as exc:
-        raise _holder_message(state_dir, exc) from None
+def _probe_lock(state_dir: Path, sleep: Sleep = time.sleep) -> None:
+    """Raise when another live process holds the state dir (a daemon that does not answer).
+    A holder that has just died (killed a moment ago) gets up to 3 s to let go."""
+    deadline = time.monotonic() + 3.0
+    while True:
+        try:
+            StateLock.acquire(state_dir).release()
+            return
+        except StateDirInUse as exc:
+            pid = exc.holder.pid
+            if (pid is not None and _pid_alive(pid)) or time.monotonic() > deadline:
+                raise _holder_message(state_dir, exc) from None
+        sleep(0.05)
 
 
 def _end(proc: subprocess.Popen[bytes], sleep: Sleep, grace: float = 5.0) -> None:
@@ -236,7 +243,7 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
     if current.running:
         return EmulatorStatus(**{**_fields(current), "message": "already running"})
     _check_port_free(host, port)
-    _probe_lock(state_dir)
+    _probe_lock(state_dir, sleep)
     state_dir.mkdir(parents=True, exist_ok=True)
     log = open(state_dir / LOG_FILE, "ab")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(
