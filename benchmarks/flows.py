@@ -1,22 +1,28 @@
-"""CloudFlow on the emulator, end to end (not a test): prints a table.
+"""CloudFlow on the emulator against moto's Step Functions, like for like (not a test).
 
-1. The seed flow (templates/flow.yaml.j2, Wait 10 s, real local functions in the process
-   runtime, virtual clock) with 1, 100 and 1,000 concurrent executions started through the
-   official SDK: executions/s and transitions/s (a transition = one StepEntered event); once
-   with the emulator in this process (``mock_cloud``, client and server share one GIL) and once
-   as users run it, a daemon in its own process (``deploy emulator start --clock virtual``).
-2. RSS of this process with 10,000 executions parked in a 300 s Wait (started through the
-   service layer, no HTTP, to keep the run short).
-3. Resume after SIGKILL: a daemon (``python -m deployer.emulator``, real clock) holds 1,000
-   executions whose 1 s Wait is overdue; it is SIGKILLed and restarted; time from the restart
-   until all 1,000 have finished.
-4. The same polling loop on moto's Step Functions (``execute_state_machine``), Pass states
-   standing in for the two functions and Wait 0 (moto's Wait blocks for real seconds).
-   Both sides run the same 6 transitions per execution: the job succeeds at the first poll
-   (input {"delay": -1} here, a try_count >= 1 Choice there).
+Peers, each in its own worker process (so one's patches and threads never touch another's):
 
-Targets: >= 10x moto's throughput; 10,000 parked <= 200 MB RSS; resume of 1,000 <= 2 s.
-Run: python benchmarks/flows.py [--quick]
+* ``emulator in-process``: ``mock_cloud()`` (virtual clock), the official fnf SDK over loopback;
+* ``emulator daemon``: ``python -m deployer.emulator --clock virtual``, the same SDK;
+* ``moto in-process``: ``mock_aws()`` with ``execute_state_machine``, boto3;
+* ``moto_server``: ``moto_server`` in its own process, boto3 over loopback.
+
+Workload: the same 6-transition Pass-only flow on both sides (six Pass states in a row), and
+separately, on the emulator only, the seed flow with its real functions (Wait 10 s on the
+virtual clock, the job done at the first poll). Client strategy, the same for every peer: at
+*N* concurrent, min(N, 8) client threads (one SDK client each) start their share of N
+executions, then poll DescribeExecution over their pending ones, sleeping 2 ms between rounds
+until all have ended; each round of N counts when all succeeded. Every worker warms up first
+(a round of 20). Measured runs are interleaved A B A B A B per pair and the medians of 3 are
+printed with their ratio. For daemon peers the server process's CPU time (utime + stime from
+/proc, not wall time) per execution is printed too.
+
+Also: RSS with 10,000 executions parked in a Wait, and the time to resume 1,000 executions
+after SIGKILL (the daemon restarted on the same state).
+
+Targets (issue 9): daemon >= 10x moto_server at 100 and 1,000 concurrent; in-process >= 10x
+moto in-process; emulator daemon CPU per Pass-flow execution <= 0.8 ms.
+Run: python benchmarks/flows.py [--quick]   (needs pip install -e '.[bench]')
 """
 
 from __future__ import annotations
@@ -24,26 +30,367 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+# BENCH_SRC: another checkout's tree to measure (e.g. an older commit), the same harness
+sys.path.insert(0, os.environ.get("BENCH_SRC", str(ROOT)))
 
-from alibabacloud_fnf20190315 import models as fnf  # noqa: E402
+CLIENT_THREADS = 8
+POLL_PAUSE = 0.002
 
-from deployer.testing.environment import LocalCloud, mock_cloud  # noqa: E402
-from tests.emulator.cloudflow_support import (  # noqa: E402
-    create,
-    deploy_seed_functions,
-    seed_flow,
-    wait_flow,
-)
+PASS6_FDL = "Type: StateMachine\nSpecVersion: v1\nName: pass6\nStartAt: s1\nStates:\n" + "".join(
+    f"  - Type: Pass\n    Name: s{i}\n    " + (f"Next: s{i + 1}\n" if i < 6 else "End: true\n")
+    for i in range(1, 7))
+PASS6_ASL = {"StartAt": "s1", "States": {
+    f"s{i}": {"Type": "Pass", **({"Next": f"s{i + 1}"} if i < 6 else {"End": True})}
+    for i in range(1, 7)}}
 
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_http(url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError(f"{url} did not answer")
+
+
+def _daemon_prefix() -> list[str]:
+    """BENCH_CALLGRIND=FILE: run the daemon under callgrind, collecting only when told."""
+    out = os.environ.get("BENCH_CALLGRIND")
+    if not out:
+        return []
+    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+
+
+def _daemon_env() -> dict[str, str]:
+    src = os.environ.get("BENCH_SRC")
+    return {**os.environ, "PYTHONPATH": src} if src else dict(os.environ)
+
+
+# --- peers (run inside a worker process) -------------------------------------------------------
+
+class EmulatorPeer:
+    """The emulator, in this process (``mock_cloud``) or as a daemon; ``flow`` is ``pass6``
+    or ``seed``."""
+
+    def __init__(self, mode: str, flow: str) -> None:
+        from alibabacloud_tea_openapi import models as open_api
+
+        self.server_pid: int | None = None
+        self._stop: Callable[[], None]
+        if mode == "in-process":
+            from deployer.testing.environment import mock_cloud
+
+            cm = mock_cloud(intercept=False)
+            cloud = cm.__enter__()
+            self._stop = lambda: cm.__exit__(None, None, None)
+            config = {"access_key_id": cloud.access_key_id,
+                      "access_key_secret": cloud.access_key_secret, "endpoint": cloud.endpoint}
+            account = cloud.account_id
+        else:
+            from deployer.emulator.store.identity import load_or_create_identity
+
+            state, port = Path(tempfile.mkdtemp(prefix="flows-bench-")), _free_port()
+            proc = subprocess.Popen(
+                [*_daemon_prefix(), sys.executable, "-m", "deployer.emulator", "--state-dir",
+                 str(state), "--port", str(port), "--clock", "virtual"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                env=_daemon_env())
+            _wait_http(f"http://127.0.0.1:{port}/_emulator/health", timeout=300)
+            self.server_pid = proc.pid
+            self._stop = lambda: (proc.send_signal(signal.SIGTERM), proc.wait())
+            ident = load_or_create_identity(state)
+            config = {"access_key_id": ident.access_key_id,
+                      "access_key_secret": ident.access_key_secret,
+                      "endpoint": f"127.0.0.1:{port}"}
+            account = ident.account_id
+        self._config = open_api.Config(protocol="http", region_id="cn-hangzhou",
+                                       read_timeout=120000, connect_timeout=10000, **config)
+        self.flow = "MyWorkFlow" if flow == "seed" else "pass6"
+        self.input = '{"delay": -1}' if flow == "seed" else "{}"
+        self._setup(flow, account)
+
+    def _setup(self, flow: str, account: str) -> None:
+        from tests.emulator.cloudflow_support import create, deploy_seed_functions, seed_flow
+
+        if flow == "seed":
+            from alibabacloud_fc20230330.client import Client as FcClient
+
+            config = self._config
+            deploy_seed_functions(type("C", (), {"fc_client": lambda _s: FcClient(config)})())
+            create(self.client(), self.flow, seed_flow(account=account))
+        else:
+            create(self.client(), self.flow, PASS6_FDL)
+
+    def client(self) -> Any:
+        from alibabacloud_fnf20190315.client import Client
+
+        return Client(self._config)
+
+    def start(self, client: Any, name: str) -> None:
+        from alibabacloud_fnf20190315 import models as fnf
+
+        client.start_execution(fnf.StartExecutionRequest(
+            flow_name=self.flow, execution_name=name, input=self.input))
+
+    def status(self, client: Any, name: str) -> str | None:
+        """The final status, or None while running."""
+        from alibabacloud_fnf20190315 import models as fnf
+
+        status = client.describe_execution(fnf.DescribeExecutionRequest(
+            flow_name=self.flow, execution_name=name)).body.status
+        return None if status in ("Running", "Starting") else str(status)
+
+    def close(self) -> None:
+        self._stop()
+
+
+class MotoPeer:
+    """moto's Step Functions (ASL interpreter on), in this process or as ``moto_server``."""
+
+    def __init__(self, mode: str, flow: str) -> None:
+        import boto3
+
+        self.server_pid: int | None = None
+        kwargs: dict[str, Any] = {"region_name": "us-east-1", "aws_access_key_id": "x",
+                                  "aws_secret_access_key": "x"}
+        if mode == "in-process":
+            from moto import mock_aws
+
+            mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
+            mock.start()
+            self._stop: Callable[[], None] = mock.stop
+        else:
+            port = _free_port()
+            proc = subprocess.Popen(["moto_server", "-p", str(port)], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, start_new_session=True)
+            base = f"http://127.0.0.1:{port}"
+            _wait_http(f"{base}/moto-api/")
+            urllib.request.urlopen(urllib.request.Request(
+                f"{base}/moto-api/config", method="POST",
+                data=json.dumps({"stepfunctions": {"execute_state_machine": True}}).encode(),
+                headers={"Content-Type": "application/json"})).close()
+            self.server_pid = proc.pid
+            self._stop = lambda: (proc.send_signal(signal.SIGTERM), proc.wait())
+            kwargs["endpoint_url"] = base
+        self._kwargs = kwargs
+        self._boto3 = boto3
+        self.arn = self.client().create_state_machine(
+            name="pass6", definition=json.dumps(PASS6_ASL),
+            roleArn="arn:aws:iam::123456789012:role/sfn")["stateMachineArn"]
+        self._prefix = self.arn.replace(":stateMachine:", ":execution:") + ":"
+
+    def client(self) -> Any:
+        from botocore.config import Config
+
+        return self._boto3.session.Session().client(
+            "stepfunctions", config=Config(max_pool_connections=50, retries={"max_attempts": 0}),
+            **self._kwargs)
+
+    def start(self, client: Any, name: str) -> None:
+        client.start_execution(stateMachineArn=self.arn, name=name, input="{}")
+
+    def status(self, client: Any, name: str) -> str | None:
+        status = client.describe_execution(executionArn=self._prefix + name)["status"]
+        return None if status == "RUNNING" else {"SUCCEEDED": "Succeeded"}.get(status, status)
+
+    def close(self) -> None:
+        self._stop()
+
+
+def run_round(peer: Any, clients: list[Any], prefix: str, n: int) -> dict[str, int]:
+    """Start ``n`` executions over the client threads, poll until all ended; statuses seen."""
+    threads = min(n, len(clients))
+    shares = [[f"{prefix}-{i}" for i in range(t, n, threads)] for t in range(threads)]
+    outcome: dict[str, int] = {}
+    lock = threading.Lock()
+    barrier = threading.Barrier(threads)
+
+    def work(client: Any, names: list[str]) -> None:
+        barrier.wait()
+        for name in names:
+            peer.start(client, name)
+        pending = list(names)
+        while pending:
+            still = []
+            for name in pending:
+                status = peer.status(client, name)
+                if status is None:
+                    still.append(name)
+                else:
+                    with lock:
+                        outcome[status] = outcome.get(status, 0) + 1
+            pending = still
+            if pending:
+                time.sleep(POLL_PAUSE)
+
+    workers = [threading.Thread(target=work, args=(clients[t], shares[t]))
+               for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return outcome
+
+
+def worker(kind: str, mode: str, flow: str) -> None:
+    """A peer in this process, answering JSON commands on stdin (one per line)."""
+    peer = (EmulatorPeer if kind == "emulator" else MotoPeer)(mode, flow)
+    clients = [peer.client() for _ in range(CLIENT_THREADS)]
+    run_round(peer, clients, "warm", 20)
+    print(json.dumps({"ready": True}), flush=True)
+    for count, line in enumerate(sys.stdin):
+        cmd = json.loads(line)
+        if cmd["cmd"] == "stop":
+            break
+        n, rounds = int(cmd["n"]), int(cmd["rounds"])
+        pid = peer.server_pid or os.getpid()
+        cpu0, began = _cpu_seconds(pid), time.perf_counter()
+        statuses: dict[str, int] = {}
+        for r in range(rounds):
+            for status, k in run_round(peer, clients, f"m{count}-{r}", n).items():
+                statuses[status] = statuses.get(status, 0) + k
+        wall = time.perf_counter() - began
+        cpu = _cpu_seconds(pid) - cpu0
+        print(json.dumps({"executions": n * rounds, "wall": wall, "cpu": cpu,
+                          "server_cpu": peer.server_pid is not None, "statuses": statuses}),
+              flush=True)
+    peer.close()
+
+
+class Worker:
+    """The orchestrator's handle on one worker process."""
+
+    def __init__(self, kind: str, mode: str, flow: str = "pass6") -> None:
+        self.label = "moto_server" if (kind, mode) == ("moto", "daemon") else f"{kind} {mode}"
+        self.proc = subprocess.Popen([sys.executable, __file__, "--worker", kind, mode, flow],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self._read()
+
+    def _read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.label}: worker died")
+        data: dict[str, Any] = json.loads(line)
+        return data
+
+    def run(self, n: int, rounds: int) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"cmd": "run", "n": n, "rounds": rounds}) + "\n")
+        self.proc.stdin.flush()
+        result = self._read()
+        ok = result["statuses"].get("Succeeded", 0)
+        if ok != result["executions"]:
+            raise RuntimeError(f"{self.label}: {result['statuses']} of {result['executions']}")
+        return result
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"cmd": "stop"}) + "\n")
+        self.proc.stdin.flush()
+        self.proc.wait(timeout=120)
+
+
+def rounds_for(n: int, quick: bool) -> int:
+    if n == 1:
+        return 50 if quick else 200
+    return max(1, (200 if quick else 1000) // n)
+
+
+def compare(a: Worker, b: Worker, sizes: tuple[int, ...], quick: bool,
+            repeats: int = 3) -> list[str]:
+    lines = []
+    for n in sizes:
+        runs: dict[str, list[dict[str, Any]]] = {a.label: [], b.label: []}
+        for _ in range(repeats):  # interleaved: A B A B A B
+            for w in (a, b):
+                runs[w.label].append(w.run(n, rounds_for(n, quick)))
+        rate = {label: statistics.median(r["executions"] / r["wall"] for r in rs)
+                for label, rs in runs.items()}
+        cells = []
+        for label, rs in runs.items():
+            cell = f"{label} {rate[label]:,.0f} exec/s"
+            if rs[0]["server_cpu"]:
+                ms = statistics.median(r["cpu"] / r["executions"] for r in rs) * 1000
+                cell += f" (server CPU {ms:.2f} ms/exec)"
+            cells.append(cell)
+        lines.append(f"{n:>5} concurrent | " + " | ".join(cells)
+                     + f" | ratio {rate[a.label] / rate[b.label]:.1f}x")
+    return lines
+
+
+def seed_only(sizes: tuple[int, ...], quick: bool) -> list[str]:
+    lines = []
+    for mode in ("in-process", "daemon"):
+        w = Worker("emulator", mode, "seed")
+        try:
+            for n in sizes:
+                rs = [w.run(n, max(1, rounds_for(n, quick) // 4)) for _ in range(3)]
+                rate = statistics.median(r["executions"] / r["wall"] for r in rs)
+                cell = f"{rate:,.0f} exec/s"
+                if rs[0]["server_cpu"]:
+                    ms = statistics.median(r["cpu"] / r["executions"] for r in rs) * 1000
+                    cell += f" (server CPU {ms:.2f} ms/exec)"
+                lines.append(f"seed flow, real functions, emulator {mode}, {n} concurrent: "
+                             f"{cell}")
+        finally:
+            w.close()
+    return lines
+
+
+def instructions_per_execution(count: int) -> float:
+    """Instructions the daemon executes per Pass-flow execution (callgrind; one client
+    thread, after a warm-up): repeatable where CPU time on a shared machine is not."""
+    out = Path(tempfile.mkdtemp(prefix="flows-callgrind-")) / "callgrind.out"
+    os.environ["BENCH_CALLGRIND"] = str(out)
+    try:
+        peer = EmulatorPeer("daemon", "pass6")
+    finally:
+        del os.environ["BENCH_CALLGRIND"]
+    try:
+        clients = [peer.client()]
+        run_round(peer, clients, "warm", 20)
+        pid = str(peer.server_pid)
+        subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
+        for i in range(count):
+            run_round(peer, clients, f"cg{i}", 1)
+        subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+    finally:
+        peer.close()
+    dumps = sorted(out.parent.glob("callgrind.out.*"))  # .1: from the zeroing to the dump
+    for line in dumps[0].read_text(errors="replace").splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1]) / count
+    raise RuntimeError("no callgrind totals")
+
+
+# --- durability figures (emulator only) --------------------------------------------------------
 
 def _rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -52,114 +399,13 @@ def _rss_mb() -> float:
     return float("nan")
 
 
-def _transitions(cloud: LocalCloud) -> int:
-    with cloud.server.emulator.db.transaction() as conn:
-        return int(conn.execute(
-            "SELECT COUNT(*) FROM history WHERE type='StepEntered'").fetchone()[0])
-
-
-def _wait_all_done(cloud: LocalCloud, timeout: float) -> None:
-    engine = cloud.server.emulator.flow_engine
-    done = engine.wait_ended(lambda: engine.stats().running_executions == 0, timeout)
-    if not done:
-        raise RuntimeError("executions did not finish in time")
-
-
-def seed_throughput(concurrency: int, rounds: int) -> tuple[float, float]:
-    """Warm-up (10 executions, so function instances exist), then ``rounds`` batches of
-    ``concurrency`` executions started together; cold starts are not counted."""
-    with mock_cloud(intercept=False) as cloud:
-        deploy_seed_functions(cloud)
-        client = cloud.fnf_client()
-        create(client, "MyWorkFlow", seed_flow(account=cloud.account_id))
-
-        def batch(prefix: str, count: int) -> None:
-            with cloud.auto_advance_disabled():  # all of them are in flight together
-                for i in range(count):
-                    client.start_execution(fnf.StartExecutionRequest(
-                        flow_name="MyWorkFlow", execution_name=f"{prefix}{i}",
-                        input='{"delay": -1}'))
-            _wait_all_done(cloud, 600)
-
-        batch("warm", 10)
-        before = _transitions(cloud)
-        began = time.perf_counter()
-        for r in range(rounds):
-            batch(f"r{r}-", concurrency)
-        wall = time.perf_counter() - began
-        return concurrency * rounds / wall, (_transitions(cloud) - before) / wall
-
-
-def daemon_throughput(concurrency: int, rounds: int) -> tuple[float, float]:
-    """As :func:`seed_throughput`, but with the emulator as users run it: its own process
-    (``python -m deployer.emulator --clock virtual``), the SDK client in this one."""
-    import sqlite3
-    from types import SimpleNamespace
-
-    from alibabacloud_fc20230330.client import Client as FcClient
-    from alibabacloud_fnf20190315.client import Client as FnfClient
-    from alibabacloud_tea_openapi import models as open_api
-
-    from deployer.emulator.store.identity import load_or_create_identity
-
-    state = Path(tempfile.mkdtemp(prefix="flows-bench-daemon-"))
-    port = 19433
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "deployer.emulator", "--state-dir", str(state), "--port",
-         str(port), "--clock", "virtual"], stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True)
-    health = f"http://127.0.0.1:{port}/_emulator/health"
-    try:
-        for _ in range(1000):
-            try:
-                urllib.request.urlopen(health, timeout=1)
-                break
-            except OSError:
-                time.sleep(0.01)
-        ident = load_or_create_identity(state)
-        config = {"access_key_id": ident.access_key_id,
-                  "access_key_secret": ident.access_key_secret,
-                  "endpoint": f"127.0.0.1:{port}", "protocol": "http",
-                  "read_timeout": 60000}
-        deploy_seed_functions(SimpleNamespace(
-            fc_client=lambda: FcClient(open_api.Config(**config))))
-        client = FnfClient(open_api.Config(**config))
-        create(client, "MyWorkFlow", seed_flow(account=ident.account_id))
-
-        def running() -> int:
-            with urllib.request.urlopen(health) as resp:
-                return int(json.load(resp)["cloudflow"]["runningExecutions"])
-
-        def transitions() -> int:
-            with sqlite3.connect(f"file:{state / 'emulator.db'}?mode=ro", uri=True) as conn:
-                return int(conn.execute(
-                    "SELECT COUNT(*) FROM history WHERE type='StepEntered'").fetchone()[0])
-
-        def batch(prefix: str, count: int) -> None:
-            for i in range(count):
-                client.start_execution(fnf.StartExecutionRequest(
-                    flow_name="MyWorkFlow", execution_name=f"{prefix}{i}",
-                    input='{"delay": -1}'))
-            while running() > 0:
-                time.sleep(0.005)
-
-        batch("warm", 10)
-        before = transitions()
-        began = time.perf_counter()
-        for r in range(rounds):
-            batch(f"r{r}-", concurrency)
-        wall = time.perf_counter() - began
-        return concurrency * rounds / wall, (transitions() - before) / wall
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait()
-
-
 def parked_rss(count: int) -> tuple[float, float]:
+    from deployer.testing.environment import mock_cloud
+    from tests.emulator.cloudflow_support import create, wait_flow
+
     before = _rss_mb()
     with mock_cloud(intercept=False) as cloud:
-        client = cloud.fnf_client()
-        create(client, "w", wait_flow("w", seconds=300))
+        create(cloud.fnf_client(), "w", wait_flow("w", seconds=300))
         svc = cloud.server.emulator.executions
         with cloud.auto_advance_disabled():
             for i in range(count):
@@ -168,6 +414,13 @@ def parked_rss(count: int) -> tuple[float, float]:
 
 
 def resume_after_sigkill(count: int) -> tuple[float, float]:
+    from alibabacloud_fnf20190315 import models as fnf
+    from alibabacloud_fnf20190315.client import Client
+    from alibabacloud_tea_openapi import models as open_api
+
+    from deployer.emulator.store.identity import load_or_create_identity
+    from tests.emulator.cloudflow_support import create, wait_flow
+
     state = Path(tempfile.mkdtemp(prefix="flows-bench-"))
 
     def spawn(port: int) -> subprocess.Popen[bytes]:
@@ -176,29 +429,17 @@ def resume_after_sigkill(count: int) -> tuple[float, float]:
              str(port), "--clock", "real"], stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True)
 
-    def healthy(port: int) -> None:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/_emulator/health", timeout=1)
-                return
-            except OSError:
-                time.sleep(0.01)
-
     def running(port: int) -> int:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/_emulator/health") as resp:
             return int(json.load(resp)["cloudflow"]["runningExecutions"])
 
-    proc = spawn(19431)
-    healthy(19431)
-    from deployer.emulator.store.identity import load_or_create_identity
-
+    port = _free_port()
+    proc = spawn(port)
+    _wait_http(f"http://127.0.0.1:{port}/_emulator/health")
     ident = load_or_create_identity(state)
-    from alibabacloud_fnf20190315.client import Client
-    from alibabacloud_tea_openapi import models as open_api
-
     client = Client(open_api.Config(access_key_id=ident.access_key_id,
                                     access_key_secret=ident.access_key_secret,
-                                    endpoint="127.0.0.1:19431", protocol="http"))
+                                    endpoint=f"127.0.0.1:{port}", protocol="http"))
     create(client, "r", wait_flow("r", seconds=1))
     for i in range(count):
         client.start_execution(fnf.StartExecutionRequest(flow_name="r", execution_name=f"r{i}"))
@@ -206,10 +447,11 @@ def resume_after_sigkill(count: int) -> tuple[float, float]:
     proc.wait()
     time.sleep(1.1)  # every Wait is overdue now
     began = time.perf_counter()
-    proc = spawn(19432)
-    healthy(19432)
+    port = _free_port()
+    proc = spawn(port)
+    _wait_http(f"http://127.0.0.1:{port}/_emulator/health")
     up = time.perf_counter() - began
-    while running(19432) > 0:
+    while running(port) > 0:
         time.sleep(0.01)
     total = time.perf_counter() - began
     proc.send_signal(signal.SIGTERM)
@@ -217,87 +459,42 @@ def resume_after_sigkill(count: int) -> tuple[float, float]:
     return up, total
 
 
-ASL = {
-    "StartAt": "StartJob",
-    "States": {
-        "StartJob": {"Type": "Pass", "Result": {"job_id": "j-1"}, "ResultPath": "$.Body",
-                     "Next": "Init"},
-        "Init": {"Type": "Pass", "Parameters": {"try_count": 0, "job_id.$": "$.Body.job_id"},
-                 "Next": "Wait"},
-        "Wait": {"Type": "Wait", "Seconds": 0, "Next": "GetJobStatus"},
-        "GetJobStatus": {"Type": "Pass", "Parameters": {
-            "job_id.$": "$.job_id", "try_count.$": "States.MathAdd($.try_count, 1)"},
-            "Next": "CheckJobComplete"},
-        "CheckJobComplete": {"Type": "Choice", "Choices": [
-            {"Variable": "$.try_count", "NumericGreaterThanEquals": 1, "Next": "JobSucceeded"}],
-            "Default": "Wait"},
-        "JobSucceeded": {"Type": "Succeed"},
-    },
-}
-
-
-def moto_throughput(concurrency: int) -> tuple[float, float]:
-    import boto3
-    from moto import mock_aws
-
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
-        sfn = boto3.client("stepfunctions", region_name="us-east-1")
-        arn = sfn.create_state_machine(
-            name="poll", definition=json.dumps(ASL),
-            roleArn="arn:aws:iam::123456789012:role/sfn")["stateMachineArn"]
-        began = time.perf_counter()
-        execs = [sfn.start_execution(stateMachineArn=arn, name=f"e{i}", input="{}")
-                 ["executionArn"] for i in range(concurrency)]
-        pending = set(execs)
-        while pending:
-            pending = {e for e in pending
-                       if sfn.describe_execution(executionArn=e)["status"] == "RUNNING"}
-            if pending:
-                time.sleep(0.01)
-        wall = time.perf_counter() - began
-        entered = sum(
-            sum(1 for ev in sfn.get_execution_history(executionArn=e, maxResults=1000)["events"]
-                if ev["type"].endswith("StateEntered")) for e in execs)
-        return concurrency / wall, entered / wall
-
-
 def main() -> None:
     quick = "--quick" in sys.argv
     sizes = (1, 100) if quick else (1, 100, 1000)
-    rows: list[tuple[str, str, str]] = []
-    ours: dict[int, float] = {}
-    daemon: dict[int, float] = {}
-    for n in sizes:
-        eps, tps = seed_throughput(n, 20 if n == 1 else 1)
-        ours[n] = tps
-        rows.append((f"emulator in-process, seed flow, {n} concurrent", f"{eps:,.1f} exec/s",
-                     f"{tps:,.0f} transitions/s"))
-        eps, tps = daemon_throughput(n, 20 if n == 1 else 1)
-        daemon[n] = tps
-        rows.append((f"emulator daemon, seed flow, {n} concurrent", f"{eps:,.1f} exec/s",
-                     f"{tps:,.0f} transitions/s"))
-    for n in (1, 100):
-        eps, tps = moto_throughput(n)
-        rows.append((f"moto Step Functions, {n} concurrent", f"{eps:,.1f} exec/s",
-                     f"{tps:,.0f} transitions/s (ratio emulator/moto: in-process "
-                     f"{ours[n] / tps:.1f}x, daemon {daemon[n] / tps:.1f}x)"))
+    print("Pass-only flow (6 Pass states), medians of 3 interleaved runs:", flush=True)
+    for a_mode, b_mode in (("in-process", "in-process"), ("daemon", "daemon")):
+        a, b = Worker("emulator", a_mode), Worker("moto", b_mode)
+        try:
+            for line in compare(a, b, sizes, quick):
+                print(line, flush=True)
+        finally:
+            a.close()
+            b.close()
+    print("Seed flow with real functions (emulator only, medians of 3):", flush=True)
+    for line in seed_only(sizes, quick):
+        print(line, flush=True)
     parked = 1000 if quick else 10_000
     measured = subprocess.run([sys.executable, __file__, "--parked", str(parked)],
                               capture_output=True, text=True, check=True).stdout
     before, after = json.loads(measured.strip().splitlines()[-1])
-    rows.append((f"RSS, {parked:,} executions parked in a Wait", f"{after:,.0f} MB",
-                 f"(fresh process: {before:,.0f} MB before the emulator; target <= 200 MB)"))
+    print(f"RSS with {parked:,} executions parked in a Wait: {after:,.0f} MB "
+          f"(fresh process {before:,.0f} MB; target <= 200 MB)")
     resume = 100 if quick else 1000
     up, total = resume_after_sigkill(resume)
-    rows.append((f"resume {resume:,} executions after SIGKILL", f"{total:.2f} s",
-                 f"(daemon answering after {up:.2f} s; target <= 2 s)"))
-    width = max(len(r[0]) for r in rows)
-    for name, a, b in rows:
-        print(f"{name:<{width}}  {a:>16}  {b}")
+    print(f"resume {resume:,} executions after SIGKILL: {total:.2f} s "
+          f"(daemon answering after {up:.2f} s; target <= 2 s)")
 
 
 if __name__ == "__main__":
-    if "--parked" in sys.argv:
+    if "--worker" in sys.argv:
+        i = sys.argv.index("--worker")
+        worker(*sys.argv[i + 1:i + 4])
+    elif "--instructions" in sys.argv:
+        n = int(sys.argv[sys.argv.index("--instructions") + 1])
+        print(f"{instructions_per_execution(n):,.0f} instructions per Pass-flow execution "
+              "(daemon, callgrind)")
+    elif "--parked" in sys.argv:
         print(json.dumps(parked_rss(int(sys.argv[sys.argv.index("--parked") + 1]))))
     else:
         main()

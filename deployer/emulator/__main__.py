@@ -1,8 +1,14 @@
-"""``python -m deployer.emulator``: run the emulator in the foreground until SIGTERM/SIGINT."""
+"""``python -m deployer.emulator``: run the emulator in the foreground until SIGTERM/SIGINT.
+
+Exit status 1 when it cannot start: the port is taken, another emulator holds the state
+directory (named with its pid and endpoint), or the runtime files cannot be written (then it
+stops again, so no daemon runs without them).
+"""
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import signal
 import sys
@@ -11,7 +17,7 @@ from pathlib import Path
 
 from deployer.emulator.clock import Clock, SystemClock, VirtualClock
 from deployer.emulator.daemon import clear_runtime_files, write_runtime_files
-from deployer.emulator.server import EmulatorServer
+from deployer.emulator.server import EmulatorServer, StateDirInUse
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--step-latency must be >= 0")
         server = EmulatorServer(args.state_dir, args.host, args.port, clock, region=args.region,
                                 step_latency=args.step_latency)
+    except StateDirInUse as exc:
+        print(f"Error: {exc}; stop it first (deploy emulator stop) or use another --state-dir",
+              file=sys.stderr)
+        return 1
     except OSError as exc:
         print(f"Error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
               file=sys.stderr)
@@ -40,16 +50,35 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
+    log = logging.getLogger("deployer.emulator")
     server.start()
-    write_runtime_files(args.state_dir, server.endpoint)
-    logging.getLogger("deployer.emulator").info("listening on %s (state %s)", server.url,
-                                                args.state_dir)
     try:
-        stop.wait()
+        write_runtime_files(args.state_dir, server.endpoint, server.admin_token)
+    except OSError as exc:
+        log.error("cannot write the runtime files in %s (%s): stopping", args.state_dir, exc)
+        server.stop()
+        clear_runtime_files(args.state_dir)
+        return 1
+    if not _loopback(args.host):
+        log.warning("listening on %s: the cloud APIs are reachable from the network "
+                    "(the admin surface still answers loopback clients only)", args.host)
+    log.info("listening on %s (state %s)", server.url, args.state_dir)
+    try:
+        # wake now and then: a signal delivered to another thread is only handled once the
+        # main thread runs Python code again
+        while not stop.wait(0.5):
+            pass
     finally:
         server.stop()
         clear_runtime_files(args.state_dir)
     return 0
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 if __name__ == "__main__":

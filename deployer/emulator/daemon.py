@@ -1,9 +1,11 @@
 """Lifecycle of a background emulator process: start, status, stop, reset, credentials.
 
-The daemon (``python -m deployer.emulator``) writes ``emulator.pid`` and ``emulator.json``
-(pid, endpoint) in its state dir once it listens and removes them on a clean stop; its log is
-``emulator.log``. A pid file whose process is gone is stale and is cleaned up. Polling waits
-use an injected ``sleep``.
+The daemon (``python -m deployer.emulator``) holds the state dir's lock (``emulator.lock``, a
+kernel ``flock``: one emulator per state dir), writes ``emulator.pid`` and ``emulator.json``
+(pid, endpoint and the admin token, mode 0600) once it listens and removes them on a clean
+stop; its log is ``emulator.log``. A pid file whose process is gone is stale and is cleaned
+up. A start that fails stops what it started (its whole process group). Polling waits use an
+injected ``sleep``.
 """
 
 from __future__ import annotations
@@ -22,12 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deployer.emulator.api.local_guard import TOKEN_HEADER
+from deployer.emulator.state_lock import StateDirInUse, StateLock
 from deployer.emulator.store.identity import load_or_create_identity
 from deployer.errors import NotFoundError, OperationError
 
 __all__ = [
     "Credentials",
     "EmulatorStatus",
+    "admin_request",
     "clear_runtime_files",
     "credentials",
     "reset",
@@ -78,10 +83,55 @@ class Credentials:
                 "ALIBABA_CLOUD_REGION": self.region}
 
 
-def write_runtime_files(state_dir: Path, endpoint: str) -> None:
-    """Record the running daemon (called by the daemon once it listens)."""
-    (state_dir / INFO_FILE).write_text(json.dumps({"pid": os.getpid(), "endpoint": endpoint}))
+def write_runtime_files(state_dir: Path, endpoint: str, token: str) -> None:
+    """Record the running daemon (called by the daemon once it listens). ``emulator.json``
+    holds the admin token, so it is readable by its owner only."""
+    info = json.dumps({"pid": os.getpid(), "endpoint": endpoint, "token": token}).encode()
+    path = state_dir / INFO_FILE
+    partial = path.with_suffix(".json.tmp")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, info)
+    finally:
+        os.close(fd)
+    os.replace(partial, path)
     (state_dir / PID_FILE).write_text(str(os.getpid()))
+
+
+def _info(state_dir: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((state_dir / INFO_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def admin_request(state_dir: Path, path: str, payload: dict[str, Any] | None = None, *,
+                  timeout: float = 10.0) -> dict[str, Any]:
+    """POST ``payload`` (JSON) to the running daemon's admin ``path`` (``/_emulator/...``)
+    with its token; the JSON answer. OperationError when it is not running or refuses."""
+    info = _info(state_dir)
+    endpoint, token = info.get("endpoint"), info.get("token")
+    if not endpoint or not token:
+        raise OperationError(f"no running emulator recorded in {state_dir}",
+                             hint="run `deploy emulator start` first")
+    req = urllib.request.Request(
+        f"http://{endpoint}{path}", method="POST", data=json.dumps(payload or {}).encode(),
+        headers={"Content-Type": "application/json", TOKEN_HEADER: str(token)})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            answer: dict[str, Any] = json.loads(resp.read() or b"{}")
+            return answer
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read()).get("Message", "")
+        except ValueError:
+            message = ""
+        raise OperationError(f"the emulator refused {path}: {exc.code} {message}".strip()) \
+            from None
+    except (OSError, ValueError) as exc:
+        raise OperationError(f"the emulator at {endpoint} did not answer {path}: {exc}") \
+            from None
 
 
 def clear_runtime_files(state_dir: Path) -> None:
@@ -120,9 +170,9 @@ def status(state_dir: Path) -> EmulatorStatus:
         return EmulatorStatus(False, state_dir, message="not running")
     try:
         pid = int(pid_path.read_text().strip())
-        info = json.loads(info_path.read_text()) if info_path.exists() else {}
     except (ValueError, OSError):
-        pid, info = 0, {}
+        pid = 0
+    info = _info(state_dir) if info_path.exists() else {}
     if not pid or not _pid_alive(pid):
         clear_runtime_files(state_dir)
         return EmulatorStatus(False, state_dir, message="not running (removed a stale pid file)")
@@ -148,18 +198,60 @@ def _check_port_free(host: str, port: int) -> None:
                 hint="stop whatever listens there or choose another port with --port") from None
 
 
+def _holder_message(state_dir: Path, exc: StateDirInUse) -> OperationError:
+    holder = exc.holder
+    return OperationError(
+        f"{exc}, but it does not answer",
+        hint=f"stop it (`deploy emulator stop --state-dir {state_dir}`"
+             + (f" or `kill {holder.pid}`" if holder.pid else "") + ") or use another --state-dir")
+
+
+def _probe_lock(state_dir: Path, sleep: Sleep = time.sleep) -> None:
+    """Raise when another live process holds the state dir (a daemon that does not answer).
+    A holder that has just died (killed a moment ago) gets up to 3 s to let go."""
+    deadline = time.monotonic() + 3.0
+    while True:
+        try:
+            StateLock.acquire(state_dir).release()
+            return
+        except StateDirInUse as exc:
+            pid = exc.holder.pid
+            if (pid is not None and _pid_alive(pid)) or time.monotonic() > deadline:
+                raise _holder_message(state_dir, exc) from None
+        sleep(0.05)
+
+
+def _end(proc: subprocess.Popen[bytes], sleep: Sleep, grace: float = 5.0) -> None:
+    """Stop a daemon this process started, with everything it started (its process group):
+    SIGTERM, then SIGKILL after ``grace`` seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + grace
+        while proc.poll() is None and time.monotonic() < deadline:
+            sleep(0.05)
+        if proc.poll() is not None:
+            break
+    proc.wait()
+
+
 def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: str = "real",
           timeout: float = 20.0, sleep: Sleep = time.sleep,
           step_latency: float = 0.0) -> EmulatorStatus:
     """Start a background daemon and return once ``/_emulator/health`` answers.
 
     Already running → its status with message "already running". Raises OperationError when
-    the port is taken or the daemon exits / stays silent for ``timeout`` seconds.
+    the port is taken, another process holds the state dir, or the daemon exits / stays
+    silent for ``timeout`` seconds; in the last two cases what was started is stopped (its
+    process group, SIGTERM then SIGKILL) and its runtime files are removed.
     """
     current = status(state_dir)
     if current.running:
         return EmulatorStatus(**{**_fields(current), "message": "already running"})
     _check_port_free(host, port)
+    _probe_lock(state_dir, sleep)
     state_dir.mkdir(parents=True, exist_ok=True)
     log = open(state_dir / LOG_FILE, "ab")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(
@@ -168,6 +260,17 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
          "--step-latency", repr(float(step_latency))],
         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     log.close()
+    try:
+        return _await_start(state_dir, proc, timeout, sleep)
+    except BaseException:
+        _end(proc, sleep)
+        if _info(state_dir).get("pid") == proc.pid:
+            clear_runtime_files(state_dir)
+        raise
+
+
+def _await_start(state_dir: Path, proc: subprocess.Popen[bytes], timeout: float,
+                 sleep: Sleep) -> EmulatorStatus:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -175,11 +278,10 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
             raise OperationError(f"the emulator exited during start: {' '.join(tail)}",
                                  hint=f"see {state_dir / LOG_FILE}")
         current = status(state_dir)
-        if current.running:
+        if current.running and current.pid == proc.pid:
             return EmulatorStatus(**{**_fields(current), "message": "started"})
         sleep(0.1)
-    proc.terminate()
-    raise OperationError(f"the emulator did not answer within {timeout:g} s",
+    raise OperationError(f"the emulator did not answer within {timeout:g} s (stopped it)",
                          hint=f"see {state_dir / LOG_FILE}")
 
 
@@ -191,7 +293,11 @@ def stop(state_dir: Path, *, timeout: float = 15.0, sleep: Sleep = time.sleep) -
     """SIGTERM the daemon and wait for it to exit (SIGKILL after ``timeout``)."""
     current = status(state_dir)
     if current.pid is None:
-        return EmulatorStatus(False, state_dir, message=current.message)
+        holder = _silent_holder(state_dir)
+        if holder is None:
+            return EmulatorStatus(False, state_dir, message=current.message)
+        current = EmulatorStatus(False, state_dir, holder, message="not answering")
+        assert current.pid is not None
     os.kill(current.pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while _pid_alive(current.pid) and time.monotonic() < deadline:
@@ -202,14 +308,22 @@ def stop(state_dir: Path, *, timeout: float = 15.0, sleep: Sleep = time.sleep) -
     return EmulatorStatus(False, state_dir, current.pid, current.endpoint, message="stopped")
 
 
+def _silent_holder(state_dir: Path) -> int | None:
+    """The pid of a process that holds the state dir without a pid file (None if nobody)."""
+    try:
+        StateLock.acquire(state_dir).release()
+    except StateDirInUse as exc:
+        return exc.holder.pid if exc.holder.pid and _pid_alive(exc.holder.pid) else None
+    return None
+
+
 def reset(state_dir: Path) -> EmulatorStatus:
     """Forget every resource: through the admin API when running, else in the files."""
     current = status(state_dir)
     if current.running and current.endpoint:
-        req = urllib.request.Request(f"http://{current.endpoint}/_emulator/reset", method="POST")
-        with urllib.request.urlopen(req, timeout=10):
-            pass
+        admin_request(state_dir, "/_emulator/reset")
         return EmulatorStatus(**{**_fields(current), "message": "reset (running emulator)"})
+    _probe_lock(state_dir)
     from deployer.emulator.app import DB_FILE
 
     for name in (DB_FILE, f"{DB_FILE}-wal", f"{DB_FILE}-shm"):

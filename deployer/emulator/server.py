@@ -1,121 +1,47 @@
-"""The emulator's HTTP/1.1 server: threaded, keep-alive, exact Content-Length, never gzip.
+"""The emulator behind its HTTP front door (:mod:`deployer.emulator.httpd`, on aiohttp).
 
-``EmulatorServer(state_dir, host, port, clock, runtime)`` binds 127.0.0.1 by default (another
-interface only when ``host`` says so); port 0 picks a free port. ``start()`` serves from a
-background thread and returns once listening; ``stop()`` shuts it down and closes the state.
+``EmulatorServer(state_dir, host, port, clock, runtime)`` takes the state directory's lock
+(a second emulator on it is refused with :class:`StateDirInUse`), binds 127.0.0.1 by default
+(another interface only when ``host`` says so; port 0 picks a free port) and listens at once.
+``start()`` serves from a background event-loop thread; ``stop()`` shuts it down, closes the
+state and releases the lock.
 
-The handler keeps the raw request target (signatures are computed over it), reads exactly
-``Content-Length`` bytes, and hands a plain :class:`HttpRequest` to the router. Bodies over
-``max_body`` (140 MB: a base64 100 MB zip in JSON) are refused with ``EntityTooLarge``.
+Every request keeps its raw target (signatures are computed over it) and a de-chunked body;
+bodies over ``max_body`` (140 MB: a base64 100 MB zip in JSON) are refused with
+``EntityTooLarge``. ``admin_token`` is this instance's random token for the admin surface's
+state-changing requests (``guard`` checks them; docs/emulator.md "Admin and console surfaces").
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
+import uuid
 from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import replace
 from pathlib import Path
 
 from deployer import __version__
-from deployer.emulator.api import errors as e
 from deployer.emulator.api.access import RequestAccess
 from deployer.emulator.api.admin import AdminApi
 from deployer.emulator.api.cloudflow import CloudFlowApi
-from deployer.emulator.api.errors import Style, error_response
+from deployer.emulator.api.errors import Style
 from deployer.emulator.api.fc import FcApi
-from deployer.emulator.api.http import Headers, HttpRequest, HttpResponse
+from deployer.emulator.api.local_guard import LocalGuard, new_token
 from deployer.emulator.api.ram import RamApi
 from deployer.emulator.api.router import Router, fc_request_id
 from deployer.emulator.api.sls import SlsApi
 from deployer.emulator.api.sts import StsApi
 from deployer.emulator.app import Emulator, Engine
 from deployer.emulator.clock import Clock, SystemClock
+from deployer.emulator.httpd import MAX_BODY, FrontDoor, HttpServer, ServerLimits
+from deployer.emulator.services.execution_watch import ExecutionWatch
 from deployer.emulator.services.ports import FunctionRuntime
+from deployer.emulator.state_lock import StateDirInUse, StateLock
 
-__all__ = ["MAX_BODY", "EmulatorServer"]
+__all__ = ["MAX_BODY", "EmulatorServer", "ServerLimits", "StateDirInUse"]
 
 log = logging.getLogger("deployer.emulator")
-MAX_BODY = 140 * 1024 * 1024
-_DRAIN_LIMIT = 512 * 1024 * 1024
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # TCP_NODELAY: a response goes out as headers + body; with Nagle on, the body would wait for
-    # the client's delayed ACK (about 40 ms a request).
-    disable_nagle_algorithm = True
-    server_version = f"cloudflow-deployer-emulator/{__version__}"
-    server: _HttpServer
-
-    def version_string(self) -> str:
-        return self.server_version
-
-    def log_message(self, format: str, *args: object) -> None:
-        log.debug("%s - %s", self.address_string(), format % args)
-
-    def _handle(self) -> None:
-        length_text = self.headers.get("Content-Length", "0") or "0"
-        try:
-            length = int(length_text)
-            if length < 0:
-                raise ValueError
-        except ValueError:
-            self._send(self._error(e.InvalidArgument("invalid Content-Length")), close=True)
-            return
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            self._send(self._error(e.InvalidArgument("chunked request bodies are not supported;"
-                                                     " send Content-Length")), close=True)
-            return
-        if length > self.server.max_body:
-            self._drain(length)
-            err = e.EntityTooLarge(
-                f"payload size exceeds maximum allowed size ({self.server.max_body} bytes)")
-            self._send(self._error(err), close=True)
-            return
-        body = self.rfile.read(length) if length else b""
-        request = HttpRequest(self.command, self.path, Headers(tuple(self.headers.items())),
-                              body, self.client_address[0])
-        self._send(self.server.router.dispatch(request))
-
-    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _handle
-
-    def _drain(self, length: int) -> None:
-        if length > _DRAIN_LIMIT:
-            return
-        remaining = length
-        while remaining > 0:
-            chunk = self.rfile.read(min(remaining, 1 << 20))
-            if not chunk:
-                break
-            remaining -= len(chunk)
-
-    def _error(self, err: e.ApiError) -> HttpResponse:
-        return error_response(err, fc_request_id(self.server.router.clock.now()), Style.ROA)
-
-    def _send(self, response: HttpResponse, *, close: bool = False) -> None:
-        self.send_response(response.status)
-        for name, value in response.headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(response.body)))
-        if close:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD" and response.body:
-            self.wfile.write(response.body)
-
-
-class _HttpServer(ThreadingHTTPServer):
-    daemon_threads = True
-    # SO_REUSEADDR: a restart may bind the port while connections of the previous run linger
-    # in TIME_WAIT; Linux still refuses the bind when another socket listens there.
-    allow_reuse_address = True
-
-    def __init__(self, address: tuple[str, int], router: Router, max_body: int) -> None:
-        self.router = router
-        self.max_body = max_body
-        super().__init__(address, _Handler)
 
 
 class EmulatorServer:
@@ -124,37 +50,66 @@ class EmulatorServer:
     def __init__(self, state_dir: Path, host: str = "127.0.0.1", port: int = 0,
                  clock: Clock | None = None, runtime: FunctionRuntime | None = None, *,
                  region: str = "cn-hangzhou", engines: Sequence[Engine] = (),
-                 max_body: int = MAX_BODY, step_latency: float = 0.0,
-                 console: bool = True) -> None:
+                 max_body: int | None = None, step_latency: float = 0.0,
+                 limits: ServerLimits | None = None, console: bool = True) -> None:
         self.state_dir = Path(state_dir)
         self.clock = clock or SystemClock()
-        self.emulator = Emulator(self.state_dir, self.clock, runtime, region=region,
-                                 step_latency=step_latency)
-        self.emulator.engines.extend(engines)
-        ident = self.emulator.identity
-        self.router = Router(ident.account_id, ident.secret_for, self.clock, region)
-        self.router.access = RequestAccess(ident.account_id, ident.secret_for,
-                                           self.emulator.tokens, self.emulator.authorizer)
-        self.router.add_roa(FcApi(self.emulator.functions))
-        self.router.add_roa(SlsApi(self.emulator.logs, ident.secret_for))
-        self.router.add_rpc(RamApi(self.emulator.roles))
-        self.router.add_rpc(StsApi(self.emulator.tokens))
-        self.router.add_rpc(CloudFlowApi(self.emulator.flows, self.emulator.executions))
-        self.router.admin = AdminApi(clock=self.clock, health=self._health,
-                                     reset=self.emulator.reset, code_path=self.emulator.code.path,
-                                     advanced=self.emulator.flow_engine.clock_moved,
-                                     logs=self._recent_logs)
-        self.console = self._console() if console else None
+        self.limits = limits or ServerLimits()
+        if max_body is not None:
+            self.limits = replace(self.limits, max_body=max_body)
+        self._lock = StateLock.acquire(self.state_dir)
         try:
-            self._httpd = _HttpServer((host, port), self.router, max_body)
-        except OSError:
-            self.emulator.close()
+            self.emulator = Emulator(self.state_dir, self.clock, runtime, region=region,
+                                     step_latency=step_latency)
+        except BaseException:
+            self._lock.release()
+            raise
+        emulator = self.emulator
+        self.watch = ExecutionWatch(emulator.flow_repo, emulator.flow_engine.wait_ended,
+                                    emulator.flow_engine.notify)
+        emulator.engines.append(self.watch)
+        emulator.engines.extend(engines)
+        ident = emulator.identity
+        self.router = Router(ident.account_id, ident.secret_for, self.clock, region,
+                             state_dir=str(self.state_dir))
+        self.router.access = RequestAccess(ident.account_id, ident.secret_for,
+                                           emulator.tokens, emulator.authorizer)
+        self.router.add_roa(FcApi(emulator.functions))
+        self.router.add_roa(SlsApi(emulator.logs, ident.secret_for))
+        self.router.add_rpc(RamApi(emulator.roles))
+        self.router.add_rpc(StsApi(emulator.tokens))
+        self.router.add_rpc(CloudFlowApi(emulator.flows, emulator.executions, self.watch))
+        self.admin_token = new_token()
+        door = FrontDoor(self.router.dispatch, self.limits, self._request_id,
+                         f"cloudflow-deployer-emulator/{__version__}", self.router.is_quick)
+        try:
+            self._httpd: HttpServer | None = HttpServer(host, port, door, self.limits)
+        except BaseException:
+            emulator.close()
+            self._lock.release()
             raise
         self.host = host
-        self.port = int(self._httpd.server_address[1])
+        self.port = self._httpd.port
+        self.guard = LocalGuard(self.admin_token, self.port, host)
+        self.router.admin = AdminApi(clock=self.clock, health=self._health,
+                                     reset=emulator.reset, code_path=emulator.code.path,
+                                     guard=self.guard, advanced=emulator.flow_engine.clock_moved,
+                                     logs=self._recent_logs)
+        self.console = self._console() if console else None
         self.router.public_url = self.url
         self.emulator.serve_at(self.endpoint)
-        self._thread: threading.Thread | None = None
+        self._lock.record(self.endpoint)
+        self._started = False
+
+    @property
+    def http(self) -> HttpServer | None:
+        """The HTTP server (None once stopped): open connections, the body budget."""
+        return self._httpd
+
+    def _request_id(self, style: Style) -> str:
+        if style is Style.ROA:
+            return fc_request_id(self.clock.now())
+        return str(uuid.uuid4()).upper()
 
     @property
     def endpoint(self) -> str:
@@ -204,25 +159,26 @@ class EmulatorServer:
                 for r in records]
 
     def start(self) -> EmulatorServer:
-        """Serve in a background thread (the socket already listens); start the engines."""
+        """Start the engines, then serve from a background thread (the socket already
+        listens, so early clients wait in the queue)."""
         for engine in self.emulator.engines:
             engine.start()
-        httpd = self._httpd
-        self._thread = threading.Thread(target=lambda: httpd.serve_forever(poll_interval=0.05),
-                                        name=f"emulator-{self.port}", daemon=True)
-        self._thread.start()
+        if self._httpd is not None:
+            self._httpd.start()
+        self._started = True
         return self
 
     def stop(self) -> None:
-        """Stop listening, stop engines and the runtime, close the database. Idempotent."""
-        if self._httpd is None:
+        """Stop listening (requests in progress get ``limits.shutdown_grace`` to finish), stop
+        engines and the runtime, close the database, release the state lock. Idempotent."""
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
             return
-        httpd, self._httpd = self._httpd, None  # type: ignore[assignment]
-        if self._thread is not None:
-            httpd.shutdown()
-            self._thread.join(timeout=10)
-        httpd.server_close()
-        self.emulator.close()
+        try:
+            httpd.stop()
+            self.emulator.close()
+        finally:
+            self._lock.release()
 
     def __enter__(self) -> EmulatorServer:
         return self.start()

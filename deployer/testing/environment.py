@@ -53,6 +53,9 @@ class LocalCloud:
         self.access_key_secret = ident.access_key_secret
         self.clock: Clock = server.clock
         self.state_dir = server.state_dir
+        self.admin_token: str = server.admin_token
+        """Send it as ``X-Emulator-Token`` (with ``Content-Type: application/json``) on POSTs
+        to the admin surface ``/_emulator/...``."""
 
     def config(self, **overrides: Any) -> Any:
         """An ``open_api`` ``Config`` for any Alibaba SDK client, pointed at the emulator."""

@@ -118,13 +118,14 @@ def test_keep_alive_serves_several_requests_on_one_connection(cloud) -> None:
 def test_admin_clock_and_reset(cloud, zip_b64) -> None:
     resp, data = _call(cloud, "GET", "/_emulator/clock")
     before = json.loads(data)["now"]
-    resp, data = _call(cloud, "POST", "/_emulator/clock/advance", b'{"seconds": 60}')
+    admin = {"Content-Type": "application/json", "X-Emulator-Token": cloud.admin_token}
+    resp, data = _call(cloud, "POST", "/_emulator/clock/advance", b'{"seconds": 60}', admin)
     assert json.loads(data)["now"] == before + 60 and json.loads(data)["virtual"] is True
     from alibabacloud_fc20230330 import models as fc
     client = cloud.fc_client()
     client.create_function(fc.CreateFunctionRequest(body=fc.CreateFunctionInput(
         function_name="gone", runtime="python3.10", handler="index.handler",
         code=fc.InputCodeLocation(zip_file=zip_b64))))
-    resp, data = _call(cloud, "POST", "/_emulator/reset")
+    resp, data = _call(cloud, "POST", "/_emulator/reset", b"{}", admin)
     assert resp.status == 200
     assert client.list_functions(fc.ListFunctionsRequest()).body.functions == []

@@ -1,4 +1,6 @@
-"""Admin surface under ``/_emulator/`` (outside the cloud APIs): unauthenticated, loopback only.
+"""Admin surface under ``/_emulator/`` (outside the cloud APIs): unsigned, loopback only, and
+guarded by :class:`~deployer.emulator.api.local_guard.LocalGuard` (own Host and Origin; JSON
+and the daemon's token for every POST).
 
 ``GET health`` (with CloudFlow engine stats), ``GET clock``, ``POST clock/advance`` (virtual
 clock, JSON ``{"seconds": n}``; due timers then fire),
@@ -9,8 +11,7 @@ first: the local stand-in for the function's SLS logstore).
 
 from __future__ import annotations
 
-import ipaddress
-import json
+import math
 import os
 import re
 from collections.abc import Callable
@@ -18,6 +19,8 @@ from typing import Any
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response, wire_time
+from deployer.emulator.api.local_guard import LocalGuard
+from deployer.emulator.api.strict import loads
 from deployer.emulator.clock import Clock
 
 __all__ = ["AdminApi"]
@@ -31,8 +34,9 @@ class AdminApi:
 
     def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
                  reset: Callable[[], None], code_path: Callable[[str], os.PathLike[str]],
-                 advanced: Callable[[], None] | None = None,
+                 guard: LocalGuard, advanced: Callable[[], None] | None = None,
                  logs: LogsFn | None = None) -> None:
+        self.guard = guard
         self._logs = logs
         self._clock = clock
         self._advanced = advanced
@@ -41,12 +45,7 @@ class AdminApi:
         self._code_path = code_path
 
     def handle(self, request: HttpRequest) -> HttpResponse:
-        try:
-            loopback = ipaddress.ip_address(request.remote_addr).is_loopback
-        except ValueError:
-            loopback = False
-        if not loopback:
-            raise e.AccessDenied("the admin API answers loopback clients only")
+        self.guard.check(request)
         path, method = request.raw_path, request.method
         if path == "/_emulator/health" and method == "GET":
             return json_response(200, {"status": "ok", **self._health()}, {})
@@ -55,6 +54,7 @@ class AdminApi:
         if path == "/_emulator/clock/advance" and method == "POST":
             return self._advance(request)
         if path == "/_emulator/reset" and method == "POST":
+            _json_object(request)
             self._reset()
             return json_response(200, {"reset": True}, {})
         if path == "/_emulator/logs" and method == "GET" and self._logs is not None:
@@ -89,13 +89,24 @@ class AdminApi:
         advance = getattr(self._clock, "advance", None)
         if not self._clock.is_virtual or advance is None:
             raise e.InvalidArgument("the emulator runs on the real clock; it cannot be advanced")
-        try:
-            seconds = json.loads(request.body or b"{}").get("seconds")
-        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
-            seconds = None
-        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < 0:
-            raise e.InvalidArgument('body must be {"seconds": <non-negative number>}')
+        seconds = _json_object(request).get("seconds")
+        if (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)
+                or not math.isfinite(seconds) or seconds < 0):
+            raise e.InvalidArgument('body must be {"seconds": <finite non-negative number>}')
         advance(float(seconds))
         if self._advanced is not None:
             self._advanced()
         return json_response(200, self._clock_state(), {})
+
+
+def _json_object(request: HttpRequest) -> dict[str, Any]:
+    """The body as a JSON object ({} when empty); 400 otherwise (NaN and Infinity included)."""
+    if not request.body.strip():
+        return {}
+    try:
+        value = loads(request.body)
+    except ValueError as exc:
+        raise e.InvalidArgument(f"the body is not a valid JSON object: {exc}") from None
+    if not isinstance(value, dict):
+        raise e.InvalidArgument("the body must be a JSON object")
+    return value

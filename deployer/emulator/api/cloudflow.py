@@ -13,9 +13,10 @@ from typing import Any
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.errors import Style
-from deployer.emulator.api.router import AuthScheme, RpcCall
+from deployer.emulator.api.router import AuthScheme, LongPoll, RpcCall
 from deployer.emulator.api.signing import SignatureFailure
 from deployer.emulator.services import errors as svc
+from deployer.emulator.services.execution_watch import ExecutionWatch
 from deployer.emulator.services.executions import (
     ExecutionFilter,
     ExecutionService,
@@ -42,14 +43,14 @@ FNF_AUTH = AuthScheme(Style.RPC, {
     SignatureFailure.MISMATCH: e.SignatureNotMatch,
 })
 
-Handler = Callable[[RpcCall], dict[str, Any]]
+Handler = Callable[[RpcCall], Any]
 
 
 def _wire_errors(fn: Handler) -> Handler:
     """Turn domain errors into CloudFlow's wire codes."""
 
     @functools.wraps(fn)
-    def wrapper(call: RpcCall) -> dict[str, Any]:
+    def wrapper(call: RpcCall) -> Any:
         try:
             return fn(call)
         except svc.NotFound as exc:
@@ -138,10 +139,18 @@ class CloudFlowApi:
     version = "2019-03-15"
     host = "fnf.aliyuncs.com"
     auth = FNF_AUTH
+    # answered by a few quick database calls and at most one interpreter step (the server may
+    # run them on its event loop); not StartSyncExecution, which waits for the execution
+    quick_actions = frozenset({
+        "StartExecution", "DescribeExecution", "ListExecutions", "GetExecutionHistory",
+        "StopExecution", "DescribeFlow", "ListFlows", "ReportTaskSucceeded",
+        "ReportTaskFailed"})
 
-    def __init__(self, flows: FlowService, executions: ExecutionService) -> None:
+    def __init__(self, flows: FlowService, executions: ExecutionService,
+                 watch: ExecutionWatch | None = None) -> None:
         self._flows = flows
         self._executions = executions
+        self._watch = watch
         table: dict[str, Handler] = {
             "CreateFlow": self.create_flow, "UpdateFlow": self.update_flow,
             "DescribeFlow": self.describe_flow, "ListFlows": self.list_flows,
@@ -226,13 +235,24 @@ class CloudFlowApi:
             body["ErrorMessage"] = result.error_message
         return body
 
-    def describe_execution(self, call: RpcCall) -> dict[str, Any]:
+    def describe_execution(self, call: RpcCall) -> dict[str, Any] | LongPoll:
+        """With ``WaitTimeSeconds`` and a running execution: a long poll answered when the
+        execution ends or the time is up (through the watch, no thread waits)."""
         ctx = call.context
-        view = self._executions.describe(
-            ctx.account_id, ctx.region, _required(call, "FlowName"),
-            _required(call, "ExecutionName"),
-            wait_seconds=_int(call, "WaitTimeSeconds", 0, 0, 60))
-        return _execution(view)
+        flow, name = _required(call, "FlowName"), _required(call, "ExecutionName")
+        wait = _int(call, "WaitTimeSeconds", 0, 0, 60)
+        watch = self._watch
+        if watch is None:
+            return _execution(self._executions.describe(ctx.account_id, ctx.region, flow, name,
+                                                        wait_seconds=wait))
+        view = self._executions.describe(ctx.account_id, ctx.region, flow, name)
+        if not wait or view.status != "Running":
+            return _execution(view)
+        key = (ctx.account_id, ctx.region, flow, name)
+        then = _wire_errors(lambda _call: _execution(
+            self._executions.describe(ctx.account_id, ctx.region, flow, name)))
+        return LongPoll(lambda wake: watch.subscribe(key, wake), float(wait),
+                        lambda: then(call))
 
     def list_executions(self, call: RpcCall) -> dict[str, Any]:
         ctx, p = call.context, call.params

@@ -53,6 +53,14 @@ AliasNotFound = _define("AliasNotFound", "AliasNotFound", 404)
 FunctionAlreadyExists = _define("FunctionAlreadyExists", "FunctionAlreadyExists", 409)
 NotFound = _define("NotFound", "NotFound", 404)
 
+# --- the emulator's own front door (any product) ----------------------------------------------
+RequestTimeout = _define("RequestTimeout", "RequestTimeout", 408)
+ExpectationFailed = _define("ExpectationFailed", "ExpectationFailed", 417)
+ServiceUnavailable = _define("ServiceUnavailable", "ServiceUnavailable", 503)
+StorageFull = _define("StorageFull", "StorageFull", 507)
+StorageReadOnly = _define("StorageReadOnly", "StorageReadOnly", 503)
+StorageError = _define("StorageError", "StorageError", 503)
+
 # --- RPC products (RAM / STS) -----------------------------------------------------------------
 SignatureDoesNotMatch = _define("SignatureDoesNotMatch", "SignatureDoesNotMatch", 403)
 InvalidAccessKeyIdNotFound = _define(

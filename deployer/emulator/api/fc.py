@@ -19,6 +19,7 @@ from werkzeug.exceptions import MethodNotAllowed, NotFound
 from werkzeug.routing import Map, Rule
 
 from deployer.emulator.api import errors as e
+from deployer.emulator.api import strict
 from deployer.emulator.api.http import HttpResponse, json_response, wire_time
 from deployer.emulator.api.router import FC_AUTH, RequestContext
 from deployer.emulator.services.functions import Function, FunctionConfig, FunctionService
@@ -144,7 +145,9 @@ def _tags(body: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def _json_body(ctx: RequestContext) -> dict[str, Any]:
     try:
-        body = json.loads(ctx.request.body or b"{}")
+        body = strict.loads(ctx.request.body or b"{}")
+    except strict.JsonLimitError as exc:
+        raise e.InvalidArgument(f"the request body is refused: {exc}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise e.InvalidArgument(f"the request body is not valid JSON: {exc}") from None
     if not isinstance(body, dict):

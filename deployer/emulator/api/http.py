@@ -1,20 +1,51 @@
 """Plain request/response values passed between the server and the API modules.
 
 The server fills :class:`HttpRequest` from the raw request line, so ``raw_target`` is the path and
-query exactly as received (signatures are computed over it); nothing here decodes ``%2F``.
+query exactly as received (signatures are computed over it); nothing here decodes ``%2F``. The
+body is complete and de-chunked.
+
+An API module answers with one of three values (the server, :mod:`deployer.emulator.httpd`,
+writes them):
+
+* :class:`HttpResponse`: a complete body; the server adds ``Content-Length``.
+* :class:`StreamingResponse`: a body produced piece by piece by an async iterator (sent with
+  ``Transfer-Encoding: chunked``); :func:`event_stream` builds a server-sent-events one from
+  :class:`ServerSentEvent` values. The iterator runs on the server's event loop: it waits with
+  :func:`wait_for_wake` and calls synchronous code with :func:`run_blocking`, so an open stream
+  holds no thread.
+* :class:`DeferredResponse`: "answer later" (a long poll): the server subscribes to a wake-up
+  source, waits up to ``timeout`` seconds without holding a thread, then calls ``then()`` for
+  the response.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import parse_qsl
+from typing import Any, TypeVar
+from urllib.parse import unquote_plus
 
-__all__ = ["Headers", "HttpRequest", "HttpResponse", "json_response"]
+__all__ = [
+    "Answer",
+    "DeferredResponse",
+    "Headers",
+    "HttpRequest",
+    "HttpResponse",
+    "ServerSentEvent",
+    "StreamingResponse",
+    "Subscribe",
+    "event_stream",
+    "json_response",
+    "run_blocking",
+    "wait_for_wake",
+]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,17 +53,23 @@ class Headers:
     """Case-insensitive, multi-valued request headers in wire order."""
 
     items: tuple[tuple[str, str], ...] = ()
+    _index: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False,
+                                         compare=False)
+
+    def __post_init__(self) -> None:
+        index = self._index
+        for key, value in self.items:
+            index.setdefault(key.lower(), []).append(value)
 
     def get_all(self, name: str) -> list[str]:
-        lname = name.lower()
-        return [v for k, v in self.items if k.lower() == lname]
+        return list(self._index.get(name.lower(), ()))
 
     def get(self, name: str, default: str | None = None) -> str | None:
-        values = self.get_all(name)
+        values = self._index.get(name.lower())
         return values[0] if values else default
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and bool(self.get_all(name))
+        return isinstance(name, str) and name.lower() in self._index
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,16 +107,32 @@ class HttpRequest:
 
 
 def _form_dict(text: str) -> dict[str, str]:
-    """``parse_qsl`` with blank values kept; texts up to 16 KB are memoised (the router and
-    the signature check both parse the same request)."""
+    """``dict(parse_qsl(text, keep_blank_values=True))``; texts up to 16 KB are memoised (the
+    router and the signature check both parse the same request)."""
     if len(text) > 16384:
-        return dict(parse_qsl(text, keep_blank_values=True))
+        return _parse_form(text)
     return dict(_parse_small(text))
 
 
 @functools.lru_cache(maxsize=64)
 def _parse_small(text: str) -> tuple[tuple[str, str], ...]:
-    return tuple(parse_qsl(text, keep_blank_values=True))
+    return tuple(_parse_form(text).items())
+
+
+def _parse_form(text: str) -> dict[str, str]:
+    """What ``parse_qsl`` gives (``&``-separated, ``+`` is a space, bad UTF-8 replaced, the
+    last of repeated names wins), decoding only the parts that hold an escape."""
+    out: dict[str, str] = {}
+    for pair in text.split("&"):
+        if not pair:
+            continue
+        name, _, value = pair.partition("=")
+        if "%" in name or "+" in name:
+            name = unquote_plus(name)
+        if "%" in value or "+" in value:
+            value = unquote_plus(value)
+        out[name] = value
+    return out
 
 
 @dataclass(slots=True)
@@ -89,6 +142,131 @@ class HttpResponse:
     status: int
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
+
+
+Subscribe = Callable[[Callable[[], None]], Callable[[], None]]
+"""``subscribe(wake) -> unsubscribe``: call ``wake()`` (from any thread, at most once needed)
+when whatever is awaited may have happened; ``unsubscribe()`` stops the calls."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamingResponse:
+    """A response whose body ``chunks`` yields piece by piece (chunked transfer encoding).
+
+    Each chunk is written and flushed as it comes; the response ends when the iterator does or
+    the client goes away (the iterator is then closed, so its ``finally`` runs)."""
+
+    status: int
+    chunks: AsyncIterator[bytes]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredResponse:
+    """Answer after a wake-up or ``timeout`` seconds, whichever comes first, with ``then()``.
+
+    ``subscribe`` is called in a worker thread; ``wake`` may be called from any thread, even
+    before ``subscribe`` returns. ``then`` runs in a worker thread too. No thread waits."""
+
+    subscribe: Subscribe
+    timeout: float
+    then: Callable[[], HttpResponse]
+
+
+Answer = HttpResponse | StreamingResponse | DeferredResponse
+"""What the router hands back to the server for one request."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSentEvent:
+    """One server-sent event (``text/event-stream``); ``data`` may span lines."""
+
+    data: str
+    event: str = ""
+    id: str = ""
+    retry_ms: int | None = None
+
+    def encode(self) -> bytes:
+        lines = []
+        if self.event:
+            lines.append(f"event: {_one_line(self.event)}")
+        if self.id:
+            lines.append(f"id: {_one_line(self.id)}")
+        if self.retry_ms is not None:
+            lines.append(f"retry: {int(self.retry_ms)}")
+        lines.extend(f"data: {line}" for line in self.data.splitlines() or [""])
+        return ("\n".join(lines) + "\n\n").encode("utf-8")
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r", " ").replace("\n", " ")
+
+
+def event_stream(events: AsyncIterator[ServerSentEvent], *, heartbeat: float = 15.0,
+                 headers: Mapping[str, str] | None = None) -> StreamingResponse:
+    """A ``text/event-stream`` response sending ``events`` as they come, with a comment line
+    every ``heartbeat`` seconds of silence (so proxies and browsers keep the stream open)."""
+
+    async def chunks() -> AsyncIterator[bytes]:
+        pending: asyncio.Task[ServerSentEvent] | None = None
+        iterator = events.__aiter__()
+        try:
+            while True:
+                if pending is None:
+                    pending = asyncio.ensure_future(iterator.__anext__())
+                done, _ = await asyncio.wait((pending,), timeout=heartbeat)
+                if not done:
+                    yield b": keep-alive\n\n"
+                    continue
+                try:
+                    event = pending.result()
+                except StopAsyncIteration:
+                    return
+                finally:
+                    pending = None
+                yield event.encode()
+        finally:
+            if pending is not None:  # let the generator stop before closing it
+                pending.cancel()
+                with contextlib.suppress(BaseException):
+                    await pending
+            close = getattr(iterator, "aclose", None)
+            if close is not None:
+                await close()
+
+    return StreamingResponse(200, chunks(), {
+        "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store",
+        "X-Accel-Buffering": "no", **(headers or {})})
+
+
+async def run_blocking(fn: Callable[..., T], *args: Any) -> T:
+    """Run synchronous ``fn(*args)`` in the server's worker pool and await its result (for
+    streaming iterators: services and stores are synchronous)."""
+    return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+
+async def wait_for_wake(subscribe: Subscribe, timeout: float) -> bool:
+    """Wait, holding no thread, until ``subscribe``'s wake is called (True) or ``timeout``
+    seconds pass (False). ``subscribe`` itself runs in the worker pool."""
+    loop = asyncio.get_running_loop()
+    woken = loop.create_future()
+
+    def wake() -> None:
+        loop.call_soon_threadsafe(_settle, woken)
+
+    unsubscribe = await run_blocking(subscribe, wake)
+    try:
+        await asyncio.wait_for(asyncio.shield(woken), timeout)
+        return True
+    except asyncio.TimeoutError:
+        return False
+    finally:
+        unsubscribe()
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def json_response(

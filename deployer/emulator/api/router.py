@@ -5,15 +5,23 @@ the query or the ``x-acs-version`` header) → verify the signature (``Authoriza
 header, else RPC v1 ``Signature`` in the query) against the emulator's one AccessKey → call the
 module → serialize. Adding a product (CloudFlow) is registering one more module.
 
+Before any of that, :func:`deployer.emulator.api.strict.check_request` refuses text that is not
+valid UTF-8, and RPC parameters holding JSON are held to the JSON limits.
+
 Nothing escapes as a traceback: :class:`ApiError` and service errors become their wire error;
-anything else is logged and answered ``500 InternalServerError`` in JSON.
+input nested so deeply that a parser recursed too far answers ``400``; a state directory that
+cannot be written (disk full, read-only, I/O error) answers a ``5xx`` naming the cause (nothing
+of that request was committed); anything else is logged and answered
+``500 InternalServerError`` in JSON.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
 import secrets
+import sqlite3
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,7 +29,14 @@ from typing import Any, Protocol
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.errors import ApiError, Style, error_response, from_service_error
-from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
+from deployer.emulator.api.http import (
+    Answer,
+    DeferredResponse,
+    HttpRequest,
+    HttpResponse,
+    Subscribe,
+    json_response,
+)
 from deployer.emulator.api.signing import (
     SecretLookup,
     SignatureError,
@@ -30,10 +45,12 @@ from deployer.emulator.api.signing import (
     verify_acs3,
     verify_rpc_v1,
 )
+from deployer.emulator.api.strict import check_json_params, check_request
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.errors import ServiceError
 
-__all__ = ["REGION_HEADER", "AuthScheme", "RequestContext", "RoaApi", "Router", "RpcApi", "RpcCall"]
+__all__ = ["REGION_HEADER", "AuthScheme", "LongPoll", "RequestContext", "RoaApi", "Router",
+           "RpcApi", "RpcCall", "storage_error"]
 
 log = logging.getLogger("deployer.emulator")
 
@@ -111,28 +128,75 @@ class RpcCall:
     params: Mapping[str, str]
 
 
+@dataclass(frozen=True, slots=True)
+class LongPoll:
+    """An RPC action's "answer later": the response body ``then()`` returns once ``subscribe``'s
+    wake-up comes or ``timeout`` seconds pass (see :class:`DeferredResponse`)."""
+
+    subscribe: Subscribe
+    timeout: float
+    then: Callable[[], dict[str, Any]]
+
+
 class RoaApi(Protocol):
     prefix: str
     auth: AuthScheme | None  # None: the API checks its own signature scheme (Log Service)
 
-    def handle(self, ctx: RequestContext) -> HttpResponse: ...
+    def handle(self, ctx: RequestContext) -> Answer: ...
 
 
 class RpcApi(Protocol):
     version: str
     host: str
     auth: AuthScheme
-    actions: Mapping[str, Callable[[RpcCall], dict[str, Any]]]
+
+    @property
+    def actions(self) -> Mapping[str, Callable[[RpcCall], dict[str, Any] | LongPoll]]: ...
 
 
 class AdminApi(Protocol):
     prefix: str
 
-    def handle(self, request: HttpRequest) -> HttpResponse: ...
+    def handle(self, request: HttpRequest) -> Answer: ...
 
 
 def fc_request_id(now: float) -> str:
     return f"1-{int(now):08x}-{secrets.token_hex(12)}"
+
+
+_QUICK_ADMIN = frozenset({"/_emulator/health", "/_emulator/clock"})
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def storage_error(exc: BaseException, where: str) -> ApiError | None:
+    """The wire error for a failure to write the state directory ``where`` (disk full,
+    read-only, I/O error), or None when ``exc`` is something else."""
+    reason = ""
+    if isinstance(exc, sqlite3.OperationalError):
+        name = getattr(exc, "sqlite_errorname", "")
+        text = str(exc)
+        if name.startswith("SQLITE_FULL") or "disk is full" in text:
+            reason = "full"
+        elif name.startswith("SQLITE_READONLY") or "readonly database" in text:
+            reason = "read-only"
+        elif name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) or "disk I/O error" in text:
+            reason = "io"
+    elif isinstance(exc, OSError) and exc.errno is not None:
+        reason = ("full" if exc.errno in _FULL else "read-only" if exc.errno in _READ_ONLY
+                  else "io" if exc.errno == errno.EIO else "")
+    if not reason:
+        return None
+    tail = (" Nothing of this request was saved; what was saved before is intact. The emulator "
+            "keeps running: retry once the state directory is writable again.")
+    if reason == "full":
+        return e.StorageFull(f"the emulator cannot save its state: the disk holding {where} is "
+                             f"full ({exc}).{tail}")
+    if reason == "read-only":
+        return e.StorageReadOnly(f"the emulator cannot save its state: {where} is read-only "
+                                 f"({exc}).{tail}")
+    return e.StorageError(f"the emulator cannot save its state in {where}: I/O error "
+                          f"({exc}).{tail}")
 
 
 def region_from_host(host: str, default: str) -> str:
@@ -153,6 +217,7 @@ class Router:
     clock: Clock
     default_region: str = "cn-hangzhou"
     public_url: str = ""
+    state_dir: str = "the state directory"
     roa: list[RoaApi] = field(default_factory=list)
     rpc: dict[str, RpcApi] = field(default_factory=dict)
     admin: AdminApi | None = None
@@ -169,11 +234,12 @@ class Router:
     def add_rpc(self, api: RpcApi) -> None:
         self.rpc[api.version] = api
 
-    def dispatch(self, request: HttpRequest) -> HttpResponse:
+    def dispatch(self, request: HttpRequest) -> Answer:
         """Answer ``request``; never raises."""
         path = request.raw_path
-        if self.admin is not None and path.startswith(self.admin.prefix):
-            return self._guard(request, Style.ROA, "", lambda rid: self.admin.handle(request))
+        admin = self.admin
+        if admin is not None and path.startswith(admin.prefix):
+            return self._guard(request, Style.ROA, "", lambda rid: admin.handle(request))
         for extra in self.local:
             if path.startswith(extra.prefix):
                 return self._guard(request, Style.ROA, "",
@@ -187,16 +253,39 @@ class Router:
                                lambda rid: self._rpc(request, rid))
         return self._guard(request, Style.ROA, "", lambda rid: self._unknown(request))
 
+    def is_quick(self, request: HttpRequest) -> bool:
+        """Whether ``request`` is answered by a few quick database calls, never waiting on
+        anything else (a function run, a long upload, an Express execution): such a request
+        may run on the server's event loop instead of a worker thread. RPC actions an API
+        lists in ``quick_actions``, and the admin health and clock reads."""
+        path = request.raw_path
+        if path == "/":
+            params = {**request.query_params(), **request.form_params()}
+            version = params.get("Version") or request.headers.get("x-acs-version") or ""
+            action = params.get("Action") or request.headers.get("x-acs-action") or ""
+            return action in getattr(self.rpc.get(version), "quick_actions", ())
+        return request.method == "GET" and path in _QUICK_ADMIN
+
     def _guard(self, request: HttpRequest, style: Style, host: str,
-               fn: Callable[[str], HttpResponse]) -> HttpResponse:
-        rid = fc_request_id(self.clock.now()) if style is Style.ROA else str(uuid.uuid4()).upper()
+               fn: Callable[[str], Answer], rid: str = "") -> Answer:
+        rid = rid or (fc_request_id(self.clock.now()) if style is Style.ROA
+                      else str(uuid.uuid4()).upper())
         try:
+            check_request(request)
             return fn(rid)
         except ApiError as exc:
             return error_response(exc, rid, style, host)
         except ServiceError as exc:
             return error_response(from_service_error(exc, style), rid, style, host)
-        except Exception:  # a bug: log it, answer JSON without details
+        except RecursionError:
+            err = e.InvalidArgument("the request is nested too deeply to be processed")
+            return error_response(err, rid, style, host)
+        except Exception as exc:  # a bug or the state directory failing: log, answer JSON
+            stored = storage_error(exc, self.state_dir)
+            if stored is not None:
+                log.error("cannot save state for %s %s: %s", request.method,
+                          request.raw_path, exc)
+                return error_response(stored, rid, style, host)
             log.exception("internal error on %s %s", request.method, request.raw_target)
             err = e.InternalServerError("an internal error has occurred. Please retry.")
             return error_response(err, rid, style, host)
@@ -227,15 +316,16 @@ class Router:
         except SignatureError as exc:
             raise scheme.error(exc) from None
 
-    def _roa(self, api: RoaApi, request: HttpRequest, rid: str) -> HttpResponse:
+    def _roa(self, api: RoaApi, request: HttpRequest, rid: str) -> Answer:
         if api.auth is None:  # the API checks its own signature (Log Service)
             return api.handle(self._context(request, rid, request.query_params(), "",
                                             api.prefix, authorize=False))
         key = self._authenticate(request, api.auth)
         return api.handle(self._context(request, rid, request.query_params(), key, api.prefix))
 
-    def _rpc(self, request: HttpRequest, rid: str) -> HttpResponse:
+    def _rpc(self, request: HttpRequest, rid: str) -> Answer:
         params = {**request.query_params(), **request.form_params()}
+        check_json_params(params, params)
         version = params.get("Version") or request.headers.get("x-acs-version") or ""
         action = params.get("Action") or request.headers.get("x-acs-action") or ""
         api = self.rpc.get(version)
@@ -250,7 +340,20 @@ class Router:
             raise e.InvalidActionNotFound(
                 f"Specified api is not found, please check your url and method: {action!r}")
         body = handler(RpcCall(self._context(request, rid, params, key, version), params))
+        if isinstance(body, LongPoll):
+            return self._later(request, rid, body)
         return json_response(200, {"RequestId": rid, **body}, {"x-acs-request-id": rid})
+
+    def _later(self, request: HttpRequest, rid: str, poll: LongPoll) -> DeferredResponse:
+        host = request.headers.get("host") or ""
+
+        def then() -> HttpResponse:
+            answer = self._guard(request, Style.RPC, host, lambda _rid: json_response(
+                200, {"RequestId": rid, **poll.then()}, {"x-acs-request-id": rid}), rid)
+            assert isinstance(answer, HttpResponse)
+            return answer
+
+        return DeferredResponse(poll.subscribe, poll.timeout, then)
 
     @staticmethod
     def _unknown(request: HttpRequest) -> HttpResponse:

@@ -172,7 +172,10 @@ def _enc(text: str) -> str:
 def rpc_v1_signature(method: str, params: Mapping[str, str], secret: str) -> tuple[str, str]:
     """``(signature, string_to_sign)`` of RPC v1 over decoded ``params`` (without Signature)."""
     canon = "&".join(f"{_enc(k)}={_enc(params[k])}" for k in sorted(params))
-    to_sign = f"{method.upper()}&{_enc('/')}&{_enc(canon)}"
+    # canon holds only unreserved characters, "%", "=" and "&": encoding it again is three
+    # replacements (the same as _enc(canon), without a per-character loop)
+    encoded = canon.replace("%", "%25").replace("=", "%3D").replace("&", "%26")
+    to_sign = f"{method.upper()}&%2F&{encoded}"
     digest = hmac.new(f"{secret}&".encode(), to_sign.encode("utf-8"), hashlib.sha1).digest()
     return base64.b64encode(digest).decode("ascii"), to_sign
 

@@ -111,11 +111,21 @@ class Database:
             except BaseException:
                 self._depth -= 1
                 if outer:
-                    self._conn.execute("ROLLBACK")
+                    self._rollback()
                 raise
             self._depth -= 1
             if outer:
-                self._conn.execute("COMMIT")
+                try:
+                    self._conn.execute("COMMIT")
+                except BaseException:  # e.g. disk full at commit: leave no open transaction
+                    self._rollback()
+                    raise
+
+    def _rollback(self) -> None:
+        """Roll back if a transaction is still open (SQLite itself ends it on some errors,
+        such as a full disk; the original error must not be masked)."""
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
 
     def schema_version(self) -> int:
         with self._lock:

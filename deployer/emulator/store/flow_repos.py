@@ -66,6 +66,10 @@ register_migration(
 )
 
 
+ExecutionKey = tuple[str, str, str, str]
+"""(account_id, region, flow_name, name) of an execution."""
+
+
 @dataclass(frozen=True, slots=True)
 class FlowRecord:
     account_id: str
@@ -231,6 +235,21 @@ class FlowRepo:
                 "SELECT status FROM executions WHERE account_id=? AND region=? AND flow_name=? "
                 "AND name=?", (account_id, region, flow, name)).fetchone()
         return None if row is None else str(row[0])
+
+    def running_among(self, keys: list[ExecutionKey]) -> set[ExecutionKey]:
+        """Which of the (account, region, flow, name) ``keys`` name a Running execution (one
+        query per 200 keys)."""
+        running: set[ExecutionKey] = set()
+        with self.db.transaction() as conn:
+            for i in range(0, len(keys), 200):
+                chunk = keys[i:i + 200]
+                rows = conn.execute(
+                    "SELECT account_id, region, flow_name, name FROM executions WHERE "
+                    "status='Running' AND (account_id, region, flow_name, name) IN (VALUES "
+                    + ",".join("(?,?,?,?)" for _ in chunk) + ")",
+                    [v for key in chunk for v in key]).fetchall()
+                running.update((r[0], r[1], r[2], r[3]) for r in rows)
+        return running
 
     def execution_by_seq(self, seq: int) -> ExecutionRow | None:
         with self.db.transaction() as conn:

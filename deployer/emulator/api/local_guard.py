@@ -1,0 +1,90 @@
+"""Who may use the emulator's local surfaces (``/_emulator/`` admin, ``/_console/`` console).
+
+These surfaces are not the cloud APIs: they are unsigned, so a web page open in the user's
+browser (which is on loopback too) must not be able to drive them. :meth:`LocalGuard.check`
+refuses with ``403 AccessDenied`` unless:
+
+* the client is on loopback, and the ``Host`` header names this daemon itself
+  (``127.0.0.1:PORT``, ``localhost:PORT``, ``[::1]:PORT`` or the address it was bound to), which
+  defeats DNS rebinding; a present ``Origin`` must be that same origin (``http://`` + Host);
+* for a state-changing method (POST, PUT, PATCH, DELETE), in addition, the body is declared
+  ``Content-Type: application/json`` (a cross-site form cannot send that without a CORS
+  preflight, which is never granted) and the ``X-Emulator-Token`` header carries the
+  per-daemon random token (written to the daemon's state file ``emulator.json``, mode 0600, and
+  exposed as ``LocalCloud.admin_token`` by ``mock_cloud()``).
+
+The console's API calls the same function for its requests.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import secrets
+from dataclasses import dataclass, field
+
+from deployer.emulator.api import errors as e
+from deployer.emulator.api.http import HttpRequest
+
+__all__ = ["STATE_CHANGING_METHODS", "TOKEN_HEADER", "LocalGuard", "new_token"]
+
+TOKEN_HEADER = "X-Emulator-Token"
+STATE_CHANGING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def new_token() -> str:
+    """A fresh random token (256 bits, URL-safe)."""
+    return secrets.token_urlsafe(32)
+
+
+def _loopback(address: str) -> bool:
+    if address in ("127.0.0.1", "::1"):
+        return True
+    try:
+        return ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class LocalGuard:
+    """The checks above for one daemon: its ``token``, ``port`` and bound ``host``."""
+
+    token: str
+    port: int
+    host: str = "127.0.0.1"
+    _hosts: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        bound = f"[{self.host}]" if ":" in self.host else self.host
+        object.__setattr__(self, "_hosts", frozenset(
+            f"{name}:{self.port}".lower()
+            for name in ("127.0.0.1", "localhost", "[::1]", bound)))
+
+    def hosts(self) -> frozenset[str]:
+        """The ``Host`` values that name this daemon."""
+        return self._hosts
+
+    def check(self, request: HttpRequest) -> None:
+        """Raise ``AccessDenied`` (403) unless ``request`` may use a local surface."""
+        if not _loopback(request.remote_addr):
+            raise e.AccessDenied("the emulator's local surfaces answer loopback clients only")
+        host = (request.headers.get("host") or "").strip().lower()
+        if host not in self._hosts:
+            raise e.AccessDenied(
+                f"Host {host!r} does not name this emulator; use http://127.0.0.1:{self.port}")
+        origin = request.headers.get("origin")
+        if origin is not None and origin.strip().lower() != f"http://{host}":
+            raise e.AccessDenied(f"cross-origin requests are refused (Origin {origin!r})")
+        if request.method not in STATE_CHANGING_METHODS:
+            return
+        media_type = (request.headers.get("content-type") or "").split(";", 1)[0]
+        if media_type.strip().lower() != "application/json":
+            raise e.AccessDenied("a state-changing request must be sent as "
+                                 "Content-Type: application/json")
+        token = request.headers.get(TOKEN_HEADER) or ""
+        if not hmac.compare_digest(token.encode("utf-8", "replace"),
+                                   self.token.encode("utf-8")):
+            raise e.AccessDenied(f"a state-changing request needs the {TOKEN_HEADER} header "
+                                 "with this emulator's token (see emulator.json in its state "
+                                 "directory, or LocalCloud.admin_token)")
