@@ -9,11 +9,22 @@
 
 Targets: >= 20,000 transitions/s on one core; <= 5 KiB per parked execution.
 Run: python benchmarks/engine.py
+
+``python benchmarks/engine.py --instructions`` counts CPU instructions per transition instead
+(valgrind's callgrind, which the shared machine's load does not disturb): for each scenario it
+runs the simulations twice under callgrind, with ``LOW`` and ``HIGH`` executions after a
+warm-up, and divides the difference in instructions by the difference in transitions, so
+start-up, imports and parsing cancel out.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -120,7 +131,67 @@ def parked_memory(flow: Flow, count: int = 10_000) -> tuple[float, float]:
     return used / count, serialised / count
 
 
+#: name -> (flow, answer factory, input): the throughput scenarios, for ``--instructions``
+SCENARIOS = {
+    "seed-1": (seed_flow, lambda: answerer(1), {}),
+    "seed-4": (seed_flow, lambda: answerer(4), {}),
+    "seed-20": (seed_flow, lambda: answerer(20), {}),
+    "map-100": (map_flow, lambda: map_answer, {"items": list(range(100))}),
+}
+LABELS = {
+    "seed-1": "seed flow, 1 poll", "seed-4": "seed flow, 4 polls",
+    "seed-20": "seed flow, 20 polls", "map-100": "Map of 100 items, 40 at a time",
+}
+RUNS = {"seed-1": (10, 60), "seed-4": (10, 40), "seed-20": (4, 16), "map-100": (2, 6)}
+
+
+def run_scenario(name: str, runs: int) -> int:
+    """Simulate scenario ``name`` ``runs`` times after a warm-up; return transitions per run."""
+    make_flow, answer_factory, data = SCENARIOS[name]
+    flow = make_flow()
+    probe = simulate(flow, answer_factory(), input=data)
+    transitions = sum(1 for e in probe.history if e.type is HistoryEventType.STEP_ENTERED)
+    for i in range(2):
+        simulate(flow, answer_factory(), input=data, execution_name=f"w{i}", keep_history=False)
+    for i in range(runs):
+        simulate(flow, answer_factory(), input=data, execution_name=f"e{i}", keep_history=False)
+    return transitions
+
+
+def _callgrind(name: str, runs: int) -> tuple[int, int]:
+    """(instructions, transitions per run) of ``run_scenario(name, runs)`` under callgrind."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        proc = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+             sys.executable, __file__, "--run", name, str(runs)],
+            capture_output=True, text=True, check=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+        )
+        transitions = int(proc.stdout.strip().splitlines()[-1])
+        with open(out) as profile:
+            totals = re.search(r"^totals: (\d+)", profile.read(), re.MULTILINE)
+        assert totals is not None, "callgrind wrote no totals"
+        return int(totals.group(1)), transitions
+
+
+def instructions() -> None:
+    print(f"{'scenario':<38} {'instructions/transition':>24}")
+    for name in SCENARIOS:
+        low, high = RUNS[name]
+        low_ir, transitions = _callgrind(name, low)
+        high_ir, _ = _callgrind(name, high)
+        per = (high_ir - low_ir) / ((high - low) * transitions)
+        print(f"{LABELS[name]:<38} {per:>24,.0f}", flush=True)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--instructions"]:
+        instructions()
+        return
+    if sys.argv[1:2] == ["--run"]:
+        print(run_scenario(sys.argv[2], int(sys.argv[3])))
+        return
     flow = seed_flow()
     print(f"{'scenario':<38} {'executions/s':>14} {'transitions/s':>15}")
     for polls in (1, 4, 20):
