@@ -30,7 +30,7 @@ from deployer.emulator.services.flows import FlowService, check_name
 from deployer.emulator.store.flow_repos import ExecutionRow, FlowRecord, FlowRepo
 from deployer.emulator.store.steps import output_text
 from deployer.fdl.interpreter import StopRequested, TaskFailed, TaskSucceeded
-from deployer.fdl.interpreter.runtime import DATA_LIMIT_BYTES
+from deployer.fdl.limits import DATA_LIMIT_BYTES
 
 __all__ = ["ExecutionFilter", "ExecutionService", "ExecutionView", "SyncResult",
            "TaskCompleted"]
