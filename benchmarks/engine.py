@@ -10,11 +10,11 @@
 Targets: >= 20,000 transitions/s on one core; <= 5 KiB per parked execution.
 Run: python benchmarks/engine.py
 
-``python benchmarks/engine.py --instructions`` counts CPU instructions per transition instead
-(valgrind's callgrind, which the shared machine's load does not disturb): for each scenario it
-runs the simulations twice under callgrind, with ``LOW`` and ``HIGH`` executions after a
-warm-up, and divides the difference in instructions by the difference in transitions, so
-start-up, imports and parsing cancel out.
+``python benchmarks/engine.py --instructions [SCENARIO...]`` counts CPU instructions per
+transition instead (valgrind's callgrind, which the shared machine's load does not disturb):
+each scenario (seed-1, seed-4, seed-20, map-100) runs twice under callgrind, with a low and a
+high number of executions after a warm-up (``RUNS``); the difference in instructions divided
+by the difference in transitions leaves out start-up, imports, parsing and compiling.
 """
 
 from __future__ import annotations
@@ -33,7 +33,14 @@ import jinja2
 
 from deployer.fdl import check_flow
 from deployer.fdl.ast import Flow
-from deployer.fdl.interpreter import InvokeTask, TaskSucceeded, start, step
+from deployer.fdl.interpreter import (
+    CompiledFlow,
+    InvokeTask,
+    TaskSucceeded,
+    compile_flow,
+    start,
+    step,
+)
 from deployer.fdl.interpreter.history import HistoryEventType
 from deployer.fdl.interpreter.simulate import TaskAnswer, simulate
 
@@ -101,7 +108,8 @@ def map_answer(command: InvokeTask, now: float) -> TaskAnswer:
 
 
 def throughput(
-    flow: Flow, answer_factory, data: object, seconds: float = 2.0  # type: ignore[no-untyped-def]
+    flow: CompiledFlow, answer_factory, data: object,  # type: ignore[no-untyped-def]
+    seconds: float = 2.0,
 ) -> tuple[float, float]:
     probe = simulate(flow, answer_factory(), input=data)
     transitions = sum(1 for e in probe.history if e.type is HistoryEventType.STEP_ENTERED)
@@ -114,7 +122,7 @@ def throughput(
     return runs / elapsed, runs * transitions / elapsed
 
 
-def parked_memory(flow: Flow, count: int = 10_000) -> tuple[float, float]:
+def parked_memory(flow: CompiledFlow, count: int = 10_000) -> tuple[float, float]:
     tracemalloc.start()
     base = tracemalloc.take_snapshot()
     parked = []
@@ -148,7 +156,7 @@ RUNS = {"seed-1": (10, 60), "seed-4": (10, 40), "seed-20": (4, 16), "map-100": (
 def run_scenario(name: str, runs: int) -> int:
     """Simulate scenario ``name`` ``runs`` times after a warm-up; return transitions per run."""
     make_flow, answer_factory, data = SCENARIOS[name]
-    flow = make_flow()
+    flow = compile_flow(make_flow())
     probe = simulate(flow, answer_factory(), input=data)
     transitions = sum(1 for e in probe.history if e.type is HistoryEventType.STEP_ENTERED)
     for i in range(2):
@@ -175,9 +183,9 @@ def _callgrind(name: str, runs: int) -> tuple[int, int]:
         return int(totals.group(1)), transitions
 
 
-def instructions() -> None:
+def instructions(names: list[str]) -> None:
     print(f"{'scenario':<38} {'instructions/transition':>24}")
-    for name in SCENARIOS:
+    for name in names or SCENARIOS:
         low, high = RUNS[name]
         low_ir, transitions = _callgrind(name, low)
         high_ir, _ = _callgrind(name, high)
@@ -187,17 +195,18 @@ def instructions() -> None:
 
 def main() -> None:
     if sys.argv[1:2] == ["--instructions"]:
-        instructions()
+        instructions(sys.argv[2:])
         return
     if sys.argv[1:2] == ["--run"]:
         print(run_scenario(sys.argv[2], int(sys.argv[3])))
         return
-    flow = seed_flow()
+    flow = compile_flow(seed_flow())
     print(f"{'scenario':<38} {'executions/s':>14} {'transitions/s':>15}")
     for polls in (1, 4, 20):
         per_ex, per_tr = throughput(flow, lambda polls=polls: answerer(polls), {})
         print(f"{f'seed flow, {polls} poll(s)':<38} {per_ex:>14,.0f} {per_tr:>15,.0f}")
-    per_ex, per_tr = throughput(map_flow(), lambda: map_answer, {"items": list(range(100))})
+    items = {"items": list(range(100))}
+    per_ex, per_tr = throughput(compile_flow(map_flow()), lambda: map_answer, items)
     print(f"{'Map of 100 items, 40 at a time':<38} {per_ex:>14,.0f} {per_tr:>15,.0f}")
     heap, json_size = parked_memory(flow)
     print()
