@@ -50,9 +50,9 @@ from deployer.emulator.store import steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord
 from deployer.fdl import TaskMode
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import (
     Command,
+    CompiledFlow,
     CompleteExecution,
     Event,
     Execution,
@@ -225,8 +225,8 @@ class FlowEngine:
         self.persist_clock()
         self.notify()
 
-    def flow(self, definition: str) -> Flow:
-        """The parsed flow for a (validated) definition, cached."""
+    def flow(self, definition: str) -> CompiledFlow:
+        """The compiled flow for a (validated) definition, cached."""
         return self._flows.get(definition)
 
     # --- steps ---------------------------------------------------------------------------------

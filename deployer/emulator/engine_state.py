@@ -10,7 +10,7 @@
   stale or vanished execution is dropped. The database row stays the truth: every step is
   still written with ``WHERE version = ?``.
 
-* :class:`FlowCache` keeps parsed flow definitions (thread-safe, LRU of 256).
+* :class:`FlowCache` keeps flow definitions parsed and compiled (thread-safe, LRU of 256).
 
 The first two are not thread-safe on their own: the engine guards each with a lock.
 """
@@ -25,8 +25,14 @@ from dataclasses import dataclass
 
 from deployer.emulator.store.flow_repos import TimerRow
 from deployer.fdl import parse_flow
-from deployer.fdl.ast import Flow
-from deployer.fdl.interpreter import CancelTimer, Command, Execution, StartTimer
+from deployer.fdl.interpreter import (
+    CancelTimer,
+    Command,
+    CompiledFlow,
+    Execution,
+    StartTimer,
+    compile_flow,
+)
 
 __all__ = ["FlowCache", "LiveExecution", "LiveExecutions", "TimerIndex"]
 
@@ -142,7 +148,7 @@ class LiveExecution:
 
     version: int
     ex: Execution
-    flow: Flow
+    flow: CompiledFlow
     account_id: str
     region: str
 
@@ -182,15 +188,17 @@ class LiveExecutions:
 
 
 class FlowCache:
-    """Parsed flows by definition text; thread-safe (its lock is never held while parsing)."""
+    """Compiled flows by definition text; thread-safe (its lock is never held while
+    compiling)."""
 
     def __init__(self, capacity: int = 256) -> None:
         self._capacity = capacity
-        self._items: OrderedDict[str, Flow] = OrderedDict()
+        self._items: OrderedDict[str, CompiledFlow] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, definition: str) -> Flow:
-        """The parsed flow of a (validated) definition; ValueError if it no longer parses."""
+    def get(self, definition: str) -> CompiledFlow:
+        """The compiled flow of a (validated) definition; ValueError if it no longer
+        parses."""
         with self._lock:
             cached = self._items.get(definition)
             if cached is not None:
@@ -199,8 +207,9 @@ class FlowCache:
         parsed = parse_flow(definition).flow
         if parsed is None:
             raise ValueError("stored definition no longer parses")
+        program = compile_flow(parsed)
         with self._lock:
-            self._items[definition] = parsed
+            self._items[definition] = program
             while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
-        return parsed
+        return program
