@@ -50,6 +50,7 @@ from deployer.emulator.store import steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord
 from deployer.fdl import TaskMode
+from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import (
     Command,
     CompiledFlow,
@@ -171,7 +172,7 @@ class FlowEngine:
         """Create and start an execution on a snapshot of ``flow``; return it as committed.
 
         Raises ``sqlite3.IntegrityError`` when the name is taken (the caller re-reads)."""
-        parsed = self.flow(flow.definition)
+        parsed = self.program(flow.definition)
         with self.activity():
             with self._db.lock:
                 with self._db.transaction() as conn:
@@ -225,7 +226,11 @@ class FlowEngine:
         self.persist_clock()
         self.notify()
 
-    def flow(self, definition: str) -> CompiledFlow:
+    def flow(self, definition: str) -> Flow:
+        """The parsed flow for a (validated) definition, cached."""
+        return self.program(definition).flow
+
+    def program(self, definition: str) -> CompiledFlow:
         """The compiled flow for a (validated) definition, cached."""
         return self._flows.get(definition)
 
@@ -273,7 +278,7 @@ class FlowEngine:
         if row is None:
             return None
         ex = Execution.from_json(json.loads(row["state"]))
-        return LiveExecution(int(row["version"]), ex, self.flow(row["definition"]),
+        return LiveExecution(int(row["version"]), ex, self.program(row["definition"]),
                              row["account_id"], row["region"])
 
     def _committed(self, seq: int, live: LiveExecution, commands: list[Command]) -> None:
