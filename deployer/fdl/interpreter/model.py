@@ -156,7 +156,7 @@ def _state_json(st: ActiveState, record: Waiting | None) -> dict[str, Any]:
 
 def _state_from_json(data: dict[str, Any]) -> tuple[ActiveState, Waiting]:
     phase = str(data["phase"])
-    waiting: Waiting = BACKOFF if phase == RETRY_PHASE else RECORDS[phase].from_stored(data)
+    waiting: Waiting = BACKOFF if phase == RETRY_PHASE else RECORDS[phase](data)
     return ActiveState(
         str(data["name"]), data["raw_input"], int(data["entered_event"]), data["input"],
         bool(data["input_ready"]), tuple(int(n) for n in data["retry_counts"]),

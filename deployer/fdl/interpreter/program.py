@@ -71,6 +71,6 @@ def as_compiled(flow: FlowLike) -> CompiledFlow:
 def _compile_scope(scope: Scope, outer: tuple[str, ...]) -> CompiledScope:
     site = Site(outer, _compile_scope)
     states = {
-        name: EVALUATORS[type(state)].compile(state, site) for name, state in scope.by_name.items()
+        name: EVALUATORS[type(state)](state, site) for name, state in scope.by_name.items()
     }
     return CompiledScope(scope.start_at, MappingProxyType(states))

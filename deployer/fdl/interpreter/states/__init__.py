@@ -3,6 +3,7 @@ and Map share ``children.py``. :mod:`.base` says what an evaluator answers to.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from deployer.fdl.ast import (
@@ -15,7 +16,8 @@ from deployer.fdl.ast import (
     TaskState,
     WaitState,
 )
-from deployer.fdl.interpreter.states.base import StateEvaluator
+from deployer.fdl.interpreter.active import Waiting
+from deployer.fdl.interpreter.states.base import Site, StateEvaluator
 from deployer.fdl.interpreter.states.children import CHILDREN_PHASE, ChildScopes
 from deployer.fdl.interpreter.states.choice import ChoiceEvaluator
 from deployer.fdl.interpreter.states.fail import FailEvaluator
@@ -28,20 +30,22 @@ from deployer.fdl.interpreter.states.wait import WAIT_PHASE, WaitEvaluator, Wait
 
 __all__ = ["EVALUATORS", "RECORDS", "StateEvaluator"]
 
-#: The evaluator class of each AST state class (each has ``compile(state, scopes)``).
-EVALUATORS: dict[type, Any] = {
-    PassState: PassEvaluator,
-    WaitState: WaitEvaluator,
-    ChoiceState: ChoiceEvaluator,
-    SucceedState: SucceedEvaluator,
-    FailState: FailEvaluator,
-    TaskState: TaskEvaluator,
-    ParallelState: ParallelEvaluator,
-    MapState: MapEvaluator,
+#: How each AST state class compiles into its evaluator.
+EVALUATORS: dict[type, Callable[[Any, Site], StateEvaluator]] = {
+    PassState: PassEvaluator.compile,
+    WaitState: WaitEvaluator.compile,
+    ChoiceState: ChoiceEvaluator.compile,
+    SucceedState: SucceedEvaluator.compile,
+    FailState: FailEvaluator.compile,
+    TaskState: TaskEvaluator.compile,
+    ParallelState: ParallelEvaluator.compile,
+    MapState: MapEvaluator.compile,
 }
 
-#: The record classes of what a state waits for, by stored ``phase`` (each has
-#: ``from_stored(data)``; the lifecycle's own ``retry`` phase is decoded by the model).
-RECORDS: dict[str, Any] = {
-    TASK_PHASE: TaskCall, WAIT_PHASE: WaitTimer, CHILDREN_PHASE: ChildScopes,
+#: How the record of what a state waits for is read back, by stored ``phase`` (the lifecycle's
+#: own ``retry`` phase is decoded by the model).
+RECORDS: dict[str, Callable[[dict[str, Any]], Waiting]] = {
+    TASK_PHASE: TaskCall.from_stored,
+    WAIT_PHASE: WaitTimer.from_stored,
+    CHILDREN_PHASE: ChildScopes.from_stored,
 }

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deployer.fdl.ast import SucceedState
-from deployer.fdl.interpreter.active import ActiveState, ScopeRun
-from deployer.fdl.interpreter.runtime import Ctx
-from deployer.fdl.interpreter.states.base import Done, Site, StateEvaluator
+from deployer.fdl.ast import PassState, SucceedState
+from deployer.fdl.interpreter.states.base import Site
+from deployer.fdl.interpreter.states.pass_state import PassEvaluator
 
 __all__ = ["SucceedEvaluator"]
 
 
 @dataclass(frozen=True, slots=True)
-class SucceedEvaluator(StateEvaluator):
-    """Ends only its own scope (a Parallel branch, a Map iteration or the execution)."""
+class SucceedEvaluator(PassEvaluator):
+    """A Pass that always ends its scope (a Parallel branch, a Map iteration or the execution),
+    whatever its ``End`` says."""
 
     @classmethod
-    def compile(cls, state: SucceedState, site: Site) -> SucceedEvaluator:
-        return cls(**cls.lifecycle_of(state))
-
-    def begin(self, ctx: Ctx, run: ScopeRun, st: ActiveState) -> Done:
-        return Done(st.input, None)
+    def compile(cls, state: SucceedState | PassState, site: Site) -> SucceedEvaluator:
+        return cls(**{**cls.lifecycle_of(state), "next": None})
