@@ -9,11 +9,22 @@
 
 Targets: >= 20,000 transitions/s on one core; <= 5 KiB per parked execution.
 Run: python benchmarks/engine.py
+
+``python benchmarks/engine.py --instructions [SCENARIO...]`` counts CPU instructions per
+transition instead (valgrind's callgrind, which the shared machine's load does not disturb):
+each scenario (seed-1, seed-4, seed-20, map-100) runs twice under callgrind, with a low and a
+high number of executions after a warm-up (``RUNS``); the difference in instructions divided
+by the difference in transitions leaves out start-up, imports, parsing and compiling.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -22,7 +33,14 @@ import jinja2
 
 from deployer.fdl import check_flow
 from deployer.fdl.ast import Flow
-from deployer.fdl.interpreter import InvokeTask, TaskSucceeded, start, step
+from deployer.fdl.interpreter import (
+    CompiledFlow,
+    InvokeTask,
+    TaskSucceeded,
+    compile_flow,
+    start,
+    step,
+)
 from deployer.fdl.interpreter.history import HistoryEventType
 from deployer.fdl.interpreter.simulate import TaskAnswer, simulate
 
@@ -90,7 +108,8 @@ def map_answer(command: InvokeTask, now: float) -> TaskAnswer:
 
 
 def throughput(
-    flow: Flow, answer_factory, data: object, seconds: float = 2.0  # type: ignore[no-untyped-def]
+    flow: CompiledFlow, answer_factory, data: object,  # type: ignore[no-untyped-def]
+    seconds: float = 2.0,
 ) -> tuple[float, float]:
     probe = simulate(flow, answer_factory(), input=data)
     transitions = sum(1 for e in probe.history if e.type is HistoryEventType.STEP_ENTERED)
@@ -103,7 +122,7 @@ def throughput(
     return runs / elapsed, runs * transitions / elapsed
 
 
-def parked_memory(flow: Flow, count: int = 10_000) -> tuple[float, float]:
+def parked_memory(flow: CompiledFlow, count: int = 10_000) -> tuple[float, float]:
     tracemalloc.start()
     base = tracemalloc.take_snapshot()
     parked = []
@@ -120,13 +139,74 @@ def parked_memory(flow: Flow, count: int = 10_000) -> tuple[float, float]:
     return used / count, serialised / count
 
 
+#: name -> (flow, answer factory, input): the throughput scenarios, for ``--instructions``
+SCENARIOS = {
+    "seed-1": (seed_flow, lambda: answerer(1), {}),
+    "seed-4": (seed_flow, lambda: answerer(4), {}),
+    "seed-20": (seed_flow, lambda: answerer(20), {}),
+    "map-100": (map_flow, lambda: map_answer, {"items": list(range(100))}),
+}
+LABELS = {
+    "seed-1": "seed flow, 1 poll", "seed-4": "seed flow, 4 polls",
+    "seed-20": "seed flow, 20 polls", "map-100": "Map of 100 items, 40 at a time",
+}
+RUNS = {"seed-1": (10, 60), "seed-4": (10, 40), "seed-20": (4, 16), "map-100": (2, 6)}
+
+
+def run_scenario(name: str, runs: int) -> int:
+    """Simulate scenario ``name`` ``runs`` times after a warm-up; return transitions per run."""
+    make_flow, answer_factory, data = SCENARIOS[name]
+    flow = compile_flow(make_flow())
+    probe = simulate(flow, answer_factory(), input=data)
+    transitions = sum(1 for e in probe.history if e.type is HistoryEventType.STEP_ENTERED)
+    for i in range(2):
+        simulate(flow, answer_factory(), input=data, execution_name=f"w{i}", keep_history=False)
+    for i in range(runs):
+        simulate(flow, answer_factory(), input=data, execution_name=f"e{i}", keep_history=False)
+    return transitions
+
+
+def _callgrind(name: str, runs: int) -> tuple[int, int]:
+    """(instructions, transitions per run) of ``run_scenario(name, runs)`` under callgrind."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        proc = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+             sys.executable, __file__, "--run", name, str(runs)],
+            capture_output=True, text=True, check=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+        )
+        transitions = int(proc.stdout.strip().splitlines()[-1])
+        with open(out) as profile:
+            totals = re.search(r"^totals: (\d+)", profile.read(), re.MULTILINE)
+        assert totals is not None, "callgrind wrote no totals"
+        return int(totals.group(1)), transitions
+
+
+def instructions(names: list[str]) -> None:
+    print(f"{'scenario':<38} {'instructions/transition':>24}")
+    for name in names or SCENARIOS:
+        low, high = RUNS[name]
+        low_ir, transitions = _callgrind(name, low)
+        high_ir, _ = _callgrind(name, high)
+        per = (high_ir - low_ir) / ((high - low) * transitions)
+        print(f"{LABELS[name]:<38} {per:>24,.0f}", flush=True)
+
+
 def main() -> None:
-    flow = seed_flow()
+    if sys.argv[1:2] == ["--instructions"]:
+        instructions(sys.argv[2:])
+        return
+    if sys.argv[1:2] == ["--run"]:
+        print(run_scenario(sys.argv[2], int(sys.argv[3])))
+        return
+    flow = compile_flow(seed_flow())
     print(f"{'scenario':<38} {'executions/s':>14} {'transitions/s':>15}")
     for polls in (1, 4, 20):
         per_ex, per_tr = throughput(flow, lambda polls=polls: answerer(polls), {})
         print(f"{f'seed flow, {polls} poll(s)':<38} {per_ex:>14,.0f} {per_tr:>15,.0f}")
-    per_ex, per_tr = throughput(map_flow(), lambda: map_answer, {"items": list(range(100))})
+    items = {"items": list(range(100))}
+    per_ex, per_tr = throughput(compile_flow(map_flow()), lambda: map_answer, items)
     print(f"{'Map of 100 items, 40 at a time':<38} {per_ex:>14,.0f} {per_tr:>15,.0f}")
     heap, json_size = parked_memory(flow)
     print()

@@ -208,15 +208,15 @@ def _holder_message(state_dir: Path, exc: StateDirInUse) -> OperationError:
 
 def _probe_lock(state_dir: Path, sleep: Sleep = time.sleep) -> None:
     """Raise when another live process holds the state dir (a daemon that does not answer).
-    A holder that has just died (killed a moment ago) gets up to 3 s to let go."""
+    A holder gets up to 3 s to let go: one killed a moment ago may still be exiting (a
+    SIGKILLed process with many threads, or a zombie not yet reaped, still looks alive)."""
     deadline = time.monotonic() + 3.0
     while True:
         try:
             StateLock.acquire(state_dir).release()
             return
         except StateDirInUse as exc:
-            pid = exc.holder.pid
-            if (pid is not None and _pid_alive(pid)) or time.monotonic() > deadline:
+            if time.monotonic() > deadline:
                 raise _holder_message(state_dir, exc) from None
         sleep(0.05)
 

@@ -7,7 +7,7 @@ flows (caches beside the database, never instead of it).
   stale or vanished execution is dropped. The database row stays the truth: every step is
   still written with ``WHERE version = ?``. Not thread-safe on its own: it is touched only
   under the database lock.
-* :class:`FlowCache` keeps parsed flow definitions (thread-safe, LRU of 256).
+* :class:`FlowCache` keeps flow definitions parsed and compiled (thread-safe, LRU of 256).
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from deployer.fdl import parse_flow
-from deployer.fdl.ast import Flow
-from deployer.fdl.interpreter import Execution
+from deployer.fdl.interpreter import CompiledFlow, Execution, compile_flow
 
 __all__ = ["FlowCache", "LiveExecution", "LiveExecutions"]
 
@@ -29,7 +28,7 @@ class LiveExecution:
 
     version: int
     ex: Execution
-    flow: Flow
+    flow: CompiledFlow
     account_id: str
     region: str
 
@@ -69,15 +68,17 @@ class LiveExecutions:
 
 
 class FlowCache:
-    """Parsed flows by definition text; thread-safe (its lock is never held while parsing)."""
+    """Compiled flows by definition text; thread-safe (its lock is never held while
+    compiling)."""
 
     def __init__(self, capacity: int = 256) -> None:
         self._capacity = capacity
-        self._items: OrderedDict[str, Flow] = OrderedDict()
+        self._items: OrderedDict[str, CompiledFlow] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, definition: str) -> Flow:
-        """The parsed flow of a (validated) definition; ValueError if it no longer parses."""
+    def get(self, definition: str) -> CompiledFlow:
+        """The compiled flow of a (validated) definition; ValueError if it no longer
+        parses."""
         with self._lock:
             cached = self._items.get(definition)
             if cached is not None:
@@ -86,8 +87,9 @@ class FlowCache:
         parsed = parse_flow(definition).flow
         if parsed is None:
             raise ValueError("stored definition no longer parses")
+        program = compile_flow(parsed)
         with self._lock:
-            self._items[definition] = parsed
+            self._items[definition] = program
             while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
-        return parsed
+        return program

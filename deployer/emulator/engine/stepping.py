@@ -31,6 +31,7 @@ from deployer.fdl import TaskMode
 from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import (
     Command,
+    CompiledFlow,
     CompleteExecution,
     Event,
     Execution,
@@ -66,6 +67,10 @@ class Stepper:
 
     def flow(self, definition: str) -> Flow:
         """The parsed flow for a (validated) definition, cached."""
+        return self.program(definition).flow
+
+    def program(self, definition: str) -> CompiledFlow:
+        """The compiled flow for a (validated) definition, cached."""
         return self._flows.get(definition)
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str,
@@ -74,7 +79,7 @@ class Stepper:
 
         Raises :class:`~deployer.emulator.store.errors.ExecutionNameTaken` when the name is
         taken."""
-        parsed = self.flow(flow.definition)
+        parsed = self.program(flow.definition)
         with self._scheduler.activity():
             with self._db.lock:
                 with self._db.transaction() as conn:
@@ -143,7 +148,7 @@ class Stepper:
         if row is None:
             return None
         ex = Execution.from_json(json.loads(row["state"]))
-        return LiveExecution(int(row["version"]), ex, self.flow(row["definition"]),
+        return LiveExecution(int(row["version"]), ex, self.program(row["definition"]),
                              row["account_id"], row["region"])
 
     def _committed(self, seq: int, live: LiveExecution, commands: list[Command]) -> None:

@@ -38,7 +38,7 @@ from deployer.fdl.interpreter import (
     TaskFailed,
     TaskSucceeded,
 )
-from deployer.fdl.interpreter.runtime import DATA_LIMIT_BYTES
+from deployer.fdl.limits import DATA_LIMIT_BYTES
 
 __all__ = ["ExecutionEngine", "ExecutionFilter", "ExecutionService", "ExecutionView",
            "HistoryEvent", "SyncResult", "TaskCompleted"]

@@ -1,22 +1,24 @@
-"""Execution history: the events ``GetExecutionHistory`` serves, in the order they happen.
+"""Execution history: the events an execution's history serves, in the order they happen.
 
 Each ``step`` appends its events to ``Execution.new_events`` (only the events of that step); a
-store writes them together with the new execution in one transaction. ``EventId`` is 1-based and
-sequential per execution; ``ScheduleEventId`` is the id of the event that opened the activity the
-event belongs to (see docs/fdl-semantics.md, "Execution"). ``Time`` is ISO-8601 UTC with
-milliseconds, taken from the ``now`` of the event being processed. ``EventDetail`` is compact
-JSON text.
+store writes them together with the new execution in one transaction. ``event_id`` is 1-based
+and sequential per execution; ``schedule_event_id`` is the id of the event that opened the
+activity the event belongs to (see docs/fdl-semantics.md, "Execution"). ``time`` is ISO-8601
+UTC with milliseconds, taken from the ``now`` of the event being processed; ``detail`` is
+compact JSON text. The model is CloudFlow's history event with snake_case fields: the API
+layers give events their wire names.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from enum import Enum
-from time import gmtime
-from typing import Any
+from time import gmtime, strftime
+from typing import Any, NamedTuple
 
-__all__ = ["HistoryEvent", "HistoryEventType", "format_time"]
+from deployer.fdl.interpreter.stored import event_record, event_values
+
+__all__ = ["TERMINAL_TYPES", "HistoryEvent", "HistoryEventType", "format_time"]
 
 
 class HistoryEventType(str, Enum):
@@ -56,41 +58,28 @@ TERMINAL_TYPES = frozenset(
 
 
 _YEAR_10000 = 253_402_300_800  # first second datetime cannot represent
-_TIMES: dict[float, str] = {}
-_TIMES_LIMIT = 4096
+#: ".000Z" to ".999Z": the milliseconds and zone of a formatted time
+_MILLIS = tuple(f".{millis:03d}Z" for millis in range(1000))
 
 
 def format_time(epoch: float) -> str:
-    """``2019-05-05T08:33:59.384Z``: ISO-8601 UTC with milliseconds (recent results are
-    remembered: steps often share ``now``, and simulations replay the same virtual times)."""
-    text = _TIMES.get(epoch)
-    if text is None:
-        text = _format_time(epoch)
-        if len(_TIMES) >= _TIMES_LIMIT:
-            _TIMES.clear()
-        _TIMES[epoch] = text
-    return text
-
-
-def _format_time(epoch: float) -> str:
-    millis = round(epoch * 1000)
-    seconds = millis // 1000
+    """``2019-05-05T08:33:59.384Z``: ISO-8601 UTC with milliseconds (years 1970-9999 through
+    ``time.strftime``, others through ``datetime``: ``ValueError``/``OverflowError`` where it
+    cannot represent the year)."""
+    seconds, millis = divmod(round(epoch * 1000), 1000)
     if 0 <= seconds < _YEAR_10000:
-        moment = gmtime(seconds)
-        return (
-            f"{moment.tm_year:04d}-{moment.tm_mon:02d}-{moment.tm_mday:02d}T"
-            f"{moment.tm_hour:02d}:{moment.tm_min:02d}:{moment.tm_sec:02d}.{millis % 1000:03d}Z"
-        )
-    stamp = datetime.fromtimestamp(millis // 1000, tz=timezone.utc)
+        return strftime("%Y-%m-%dT%H:%M:%S", gmtime(seconds)) + _MILLIS[millis]
+    stamp = datetime.fromtimestamp(seconds, tz=timezone.utc)
     return (
         f"{stamp.year:04d}-{stamp.month:02d}-{stamp.day:02d}T{stamp.hour:02d}:"
-        f"{stamp.minute:02d}:{stamp.second:02d}.{millis % 1000:03d}Z"
+        f"{stamp.minute:02d}:{stamp.second:02d}" + _MILLIS[millis]
     )
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryEvent:
-    """One history event, ready to be served as is (``to_json()`` gives the wire keys)."""
+class HistoryEvent(NamedTuple):
+    """One history event: ``time`` as :func:`format_time` writes it, ``detail`` JSON text.
+    Immutable (a named tuple: a step builds several, and a frozen dataclass costs three times
+    as much to build)."""
 
     event_id: int
     schedule_event_id: int
@@ -100,30 +89,12 @@ class HistoryEvent:
     detail: str
 
     def to_json(self) -> dict[str, Any]:
-        """The ``GetExecutionHistory`` shape."""
-        return {
-            "EventId": self.event_id,
-            "ScheduleEventId": self.schedule_event_id,
-            "Type": self.type.value,
-            "StepName": self.step_name,
-            "Time": self.time,
-            "EventDetail": self.detail,
-        }
+        """The event as an execution's JSON stores it (:mod:`.stored`)."""
+        return event_record(self.event_id, self.schedule_event_id, self.type.value,
+                            self.step_name, self.time, self.detail)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> HistoryEvent:
         """Inverse of :meth:`to_json`."""
-        return cls(
-            event_id=int(data["EventId"]),
-            schedule_event_id=int(data["ScheduleEventId"]),
-            type=HistoryEventType(data["Type"]),
-            step_name=str(data["StepName"]),
-            time=str(data["Time"]),
-            detail=str(data["EventDetail"]),
-        )
-
-
-
-#: HistoryEvent's fields in order (the interpreter fills events through their slots).
-EVENT_FIELD_NAMES = ("event_id", "schedule_event_id", "type", "step_name", "time", "detail")
-assert tuple(f.name for f in fields(HistoryEvent)) == EVENT_FIELD_NAMES
+        event_id, schedule, type_name, step_name, time, detail = event_values(data)
+        return cls(event_id, schedule, HistoryEventType(type_name), step_name, time, detail)

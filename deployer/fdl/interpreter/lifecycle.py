@@ -1,13 +1,12 @@
 """The lifecycle every state shares, written once (reference §3.4):
 
-``StepEntered`` (raw input) -> InputConstructor -> ``StepStarted`` (input) -> the state's own
-work (:mod:`.states`) -> GlobalConstructor and OutputConstructor against the same snapshot ->
-``StepSucceeded`` (output) -> ``StepExited`` -> transition; or, on failure, Retry (a back-off
-timer, then the attempt again) and, when no retry is left, ``StepFailed`` -> ``StepExited`` ->
-Catch (its OutputConstructor, else the failed state's input, goes to the Catch's ``Next``) or
-failure of the enclosing scope. A failed Parallel branch / Map iteration cancels its siblings and
-fails the Parallel/Map, whose own Retry/Catch then apply; a failed top-level scope fails the
-execution.
+``StepEntered`` (raw input) -> InputConstructor -> ``StepStarted`` (input) -> the evaluator's
+``begin`` (and, while the state waits, ``resume``) -> GlobalConstructor and OutputConstructor
+against the same snapshot -> ``StepSucceeded`` (output) -> ``StepExited`` -> the next state; or,
+on failure, Retry (a back-off timer, then the attempt again) and, when no retry is left,
+``StepFailed`` -> ``StepExited`` -> Catch (its OutputConstructor, else the failed state's input,
+goes to the Catch's ``Next``) or failure of the enclosing scope. A scope that ends wakes up the
+Parallel/Map owning it; a top-level scope that ends ends the execution.
 
 States entered in one step go through a FIFO queue, so a loop of Pass/Choice states never
 recurses; the per-execution event limit bounds it.
@@ -17,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deployer.fdl.ast import MapState, State
+from deployer.fdl.interpreter.active import BACKOFF, ActiveState, ExecutionStatus, ScopeRun
 from deployer.fdl.interpreter.commands import (
     CancelTask,
     CancelTimer,
@@ -25,221 +24,230 @@ from deployer.fdl.interpreter.commands import (
     StartTimer,
     TimerPurpose,
 )
+from deployer.fdl.interpreter.compiled import draws, expression_scope
+from deployer.fdl.interpreter.events import TimerFired
 from deployer.fdl.interpreter.history import HistoryEventType as H
-from deployer.fdl.interpreter.model import ActiveState, ExecutionStatus, Phase, ScopeRun
 from deployer.fdl.interpreter.retry import retry_delay, select_catch, select_retry
 from deployer.fdl.interpreter.runtime import (
+    EMPTY_DETAIL,
     RUNTIME_ERROR_CODE,
     Ctx,
-    Done,
     Raw,
     StateFailure,
-    construct,
-    expression_scope,
-    next_of,
-    scope_of,
-    size_checked,
-    state_of,
+    dump,
 )
-from deployer.fdl.interpreter.states import BEGIN, BEGIN_BY_CLASS
-from deployer.fdl.interpreter.states.parallel import collect, start_queued
+from deployer.fdl.interpreter.states.base import (
+    ChildEnded,
+    ChildFailed,
+    Done,
+    StateEvaluator,
+    Wake,
+)
 
-__all__ = ["attempt", "drain", "finish_state", "state_failed", "terminate"]
+__all__ = ["drain", "terminate", "wake"]
+
+_ENTERED, _STARTED = H.STEP_ENTERED, H.STEP_STARTED
+_TERMINAL_EVENTS = {
+    ExecutionStatus.SUCCEEDED: H.EXECUTION_SUCCEEDED,
+    ExecutionStatus.FAILED: H.EXECUTION_FAILED,
+    ExecutionStatus.STOPPED: H.EXECUTION_STOPPED,
+    ExecutionStatus.TIMED_OUT: H.EXECUTION_TIMED_OUT,
+}
 
 
 def drain(ctx: Ctx) -> None:
     """Enter queued states until every scope waits or the execution ended."""
-    ex, running, queue, owned = ctx.ex, ExecutionStatus.RUNNING, ctx.queue, ctx.owned
+    ex, queue, running = ctx.ex, ctx.queue, ExecutionStatus.RUNNING
     while queue and ex.status is running:
         run_id, name, raw_input, text = queue.popleft()
         run = ex.runs.get(run_id)
-        if run is not None and run.state is None:
-            if run_id not in owned:
-                run = ctx.run(run_id)
-            enter_state(ctx, run, name, raw_input, text)
+        if run is not None and run_id not in ex.active:
+            _enter(ctx, run, name, raw_input, text)
 
 
-def enter_state(ctx: Ctx, run: ScopeRun, name: str, raw_input: Any, text: Raw | None) -> None:
-    state = (scope_of(ctx.flow, run) if run.path else ctx.flow.scope).by_name[name]
-    detail = text if text is not None else ctx.text(raw_input)
-    entered = ctx.emit(H.STEP_ENTERED, name, run.open_event, '{"Input":' + detail + "}")
-    rules = getattr(state, "retry", ())
-    st = run.state = ActiveState.entered(name, raw_input, entered, len(rules))
-    attempt(ctx, run, state, st, detail)
-
-
-def attempt(
-    ctx: Ctx, run: ScopeRun, state: State, st: ActiveState, raw_text: Raw | None = None
-) -> None:
-    """Run (or re-run after a retry back-off) the state's work."""
-    try:
-        if not st.input_ready:
-            value = st.raw_input
-            if state.input_constructor is not None:
-                scope = expression_scope(ctx, st, input_value=value)
-                value = construct(state.input_constructor, scope, "InputConstructor")
-                text = size_checked(ctx.text(value), "input", st.name)
-            elif raw_text is not None:
-                text = raw_text
-            else:
-                text = size_checked(ctx.text(value), "input", st.name)
-            st.input, st.input_ready = value, True
-            ctx.emit(H.STEP_STARTED, st.name, st.entered_event, '{"Input":' + text + "}")
-        begin = BEGIN_BY_CLASS.get(state.__class__) or BEGIN[state.type]
-        done = begin(ctx, run, state, st)
-    except StateFailure as failure:
-        state_failed(ctx, run, state, st, failure.code, failure.detail)
+def wake(ctx: Ctx, run_id: int, event: Wake) -> None:
+    """Give ``event`` to the state active in ``run_id``: a due retry timer starts the next
+    attempt; anything else goes to the state's evaluator."""
+    ex, program = ctx.ex, ctx.program
+    run, st, record = ex.runs[run_id], ex.active[run_id], ex.waiting[run_id]
+    evaluator = (program.root if not run.path else program.scope_at(run.path)).states[st.name]
+    if record is BACKOFF:
+        if isinstance(event, TimerFired) and event.timer_id == st.retry_timer:
+            _attempt(ctx, run, evaluator, st)
         return
-    if done is not None:
-        finish_state(ctx, run, state, st, done)
-
-
-def finish_state(ctx: Ctx, run: ScopeRun, state: State, st: ActiveState, done: Done) -> None:
-    """Output/global constructors, ``StepSucceeded``/``StepExited``, then the transition."""
-    output = done.output
-    updates: Any = None
     try:
-        global_constructor = state.global_constructor
-        output_constructor = state.output_constructor
-        if global_constructor is not None or output_constructor is not None:
-            scope = expression_scope(ctx, st, input_value=st.input, output=output)
-            if global_constructor is not None:
-                updates = construct(global_constructor, scope, "GlobalConstructor")
-                if not isinstance(updates, dict):
-                    raise StateFailure(
-                        RUNTIME_ERROR_CODE, "GlobalConstructor must build an object"
-                    )
-            if output_constructor is not None:
-                output = construct(output_constructor, scope, "OutputConstructor")
-        text = size_checked(ctx.text(output), "output", st.name)
+        outcome = evaluator.resume(ctx, run, st, record, event)
     except StateFailure as failure:
-        state_failed(ctx, run, state, st, failure.code, failure.detail)
+        _failed(ctx, run, evaluator, st, failure)
+        return
+    if isinstance(outcome, Done):
+        _finish(ctx, run, evaluator, st, outcome)
+    elif outcome is not None:
+        ex.waiting[run_id] = outcome
+
+
+def _enter(ctx: Ctx, run: ScopeRun, name: str, raw_input: Any, text: Raw | None) -> None:
+    """``StepEntered``, input selection, ``StepStarted``, then the first attempt."""
+    program = ctx.program
+    evaluator = (program.root if not run.path else program.scope_at(run.path)).states[name]
+    detail = ctx.text(raw_input) if text is None else text
+    entered = ctx.emit(_ENTERED, name, run.open_event, '{"Input":' + detail + "}")
+    try:
+        value, input_text = _select_input(ctx, evaluator, name, raw_input, 0, detail)
+    except StateFailure as failure:
+        st = ActiveState(name, raw_input, entered, None, False, evaluator.no_retries, 0, "")
+        _failed(ctx, run, evaluator, st, failure)
+        return
+    ctx.emit(_STARTED, name, entered, '{"Input":' + input_text + "}")
+    st = ActiveState(name, raw_input, entered, value, True, evaluator.no_retries, 0, "")
+    _begin(ctx, run, evaluator, st)
+
+
+def _attempt(ctx: Ctx, run: ScopeRun, evaluator: StateEvaluator, st: ActiveState) -> None:
+    """The next attempt after a retry back-off (input selection again if it had failed)."""
+    if not st.input_ready:
+        try:
+            value, input_text = _select_input(ctx, evaluator, st.name, st.raw_input,
+                                              st.retry_count, None)
+        except StateFailure as failure:
+            _failed(ctx, run, evaluator, st, failure)
+            return
+        ctx.emit(_STARTED, st.name, st.entered_event, '{"Input":' + input_text + "}")
+        st = st.with_input(value)
+    _begin(ctx, run, evaluator, st)
+
+
+def _select_input(ctx: Ctx, evaluator: StateEvaluator, name: str, raw_input: Any,
+                  retry_count: int, raw_text: Raw | None) -> tuple[Any, Raw]:
+    """The state's input (its InputConstructor's value, else the raw input) and its JSON text,
+    checked against the size limit (``raw_text``, already known, is not checked again)."""
+    constructor = evaluator.input_constructor
+    if constructor is None:
+        return raw_input, ctx.sized(raw_input, "input", name) if raw_text is None else raw_text
+    scope = expression_scope(ctx, name, raw_input, retry_count, "", draws=constructor.draws)
+    value = constructor.build(scope, "InputConstructor")
+    return value, ctx.sized(value, "input", name)
+
+
+def _begin(ctx: Ctx, run: ScopeRun, evaluator: StateEvaluator, st: ActiveState) -> None:
+    try:
+        outcome = evaluator.begin(ctx, run, st)
+    except StateFailure as failure:
+        _failed(ctx, run, evaluator, st, failure)
+        return
+    if isinstance(outcome, Done):
+        _finish(ctx, run, evaluator, st, outcome)
+    else:
+        ex = ctx.ex
+        ex.active[run.run_id], ex.waiting[run.run_id] = st, outcome
+
+
+def _finish(ctx: Ctx, run: ScopeRun, evaluator: StateEvaluator, st: ActiveState,
+            done: Done) -> None:
+    """Output selection, ``StepSucceeded``/``StepExited``, then the next state."""
+    output, updates, ex = done.output, None, ctx.ex
+    global_constructor = evaluator.global_constructor
+    output_constructor = evaluator.output_constructor
+    try:
+        if global_constructor is not None or output_constructor is not None:
+            token = evaluator.task_token(ex.waiting.get(run.run_id))
+            scope = expression_scope(ctx, st.name, st.input, st.retry_count, token,
+                                     draws=draws(global_constructor, output_constructor),
+                                     output=output)
+            if global_constructor is not None:
+                updates = global_constructor.build(scope, "GlobalConstructor")
+                if not isinstance(updates, dict):
+                    raise StateFailure(RUNTIME_ERROR_CODE,
+                                       "GlobalConstructor must build an object")
+            if output_constructor is not None:
+                output = output_constructor.build(scope, "OutputConstructor")
+        text = ctx.sized(output, "output", st.name)
+    except StateFailure as failure:
+        _failed(ctx, run, evaluator, st, failure)
         return
     if updates:
-        ex = ctx.ex
         ex.global_vars = {**ex.global_vars, **updates}
     ctx.emit_exit(st.name, st.entered_event, text)
-    run.state = None
+    ex.active.pop(run.run_id, None)
+    ex.waiting.pop(run.run_id, None)
     if done.next is None:
-        scope_finished(ctx, run, output)
+        _scope_ended(ctx, run, output)
     else:
         ctx.queue.append((run.run_id, done.next, output, text))
 
 
-def state_failed(
-    ctx: Ctx, run: ScopeRun, state: State, st: ActiveState, code: str, detail: str
-) -> None:
+def _failed(ctx: Ctx, run: ScopeRun, evaluator: StateEvaluator, st: ActiveState,
+            failure: StateFailure) -> None:
     """Retry (first matching rule, per-rule attempt count), else Catch, else fail the scope."""
-    rules = getattr(state, "retry", ())
+    ex, code, detail = ctx.ex, failure.code, failure.detail
+    rules = evaluator.retry
     index = select_retry(rules, code)
     if index is not None and st.retry_counts[index] < rules[index].max_attempts:
-        st.retry_counts[index] += 1
-        st.retry_count += 1
-        delay = retry_delay(rules[index], st.retry_counts[index])
-        timer_id = f"{ctx.ex.name}:retry:{st.entered_event}:{st.retry_count}"
-        st.phase, st.timer_id = Phase.RETRY, timer_id
-        ctx.ex.timers[timer_id] = run.run_id
-        ctx.command(StartTimer(timer_id, ctx.now + delay, TimerPurpose.RETRY))
+        timer_id = f"{ex.name}:retry:{st.entered_event}:{st.retry_count + 1}"
+        ex.active[run.run_id] = st.backing_off(index, timer_id)
+        ex.waiting[run.run_id] = BACKOFF
+        ex.timers[timer_id] = run.run_id
+        delay = retry_delay(rules[index], st.retry_counts[index] + 1)
+        ctx.commands.append(StartTimer(timer_id, ctx.now + delay, TimerPurpose.RETRY))
         return
-    ctx.emit(H.STEP_FAILED, st.name, st.entered_event, {"Error": code, "Cause": detail})
-    ctx.emit(H.STEP_EXITED, st.name, st.entered_event, {})
-    run.state = None
-    rule = select_catch(getattr(state, "catch", ()), code)
+    ctx.emit(H.STEP_FAILED, st.name, st.entered_event, dump({"Error": code, "Cause": detail}))
+    ctx.emit(H.STEP_EXITED, st.name, st.entered_event, EMPTY_DETAIL)
+    ex.active.pop(run.run_id, None)
+    record = ex.waiting.pop(run.run_id, None)
+    if failure.left is not None:
+        record = failure.left
+    rule = select_catch(evaluator.catch, code)
     if rule is None or rule.next is None:
-        scope_failed(ctx, run, code, detail)
+        _scope_failed(ctx, run, code, detail)
         return
-    value = st.input if st.input_ready else st.raw_input
+    value = st.current_input
     if rule.output_constructor is not None:
-        scope = expression_scope(ctx, st, input_value=value, error=(code, detail))
+        scope = expression_scope(ctx, st.name, value, st.retry_count,
+                                 evaluator.task_token(record),
+                                 draws=rule.output_constructor.draws, error=(code, detail))
         try:
-            value = construct(rule.output_constructor, scope, "Catch.OutputConstructor")
-        except StateFailure as failure:
-            scope_failed(ctx, run, failure.code, failure.detail)
+            value = rule.output_constructor.build(scope, "Catch.OutputConstructor")
+        except StateFailure as caught:
+            _scope_failed(ctx, run, caught.code, caught.detail)
             return
     ctx.queue.append((run.run_id, rule.next, value, None))
 
 
-def scope_finished(ctx: Ctx, run: ScopeRun, output: Any) -> None:
+def _scope_ended(ctx: Ctx, run: ScopeRun, output: Any) -> None:
     """A scope ended normally (End or Succeed)."""
-    ex = ctx.ex
-    del ex.runs[run.run_id]
+    del ctx.ex.runs[run.run_id]
     if run.parent < 0:
         terminate(ctx, ExecutionStatus.SUCCEEDED, output=output)
-        return
-    parent = ctx.run(run.parent)
-    st = parent.state
-    assert st is not None
-    state = state_of(ctx.flow, parent)
-    kind = H.ITERATION_EXITED if isinstance(state, MapState) else H.BRANCH_EXITED
-    ctx.emit(kind, st.name, run.open_event, {"Index": run.slot, "Output": output})
-    st.results[run.slot] = output
-    st.children.pop(run.slot, None)
-    st.remaining -= 1
-    if isinstance(state, MapState):
-        start_queued(ctx, parent, state, st)
-    if st.remaining == 0:
-        finish_state(ctx, parent, state, st, Done(collect(state, st), next_of(state)))
+    else:
+        wake(ctx, run.parent, ChildEnded(run, output))
 
 
-def scope_failed(ctx: Ctx, run: ScopeRun, code: str, detail: str) -> None:
-    """A scope ended with an uncaught error: cancel its siblings and fail the owner."""
-    ex = ctx.ex
-    ex.runs.pop(run.run_id, None)
+def _scope_failed(ctx: Ctx, run: ScopeRun, code: str, detail: str) -> None:
+    """A scope ended with an uncaught error: its owner fails (or the execution)."""
+    ctx.ex.runs.pop(run.run_id, None)
     if run.parent < 0:
         terminate(ctx, ExecutionStatus.FAILED, code=code, detail=detail)
-        return
-    parent = ctx.run(run.parent)
-    st = parent.state
-    assert st is not None
-    state = state_of(ctx.flow, parent)
-    kind = H.ITERATION_EXITED if isinstance(state, MapState) else H.BRANCH_EXITED
-    ctx.emit(kind, st.name, run.open_event, {"Index": run.slot, "Error": code, "Cause": detail})
-    st.children.pop(run.slot, None)
-    for child in list(st.children.values()):
-        cancel_run(ctx, child)
-    st.children, st.queue = {}, []
-    state_failed(ctx, parent, state, st, code, detail)
+    else:
+        wake(ctx, run.parent, ChildFailed(run, code, detail))
 
 
-def cancel_run(ctx: Ctx, run_id: int) -> None:
-    """Drop a scope and everything under it, cancelling its pending task and timers."""
-    run = ctx.ex.runs.pop(run_id, None)
-    if run is None or run.state is None:
-        return
-    st = run.state
-    if st.phase is Phase.TASK and ctx.ex.tasks.pop(st.task_id, None) is not None:
-        ctx.command(CancelTask(st.task_id))
-    for timer_id in (st.timer_id, st.timeout_timer):
-        if timer_id and ctx.ex.timers.pop(timer_id, None) is not None:
-            ctx.command(CancelTimer(timer_id))
-    for child in list(st.children.values()):
-        cancel_run(ctx, child)
-
-
-def terminate(
-    ctx: Ctx, status: ExecutionStatus, *, output: Any = None, code: str = "", detail: str = ""
-) -> None:
+def terminate(ctx: Ctx, status: ExecutionStatus, *, output: Any = None, code: str = "",
+              detail: str = "") -> None:
     """End the execution: cancel what is pending, emit the one terminal event, complete."""
     ex = ctx.ex
     for run_id in sorted(ex.runs):
-        cancel_run(ctx, run_id)
-    for timer_id in list(ex.timers):
-        ctx.command(CancelTimer(timer_id))
-    for task_id in list(ex.tasks):
-        ctx.command(CancelTask(task_id))
-    ex.timers, ex.tasks, ex.runs = {}, {}, {}
+        ctx.cancel_run(run_id)
+    ctx.commands.extend(CancelTimer(timer_id) for timer_id in ex.timers)
+    ctx.commands.extend(CancelTask(task_id) for task_id in ex.tasks)
+    ex.timers, ex.tasks, ex.runs, ex.active, ex.waiting = {}, {}, {}, {}, {}
     ctx.queue.clear()
     ex.status, ex.stopped_at = status, ctx.now
     if status is ExecutionStatus.SUCCEEDED:
         ex.output = output
-        kind, data = H.EXECUTION_SUCCEEDED, {"Output": output}
+        ctx.emit(H.EXECUTION_SUCCEEDED, "", 1, dump({"Output": output}), terminal=True)
     else:
         ex.error_code, ex.error_detail = code, detail
-        kind = {
-            ExecutionStatus.FAILED: H.EXECUTION_FAILED,
-            ExecutionStatus.STOPPED: H.EXECUTION_STOPPED,
-            ExecutionStatus.TIMED_OUT: H.EXECUTION_TIMED_OUT,
-        }[status]
-        data = {"Error": code, "Cause": detail}
-    ctx.emit(kind, "", 1, data, terminal=True)
-    ctx.command(CompleteExecution(status.value, ex.output, ex.error_code, ex.error_detail))
+        ctx.emit(_TERMINAL_EVENTS[status], "", 1, dump({"Error": code, "Cause": detail}),
+                 terminal=True)
+    ctx.commands.append(CompleteExecution(status.value, ex.output, ex.error_code,
+                                          ex.error_detail))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deployer.fdl.ast import Flow, TaskState
+from deployer.fdl.interpreter.active import ROOT_RUN, ExecutionStatus, ScopeRun
 from deployer.fdl.interpreter.commands import Command, StartTimer, TimerPurpose
 from deployer.fdl.interpreter.events import (
     Event,
@@ -22,28 +22,19 @@ from deployer.fdl.interpreter.events import (
 )
 from deployer.fdl.interpreter.history import HistoryEventType as H
 from deployer.fdl.interpreter.history import format_time
-from deployer.fdl.interpreter.lifecycle import (
-    attempt,
-    drain,
-    finish_state,
-    state_failed,
-    terminate,
-)
-from deployer.fdl.interpreter.model import ROOT_RUN, Execution, ExecutionStatus, Phase, ScopeRun
+from deployer.fdl.interpreter.lifecycle import drain, terminate, wake
+from deployer.fdl.interpreter.model import Execution
+from deployer.fdl.interpreter.program import FlowLike, as_compiled
 from deployer.fdl.interpreter.runtime import (
     EVENT_LIMIT_CODE,
     EXECUTION_TIMEOUT_CODE,
     INTERNAL_ERROR_CODE,
-    TIMEOUT_CODE,
     Ctx,
-    Done,
     EventLimitReached,
     StateFailure,
     check_size,
-    next_of,
-    state_of,
+    dump,
 )
-from deployer.fdl.interpreter.states.task import task_returned, task_stopped
 
 __all__ = ["MAX_DURATION_SECONDS", "new_execution", "start", "step"]
 
@@ -51,7 +42,7 @@ MAX_DURATION_SECONDS = {"Standard": 365 * 86_400.0, "Express": 300.0}
 
 
 def new_execution(
-    flow: Flow,
+    flow: FlowLike,
     *,
     input: Any,
     execution_name: str,
@@ -76,7 +67,7 @@ def new_execution(
 
 
 def start(
-    flow: Flow,
+    flow: FlowLike,
     *,
     input: Any,
     execution_name: str,
@@ -98,20 +89,22 @@ def start(
     return step(flow, execution, Started(now))
 
 
-def step(flow: Flow, execution: Execution, event: Event) -> tuple[Execution, list[Command]]:
+def step(flow: FlowLike, execution: Execution, event: Event) -> tuple[Execution, list[Command]]:
     """Advance ``execution`` by one event; return the new execution and the commands to run.
 
-    ``execution.new_events`` of the result holds the history events of this step only. Events
-    for a finished execution, unknown task ids or unknown/cancelled timer ids change nothing.
-    Errors of the flow (bad expressions, size limits, ...) fail states, never raise. Reaching
-    ``max_events`` fails the execution with ``FnF.EventLimitExceeded``; an unexpected internal
-    error fails it with ``FnF.InternalError`` rather than escaping.
+    ``flow`` is best compiled once (:func:`compile_flow`); a plain ``Flow`` is compiled on
+    every call. ``execution.new_events`` of the result holds the history events of this step
+    only. Events for a finished execution, unknown task ids or unknown/cancelled timer ids
+    change nothing. Errors of the flow (bad expressions, size limits, ...) fail states, never
+    raise. Reaching ``max_events`` fails the execution with ``FnF.EventLimitExceeded``; an
+    unexpected internal error fails it with ``FnF.InternalError`` rather than escaping.
     """
     if execution.status is not ExecutionStatus.RUNNING or (
         not isinstance(event, Started) and execution.next_event_id == 1
     ):
         return execution.clone(), []
-    ctx = Ctx.begin(flow, execution.shallow_clone(), event.now, format_time(event.now))
+    program, time = as_compiled(flow), format_time(event.now)
+    ctx = Ctx(program, execution.clone(), event.now, time)
     try:
         _dispatch(ctx, event)
         drain(ctx)
@@ -119,84 +112,48 @@ def step(flow: Flow, execution: Execution, event: Event) -> tuple[Execution, lis
         terminate(ctx, ExecutionStatus.FAILED, code=EVENT_LIMIT_CODE,
                   detail=f"the execution reached {ctx.ex.max_events} history events")
     except Exception as exc:
-        ctx = Ctx.begin(flow, execution.shallow_clone(), event.now, format_time(event.now))
+        ctx = Ctx(program, execution.clone(), event.now, time)
         terminate(ctx, ExecutionStatus.FAILED, code=INTERNAL_ERROR_CODE,
                   detail=f"{type(exc).__name__}: {exc}")
     return ctx.ex, ctx.commands
 
 
 def _dispatch(ctx: Ctx, event: Event) -> None:
-    kind = type(event)
-    if kind is TimerFired:  # the common kinds first, by exact class
-        _timer_fired(ctx, event.timer_id)  # type: ignore[union-attr]
-    elif kind is TaskSucceeded or kind is TaskFailed:
-        _task_event(ctx, event)  # type: ignore[arg-type]
+    ex = ctx.ex
+    if isinstance(event, TimerFired):
+        run_id = ex.timers.pop(event.timer_id, None)
+        if run_id is None:
+            return
+        if run_id < 0:
+            terminate(ctx, ExecutionStatus.TIMED_OUT, code=EXECUTION_TIMEOUT_CODE, detail=(
+                f"the execution ran longer than {ex.max_duration_seconds:g} seconds"))
+        else:
+            wake(ctx, run_id, event)
+    elif isinstance(event, (TaskSucceeded, TaskFailed)):
+        run_id = ex.tasks.get(event.task_id)
+        if run_id is not None:
+            wake(ctx, run_id, event)
     elif isinstance(event, Started):
         _started(ctx)
     elif isinstance(event, StopRequested):
         terminate(ctx, ExecutionStatus.STOPPED, code=event.error, detail=event.cause)
-    elif isinstance(event, TimerFired):
-        _timer_fired(ctx, event.timer_id)
-    elif isinstance(event, (TaskSucceeded, TaskFailed)):
-        _task_event(ctx, event)
 
 
 def _started(ctx: Ctx) -> None:
     ex = ctx.ex
     if ex.next_event_id != 1:
         return
-    ctx.emit(H.EXECUTION_STARTED, "", 0, {"Input": ex.input})
+    ctx.emit(H.EXECUTION_STARTED, "", 0, dump({"Input": ex.input}))
     if ex.max_duration_seconds > 0:
         timer_id = f"{ex.name}:execution-timeout"
         ex.timers[timer_id] = -1
-        ctx.command(StartTimer(timer_id, ex.started_at + ex.max_duration_seconds,
-                               TimerPurpose.EXECUTION_TIMEOUT))
+        ctx.commands.append(StartTimer(timer_id, ex.started_at + ex.max_duration_seconds,
+                                       TimerPurpose.EXECUTION_TIMEOUT))
     try:
         check_size(ex.input, "input", "(execution)")
     except StateFailure as failure:
         terminate(ctx, ExecutionStatus.FAILED, code=failure.code, detail=failure.detail)
         return
-    ctx.add_run(ScopeRun(ROOT_RUN, [], -1, 0, 1))
+    ctx.add_run(ScopeRun(ROOT_RUN, (), -1, 0, 1))
     ex.next_run_id = ROOT_RUN + 1
-    ctx.queue.append((ROOT_RUN, ctx.flow.start_at, ex.input, None))
-
-
-def _timer_fired(ctx: Ctx, timer_id: str) -> None:
-    ex = ctx.ex
-    run_id = ex.timers.pop(timer_id, None)
-    if run_id is None:
-        return
-    if run_id < 0:
-        terminate(ctx, ExecutionStatus.TIMED_OUT, code=EXECUTION_TIMEOUT_CODE,
-                  detail=f"the execution ran longer than {ex.max_duration_seconds:g} seconds")
-        return
-    run = ctx.run(run_id)
-    st = run.state
-    assert st is not None
-    state = state_of(ctx.flow, run)
-    if st.phase is Phase.WAIT and timer_id == st.timer_id:
-        finish_state(ctx, run, state, st, Done(st.input, next_of(state)))
-    elif st.phase is Phase.RETRY and timer_id == st.timer_id:
-        attempt(ctx, run, state, st)
-    elif st.phase is Phase.TASK and timer_id == st.timeout_timer:
-        detail = f"task {st.name!r} did not finish within its Timeout"
-        task_stopped(ctx, st, TIMEOUT_CODE, detail, timed_out=True)
-        state_failed(ctx, run, state, st, TIMEOUT_CODE, detail)
-
-
-def _task_event(ctx: Ctx, event: TaskSucceeded | TaskFailed) -> None:
-    ex = ctx.ex
-    run_id = ex.tasks.get(event.task_id)
-    if run_id is None:
-        return
-    run = ctx.run(run_id)
-    st = run.state
-    assert st is not None and st.task_id == event.task_id
-    state = state_of(ctx.flow, run)
-    assert isinstance(state, TaskState)
-    if isinstance(event, TaskSucceeded):
-        done = task_returned(ctx, state, st, event.output)
-        finish_state(ctx, run, state, st, done)
-    else:
-        task_stopped(ctx, st, event.code, event.detail, timed_out=False)
-        state_failed(ctx, run, state, st, event.code, event.detail)
+    ctx.queue.append((ROOT_RUN, ctx.program.root.start_at, ex.input, None))

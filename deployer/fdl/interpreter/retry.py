@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
-from deployer.fdl.ast import CatchRule, RetryRule
+from deployer.fdl.ast import RetryRule
 
 __all__ = ["ALL_ERRORS", "matches", "retry_delay", "select_catch", "select_retry"]
 
 ALL_ERRORS = "FnF.ALL"
+
+
+class _Rule(Protocol):
+    @property
+    def errors(self) -> tuple[str, ...]: ...
+
+
+Rule = TypeVar("Rule", bound=_Rule)
 
 
 def matches(errors: Sequence[str], code: str) -> bool:
@@ -21,7 +30,7 @@ def select_retry(rules: Sequence[RetryRule], code: str) -> int | None:
     return next((i for i, rule in enumerate(rules) if matches(rule.errors, code)), None)
 
 
-def select_catch(rules: Sequence[CatchRule], code: str) -> CatchRule | None:
+def select_catch(rules: Sequence[Rule], code: str) -> Rule | None:
     """The first Catch rule matching ``code``."""
     return next((rule for rule in rules if matches(rule.errors, code)), None)
 

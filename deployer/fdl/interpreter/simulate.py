@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter.commands import (
     CancelTask,
     CancelTimer,
@@ -23,6 +22,7 @@ from deployer.fdl.interpreter.events import Event, Started, TaskFailed, TaskSucc
 from deployer.fdl.interpreter.history import HistoryEvent
 from deployer.fdl.interpreter.machine import new_execution, step
 from deployer.fdl.interpreter.model import Execution, ExecutionStatus
+from deployer.fdl.interpreter.program import FlowLike, as_compiled
 
 __all__ = ["Simulation", "TaskAnswer", "simulate"]
 
@@ -63,95 +63,83 @@ class Simulation:
 
 
 def simulate(
-    flow: Flow,
-    answer: Answerer,
-    *,
-    input: Any,
-    execution_name: str = "simulation",
-    start_time: float = 0.0,
-    role_arn: str = "",
-    execution_mode: str = "Standard",
-    max_events: int = 5000,
-    max_duration_seconds: float | None = None,
-    keep_history: bool = True,
+    flow: FlowLike, answer: Answerer, *, input: Any, execution_name: str = "simulation",
+    start_time: float = 0.0, role_arn: str = "", execution_mode: str = "Standard",
+    max_events: int = 5000, max_duration_seconds: float | None = None, keep_history: bool = True,
 ) -> Simulation:
     """Run ``flow`` from ``Started(start_time)`` until the execution ends.
 
     Every ``InvokeTask`` is answered through ``answer`` (exceptions it raises propagate to the
     caller); cancelled timers and tasks are dropped. Ends when the execution is terminal (the
-    execution-timeout timer guarantees that when nothing else is pending)."""
+    execution-timeout timer guarantees that when nothing else is pending). A plain ``Flow`` is
+    compiled once for the run."""
+    program = as_compiled(flow)
     execution = new_execution(
-        flow, input=input, execution_name=execution_name, now=start_time, role_arn=role_arn,
+        program, input=input, execution_name=execution_name, now=start_time, role_arn=role_arn,
         execution_mode=execution_mode, max_events=max_events,
         max_duration_seconds=max_duration_seconds,
     )
     result = Simulation(execution, started_at=start_time, ended_at=start_time)
-    agenda: list[tuple[float, int, Event]] = [(start_time, 0, Started(start_time))]
-    cancelled: set[str] = set()
-    seq = 1
+    agenda = _Agenda(answer, start_time)
     events, running = result.events, ExecutionStatus.RUNNING
-    push, pop = heapq.heappush, heapq.heappop
-    while agenda and execution.status is running:
-        now, _, event = pop(agenda)
-        if cancelled:
-            key = _key(event)
-            if key is not None and key in cancelled:
-                cancelled.discard(key)
-                continue
-        execution, commands = step(flow, execution, event)
+    while agenda.heap and execution.status is running:
+        now, event = agenda.next()
+        if event is None:
+            continue
+        execution, commands = step(program, execution, event)
         events.append(event)
         result.ended_at = now
         if keep_history:
             result.history.extend(execution.new_events)
             result.commands.extend(commands)
-        for command in commands:
-            if type(command) is StartTimer:
-                fire_at = command.fire_at
-                push(agenda, (fire_at, seq, _timer_fired(fire_at, command.timer_id)))
-            elif type(command) is CancelTimer:
-                cancelled.add(command.timer_id)
-            elif type(command) is CancelTask:
-                cancelled.add(command.task_id)
-            elif type(command) is InvokeTask:
-                reply = answer(command, now)
-                if reply is None:
-                    continue
-                at = now + reply.after
-                if reply.output is not None:
-                    push(agenda, (at, seq, _task_succeeded(at, command.task_id, reply.output)))
-                else:
-                    push(agenda, (at, seq, TaskFailed(at, command.task_id, reply.error_code,
-                                                      reply.detail)))
-            seq += 1
+        agenda.carry_out(commands, now)
     result.execution = execution
     return result
 
 
-_new_object = object.__new__
-_SET_FIRED_NOW, _SET_FIRED_ID = (getattr(TimerFired, name).__set__ for name in ("now", "timer_id"))
-_SET_TASK_NOW, _SET_TASK_ID, _SET_TASK_OUTPUT = (
-    getattr(TaskSucceeded, name).__set__ for name in ("now", "task_id", "output")
-)
-assert [f.name for f in fields(TimerFired)] == ["now", "timer_id"]
-assert [f.name for f in fields(TaskSucceeded)] == ["now", "task_id", "output"]
+class _Agenda:
+    """The events to come, in virtual time order (ties in the order they were scheduled)."""
 
+    __slots__ = ("_answer", "_cancelled", "_seq", "heap")
 
-def _timer_fired(now: float, timer_id: str) -> TimerFired:
-    """``TimerFired(now, timer_id)`` filled through its slots (one per timer: the frozen
-    ``__init__`` costs twice as much)."""
-    event = _new_object(TimerFired)
-    _SET_FIRED_NOW(event, now)
-    _SET_FIRED_ID(event, timer_id)
-    return event
+    def __init__(self, answer: Answerer, start_time: float) -> None:
+        self._answer = answer
+        self._cancelled: set[str] = set()  # ids of cancelled timers and tasks
+        self._seq = 1
+        self.heap: list[tuple[float, int, Event]] = [(start_time, 0, Started(start_time))]
 
+    def next(self) -> tuple[float, Event | None]:
+        """The next event and its time; None in place of one for a cancelled timer/task."""
+        now, _, event = heapq.heappop(self.heap)
+        cancelled = self._cancelled
+        if cancelled:
+            key = _key(event)
+            if key is not None and key in cancelled:
+                cancelled.discard(key)
+                return now, None
+        return now, event
 
-def _task_succeeded(now: float, task_id: str, output: str) -> TaskSucceeded:
-    """``TaskSucceeded(now, task_id, output)`` filled through its slots."""
-    event = _new_object(TaskSucceeded)
-    _SET_TASK_NOW(event, now)
-    _SET_TASK_ID(event, task_id)
-    _SET_TASK_OUTPUT(event, output)
-    return event
+    def carry_out(self, commands: list[Command], now: float) -> None:
+        """Schedule what ``commands`` ask for at virtual time ``now``."""
+        heap, seq, push = self.heap, self._seq, heapq.heappush
+        for command in commands:
+            if type(command) is StartTimer:
+                fire_at = command.fire_at
+                push(heap, (fire_at, seq, TimerFired(fire_at, command.timer_id)))
+            elif type(command) is CancelTimer:
+                self._cancelled.add(command.timer_id)
+            elif type(command) is CancelTask:
+                self._cancelled.add(command.task_id)
+            elif type(command) is InvokeTask:
+                reply = self._answer(command, now)
+                if reply is None:  # never answered
+                    continue
+                at = now + reply.after
+                push(heap, (at, seq, TaskSucceeded(at, command.task_id, reply.output)
+                            if reply.output is not None
+                            else TaskFailed(at, command.task_id, reply.error_code, reply.detail)))
+            seq += 1
+        self._seq = seq
 
 
 def _key(event: Event) -> str | None:

@@ -1,6 +1,5 @@
-"""One evaluator per state family; each exposes ``begin(ctx, run, state, st)`` returning a
-:class:`~deployer.fdl.interpreter.runtime.Done` when the state finished at once, or None when it
-now waits (a task, a timer, child scopes)."""
+"""One evaluator per state kind, one module per kind (``pass_state.py`` for Pass); Parallel
+and Map share ``children.py``. :mod:`.base` says what an evaluator answers to."""
 
 from __future__ import annotations
 
@@ -13,34 +12,40 @@ from deployer.fdl.ast import (
     MapState,
     ParallelState,
     PassState,
-    StateType,
     SucceedState,
     TaskState,
     WaitState,
 )
-from deployer.fdl.interpreter.states import parallel, simple, task
+from deployer.fdl.interpreter.active import Waiting
+from deployer.fdl.interpreter.states.base import Site, StateEvaluator
+from deployer.fdl.interpreter.states.children import CHILDREN_PHASE, ChildScopes
+from deployer.fdl.interpreter.states.choice import ChoiceEvaluator
+from deployer.fdl.interpreter.states.fail import FailEvaluator
+from deployer.fdl.interpreter.states.map import MapEvaluator
+from deployer.fdl.interpreter.states.parallel import ParallelEvaluator
+from deployer.fdl.interpreter.states.pass_state import PassEvaluator
+from deployer.fdl.interpreter.states.succeed import SucceedEvaluator
+from deployer.fdl.interpreter.states.task import TASK_PHASE, TaskCall, TaskEvaluator
+from deployer.fdl.interpreter.states.wait import WAIT_PHASE, WaitEvaluator, WaitTimer
 
-__all__ = ["BEGIN", "BEGIN_BY_CLASS"]
+__all__ = ["EVALUATORS", "RECORDS", "StateEvaluator"]
 
-BEGIN: dict[StateType, Callable[..., Any]] = {
-    StateType.PASS: simple.begin_pass,
-    StateType.WAIT: simple.begin_wait,
-    StateType.CHOICE: simple.begin_choice,
-    StateType.SUCCEED: simple.begin_succeed,
-    StateType.FAIL: simple.begin_fail,
-    StateType.TASK: task.begin_task,
-    StateType.PARALLEL: parallel.begin_parallel,
-    StateType.MAP: parallel.begin_map,
+#: How each AST state class compiles into its evaluator.
+EVALUATORS: dict[type, Callable[[Any, Site], StateEvaluator]] = {
+    PassState: PassEvaluator.compile,
+    WaitState: WaitEvaluator.compile,
+    ChoiceState: ChoiceEvaluator.compile,
+    SucceedState: SucceedEvaluator.compile,
+    FailState: FailEvaluator.compile,
+    TaskState: TaskEvaluator.compile,
+    ParallelState: ParallelEvaluator.compile,
+    MapState: MapEvaluator.compile,
 }
 
-#: The same evaluators keyed by AST class (one dict lookup instead of the ``type`` property).
-BEGIN_BY_CLASS: dict[type, Callable[..., Any]] = {
-    PassState: simple.begin_pass,
-    WaitState: simple.begin_wait,
-    ChoiceState: simple.begin_choice,
-    SucceedState: simple.begin_succeed,
-    FailState: simple.begin_fail,
-    TaskState: task.begin_task,
-    ParallelState: parallel.begin_parallel,
-    MapState: parallel.begin_map,
+#: How the record of what a state waits for is read back, by stored ``phase`` (the lifecycle's
+#: own ``retry`` phase is decoded by the model).
+RECORDS: dict[str, Callable[[dict[str, Any]], Waiting]] = {
+    TASK_PHASE: TaskCall.from_stored,
+    WAIT_PHASE: WaitTimer.from_stored,
+    CHILDREN_PHASE: ChildScopes.from_stored,
 }
