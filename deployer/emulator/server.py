@@ -137,7 +137,9 @@ class EmulatorServer:
         self.router.add_roa(FcApi(self.emulator.functions))
         self.router.add_rpc(RamApi(self.emulator.roles))
         self.router.add_rpc(StsApi(self.emulator.tokens))
-        self.router.add_rpc(CloudFlowApi(self.emulator.flows, self.emulator.executions))
+        self.router.add_rpc(CloudFlowApi(self.emulator.flows, self.emulator.executions,
+                                         releases=self.emulator.flow_versions,
+                                         schedules=self.emulator.schedules))
         self.router.admin = AdminApi(clock=self.clock, health=self._health,
                                      reset=self.emulator.reset, code_path=self.emulator.code.path,
                                      advanced=self.emulator.flow_engine.clock_moved,
