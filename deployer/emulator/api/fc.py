@@ -171,7 +171,7 @@ class FcApi:
             Rule("/2023-03-30/functions/<name>/code", methods=["GET"], endpoint="code"),
             Rule("/2023-03-30/functions/<name>/invocations", methods=["POST"],
                  endpoint="invoke"),
-            *VersionRoutes.RULES,
+            *VersionRoutes.rules(),
         ], strict_slashes=False, merge_slashes=False)
         self._handlers: dict[str, Callable[..., HttpResponse]] = {
             "create": self.create, "list": self.list, "get": self.get, "update": self.update,

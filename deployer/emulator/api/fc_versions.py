@@ -67,20 +67,23 @@ def _int(ctx: RequestContext, key: str, default: int) -> int:
 class VersionRoutes:
     """The version and alias paths of :class:`~deployer.emulator.api.fc.FcApi`."""
 
-    RULES = (
-        Rule("/2023-03-30/functions/<name>/versions", methods=["POST"], endpoint="publish"),
-        Rule("/2023-03-30/functions/<name>/versions", methods=["GET"], endpoint="versions"),
-        Rule("/2023-03-30/functions/<name>/versions/<version>", methods=["DELETE"],
-             endpoint="delete_version"),
-        Rule("/2023-03-30/functions/<name>/aliases", methods=["POST"], endpoint="create_alias"),
-        Rule("/2023-03-30/functions/<name>/aliases", methods=["GET"], endpoint="aliases"),
-        Rule("/2023-03-30/functions/<name>/aliases/<alias>", methods=["GET"],
-             endpoint="get_alias"),
-        Rule("/2023-03-30/functions/<name>/aliases/<alias>", methods=["PUT"],
-             endpoint="update_alias"),
-        Rule("/2023-03-30/functions/<name>/aliases/<alias>", methods=["DELETE"],
-             endpoint="delete_alias"),
-    )
+    @staticmethod
+    def rules() -> list[Rule]:
+        """Fresh rules for a routing map (a werkzeug rule binds to one map)."""
+        return [
+            Rule("/2023-03-30/functions/<name>/versions", methods=["POST"], endpoint="publish"),
+            Rule("/2023-03-30/functions/<name>/versions", methods=["GET"], endpoint="versions"),
+            Rule("/2023-03-30/functions/<name>/versions/<version>", methods=["DELETE"],
+                 endpoint="delete_version"),
+            Rule("/2023-03-30/functions/<name>/aliases", methods=["POST"], endpoint="create_alias"),
+            Rule("/2023-03-30/functions/<name>/aliases", methods=["GET"], endpoint="aliases"),
+            Rule("/2023-03-30/functions/<name>/aliases/<alias>", methods=["GET"],
+                 endpoint="get_alias"),
+            Rule("/2023-03-30/functions/<name>/aliases/<alias>", methods=["PUT"],
+                 endpoint="update_alias"),
+            Rule("/2023-03-30/functions/<name>/aliases/<alias>", methods=["DELETE"],
+                 endpoint="delete_alias"),
+        ]
 
     def __init__(self, releases: FunctionReleases | None, body: Any) -> None:
         self._releases = releases
