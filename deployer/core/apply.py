@@ -23,6 +23,7 @@ from deployer.core.plan import (
     Plan,
     ResourceType,
 )
+from deployer.core.releases import RELEASE_TYPES, ReleaseApplier
 from deployer.errors import OperationError
 
 
@@ -174,12 +175,15 @@ def apply_plan(
     handled before it stay as they are (the next run converges from there).
     """
     applier = _Applier(state, clients, log, progress)
+    releases = ReleaseApplier(state, clients, progress)
     roles_by_name = {f.role.name: f.role for f in state.flows if f.role is not None}
     flows_by_name = {f.name: f for f in state.flows}
     results: list[ResourceResult] = []
     for action in plan.actions:
         arn = action.arn
-        if action.is_write:
+        if action.is_write and action.resource in RELEASE_TYPES:
+            releases.apply(action)
+        elif action.is_write:
             if action.resource is ResourceType.FUNCTION:
                 arn = applier.function(action)
             elif action.resource is ResourceType.ROLE:
@@ -194,4 +198,5 @@ def apply_plan(
         results.append(
             ResourceResult(action.resource, action.name, arn, action.kind, action.changes)
         )
-    return DeployResult(plan.region, plan.account_id, tuple(results), applier.writes)
+    return DeployResult(plan.region, plan.account_id, tuple(results),
+                        applier.writes + releases.writes)

@@ -37,6 +37,7 @@ from deployer.core.plan import (
     ResourceType,
     build_plan,
 )
+from deployer.core.releases import remove_flow_schedules, remove_function_releases
 from deployer.core.rendering import render_flow
 from deployer.core.validation import check_one_flow
 from deployer.errors import InvalidInputError, OperationError
@@ -105,7 +106,7 @@ def _desired_flow(manifest: Manifest, spec: FlowSpec, *, region: str, account_id
         name=spec.name, definition=text, description=spec.description,
         execution_mode=spec.execution_mode.value,
         role=DesiredRole(spec.role_name) if spec.role_name else None,
-        role_arn=spec.role_arn or "")
+        role_arn=spec.role_arn or "", release=spec.release, schedules=spec.schedules)
 
 
 def desired_state(manifest: Manifest, *, region: str, account_id: str, build_dir: Path,
@@ -119,7 +120,8 @@ def desired_state(manifest: Manifest, *, region: str, account_id: str, build_dir
     report = package_project(manifest.functions, out_dir=build_dir, progress=progress)
     functions = tuple(
         DesiredFunction(name=spec.function_name, config=function_config(spec, account_id),
-                        zip_bytes=pkg.zip_path.read_bytes(), crc64=pkg.crc64)
+                        zip_bytes=pkg.zip_path.read_bytes(), crc64=pkg.crc64,
+                        release=spec.release)
         for spec, pkg in zip(manifest.functions, report.packages, strict=True))
     flows = tuple(_desired_flow(manifest, spec, region=region, account_id=account_id,
                                 rendered_dir=rendered_dir) for spec in manifest.flows)
@@ -281,10 +283,14 @@ def remove_deployment(record: DeploymentRecord, clients: Clients,
 
 def _remove(kind: ResourceType, item: RecordedResource, record: DeploymentRecord,
             our_policies: set[str], clients: Clients) -> tuple[str, int]:
-    if kind is ResourceType.FLOW:
-        return ("deleted", 1) if clients.flows.delete_flow(item.name) else ("already gone", 0)
-    if kind is ResourceType.FUNCTION:
-        return ("deleted", 1) if clients.fc.delete_function(item.name) else ("already gone", 0)
+    if kind is ResourceType.FLOW:  # its schedules first, as the fnf component removes them
+        calls = remove_flow_schedules(clients, item.name)
+        gone = not clients.flows.delete_flow(item.name)
+        return ("already gone", calls) if gone else ("deleted", calls + 1)
+    if kind is ResourceType.FUNCTION:  # aliases and versions first, as `s remove` does
+        calls = remove_function_releases(clients, item.name)
+        gone = not clients.fc.delete_function(item.name)
+        return ("already gone", calls) if gone else ("deleted", calls + 1)
     if kind is ResourceType.POLICY:
         calls = 0
         roles_to_check = {r.name for r in record.resources if r.resource is ResourceType.ROLE}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from deployer.cloud.cloudflow import CloudFlowClient
 from deployer.cloud.fc import FunctionComputeClient, FunctionConfig
 from deployer.cloud.ram import RamClient
+from deployer.config.releases import ReleaseSpec, ScheduleSpec
 from deployer.core import roles
 
 
@@ -28,6 +29,11 @@ class ResourceType(str, enum.Enum):
     ROLE = "role"
     POLICY = "policy"
     FLOW = "flow"
+    FUNCTION_VERSION = "function-version"
+    FUNCTION_ALIAS = "function-alias"
+    FLOW_VERSION = "flow-version"
+    FLOW_ALIAS = "flow-alias"
+    SCHEDULE = "schedule"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +42,7 @@ class DesiredFunction:
     config: FunctionConfig
     zip_bytes: bytes = field(repr=False)
     crc64: str
+    release: ReleaseSpec | None = None  # versions/aliases to maintain (core/releases.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +65,8 @@ class DesiredFlow:
     execution_mode: str
     role: DesiredRole | None = None  # a role to ensure, or
     role_arn: str = ""  # an existing role used as is
+    release: ReleaseSpec | None = None  # versions/aliases to maintain (core/releases.py)
+    schedules: tuple[ScheduleSpec, ...] | None = None  # None: the flow's schedules unmanaged
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,4 +208,7 @@ def build_plan(state: DesiredState, clients: Clients) -> Plan:
             actions.extend(role_actions)
             role_arn = role_actions[0].arn
         actions.append(plan_flow(flow, role_arn, state, clients))
+    from deployer.core.releases import plan_releases  # it builds on this module's types
+
+    actions.extend(plan_releases(state, clients, actions))
     return Plan(region=state.region, account_id=state.account_id, actions=tuple(actions))

@@ -64,6 +64,7 @@ def _action_lines(rows: Sequence[tuple[str, str, ActionKind, str, Sequence[str]]
                   verb: bool) -> Text:
     text = Text()
     width = max((len(r[1]) for r in rows), default=0)
+    kind_width = max((len(r[0]) for r in rows), default=8) + 1
     for kind, name, action, arn, changes in rows:
         symbol, style = SYMBOLS[action]
         label = {ActionKind.CREATE: "created", ActionKind.UPDATE: "updated",
@@ -71,15 +72,17 @@ def _action_lines(rows: Sequence[tuple[str, str, ActionKind, str, Sequence[str]]
             else action.value
         detail = ", ".join(changes) if action is ActionKind.UPDATE else arn
         text.append(f"  {symbol} {label:<10}", style=style)
-        text.append(f"{kind:<9}{name:<{width + 2}}{detail}".rstrip() + "\n")
+        text.append(f"{kind:<{kind_width}}{name:<{width + 2}}{detail}".rstrip() + "\n")
     return text
 
 
 def _counts(actions: Sequence[ActionKind]) -> str:
     created = sum(a is ActionKind.CREATE for a in actions)
     updated = sum(a is ActionKind.UPDATE for a in actions)
-    return f"{created} to create, {updated} to update, {len(actions) - created - updated} " \
-           "unchanged"
+    deleted = sum(a is ActionKind.DELETE for a in actions)
+    removal = f"{deleted} to delete, " if deleted else ""
+    return f"{created} to create, {updated} to update, {removal}" \
+           f"{len(actions) - created - updated - deleted} unchanged"
 
 
 @view(PlanSummary)
@@ -104,7 +107,7 @@ def _up_view(summary: UpSummary) -> Text:
         text = Text(f"No changes: all {len(rows)} resources are up to date (0 write calls).\n")
     else:
         counts = _counts([x.action for x in r.resources]).replace("to create", "created")
-        counts = counts.replace("to update", "updated")
+        counts = counts.replace("to update", "updated").replace("to delete", "deleted")
         text = Text(f"Deployed: {counts} ({r.write_calls} write calls).\n")
     text.append_text(_action_lines(rows, verb=True))
     text.append("Next: deploy execute --delay 20", style="dim")
