@@ -110,12 +110,13 @@ class FlowEngine:
         """A schedule was created, updated or deleted: it fires next at ``next_fire_at``."""
         self._scheduler.set_schedule(key, next_fire_at)
 
-    def wait_for_schedule(self, is_done: Callable[[], bool], timeout: float) -> bool:
+    def wait_for_schedule(self, key: ScheduleKey, is_done: Callable[[], bool],
+                          timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until ``is_done()`` (tested whenever a
-        schedule fired or an execution ended). Meanwhile virtual time may jump to the next
-        schedule fire when the engine is idle (a schedule instant is otherwise no jump
-        target: it recurs forever)."""
-        with self._scheduler.waiting_for_schedule():
+        schedule fired or an execution ended). Until schedule ``key`` fires, virtual time may
+        jump to its next instant when the engine is idle (a schedule instant is otherwise no
+        jump target: it recurs forever)."""
+        with self._scheduler.waiting_for_schedule(key):
             self._scheduler.wake()
             return self._waiters.wait(is_done, timeout)
 

@@ -164,16 +164,18 @@ class Scheduler:
             self._cond.notify_all()
 
     @contextmanager
-    def waiting_for_schedule(self) -> Iterator[None]:
-        """While inside, virtual time may jump to the next schedule fire (when idle)."""
+    def waiting_for_schedule(self, key: ScheduleKey) -> Iterator[None]:
+        """While inside and until schedule ``key`` fires, virtual time may jump to its next
+        instant (when the engine is idle)."""
+        token = object()
         with self._cond:
-            self._schedules.waiting += 1
+            self._schedules.want(key, token)
             self._cond.notify_all()
         try:
             yield
         finally:
             with self._cond:
-                self._schedules.waiting -= 1
+                self._schedules.unwant(key, token)
 
     @property
     def schedule_count(self) -> int:
@@ -261,14 +263,18 @@ class Scheduler:
                 return
         self._jump(*jump)
 
-    def _next_instant(self, *, schedules: bool = True) -> Instant | None:
-        """The next instant something is due (caller holds the condition); with
-        ``schedules``, schedule fires count too."""
+    def _next_instant(self, *, schedules: bool = True,
+                      wanted_only: bool = False) -> Instant | None:
+        """The next instant something is due (caller holds the condition); schedule fires
+        count too (``wanted_only``: only those somebody waits for, the jump targets)."""
         first: Instant | None = None if self._timers.firing else self._timers.next_timer()
         delayed = self._delayed[0][0] if self._delayed else None
         if delayed is not None and (first is None or delayed <= first[0]):
             first = (delayed, None)
-        scheduled = self._schedules.next_at() if schedules else None
+        scheduled = None
+        if schedules:
+            scheduled = (self._schedules.next_wanted_at() if wanted_only
+                         else self._schedules.next_at())
         if scheduled is not None and (first is None or scheduled < first[0]):
             return scheduled, None
         return first
@@ -277,10 +283,9 @@ class Scheduler:
         """Where virtual time may jump now (caller holds the condition)."""
         if not self._policy.may_jump(self.in_flight):
             return None
-        wanted = self._schedules.waiting > 0 and not self._schedules.firing
-        skip_pending = (self._timers.next_skip_at() is not None or bool(self._delayed)
-                        or (wanted and self._schedules.next_at() is not None))
-        return self._policy.target(self._next_instant(schedules=wanted),
+        wanted = self._schedules.next_wanted_at() is not None
+        skip_pending = self._timers.next_skip_at() is not None or bool(self._delayed) or wanted
+        return self._policy.target(self._next_instant(schedules=True, wanted_only=True),
                                    skip_pending=skip_pending)
 
     def _jump(self, instant: float, key: tuple[int, str] | None) -> None:

@@ -31,7 +31,9 @@ class ScheduleIndex:
         self._next: dict[ScheduleKey, float] = {}
         self._heap: list[tuple[float, ScheduleKey]] = []
         self._firing: set[ScheduleKey] = set()
-        self.waiting = 0  # callers waiting for a schedule to fire (allows time jumps)
+        # schedules somebody waits to see fire (each wait allows time to jump to that
+        # schedule's next instant once: the entry goes when the schedule fires)
+        self._wanted: dict[ScheduleKey, set[object]] = {}
 
     def load(self, entries: Iterable[tuple[ScheduleKey, float]]) -> None:
         self._next.clear()
@@ -61,10 +63,27 @@ class ScheduleIndex:
                 due.append((key, at))
         return due
 
+    def want(self, key: ScheduleKey, token: object) -> None:
+        """``token`` (one per waiting caller) waits for ``key``'s next fire."""
+        self._wanted.setdefault(key, set()).add(token)
+
+    def unwant(self, key: ScheduleKey, token: object) -> None:
+        tokens = self._wanted.get(key)
+        if tokens is not None:
+            tokens.discard(token)
+            if not tokens:
+                del self._wanted[key]
+
+    def next_wanted_at(self) -> float | None:
+        """The earliest next instant of a schedule somebody waits for (not firing now)."""
+        found = [self._next[k] for k in self._wanted if k in self._next]
+        return min(found) if found and not self._firing else None
+
     def fired(self, key: ScheduleKey, next_at: float | None) -> None:
         """The fire of ``key`` ended; it fires next at ``next_at``. A newer instant set while
         it was firing (an update) wins."""
         self._firing.discard(key)
+        self._wanted.pop(key, None)  # those waits are served: no further jump for them
         if key not in self._next:
             self.set(key, next_at)
 
