@@ -17,7 +17,7 @@ carries them out after the functions and flows are written.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from deployer.cloud.releases import (
@@ -25,6 +25,7 @@ from deployer.cloud.releases import (
     FunctionReleaseClient,
     RemoteAlias,
     RemoteSchedule,
+    RemoteVersion,
 )
 from deployer.config.releases import LATEST, AliasSpec, ReleaseSpec, ScheduleSpec
 from deployer.core import roles
@@ -98,39 +99,71 @@ def plan_releases(state: DesiredState, clients: Clients, planned: Sequence[Actio
 
 def _plan_function(fn: DesiredFunction, release: ReleaseSpec, before: Action | None,
                    client: FunctionReleaseClient, state: DesiredState) -> list[Action]:
-    arn = roles.function_arn(state.region, state.account_id, fn.name)
     exists = before is not None and before.kind is not ActionKind.CREATE
-    latest = client.latest_version(fn.name) if exists else None
+
+    def differs(version: str) -> bool:
+        remote = client.get_version(fn.name, version)
+        return remote is None or remote.code_checksum != fn.crc64 or bool(
+            fn.config.differences(remote.config))
+
+    return _release_actions(
+        (ResourceType.FUNCTION_VERSION, ResourceType.FUNCTION_ALIAS), "function", fn.name,
+        roles.function_arn(state.region, state.account_id, fn.name), release, before,
+        client.latest_version(fn.name) if exists else None, differs,
+        (lambda name: client.get_alias(fn.name, name)) if exists else (lambda name: None),
+        lambda alias, target: dict(alias.weights), "code or configuration",
+        "add `component: fc3 version publish` before the alias step in actions.success-deploy")
+
+
+def _plan_flow(flow: DesiredFlow, release: ReleaseSpec, exists: bool, before: Action | None,
+               client: FlowReleaseClient, state: DesiredState) -> list[Action]:
+    role = flow.role_arn or (roles.role_arn(state.account_id, flow.role.name)
+                             if flow.role else "")
+
+    def differs(version: str) -> bool:
+        frozen = client.version_definition(flow.name, version)
+        return frozen is None or frozen[0].strip() != flow.definition.strip() \
+            or frozen[1] != role
+
+    return _release_actions(
+        (ResourceType.FLOW_VERSION, ResourceType.FLOW_ALIAS), "flow", flow.name,
+        roles.flow_arn(state.region, state.account_id, flow.name), release, before,
+        client.latest_version(flow.name) if exists else None, differs,
+        (lambda name: client.get_alias(flow.name, name)) if exists else (lambda name: None),
+        flow_routing, "definition or role", "add `publishVersion: true` to the flow's props")
+
+
+def _release_actions(types: tuple[ResourceType, ResourceType], what: str, owner: str, arn: str,
+                     release: ReleaseSpec, before: Action | None, latest: RemoteVersion | None,
+                     differs: Callable[[str], bool],
+                     get_alias: Callable[[str], RemoteAlias | None],
+                     weights: Callable[[AliasSpec, str], Mapping[str, float]],
+                     compared: str, hint: str) -> list[Action]:
+    """The version action (publish or not) and the alias actions of one function or flow."""
+    version_type, alias_type = types
+    actions = []
     publish = False
     if release.publish:
         if before is not None and before.is_write:
-            publish, why = True, "the function changes in this deploy"
+            publish, why = True, f"the {what} changes in this deploy"
         elif latest is None:
-            publish, why = True, "the function has no version yet"
+            publish, why = True, f"the {what} has no version yet"
         else:
-            remote = client.get_version(fn.name, latest.version)
-            differs = remote is None or remote.code_checksum != fn.crc64 or bool(
-                fn.config.differences(remote.config))
-            publish, why = differs, f"code or configuration differs from version {latest.version}"
-    actions = []
-    if release.publish:
+            publish = differs(latest.version)
+            why = f"{compared} differs from version {latest.version}"
         actions.append(
-            _action(ResourceType.FUNCTION_VERSION, fn.name, ActionKind.CREATE, arn,
-                    f"publish a new version: {why}") if publish else
-            _action(ResourceType.FUNCTION_VERSION, fn.name, ActionKind.NO_CHANGE, arn,
-                    f"version {latest.version if latest else '?'} matches the function"))
+            _action(version_type, owner, ActionKind.CREATE, arn, f"publish a new version: {why}")
+            if publish else
+            _action(version_type, owner, ActionKind.NO_CHANGE, arn,
+                    f"version {latest.version if latest else '?'} matches the {what}"))
     newest = NEW if publish else (latest.version if latest else None)
     for alias in release.aliases:
         target = newest if alias.version == LATEST else alias.version
         if target is None:
-            raise InvalidInputError(
-                f"function {fn.name}: alias {alias.name} asks for the latest version, but the "
-                "function has none", hint="add `component: fc3 version publish` before the "
-                "alias step in actions.success-deploy")
-        remote_alias = client.get_alias(fn.name, alias.name) if exists else None
-        weights = dict(alias.weights)
-        actions.append(_alias_action(ResourceType.FUNCTION_ALIAS, f"{fn.name}:{alias.name}",
-                                     f"{arn}/{alias.name}", remote_alias, target, weights,
+            raise InvalidInputError(f"{what} {owner}: alias {alias.name} asks for the latest "
+                                    f"version, but the {what} has none", hint=hint)
+        actions.append(_alias_action(alias_type, f"{owner}:{alias.name}", f"{arn}/{alias.name}",
+                                     get_alias(alias.name), target, weights(alias, target),
                                      alias.description))
     return actions
 
@@ -150,44 +183,6 @@ def _alias_action(resource: ResourceType, name: str, arn: str, remote: RemoteAli
         changes.append("description")
     kind = ActionKind.UPDATE if changes else ActionKind.NO_CHANGE
     return _action(resource, name, kind, arn, *changes)
-
-
-def _plan_flow(flow: DesiredFlow, release: ReleaseSpec, exists: bool, before: Action | None,
-               client: FlowReleaseClient, state: DesiredState) -> list[Action]:
-    arn = roles.flow_arn(state.region, state.account_id, flow.name)
-    latest = client.latest_version(flow.name) if exists else None
-    publish = False
-    if release.publish:
-        if before is not None and before.is_write:
-            publish, why = True, "the flow changes in this deploy"
-        elif latest is None:
-            publish, why = True, "the flow has no version yet"
-        else:
-            frozen = client.version_definition(flow.name, latest.version)
-            role = flow.role_arn or (roles.role_arn(state.account_id, flow.role.name)
-                                     if flow.role else "")
-            differs = frozen is None or frozen[0].strip() != flow.definition.strip() \
-                or frozen[1] != role
-            publish, why = differs, f"definition or role differs from version {latest.version}"
-    actions = []
-    if release.publish:
-        actions.append(
-            _action(ResourceType.FLOW_VERSION, flow.name, ActionKind.CREATE, arn,
-                    f"publish a new version: {why}") if publish else
-            _action(ResourceType.FLOW_VERSION, flow.name, ActionKind.NO_CHANGE, arn,
-                    f"version {latest.version if latest else '?'} matches the flow"))
-    newest = NEW if publish else (latest.version if latest else None)
-    for alias in release.aliases:
-        target = newest if alias.version == LATEST else alias.version
-        if target is None:
-            raise InvalidInputError(
-                f"flow {flow.name}: alias {alias.name} asks for the latest version, but the "
-                "flow has none", hint="add `publishVersion: true` to the flow's props")
-        remote = client.get_alias(flow.name, alias.name) if exists else None
-        actions.append(_alias_action(ResourceType.FLOW_ALIAS, f"{flow.name}:{alias.name}",
-                                     f"{arn}/{alias.name}", remote, target,
-                                     flow_routing(alias, target), alias.description))
-    return actions
 
 
 def _plan_schedules(flow: DesiredFlow, wanted: Sequence[ScheduleSpec], exists: bool,

@@ -97,6 +97,9 @@ def test_alias_routes_to_its_version_and_splits_by_canary_weight(cloud) -> None:
     client = cloud.fc_client()
     client.create_alias("f", fc.CreateAliasRequest(body=fc.CreateAliasInput(
         alias_name="split", version_id="1", additional_version_weight={"2": 0.5})))
+    described = {client.get_function("f", fc.GetFunctionRequest(qualifier="split")).body
+                 .environment_variables["STAGE"] for _ in range(5)}
+    assert described == {"one"}  # GetFunction of an alias describes its main version
     seen = [_invoke(client, "split")[0] for _ in range(60)]
     by_version = {v: sum(s[2] == v for s in seen) for v in ("1", "2")}
     assert by_version["1"] + by_version["2"] == 60

@@ -271,11 +271,12 @@ class FunctionReleases:
 
     # --- resolution (invocations, GetFunction) ------------------------------------------------
 
-    def resolve(self, account_id: str, region: str, name: str,
-                qualifier: str) -> ResolvedQualifier:
+    def resolve(self, account_id: str, region: str, name: str, qualifier: str, *,
+                weighted: bool = True) -> ResolvedQualifier:
         """The record a ``qualifier`` (a version id or an alias) runs; an alias with a canary
-        picks its version at random, with its weights. Raises NotFound (kind ``function``,
-        ``version`` or ``alias``)."""
+        picks its version at random with its weights (``weighted=False``: its main version,
+        what GetFunction describes). Raises NotFound (kind ``function``, ``version`` or
+        ``alias``)."""
         rec = self._function(account_id, region, name)
         if qualifier.isdigit():
             row = self._existing_version(account_id, region, name, qualifier)
@@ -285,7 +286,7 @@ class FunctionReleases:
             raise NotFound(f"alias '{qualifier}' of function '{name}' does not exist",
                            kind="alias", name=qualifier)
         chosen = alias.version
-        for canary, weight in (alias.routing or {}).items():
+        for canary, weight in (alias.routing or {}).items() if weighted else ():
             if self._random.random() < float(weight):
                 chosen = str(canary)
         row = self._existing_version(account_id, region, name, chosen)

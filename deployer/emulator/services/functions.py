@@ -238,15 +238,16 @@ class FunctionService:
             qualifier: str | None = None) -> Function:
         """The function's settings: current ones for ``LATEST`` (or no qualifier), those a
         published version froze for a version id or an alias (its main version)."""
-        return self._resolve(account_id, region, name, qualifier)[0]
+        return self._resolve(account_id, region, name, qualifier, weighted=False)[0]
 
-    def _resolve(self, account_id: str, region: str, name: str,
-                 qualifier: str | None) -> tuple[Function, FunctionSpec]:
+    def _resolve(self, account_id: str, region: str, name: str, qualifier: str | None, *,
+                 weighted: bool = True) -> tuple[Function, FunctionSpec]:
         rec = self._functions.get(account_id, region, name)
         if rec is None:
             raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
         if qualifier not in (None, "", "LATEST"):
-            return self._resolve_published(account_id, region, name, str(qualifier))
+            return self._resolve_published(account_id, region, name, str(qualifier),
+                                           weighted)
         key = (account_id, region, name)
         cached = self._resolved.get(key)
         if cached is not None and cached[0] is rec:
@@ -256,14 +257,14 @@ class FunctionService:
         self._resolved[key] = (rec, fn, spec)
         return fn, spec
 
-    def _resolve_published(self, account_id: str, region: str, name: str,
-                           qualifier: str) -> tuple[Function, FunctionSpec]:
+    def _resolve_published(self, account_id: str, region: str, name: str, qualifier: str,
+                           weighted: bool) -> tuple[Function, FunctionSpec]:
         """A version id or an alias: the frozen snapshot it runs (cached per version)."""
         if self.versions is None:
             kind = "version" if qualifier.isdigit() else "alias"
             raise NotFound(f"{kind} '{qualifier}' of function '{name}' does not exist",
                            kind=kind, name=qualifier)
-        found = self.versions.resolve(account_id, region, name, qualifier)
+        found = self.versions.resolve(account_id, region, name, qualifier, weighted=weighted)
         snap = found.record
         identity = (snap.function_id, snap.code_checksum, snap.modified_at)
         key = (account_id, region, name, qualifier, found.version_id)
