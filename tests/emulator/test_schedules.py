@@ -167,7 +167,8 @@ def test_schedules_survive_a_restart_and_missed_fires_are_coalesced(tmp_path: Pa
     # down for an hour: five instants missed
     with mock_cloud(clock=VirtualClock(START + 3600 + 30), state_dir=tmp_path) as cloud:
         client = cloud.fnf_client()
-        caught_up = cloud.wait_for_schedule("nightly", "s", timeout=10)
+        # it fires at start-up, maybe before this call: wait for its second fire in all
+        caught_up = cloud.wait_for_schedule("nightly", "s", fires=2, timeout=10)
         names = {e.name for e in _executions(client)}
         described = client.describe_schedule(fnf.DescribeScheduleRequest(
             flow_name="nightly", schedule_name="s")).body
