@@ -116,6 +116,8 @@ class FlowEngine:
         schedule fired or an execution ended). Until schedule ``key`` fires, virtual time may
         jump to its next instant when the engine is idle (a schedule instant is otherwise no
         jump target: it recurs forever)."""
+        if is_done():  # before wanting a fire: a wanted fire lets time jump
+            return True
         with self._scheduler.waiting_for_schedule(key):
             self._scheduler.wake()
             return self._waiters.wait(is_done, timeout)
