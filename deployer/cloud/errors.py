@@ -97,6 +97,11 @@ NOT_FOUND_CODES = frozenset(
         "EntityNotExist.Policy",
         "EntityNotExist.Role.Policy",
         "NotFound",
+        "VersionNotFound",
+        "AliasNotFound",
+        "FlowVersionNotExists",
+        "FlowAliasNotExists",
+        "ScheduleNotExists",
     }
 )
 AUTH_CODES = frozenset(

@@ -169,6 +169,11 @@ class FunctionComputeClient:
     def __init__(self, connection: CloudConnection) -> None:
         self._conn = connection
 
+    @property
+    def connection(self) -> CloudConnection:
+        """The connection this client calls through (shared by the release clients)."""
+        return self._conn
+
     def _call(self, operation: str, fn: Any) -> Any:
         return self._conn.call(SERVICE, operation, fn)
 

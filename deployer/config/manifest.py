@@ -9,6 +9,7 @@ an error, one :class:`ManifestError` lists them all, each as
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +27,7 @@ from deployer.config.problems import (
     SourcePosition,
 )
 from deployer.config.props import PropReader, type_name
+from deployer.config.releases import fc3_release
 from deployer.config.schema import build_flow, build_function
 from deployer.config.specs import ExecutionMode, FlowSpec, FunctionSpec, Manifest
 from deployer.config.variables import BROKEN, Resolver, VariableProblem
@@ -236,10 +238,14 @@ def _resources(
         if not isinstance(resource, Mapping):
             log.error(where, f"must be a map with component and props (got {type_name(resource)})")
             continue
+        component = resource.get("component")
         unsupported = {"actions": TOP_LEVEL_UNSUPPORTED["actions"],
                        "extend": TOP_LEVEL_UNSUPPORTED["template"]}
-        _check_keys(log, resource, where, RESOURCE_KEYS, unsupported, "resource key")
-        component = resource.get("component")
+        keys: tuple[str, ...] = RESOURCE_KEYS
+        if component in FUNCTION_COMPONENTS:  # fc3 version/alias publish steps (releases.py)
+            keys = (*RESOURCE_KEYS, "actions")
+            del unsupported["actions"]
+        _check_keys(log, resource, where, keys, unsupported, "resource key")
         if component not in (*FUNCTION_COMPONENTS, *FLOW_COMPONENTS):
             log.error((*where, "component"),
                       f"unsupported component {component!r}: this deployer handles fc3 "
@@ -254,8 +260,9 @@ def _resources(
         reader = PropReader(props, (*where, "props"), log)
         if component in FUNCTION_COMPONENTS:
             function = build_function(str(name), reader, base_dir)
+            release = fc3_release(resource.get("actions"), (*where, "actions"), log)
             if function:
-                functions.append(function)
+                functions.append(dataclasses.replace(function, release=release))
         else:
             flow = build_flow(str(name), reader, base_dir)
             if flow:

@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from deployer.config.props import PropReader, type_name
+from deployer.config.releases import flow_release, flow_schedules
 from deployer.config.specs import ExecutionMode, FlowSpec, FunctionSpec, handler_files
 from deployer.config.variables import BROKEN
 
@@ -64,7 +65,7 @@ FC3_UNSUPPORTED = {
 } | {"endpoint": "use the global --endpoint option (or the emulator) instead"}
 FNF_PROPS = (
     "region", "name", "description", "type", "executionMode", "definition",
-    "definitionVars", "role", "roleArn",
+    "definitionVars", "role", "roleArn", "publishVersion", "aliases", "schedules",
 )
 FNF_UNSUPPORTED = {"endpoint": "use the global --endpoint option (or the emulator) instead"}
 
@@ -153,6 +154,7 @@ def build_flow(resource: str, reader: PropReader, base_dir: Path) -> FlowSpec | 
                               "(1-64 letters, digits, . and -); use roleArn for an ARN")
     role_arn = reader.string("roleArn", pattern=ROLE_ARN,
                              what="must look like acs:ram::<account-id>:role/<name>")
+    release, schedules = flow_release(reader), flow_schedules(reader)
     if "role" in reader.props and "roleArn" in reader.props:
         reader.error("roleArn", "give either role (a role to create) or roleArn, not both")
     elif role_name is None and role_arn is None and len(reader.log.errors) == before:
@@ -166,6 +168,7 @@ def build_flow(resource: str, reader: PropReader, base_dir: Path) -> FlowSpec | 
         definition_vars=_frozen_map(variables) or MappingProxyType({}),
         role_name=role_name, role_arn=role_arn,
         position=reader.log.position(reader.path[:2]),
+        release=release, schedules=schedules,
     )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.config.problems import ManifestProblem, SourcePosition
+from deployer.config.releases import ReleaseSpec, ScheduleSpec
 
 __all__ = ["ExecutionMode", "FlowSpec", "FunctionSpec", "Manifest"]
 
@@ -54,6 +55,7 @@ class FunctionSpec:
     tags: tuple[tuple[str, str], ...] = ()
     log_config: Mapping[str, Any] | None = None  # {project, logstore, enableRequestMetrics, ...}
     position: SourcePosition | None = None
+    release: ReleaseSpec | None = None  # versions/aliases from actions.success-deploy
 
     def __post_init__(self) -> None:
         if self.environment_variables is None:
@@ -84,6 +86,8 @@ class FlowSpec:
     role_name: str | None = None
     role_arn: str | None = None
     position: SourcePosition | None = None
+    release: ReleaseSpec | None = None  # publishVersion / aliases (extension props)
+    schedules: tuple[ScheduleSpec, ...] | None = None  # None: schedules not managed
 
     def __post_init__(self) -> None:
         if self.definition_vars is None:

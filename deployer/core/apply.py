@@ -23,6 +23,7 @@ from deployer.core.plan import (
     SettingChange,
 )
 from deployer.core.record import CreationLog
+from deployer.core.releases import RELEASE_TYPES, ReleaseApplier
 from deployer.core.removal import forget_gone, remove_resource
 from deployer.errors import OperationError
 
@@ -189,13 +190,16 @@ def apply_plan(
     failed call; resources handled before it stay as they are (the next run converges).
     """
     applier = _Applier(plan, clients, log, progress)
+    releases = ReleaseApplier(plan.state, clients, progress)
     roles_by_name = plan.state.roles()
     flows_by_name = {f.name: f for f in plan.state.flows}
     results: list[ResourceResult] = []
     for action in plan.actions:
         arn, outcome = action.arn, ""
-        if action.kind is ActionKind.DELETE:
+        if action.kind is ActionKind.DELETE and action.resource not in RELEASE_TYPES:
             outcome = applier.delete(action, prune)
+        elif action.is_write and action.resource in RELEASE_TYPES:
+            releases.apply(action)
         elif action.is_write:
             if action.resource is ResourceType.FUNCTION:
                 arn = applier.function(action)
@@ -212,4 +216,5 @@ def apply_plan(
                                       action.changes, action.settings, action.diff, outcome))
     if log is not None:
         forget_gone(plan, log)
-    return DeployResult(plan.region, plan.account_id, tuple(results), applier.writes)
+    return DeployResult(plan.region, plan.account_id, tuple(results),
+                        applier.writes + releases.writes)

@@ -112,7 +112,8 @@ def _desired_flow(manifest: Manifest, spec: FlowSpec, *, region: str, account_id
         name=spec.name, definition=text, description=spec.description,
         execution_mode=spec.execution_mode.value,
         role=DesiredRole(spec.role_name) if spec.role_name else None,
-        role_arn=spec.role_arn or "", source=_flow_source(manifest, spec))
+        role_arn=spec.role_arn or "", source=_flow_source(manifest, spec),
+        release=spec.release, schedules=spec.schedules)
 
 
 def _flow_source(manifest: Manifest, spec: FlowSpec) -> str:
@@ -158,7 +159,8 @@ def desired_state(manifest: Manifest, *, region: str, account_id: str, build_dir
     report = package_project(manifest.functions, out_dir=build_dir, progress=progress)
     functions = tuple(
         DesiredFunction(name=spec.function_name, config=function_config(spec, account_id),
-                        zip_bytes=pkg.zip_path.read_bytes(), crc64=pkg.crc64)
+                        zip_bytes=pkg.zip_path.read_bytes(), crc64=pkg.crc64,
+                        release=spec.release)
         for spec, pkg in zip(manifest.functions, report.packages, strict=True))
     flows = tuple(_desired_flow(manifest, spec, region=region, account_id=account_id,
                                 rendered_dir=rendered_dir) for spec in manifest.flows)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from deployer.cloud.cloudflow import CloudFlowClient
 from deployer.cloud.fc import FunctionComputeClient, FunctionConfig
 from deployer.cloud.ram import RamClient
+from deployer.config.releases import ReleaseSpec, ScheduleSpec
 from deployer.core import roles
 from deployer.core.changes import (
     SettingChange,
@@ -52,6 +53,7 @@ class DesiredFunction:
     config: FunctionConfig
     zip_bytes: bytes = field(repr=False)
     crc64: str
+    release: ReleaseSpec | None = None  # versions/aliases to maintain (core/releases.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,8 @@ class DesiredFlow:
     role: DesiredRole | None = None  # a role to ensure, or
     role_arn: str = ""  # an existing role used as is
     source: str = ""  # the file the definition was rendered from (for diff headers)
+    release: ReleaseSpec | None = None  # versions/aliases to maintain (core/releases.py)
+    schedules: tuple[ScheduleSpec, ...] | None = None  # None: the flow's schedules unmanaged
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,5 +285,8 @@ def build_plan(state: DesiredState, clients: Clients,
             actions.extend(role_actions)
             role_arn = role_actions[0].arn
         actions.append(plan_flow(flow, role_arn, state, clients))
+    from deployer.core.releases import plan_releases  # it builds on this module's types
+
+    actions.extend(plan_releases(state, clients, actions))
     actions.extend(plan_removals(state, recorded, clients))
     return Plan(state=state, actions=tuple(actions), recorded=recorded)

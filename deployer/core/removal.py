@@ -14,6 +14,7 @@ from pathlib import Path
 from deployer.cloud.errors import CloudClientError
 from deployer.core.plan import REMOVAL_ORDER, ActionKind, Clients, DesiredRole, Plan
 from deployer.core.record import CreationLog, DeploymentRecord, RecordedResource
+from deployer.core.releases import remove_flow_schedules, remove_function_releases
 from deployer.core.resources import ResourceType
 
 __all__ = ["DownResult", "RemovedResource", "forget_gone", "remove_deployment",
@@ -73,10 +74,14 @@ def remove_resource(item: RecordedResource, recorded: tuple[RecordedResource, ..
                     clients: Clients) -> tuple[str, int]:
     """Remove one recorded resource; ``(outcome, write calls)``."""
     kind = item.resource
-    if kind is ResourceType.FLOW:
-        return ("deleted", 1) if clients.flows.delete_flow(item.name) else ("already gone", 0)
-    if kind is ResourceType.FUNCTION:
-        return ("deleted", 1) if clients.fc.delete_function(item.name) else ("already gone", 0)
+    if kind is ResourceType.FLOW:  # its schedules first, as the fnf component removes them
+        calls = remove_flow_schedules(clients, item.name)
+        gone = not clients.flows.delete_flow(item.name)
+        return ("already gone", calls) if gone else ("deleted", calls + 1)
+    if kind is ResourceType.FUNCTION:  # aliases and versions first, as `s remove` does
+        calls = remove_function_releases(clients, item.name)
+        gone = not clients.fc.delete_function(item.name)
+        return ("already gone", calls) if gone else ("deleted", calls + 1)
     if kind is ResourceType.POLICY:
         return _remove_policy(item, recorded, clients)
     return _remove_role(item, recorded, clients)

@@ -19,3 +19,8 @@ class ResourceType(str, enum.Enum):
     ROLE = "role"
     POLICY = "policy"
     FLOW = "flow"
+    FUNCTION_VERSION = "function-version"
+    FUNCTION_ALIAS = "function-alias"
+    FLOW_VERSION = "flow-version"
+    FLOW_ALIAS = "flow-alias"
+    SCHEDULE = "schedule"

@@ -17,17 +17,22 @@ from deployer.emulator.engine import FlowEngine
 from deployer.emulator.services.authorization import Authorizer
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.fc_tasks import FunctionInvoker
+from deployer.emulator.services.flow_versions import FlowReleases
 from deployer.emulator.services.flows import FlowService
+from deployer.emulator.services.function_versions import FunctionReleases
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.roles import RoleService
+from deployer.emulator.services.schedules import ScheduleService
 from deployer.emulator.services.security_tokens import SecurityTokenService
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.identity import Identity, load_or_create_identity
 from deployer.emulator.store.log_repos import InvocationLogRepo
+from deployer.emulator.store.release_repos import ReleaseRepo
 from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
+from deployer.emulator.store.schedule_repos import ScheduleRepo
 
 __all__ = ["DB_FILE", "Emulator", "Engine", "default_runtime"]
 
@@ -79,7 +84,21 @@ class Emulator:
                                       FunctionInvoker(self.functions, self.authorizer),
                                       workers=flow_workers, step_latency=step_latency)
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
+        self._wire_releases_and_schedules(clock)
         self.engines: list[Engine] = [self.flow_engine]
+
+    def _wire_releases_and_schedules(self, clock: Clock) -> None:
+        """Versions and aliases of both services, and CloudFlow's schedules (fired by the
+        engine, deleted with their flow)."""
+        self.function_versions = FunctionReleases(self.function_repo,
+                                                  ReleaseRepo(self.db, "function"), clock)
+        self.functions.versions = self.function_versions
+        self.flow_versions = FlowReleases(self.flows, ReleaseRepo(self.db, "flow"), clock)
+        self.executions.versions = self.flow_versions
+        self.schedules = ScheduleService(ScheduleRepo(self.db), self.flows, self.executions,
+                                         clock, self.flow_engine)
+        self.flow_engine.attach_schedules(self.schedules)
+        self.flows.on_delete.extend([self.flow_versions.forget, self.schedules.forget_flow])
 
     def serve_at(self, endpoint: str) -> None:
         """The emulator now listens at ``endpoint`` (``host:port``): SDK calls from handlers go

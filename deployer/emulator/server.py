@@ -78,7 +78,9 @@ class EmulatorServer:
         self.router.add_roa(SlsApi(emulator.logs, ident.secret_for))
         self.router.add_rpc(RamApi(emulator.roles))
         self.router.add_rpc(StsApi(emulator.tokens))
-        self.router.add_rpc(CloudFlowApi(emulator.flows, emulator.executions, self.watch))
+        self.router.add_rpc(CloudFlowApi(emulator.flows, emulator.executions, self.watch,
+                                         releases=emulator.flow_versions,
+                                         schedules=emulator.schedules))
         self.admin_token = new_token()
         door = FrontDoor(self.router.dispatch, self.limits, self._request_id,
                          f"cloudflow-deployer-emulator/{__version__}", self.router.is_quick)

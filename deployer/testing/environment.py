@@ -132,6 +132,40 @@ class LocalCloud:
             data["StoppedTime"] = format_time(view.stopped_at)
         return data
 
+    def wait_for_schedule(self, flow: str, schedule: str, *, fires: int | None = None,
+                          timeout: float = 30.0) -> dict[str, Any]:
+        """Block until schedule ``schedule`` of ``flow`` fires next (with ``fires``: until it
+        has fired that many times since its creation) and return the execution it started
+        last, like :meth:`wait_for_execution` does at its start (``Name``, ``Status``, ...;
+        the execution may still be running: wait for it with :meth:`wait_for_execution`).
+
+        While the engine is idle the virtual clock jumps to the schedule's next instant, so a
+        daily schedule fires in milliseconds of wall time (unless inside
+        :meth:`auto_advance_disabled`). Only while somebody waits here does a schedule make
+        virtual time jump: schedules recur forever. ``timeout`` is in real seconds;
+        TimeoutError when the schedule has not fired by then."""
+        from deployer.fdl.interpreter.history import format_time
+
+        emulator = self.server.emulator
+        before = emulator.schedules.describe(self.account_id, self.region, flow, schedule)
+        if before.next_fire_at is None:
+            raise ValueError(f"schedule {flow}/{schedule} is disabled: it never fires")
+
+        wanted = before.fire_count + 1 if fires is None else fires
+
+        def fired() -> bool:
+            row = emulator.schedules.describe(self.account_id, self.region, flow, schedule)
+            return row.fire_count >= wanted
+
+        key = (self.account_id, self.region, flow, schedule)
+        if not emulator.flow_engine.wait_for_schedule(key, fired, timeout):
+            raise TimeoutError(f"schedule {flow}/{schedule} did not fire within {timeout} s")
+        row = emulator.schedules.describe(self.account_id, self.region, flow, schedule)
+        view = emulator.executions.describe(self.account_id, self.region, flow,
+                                            row.last_execution)
+        return {"Name": view.name, "FlowName": view.flow_name, "Status": view.status,
+                "Input": view.input, "StartedTime": format_time(view.started_at)}
+
     @contextmanager
     def auto_advance_disabled(self) -> Iterator[None]:
         """Inside the block virtual time moves only through :meth:`advance`."""

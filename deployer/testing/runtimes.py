@@ -37,7 +37,8 @@ class EchoRuntime:
                                 log.encode() if tail_logs else b"", log, "i-1", 1.5,
                                 spec.code_checksum, False)
 
-    def retire(self, account_id: str, region: str, function_name: str) -> None:
+    def retire(self, account_id: str, region: str, function_name: str,
+               qualifier: str | None = None) -> None:
         self.retired.append((account_id, region, function_name))
 
     def close(self) -> None:

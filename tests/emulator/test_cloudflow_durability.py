@@ -32,10 +32,12 @@ def _free_port() -> int:
 
 
 class Daemon:
-    """``python -m deployer.emulator`` on the real clock, as a subprocess."""
+    """``python -m deployer.emulator`` (on the real clock unless ``clock="virtual"``), as a
+    subprocess."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, clock: str = "real") -> None:
         self.state_dir = state_dir
+        self.clock = clock
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0
 
@@ -44,7 +46,7 @@ class Daemon:
         log = open(self.state_dir / "daemon.log", "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "deployer.emulator", "--state-dir", str(self.state_dir),
-             "--port", str(self.port), "--clock", "real"],
+             "--port", str(self.port), "--clock", self.clock],
             stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
         log.close()
         for _ in range(400):

@@ -130,8 +130,9 @@ def test_unknown_action_and_bad_signature(cloud: LocalCloud) -> None:
     other = cloud.fnf_client(access_key_id="LTAIunknown")
     assert client_error(other.describe_flow,
                   fnf.DescribeFlowRequest(name="x")).code == "InvalidAccessKeyID"
-    err = client_error(cloud.fnf_client().describe_schedule,
-                 fnf.DescribeScheduleRequest(flow_name="f", schedule_name="s"))
+    err = client_error(cloud.fnf_client().describe_map_run,
+                       fnf.DescribeMapRunRequest(flow_name="f", execution_name="e",
+                                                 map_run_name="m"))
     assert err.code == "ActionNotSupported"
 
 

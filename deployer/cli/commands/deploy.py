@@ -85,6 +85,7 @@ def _action_lines(items: Sequence[Action | ResourceResult], *, done: bool,
                   details: bool) -> Text:
     text = Text()
     width = max((len(i.name) for i in items), default=0)
+    kind_width = max((len(i.resource.value) for i in items), default=8) + 1
     for item in items:
         kind = item.kind if isinstance(item, Action) else item.action
         symbol, style = SYMBOLS[kind]
@@ -94,7 +95,8 @@ def _action_lines(items: Sequence[Action | ResourceResult], *, done: bool,
             label, style = outcome.split(":")[0], "yellow"
         text.append(f"  {symbol} {label:<10}", style=style)
         detail = outcome if outcome.startswith("kept") else item.arn
-        text.append(f"{item.resource.value:<9}{item.name:<{width + 2}}{detail}".rstrip() + "\n")
+        line = f"{item.resource.value:<{kind_width}}{item.name:<{width + 2}}{detail}"
+        text.append(line.rstrip() + "\n")
         if details and kind is not ActionKind.NO_CHANGE:
             _details(text, item)
     return text

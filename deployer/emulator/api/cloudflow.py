@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from deployer.emulator.api import errors as e
+from deployer.emulator.api.cloudflow_releases import ReleaseActions
 from deployer.emulator.api.errors import Style
 from deployer.emulator.api.router import AuthScheme, LongPoll, RpcCall
 from deployer.emulator.api.signing import SignatureFailure
@@ -24,12 +25,14 @@ from deployer.emulator.services.executions import (
     HistoryEvent,
     TaskCompleted,
 )
+from deployer.emulator.services.flow_versions import FlowReleases
 from deployer.emulator.services.flows import (
     FlowChanges,
     FlowRecord,
     FlowService,
     parse_environment,
 )
+from deployer.emulator.services.schedules import ScheduleService
 from deployer.fdl.interpreter.history import format_time
 
 __all__ = ["FNF_AUTH", "CloudFlowApi"]
@@ -45,6 +48,14 @@ FNF_AUTH = AuthScheme(Style.RPC, {
 
 Handler = Callable[[RpcCall], Any]
 
+# resource kind -> the CloudFlow code for "does not exist" / "exists already"
+_NOT_EXISTS: dict[str, type[e.ApiError]] = {
+    "execution": e.ExecutionNotExists, "version": e.FlowVersionNotExists,
+    "alias": e.FlowAliasNotExists, "schedule": e.ScheduleNotExists}
+_EXISTS: dict[str, type[e.ApiError]] = {
+    "execution": e.ExecutionAlreadyExists, "alias": e.FlowAliasAlreadyExists,
+    "schedule": e.ScheduleAlreadyExists}
+
 
 def _wire_errors(fn: Handler) -> Handler:
     """Turn domain errors into CloudFlow's wire codes."""
@@ -54,11 +65,9 @@ def _wire_errors(fn: Handler) -> Handler:
         try:
             return fn(call)
         except svc.NotFound as exc:
-            cls = e.ExecutionNotExists if exc.kind == "execution" else e.FlowNotExists
-            raise cls(exc.message) from None
+            raise _NOT_EXISTS.get(exc.kind, e.FlowNotExists)(exc.message) from None
         except svc.AlreadyExists as exc:
-            cls = e.ExecutionAlreadyExists if exc.kind == "execution" else e.FlowAlreadyExists
-            raise cls(exc.message) from None
+            raise _EXISTS.get(exc.kind, e.FlowAlreadyExists)(exc.message) from None
         except TaskCompleted as exc:
             raise e.TaskAlreadyCompleted(exc.message) from None
         except svc.PayloadTooLarge as exc:
@@ -147,10 +156,13 @@ class CloudFlowApi:
         "ReportTaskFailed"})
 
     def __init__(self, flows: FlowService, executions: ExecutionService,
-                 watch: ExecutionWatch | None = None) -> None:
+                 watch: ExecutionWatch | None = None, *,
+                 releases: FlowReleases | None = None,
+                 schedules: ScheduleService | None = None) -> None:
         self._flows = flows
         self._executions = executions
         self._watch = watch
+        self._releases = releases
         table: dict[str, Handler] = {
             "CreateFlow": self.create_flow, "UpdateFlow": self.update_flow,
             "DescribeFlow": self.describe_flow, "ListFlows": self.list_flows,
@@ -162,6 +174,7 @@ class CloudFlowApi:
             "StopExecution": self.stop_execution,
             "ReportTaskSucceeded": self.report_task_succeeded,
             "ReportTaskFailed": self.report_task_failed,
+            **ReleaseActions(releases, schedules, _required, _int).table(),
         }
         self.actions: Mapping[str, Handler] = {k: _wire_errors(v) for k, v in table.items()}
 
@@ -193,7 +206,11 @@ class CloudFlowApi:
 
     def describe_flow(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
-        return _flow(self._flows.get(ctx.account_id, ctx.region, _required(call, "Name")))
+        name, version = _required(call, "Name"), call.params.get("FlowVersion", "")
+        if version and self._releases is not None:
+            return _flow(self._releases.describe_version(ctx.account_id, ctx.region, name,
+                                                         version))
+        return _flow(self._flows.get(ctx.account_id, ctx.region, name))
 
     def list_flows(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
@@ -219,14 +236,16 @@ class CloudFlowApi:
         ctx, p = call.context, call.params
         view = self._executions.start(ctx.account_id, ctx.region, _required(call, "FlowName"),
                                       name=p.get("ExecutionName", ""),
-                                      input_text=p.get("Input", ""))
+                                      input_text=p.get("Input", ""),
+                                      qualifier=p.get("Qualifier", ""))
         return _execution(view)
 
     def start_sync_execution(self, call: RpcCall) -> dict[str, Any]:
         ctx, p = call.context, call.params
         result = self._executions.start_sync(
             ctx.account_id, ctx.region, _required(call, "FlowName"),
-            name=p.get("ExecutionName", ""), input_text=p.get("Input", ""))
+            name=p.get("ExecutionName", ""), input_text=p.get("Input", ""),
+            qualifier=p.get("Qualifier", ""))
         body = _execution(result.view)
         for key in ("FlowDefinition", "Input"):
             body.pop(key, None)
@@ -262,7 +281,7 @@ class CloudFlowApi:
             started_from=p.get("StartedTimeBegin", ""), started_to=p.get("StartedTimeEnd", ""))
         views, token = self._executions.list(
             ctx.account_id, ctx.region, _required(call, "FlowName"),
-            limit=_int(call, "Limit", 60, 1, 100), next_token=p.get("NextToken", ""),
+            limit=_int(call, "Limit", 60, 1, 99), next_token=p.get("NextToken", ""),
             filt=filt)
         body: dict[str, Any] = {
             "Executions": [_execution(v, metadata_only=metadata_only) for v in views]}
@@ -274,7 +293,7 @@ class CloudFlowApi:
         ctx = call.context
         events, token = self._executions.history(
             ctx.account_id, ctx.region, _required(call, "FlowName"),
-            _required(call, "ExecutionName"), limit=_int(call, "Limit", 60, 1, 1000),
+            _required(call, "ExecutionName"), limit=_int(call, "Limit", 60, 1, 999),
             next_token=call.params.get("NextToken", ""))
         body: dict[str, Any] = {"Events": [history_event(ev) for ev in events]}
         if token:

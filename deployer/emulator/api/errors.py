@@ -50,6 +50,7 @@ InvalidAccessKeyID = _define("InvalidAccessKeyID", "InvalidAccessKeyID", 403)
 FunctionNotFound = _define("FunctionNotFound", "FunctionNotFound", 404)
 VersionNotFound = _define("VersionNotFound", "VersionNotFound", 404)
 AliasNotFound = _define("AliasNotFound", "AliasNotFound", 404)
+AliasAlreadyExists = _define("AliasAlreadyExists", "AliasAlreadyExists", 409)
 FunctionAlreadyExists = _define("FunctionAlreadyExists", "FunctionAlreadyExists", 409)
 NotFound = _define("NotFound", "NotFound", 404)
 
@@ -95,7 +96,7 @@ _NOT_FOUND = {"function": FunctionNotFound, "role": EntityNotExistRole,
               "policy": EntityNotExistPolicy, "project": ProjectNotExist,
               "logstore": LogStoreNotExist}
 _EXISTS = {"function": FunctionAlreadyExists, "role": EntityAlreadyExistsRole,
-           "policy": EntityAlreadyExistsPolicy}
+           "policy": EntityAlreadyExistsPolicy, "alias": AliasAlreadyExists}
 _CONFLICT = {"role": DeleteConflictRolePolicy, "policy": DeleteConflictPolicyRole}
 
 
@@ -149,3 +150,8 @@ TaskAlreadyCompleted = _define("TaskAlreadyCompleted", "TaskAlreadyCompleted", 4
 FlowNotExists = _define("FlowNotExists", "FlowNotExists", 404)
 ExecutionNotExists = _define("ExecutionNotExists", "ExecutionNotExists", 404)
 FlowAlreadyExists = _define("FlowAlreadyExists", "FlowAlreadyExists", 409)
+FlowVersionNotExists = _define("FlowVersionNotExists", "FlowVersionNotExists", 404)
+FlowAliasNotExists = _define("FlowAliasNotExists", "FlowAliasNotExists", 404)
+FlowAliasAlreadyExists = _define("FlowAliasAlreadyExists", "FlowAliasAlreadyExists", 409)
+ScheduleNotExists = _define("ScheduleNotExists", "ScheduleNotExists", 404)
+ScheduleAlreadyExists = _define("ScheduleAlreadyExists", "ScheduleAlreadyExists", 409)

@@ -1,7 +1,8 @@
 """Function Compute 3.0 (ROA, ``/2023-03-30/...``): wire JSON <-> FunctionService calls.
 
-Six actions are emulated (CreateFunction, GetFunction, UpdateFunction, DeleteFunction,
-ListFunctions, InvokeFunction) plus GetFunctionCode; any other FC path answers
+Emulated: CreateFunction, GetFunction, UpdateFunction, DeleteFunction, ListFunctions,
+InvokeFunction (with ``qualifier``: LATEST, a version or an alias), GetFunctionCode, and the
+version and alias actions (:mod:`.fc_versions`); any other FC path answers
 ``400 PathNotSupported``. Field names, defaults and shapes follow fc3-api.md §6-7.
 """
 
@@ -20,6 +21,7 @@ from werkzeug.routing import Map, Rule
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api import strict
+from deployer.emulator.api.fc_versions import VersionRoutes
 from deployer.emulator.api.http import HttpResponse, json_response, wire_time
 from deployer.emulator.api.router import FC_AUTH, RequestContext
 from deployer.emulator.services.functions import Function, FunctionConfig, FunctionService
@@ -172,10 +174,12 @@ class FcApi:
             Rule("/2023-03-30/functions/<name>/code", methods=["GET"], endpoint="code"),
             Rule("/2023-03-30/functions/<name>/invocations", methods=["POST"],
                  endpoint="invoke"),
+            *VersionRoutes.rules(),
         ], strict_slashes=False, merge_slashes=False)
         self._handlers: dict[str, Callable[..., HttpResponse]] = {
             "create": self.create, "list": self.list, "get": self.get, "update": self.update,
             "delete": self.delete, "code": self.code, "invoke": self.invoke,
+            **VersionRoutes(functions.versions, _json_body).handlers(),
         }
 
     def handle(self, ctx: RequestContext) -> HttpResponse:
@@ -265,10 +269,9 @@ class FcApi:
         if task_id is not None and not _TASK_ID_RE.match(task_id):
             raise e.InvalidArgument(f"invalid x-fc-async-task-id '{task_id}'")
         qualifier = ctx.request.query_params().get("qualifier")
-        self._svc.get(ctx.account_id, ctx.region, name, qualifier)
         out = self._svc.invoke(ctx.account_id, ctx.region, name, ctx.request.body,
                                request_id=ctx.request_id, asynchronous=kind != "Sync",
-                               tail_logs=log_type == "Tail")
+                               tail_logs=log_type == "Tail", qualifier=qualifier)
         reply = {"x-fc-request-id": ctx.request_id}
         if out.result is None:
             if task_id:
@@ -278,7 +281,7 @@ class FcApi:
         reply.update({
             "x-fc-code-checksum": r.code_checksum, "x-fc-instance-id": r.instance_id,
             "x-fc-invocation-duration": str(round(r.duration_ms)),
-            "x-fc-invocation-service-version": "LATEST",
+            "x-fc-invocation-service-version": out.version_id,
             "x-fc-max-memory-usage": f"{r.max_memory_mb or 0.0:.2f}",
             "Content-Type": "application/json" if r.error_type else "application/octet-stream",
         })

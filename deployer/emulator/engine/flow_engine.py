@@ -3,12 +3,13 @@ waiters (see the package docstring). ``start()``/``stop()`` follow the server's 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine.changes import ExecutionChanges
-from deployer.emulator.engine.ports import TaskRunner
+from deployer.emulator.engine.ports import ScheduleKey, ScheduleSource, TaskRunner
 from deployer.emulator.engine.scheduler import Scheduler
 from deployer.emulator.engine.stepping import EventFactory, Stepper
 from deployer.emulator.engine.time_jump import TimeJumpPolicy
@@ -21,12 +22,15 @@ from deployer.fdl.interpreter import Event, Execution, TimerFired
 
 __all__ = ["EngineStats", "FlowEngine"]
 
+log = logging.getLogger("deployer.emulator.engine")
+
 
 @dataclass(frozen=True, slots=True)
 class EngineStats:
     running_executions: int
     pending_timers: int
     in_flight: int
+    schedules: int = 0  # enabled schedules waiting for their next fire
 
 
 class FlowEngine:
@@ -45,6 +49,7 @@ class FlowEngine:
         self._scheduler = Scheduler(db, clock, self._policy, self, workers=workers)
         self._stepper = Stepper(db, clock, runner, self._scheduler, self._waiters,
                                 self._changes, step_latency=step_latency)
+        self._schedule_source: ScheduleSource | None = None
 
     @property
     def step_latency(self) -> float:
@@ -66,8 +71,10 @@ class FlowEngine:
         with self._db.transaction() as conn:
             saved = engine_meta.saved_clock(conn)
             tasks = steps.pending_tasks(conn)
-        self.resync()
+        self.resync(reload_schedules=False)
         self._policy.restore(saved)
+        if self._schedule_source is not None:  # after the clock is where it was
+            self._scheduler.load_schedules(self._schedule_source.pending(after_downtime=True))
         self._stepper.redispatch(tasks)
         self._scheduler.run()
 
@@ -77,9 +84,10 @@ class FlowEngine:
     def stats(self) -> EngineStats:
         with self._db.transaction() as conn:
             running, timers = engine_meta.counts(conn)
-        return EngineStats(running, timers, self._scheduler.in_flight)
+        return EngineStats(running, timers, self._scheduler.in_flight,
+                           self._scheduler.schedule_count)
 
-    def resync(self) -> None:
+    def resync(self, *, reload_schedules: bool = True) -> None:
         """Reload the in-memory mirrors from the database; call after rows changed behind
         the engine (reset, DeleteFlow). Wakes the scheduler and waiters."""
         with self._db.lock:
@@ -87,8 +95,32 @@ class FlowEngine:
                 rows = steps.all_timers(conn)
             self._stepper.live.clear()
             self._scheduler.load_timers(rows)
+        if reload_schedules and self._schedule_source is not None:
+            self._scheduler.load_schedules(self._schedule_source.pending(after_downtime=False))
         self._changes.wake_all()
         self.notify()
+
+    # --- schedules ----------------------------------------------------------------------------
+
+    def attach_schedules(self, source: ScheduleSource) -> None:
+        """Fire the schedules of ``source`` (wired once, before :meth:`start`)."""
+        self._schedule_source = source
+
+    def schedule_changed(self, key: ScheduleKey, next_fire_at: float | None) -> None:
+        """A schedule was created, updated or deleted: it fires next at ``next_fire_at``."""
+        self._scheduler.set_schedule(key, next_fire_at)
+
+    def wait_for_schedule(self, key: ScheduleKey, is_done: Callable[[], bool],
+                          timeout: float) -> bool:
+        """Block up to ``timeout`` real seconds until ``is_done()`` (tested whenever a
+        schedule fired or an execution ended). Until schedule ``key`` fires, virtual time may
+        jump to its next instant when the engine is idle (a schedule instant is otherwise no
+        jump target: it recurs forever)."""
+        if is_done():  # before wanting a fire: a wanted fire lets time jump
+            return True
+        with self._scheduler.waiting_for_schedule(key):
+            self._scheduler.wake()
+            return self._waiters.wait(is_done, timeout)
 
     # --- entry points for the execution service -------------------------------------------------
 
@@ -142,6 +174,17 @@ class FlowEngine:
         self._policy.persist()
 
     # --- the scheduler's DueHandler ---------------------------------------------------------------
+
+    def fire_schedule(self, key: ScheduleKey, fire_at: float) -> float | None:
+        if self._schedule_source is None:
+            return None
+        try:
+            return self._schedule_source.fire(key, fire_at)
+        except Exception:
+            log.exception("schedule %s could not fire", "/".join(key))
+            return None
+        finally:
+            self._waiters.wake()
 
     def fire_timer(self, seq: int, timer_id: str) -> None:
         self._stepper.step(seq, lambda now: TimerFired(now, timer_id), fired=timer_id)

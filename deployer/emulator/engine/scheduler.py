@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.engine.ports import ScheduleKey
+from deployer.emulator.engine.schedules import ScheduleIndex
 from deployer.emulator.engine.time_jump import Instant, TimeJumpPolicy
 from deployer.emulator.engine.timers import TimerIndex
 from deployer.emulator.store import steps
@@ -49,6 +51,10 @@ class DueHandler(Protocol):
         """The timer mirror disagrees with the database: reload it."""
         ...
 
+    def fire_schedule(self, key: ScheduleKey, fire_at: float) -> float | None:
+        """Start the scheduled execution due at ``fire_at``; the schedule's next fire."""
+        ...
+
 
 class Scheduler:
     """See the module docstring. :meth:`open` the pool, then :meth:`run` the thread."""
@@ -62,6 +68,7 @@ class Scheduler:
         self._workers = workers
         self._cond = threading.Condition()
         self._timers = TimerIndex()
+        self._schedules = ScheduleIndex()
         self._delayed: list[tuple[float, int, int, Event]] = []
         self._seq = itertools.count()
         self.in_flight = 0
@@ -144,6 +151,37 @@ class Scheduler:
             if self._timers.apply(seq, ex, commands, delay):
                 self._cond.notify_all()
 
+    def load_schedules(self, entries: Sequence[tuple[ScheduleKey, float]]) -> None:
+        """Replace the schedule mirror."""
+        with self._cond:
+            self._schedules.load(entries)
+            self._cond.notify_all()
+
+    def set_schedule(self, key: ScheduleKey, at: float | None) -> None:
+        """A schedule was created, changed or deleted: it fires next at ``at``."""
+        with self._cond:
+            self._schedules.set(key, at)
+            self._cond.notify_all()
+
+    @contextmanager
+    def waiting_for_schedule(self, key: ScheduleKey) -> Iterator[None]:
+        """While inside and until schedule ``key`` fires, virtual time may jump to its next
+        instant (when the engine is idle)."""
+        token = object()
+        with self._cond:
+            self._schedules.want(key, token)
+            self._cond.notify_all()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._schedules.unwant(key, token)
+
+    @property
+    def schedule_count(self) -> int:
+        with self._cond:
+            return len(self._schedules)
+
     def forget_timer(self, seq: int, timer_id: str) -> None:
         with self._cond:
             self._timers.remove(seq, timer_id)
@@ -183,11 +221,23 @@ class Scheduler:
                 _, _, seq, event = heapq.heappop(self._delayed)
                 ready.append((seq, event))
             due = self._timers.take_due(now, DUE_BATCH)
+            scheduled = self._schedules.take_due(now)
         for seq, event in ready:
             self.submit(self._handler.deliver_event, seq, event)
         for seq, timer_id in due:
             self.submit(self._fire, seq, timer_id)
-        return bool(ready or due)
+        for key, at in scheduled:
+            self.submit(self._fire_schedule, key, at)
+        return bool(ready or due or scheduled)
+
+    def _fire_schedule(self, key: ScheduleKey, at: float) -> None:
+        next_at = None
+        try:
+            next_at = self._handler.fire_schedule(key, at)
+        finally:
+            with self._cond:
+                self._schedules.fired(key, next_at)
+                self._cond.notify_all()
 
     def _fire(self, seq: int, timer_id: str) -> None:
         try:
@@ -213,20 +263,30 @@ class Scheduler:
                 return
         self._jump(*jump)
 
-    def _next_instant(self) -> Instant | None:
-        """The next instant something is due (caller holds the condition)."""
-        first = None if self._timers.firing else self._timers.next_timer()
+    def _next_instant(self, *, schedules: bool = True,
+                      wanted_only: bool = False) -> Instant | None:
+        """The next instant something is due (caller holds the condition); schedule fires
+        count too (``wanted_only``: only those somebody waits for, the jump targets)."""
+        first: Instant | None = None if self._timers.firing else self._timers.next_timer()
         delayed = self._delayed[0][0] if self._delayed else None
         if delayed is not None and (first is None or delayed <= first[0]):
-            return delayed, None
+            first = (delayed, None)
+        scheduled = None
+        if schedules:
+            scheduled = (self._schedules.next_wanted_at() if wanted_only
+                         else self._schedules.next_at())
+        if scheduled is not None and (first is None or scheduled < first[0]):
+            return scheduled, None
         return first
 
     def _jump_target(self) -> Instant | None:
         """Where virtual time may jump now (caller holds the condition)."""
         if not self._policy.may_jump(self.in_flight):
             return None
-        skip_pending = self._timers.next_skip_at() is not None or bool(self._delayed)
-        return self._policy.target(self._next_instant(), skip_pending=skip_pending)
+        wanted = self._schedules.next_wanted_at() is not None
+        skip_pending = self._timers.next_skip_at() is not None or bool(self._delayed) or wanted
+        return self._policy.target(self._next_instant(schedules=True, wanted_only=True),
+                                   skip_pending=skip_pending)
 
     def _jump(self, instant: float, key: tuple[int, str] | None) -> None:
         """Advance virtual time to ``instant`` if the engine is still idle and the timer row

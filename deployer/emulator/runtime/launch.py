@@ -63,8 +63,8 @@ def worker_environment(spec: FunctionSpec, code_root: Path, instance_id: str) ->
             "FC_INSTANCE_ID": instance_id,
             "FC_RUNTIME": spec.runtime,
             "FC_TIMEOUT": str(spec.timeout),
-            "FC_QUALIFIER": QUALIFIER,
-            version_variable(spec.runtime): VERSION_ID,
+            "FC_QUALIFIER": spec.qualifier,
+            version_variable(spec.runtime): spec.version_id,
         }
     )
     if spec.initializer_handler:
@@ -93,8 +93,8 @@ def worker_config(spec: FunctionSpec, *, packages: list[str], emulator_packages:
         "region": spec.region,
         "account_id": spec.account_id,
         "runtime": spec.runtime,
-        "qualifier": QUALIFIER,
-        "version_id": VERSION_ID,
+        "qualifier": spec.qualifier,
+        "version_id": spec.version_id,
         "packages": packages,
         "emulator_packages": emulator_packages,
         "virtual_time": virtual_time,

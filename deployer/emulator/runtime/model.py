@@ -61,11 +61,19 @@ class FunctionSpec:
     internet_access: bool = True
     cloud_endpoint: str = ""
     credentials: CredentialSource | None = field(default=None, compare=False, repr=False)
+    qualifier: str = "LATEST"  # what the caller named: LATEST, a version id or an alias
+    version_id: str = "LATEST"  # the version that runs (a published number, or LATEST)
 
     @property
     def function_key(self) -> tuple[str, str, str]:
         """(account, region, function name): the scope of instance caps and ``retire``."""
         return (self.account_id, self.region, self.function_name)
+
+    @property
+    def instance_key(self) -> tuple[str, str]:
+        """(qualifier, version): instances of different versions (or reached through
+        different aliases, which FC_QUALIFIER tells apart) live side by side."""
+        return (self.qualifier, self.version_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +99,8 @@ class FunctionRuntime(Protocol):
         self, spec: FunctionSpec, event: bytes, *, request_id: str, tail_logs: bool
     ) -> InvocationResult: ...
 
-    def retire(self, account_id: str, region: str, function_name: str) -> None: ...
+    def retire(self, account_id: str, region: str, function_name: str,
+               qualifier: str | None = None) -> None: ...
 
     def close(self) -> None: ...
 

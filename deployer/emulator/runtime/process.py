@@ -148,13 +148,16 @@ class ProcessRuntime:
             self._sandbox_noted = True
             log.warning("function sandbox incomplete on this host: %s", "; ".join(missing))
 
-    def retire(self, account_id: str, region: str, function_name: str) -> None:
-        """Old instances of the function get no new requests; idle ones stop now, busy ones
-        when their current request ends."""
+    def retire(self, account_id: str, region: str, function_name: str,
+               qualifier: str | None = None) -> None:
+        """Old instances of the function (of every version, or only those reached through
+        ``qualifier``) get no new requests; idle ones stop now, busy ones when their current
+        request ends."""
         with self._cond:
             slots = self._slots.get((account_id, region, function_name), [])
-            idle = [slot for slot in slots if not slot.busy]
-            for slot in slots:
+            chosen = [s for s in slots if qualifier is None or s.spec.qualifier == qualifier]
+            idle = [slot for slot in chosen if not slot.busy]
+            for slot in chosen:
                 slot.retired = True
             for slot in idle:
                 slots.remove(slot)
@@ -224,7 +227,8 @@ class ProcessRuntime:
                     slot = max(warm, key=lambda s: s.last_used)
                     slot.busy = True
                     break
-                stale = [s for s in slots if not s.busy and (s.retired or s.spec != spec)]
+                stale = [s for s in slots if not s.busy and (s.retired or (
+                    s.spec.instance_key == spec.instance_key and s.spec != spec))]
                 for old in stale:
                     slots.remove(old)
                 to_stop.extend(stale)

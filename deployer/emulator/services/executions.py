@@ -55,6 +55,12 @@ class TaskCompleted(ServiceError):
     """ReportTask* for a task that has already completed."""
 
 
+class QualifierResolver(Protocol):
+    """Flow versions and aliases (``services.flow_versions.FlowReleases``)."""
+
+    def resolve(self, flow: FlowRecord, qualifier: str) -> tuple[FlowRecord, str]: ...
+
+
 class ExecutionEngine(Protocol):
     """The port to the engine that runs steps (``emulator.engine.FlowEngine``)."""
 
@@ -158,22 +164,24 @@ class ExecutionService:
         self._flows = flows
         self._engine = engine
         self._clock = clock
+        self.versions: QualifierResolver | None = None  # flow versions and aliases
 
     def start(self, account_id: str, region: str, flow_name: str, *, name: str = "",
-              input_text: str = "") -> ExecutionView:
+              input_text: str = "", qualifier: str = "") -> ExecutionView:
         """Start a Standard execution; a running one of that name is returned as is, a
-        finished one raises AlreadyExists(kind='execution')."""
-        flow = self._flows.get(account_id, region, flow_name)
+        finished one raises AlreadyExists(kind='execution'). With ``qualifier`` (a published
+        version or an alias) the execution runs that version's definition."""
+        flow = self._qualified(self._flows.get(account_id, region, flow_name), qualifier)
         if flow.execution_mode != "Standard":
             raise InvalidArgument(f"Flow {flow_name} is an Express flow: use "
                                   "StartSyncExecution", field="FlowName")
         if name:
             check_name(name, "ExecutionName")
         name = name or str(uuid.uuid4())  # generated names are UUIDs, as the cloud's
-        return self._begin(flow, name, input_text, reuse=True)
+        return self._begin(flow, name, input_text, reuse=True, frozen=bool(qualifier))
 
     def _begin(self, flow: FlowRecord, name: str, input_text: str, *,
-               reuse: bool) -> ExecutionView:
+               reuse: bool, frozen: bool = False) -> ExecutionView:
         text, value = _input(input_text)
         for attempt in range(2):
             status = self._repo.execution_status(flow.account_id, flow.region, flow.name, name)
@@ -186,8 +194,9 @@ class ExecutionService:
                     return _view(existing)
                 raise AlreadyExists(f"Execution {name} for flow {flow.name} already exists.",
                                     kind="execution", name=name)
-            if attempt:
-                flow = self._flows.get(flow.account_id, flow.region, flow.name)
+            if attempt:  # the flow may have changed meanwhile; a version never does
+                fresh = self._flows.get(flow.account_id, flow.region, flow.name)
+                flow = flow if frozen else fresh
             try:
                 ex = self._engine.begin(flow, name=name, input_text=text, input_value=value)
             except ExecutionNameTaken:
@@ -198,16 +207,34 @@ class ExecutionService:
                                  1, flow.execution_mode)
         raise NotFound(f"Execution {name} does not exist.", kind="execution", name=name)
 
-    def start_sync(self, account_id: str, region: str, flow_name: str, *, name: str = "",
-                   input_text: str = "") -> SyncResult:
-        """Run an Express execution to its end and return it (name ``<name>:<uuid>``)."""
+    def start_scheduled(self, account_id: str, region: str, flow_name: str, *, name: str,
+                        input_text: str) -> ExecutionView:
+        """Start the execution a schedule fires (Standard or Express flow); an execution of
+        that name that exists already (the instant fired before a crash) is returned as is."""
         flow = self._flows.get(account_id, region, flow_name)
+        try:
+            return self._begin(flow, name, input_text, reuse=True)
+        except AlreadyExists:
+            return _view(self._row(account_id, region, flow_name, name))
+
+    def _qualified(self, flow: FlowRecord, qualifier: str) -> FlowRecord:
+        if not qualifier or qualifier == "LATEST":
+            return flow
+        if self.versions is None:
+            raise NotFound(f"Qualifier {qualifier} of flow {flow.name} does not exist.",
+                           kind="alias", name=qualifier)
+        return self.versions.resolve(flow, qualifier)[0]
+
+    def start_sync(self, account_id: str, region: str, flow_name: str, *, name: str = "",
+                   input_text: str = "", qualifier: str = "") -> SyncResult:
+        """Run an Express execution to its end and return it (name ``<name>:<uuid>``)."""
+        flow = self._qualified(self._flows.get(account_id, region, flow_name), qualifier)
         if flow.execution_mode != "Express":
             raise ServiceError("Standard execution is not supported", kind="unsupported")
         if name:
             check_name(name, "ExecutionName")
         full = f"{name or uuid.uuid4()}:{uuid.uuid4()}"
-        self._begin(flow, full, input_text, reuse=False)
+        self._begin(flow, full, input_text, reuse=False, frozen=bool(qualifier))
         view = self.describe(account_id, region, flow_name, full, wait_seconds=SYNC_TIMEOUT)
         if view.status == "Succeeded":
             return SyncResult(view, "", "")

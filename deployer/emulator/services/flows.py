@@ -84,6 +84,9 @@ class FlowService:
         self._repo = repo
         self._clock = clock
         self._role_trusts = role_trusts
+        # called with (account_id, region, name) after a flow is deleted (its versions,
+        # aliases and schedules go with it)
+        self.on_delete: list[Callable[[str, str, str], None]] = []
 
     def create(self, account_id: str, region: str, name: str, *, definition: str,
                description: str = "", type: str = "FDL", role_arn: str = "",
@@ -136,9 +139,12 @@ class FlowService:
         return new
 
     def delete(self, account_id: str, region: str, name: str) -> None:
-        """Delete the flow; its executions can no longer be queried and stop at once."""
+        """Delete the flow; its executions can no longer be queried and stop at once; its
+        versions, aliases and schedules are deleted too."""
         if not self._repo.delete_flow(account_id, region, name):
             raise NotFound(f"Flow {name} does not exist.", kind="flow", name=name)
+        for hook in self.on_delete:
+            hook(account_id, region, name)
 
     def list(self, account_id: str, region: str, *, limit: int, next_token: str = "",
              resource_group_id: str = "") -> tuple[list[FlowRecord], str]:

@@ -33,6 +33,7 @@ from deployer.emulator.services.function_rules import (
     check_zip,
     runtime_warning,
 )
+from deployer.emulator.services.function_versions import FunctionReleases
 from deployer.emulator.services.ports import (
     Credentials,
     FunctionRuntime,
@@ -124,6 +125,7 @@ class Invocation:
     request_id: str
     asynchronous: bool
     result: InvocationResult | None
+    version_id: str = "LATEST"  # the version that ran (or will run)
 
 
 def _to_function(rec: FunctionRecord) -> Function:
@@ -187,6 +189,10 @@ class FunctionService:
         # record (as cached by the repository) -> its Function and FunctionSpec
         self._resolved: dict[tuple[str, str, str], tuple[FunctionRecord, Function,
                                                          FunctionSpec]] = {}
+        # (function key, qualifier, version) -> (snapshot identity, Function, FunctionSpec)
+        self._versioned: dict[tuple[str, ...], tuple[tuple[Any, ...], Function,
+                                                     FunctionSpec]] = {}
+        self.versions: FunctionReleases | None = None  # published versions and aliases
 
     # --- management ---------------------------------------------------------------------------
 
@@ -230,18 +236,18 @@ class FunctionService:
 
     def get(self, account_id: str, region: str, name: str,
             qualifier: str | None = None) -> Function:
-        """The function's current settings; only the ``LATEST`` qualifier exists locally."""
-        return self._resolve(account_id, region, name, qualifier)[0]
+        """The function's settings: current ones for ``LATEST`` (or no qualifier), those a
+        published version froze for a version id or an alias (its main version)."""
+        return self._resolve(account_id, region, name, qualifier, weighted=False)[0]
 
-    def _resolve(self, account_id: str, region: str, name: str,
-                 qualifier: str | None) -> tuple[Function, FunctionSpec]:
+    def _resolve(self, account_id: str, region: str, name: str, qualifier: str | None, *,
+                 weighted: bool = True) -> tuple[Function, FunctionSpec]:
         rec = self._functions.get(account_id, region, name)
         if rec is None:
             raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
         if qualifier not in (None, "", "LATEST"):
-            kind = "version" if qualifier.isdigit() else "alias"
-            raise NotFound(f"{kind} '{qualifier}' of function '{name}' does not exist",
-                           kind=kind, name=qualifier)
+            return self._resolve_published(account_id, region, name, str(qualifier),
+                                           weighted)
         key = (account_id, region, name)
         cached = self._resolved.get(key)
         if cached is not None and cached[0] is rec:
@@ -249,6 +255,26 @@ class FunctionService:
         fn = _to_function(rec)
         spec = self._spec(fn)
         self._resolved[key] = (rec, fn, spec)
+        return fn, spec
+
+    def _resolve_published(self, account_id: str, region: str, name: str, qualifier: str,
+                           weighted: bool) -> tuple[Function, FunctionSpec]:
+        """A version id or an alias: the frozen snapshot it runs (cached per version)."""
+        if self.versions is None:
+            kind = "version" if qualifier.isdigit() else "alias"
+            raise NotFound(f"{kind} '{qualifier}' of function '{name}' does not exist",
+                           kind=kind, name=qualifier)
+        found = self.versions.resolve(account_id, region, name, qualifier, weighted=weighted)
+        snap = found.record
+        identity = (snap.function_id, snap.code_checksum, snap.modified_at)
+        key = (account_id, region, name, qualifier, found.version_id)
+        cached = self._versioned.get(key)
+        if cached is not None and cached[0] == identity:
+            return cached[1], cached[2]
+        fn = _to_function(snap)
+        spec = dataclasses.replace(self._spec(fn), qualifier=qualifier,
+                                   version_id=found.version_id)
+        self._versioned[key] = (identity, fn, spec)
         return fn, spec
 
     def update(self, account_id: str, region: str, name: str, changes: Mapping[str, Any],
@@ -268,12 +294,14 @@ class FunctionService:
                                  config.to_record(), current.tags, code_checksum, code_size,
                                  current.created_at, max(self._clock.now(), current.modified_at))
             self._functions.update(rec)
-        self._runtime.retire(account_id, region, name)
+        self._runtime.retire(account_id, region, name, qualifier="LATEST")
         return self._warned(_to_function(rec), current.config.runtime)
 
     def delete(self, account_id: str, region: str, name: str) -> None:
         if not self._functions.delete(account_id, region, name):
             raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
+        if self.versions is not None:
+            self.versions.forget(account_id, region, name)
         self._runtime.retire(account_id, region, name)
 
     def list(self, account_id: str, region: str, *, prefix: str = "", next_token: str = "",
@@ -315,14 +343,15 @@ class FunctionService:
         _fn, spec = self._resolve(account_id, region, name, qualifier)
         if not asynchronous:
             return Invocation(request_id, False,
-                              self._run(spec, event, request_id, "Sync", tail_logs))
+                              self._run(spec, event, request_id, "Sync", tail_logs),
+                              spec.version_id)
         if not self._slots.acquire(blocking=False):
             raise InvalidArgument("too many queued asynchronous invocations", field="body")
         future: Future[InvocationResult] = self._pool.submit(
             self._run, spec, event, request_id, "Async")
         self._pending.add(future)
         future.add_done_callback(self._async_done)
-        return Invocation(request_id, True, None)
+        return Invocation(request_id, True, None, spec.version_id)
 
     def _async_done(self, future: Future[InvocationResult]) -> None:
         self._pending.discard(future)
