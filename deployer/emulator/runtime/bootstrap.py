@@ -2,11 +2,11 @@
 
 Run by path (``python -S bootstrap.py REQUEST_FD RESPONSE_FD``) with the code root as working
 directory. It imports only the standard library and its sibling modules ``context``,
-``routing`` and ``sandbox`` (loaded by path under private names), so user code sees no
-emulator modules; ``-S`` skips the host's site-packages. Before user code runs it enters the
-sandbox (``sandbox.py``), sets ``sys.path`` to the code root, the standard library and FC's
-built-in packages (``packages.py``), keeps only FC's safe ``FC_*`` variables, injects the role
-credentials and installs the cloud routing (``routing.py``).
+``routing``, ``cloud_access`` and ``sandbox`` (loaded by path under private names), so user
+code sees no emulator modules; ``-S`` skips the host's site-packages. Before user code runs it
+enters the sandbox (``sandbox.py``), sets ``sys.path`` to the code root, the standard library
+and FC's built-in packages (``packages.py``), keeps only FC's safe ``FC_*`` variables, injects
+the role credentials and installs the cloud routing (``cloud_access.py`` over ``routing.py``).
 
 Protocol with the parent, both directions: frames of ``>II`` (header length, body length),
 a JSON header, then raw body bytes. The parent first sends the instance config; the worker
@@ -362,7 +362,8 @@ def prepare(config: dict[str, Any]) -> list[str]:
         if name.startswith(("FC_", "_FC_")) and name not in SAFE_FC_VARIABLES:
             del os.environ[name]
     if config.get("cloud_endpoint"):
-        _sibling("routing").install_cloud_routing(
+        _sibling("routing")  # the SDK routing, which cloud_access builds on
+        _sibling("cloud_access").install_cloud_routing(
             config["cloud_endpoint"], internet_access=config.get("internet_access", True))
     return list(report)
 
