@@ -116,10 +116,12 @@ def is_loopback(host: str) -> bool:
 
 
 def service_of(host: str) -> str:
-    """The service part of an Alibaba Cloud host: ``oss`` for ``oss-cn-hangzhou.aliyuncs.com``,
-    ``log`` for ``cn-hangzhou.log.aliyuncs.com``, ``ecs`` for ``ecs.aliyuncs.com``."""
+    """The service part of an Alibaba Cloud host: ``oss`` for ``oss-cn-hangzhou.aliyuncs.com``
+    and ``bucket.oss-cn-hangzhou-internal.aliyuncs.com``, ``log`` for
+    ``project.cn-hangzhou.log.aliyuncs.com``, ``ecs`` for ``ecs.aliyuncs.com``: the last label
+    before the domain that is not a region (a bucket or project name comes first)."""
     labels = host.lower().split(".")[:-2]
-    for label in labels:
+    for label in reversed(labels):
         name = re.sub(r"-(?:[a-z]{2}-[a-z0-9-]+|internal|vpc)$", "", label)
         if not _REGION_LABEL.match(name):
             return name
