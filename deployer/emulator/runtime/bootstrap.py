@@ -350,6 +350,12 @@ class Instance:
 def prepare(config: dict[str, Any]) -> list[str]:
     """Everything between the config frame and the first request (see the module docstring);
     returns what the sandbox could not apply."""
+    # siblings are loaded before the sandbox, which may hide this directory (the private /tmp
+    # does when the emulator is installed below /tmp)
+    access = None
+    if config.get("cloud_endpoint"):
+        _sibling("routing")  # the SDK routing, which cloud_access builds on
+        access = _sibling("cloud_access")
     report = _sibling("sandbox").enter_sandbox(config.get("sandbox", {}))
     stdlib = [p for p in sys.path if p and os.path.abspath(p) != os.path.dirname(
         os.path.abspath(__file__))]
@@ -361,9 +367,8 @@ def prepare(config: dict[str, Any]) -> list[str]:
     for name in list(os.environ):
         if name.startswith(("FC_", "_FC_")) and name not in SAFE_FC_VARIABLES:
             del os.environ[name]
-    if config.get("cloud_endpoint"):
-        _sibling("routing")  # the SDK routing, which cloud_access builds on
-        _sibling("cloud_access").install_cloud_routing(
+    if access is not None:
+        access.install_cloud_routing(
             config["cloud_endpoint"], internet_access=config.get("internet_access", True))
     return list(report)
 
