@@ -5,10 +5,11 @@ Like moto for boto3, it routes the HTTP traffic of the Alibaba SDKs (sync client
 too (:mod:`deployer.emulator.runtime.routing`, public as :mod:`deployer.testing.routing`):
 every request for an emulated cloud host (``fcv3.<region>.aliyuncs.com``,
 ``<account>.<region>.fc.aliyuncs.com``, ``ram.aliyuncs.com``, ``sts[.<region>].aliyuncs.com``,
-``<region>.fnf.aliyuncs.com``; http or https) goes to the emulator, keeping the Host header the
-client signed. Requests to loopback addresses pass through; any other host raises
-:class:`UnmockedRequestError` naming the URL (for another Alibaba Cloud endpoint, its subclass
-``CloudEndpointNotEmulated`` naming the service), so nothing leaves the machine.
+``<region>.fnf.aliyuncs.com``, ``<project>.<region>.log.aliyuncs.com``; http or https) goes to
+the emulator, keeping the Host header the client signed. Requests to loopback addresses pass
+through; any other host raises :class:`UnmockedRequestError` naming the URL (for another
+Alibaba Cloud endpoint, its subclass ``CloudEndpointNotEmulated`` naming the service), so
+nothing leaves the machine.
 
 Inside the block ``ALIBABA_CLOUD_ACCESS_KEY_ID/SECRET`` are the emulator's keys (restored
 afterwards), both in ``os.environ`` and in the credentials library's import-time copy, so the

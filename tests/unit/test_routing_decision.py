@@ -22,13 +22,13 @@ EMULATED = [
     "cn-hangzhou.fnf.aliyuncs.com", "fnf.ap-southeast-1.aliyuncs.com",  # CloudFlow
     "ram.aliyuncs.com",
     "sts.aliyuncs.com", "sts.cn-hangzhou.aliyuncs.com", "sts-vpc.cn-hangzhou.aliyuncs.com",
+    "my-project.cn-hangzhou.log.aliyuncs.com",  # Log Service: <project>.<region>.log
     "FCV3.CN-HANGZHOU.ALIYUNCS.COM", "ram.aliyuncs.com.",  # case and a trailing dot
 ]
 NOT_EMULATED = {  # host -> the service the error names
     "oss-cn-hangzhou.aliyuncs.com": "oss",
     "bucket.oss-cn-hangzhou-internal.aliyuncs.com": "oss",
-    "cn-hangzhou.log.aliyuncs.com": "log",
-    "my-project.cn-hangzhou.log.aliyuncs.com": "log",
+    "cn-hangzhou.log.aliyuncs.com": "log",  # Log Service without a project
     "dashscope.aliyuncs.com": "dashscope",
     "ecs.aliyuncs.com": "ecs",
     "ecs-cn-hangzhou.aliyuncs.com": "ecs",
@@ -62,7 +62,7 @@ def test_other_alibaba_cloud_endpoints_are_refused_naming_the_service(host, serv
         message = str(info.value)
         assert f"https://{host}/x" in message
         assert f"does not serve the Alibaba Cloud service '{service}' ({host})" in message
-        assert "Function Compute, CloudFlow, RAM and STS" in message
+        assert "Function Compute, CloudFlow, RAM, STS and Log Service" in message
         assert isinstance(info.value, UnmockedRequestError)  # mock_cloud()'s error, too
 
 

@@ -7,10 +7,10 @@ only the standard library (the worker sees no emulator packages). It installs:
 1. **The SDK routing** (``routing.py``, the same one ``mock_cloud()`` installs in tests): SDK
    clients on ``requests`` or ``aiohttp`` (sync and ``*_async``, from the function's zip or FC's
    built-in packages, imported before or after this call) that call an emulated endpoint (FC,
-   CloudFlow, RAM, STS; http or https) reach ``endpoint`` over plain HTTP, every header as
-   signed, ``host`` included (the emulator takes the region from it). The handler's code does
-   not change: a client built with its default endpoint just works. Any other Alibaba Cloud
-   endpoint (``*.aliyuncs.com``, ``*.aliyun.com``) and the ECS metadata address
+   CloudFlow, RAM, STS, Log Service; http or https) reach ``endpoint`` over plain HTTP, every
+   header as signed, ``host`` included (the emulator takes the region from it). The handler's
+   code does not change: a client built with its default endpoint just works. Any other Alibaba
+   Cloud endpoint (``*.aliyuncs.com``, ``*.aliyun.com``) and the ECS metadata address
    ``100.100.100.200`` fail at once with ``CloudEndpointNotEmulated`` naming the service.
 2. **``internetAccess: false``**: every other non-loopback host fails with
    :class:`InternetAccessDisabled`; emulated endpoints stay routed (the emulator is local).

@@ -1,8 +1,8 @@
 """The one routing of Alibaba Cloud SDK traffic, used by ``mock_cloud()`` and by function workers.
 
 **The host table.** :data:`EMULATED_SERVICES` lists which Alibaba Cloud endpoints the local
-emulator serves (Function Compute 3.0, CloudFlow, RAM, STS: public, internal/VPC and regional
-forms; http and https alike); :data:`EMULATED_HOSTS` is the same table as one pattern.
+emulator serves (Function Compute 3.0, CloudFlow, RAM, STS, Log Service: public, internal/VPC
+and regional forms; http and https alike); :data:`EMULATED_HOSTS` is the same table as one pattern.
 
 **The decision.** :meth:`Routing.route` judges a host by an endpoint map (host pattern ->
 ``host:port`` of a local endpoint speaking plain HTTP), in this order:
@@ -75,10 +75,12 @@ EMULATED_SERVICES: dict[str, str] = {
     "CloudFlow": r"[a-z0-9-]+\.fnf|fnf\.[a-z0-9-]+",
     "RAM": r"ram",
     "STS": r"sts(?:-vpc)?(?:\.[a-z0-9-]+)?",
+    "Log Service": r"[a-z0-9-]+\.[a-z0-9-]+\.log",
 }
 """The one table of emulated endpoints: service -> its host names below ``.aliyuncs.com``
 (``fcv3.<region>``, ``<account>.<region>[-internal].fc``, ``<region>.fnf``, ``ram``,
-``sts[-vpc][.<region>]``, ...). A service the emulator learns to serve is one line here."""
+``sts[-vpc][.<region>]``, ``<project>.<region>.log``, ...). A service the emulator learns to
+serve is one line here."""
 
 EMULATED_HOSTS = re.compile(r"(?:" + "|".join(EMULATED_SERVICES.values()) + r")\.aliyuncs\.com")
 """:data:`EMULATED_SERVICES` as one pattern, to be matched against a whole lower-case host."""
