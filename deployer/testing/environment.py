@@ -1,12 +1,15 @@
 """``mock_cloud()``: an in-process emulator that the official SDKs reach transparently.
 
 Like moto for boto3, it routes the HTTP traffic of the Alibaba SDKs (sync clients through
-``requests``, ``*_async`` clients through ``aiohttp``) with :mod:`deployer.testing.routing`:
+``requests``, ``*_async`` clients through ``aiohttp``) with the routing function workers use
+too (:mod:`deployer.emulator.runtime.routing`, public as :mod:`deployer.testing.routing`):
 every request for an emulated cloud host (``fcv3.<region>.aliyuncs.com``,
 ``<account>.<region>.fc.aliyuncs.com``, ``ram.aliyuncs.com``, ``sts[.<region>].aliyuncs.com``,
-``<region>.fnf.aliyuncs.com``; http or https) goes to the emulator, keeping the Host header the
-client signed. Requests to loopback addresses pass through; any other host raises
-:class:`UnmockedRequestError` naming the URL, so nothing leaves the machine.
+``<region>.fnf.aliyuncs.com``, ``<project>.<region>.log.aliyuncs.com``; http or https) goes to
+the emulator, keeping the Host header the client signed. Requests to loopback addresses pass
+through; any other host raises :class:`UnmockedRequestError` naming the URL (for another
+Alibaba Cloud endpoint, its subclass ``CloudEndpointNotEmulated`` naming the service), so
+nothing leaves the machine.
 
 Inside the block ``ALIBABA_CLOUD_ACCESS_KEY_ID/SECRET`` are the emulator's keys (restored
 afterwards), both in ``os.environ`` and in the credentials library's import-time copy, so the
@@ -30,10 +33,10 @@ from typing import Any, TypeVar
 from unittest import mock
 
 from deployer.emulator.clock import Clock, VirtualClock
+from deployer.emulator.runtime import routing
+from deployer.emulator.runtime.routing import EMULATED_HOSTS, UnmockedRequestError
 from deployer.emulator.server import EmulatorServer
 from deployer.emulator.services.ports import FunctionRuntime
-from deployer.testing import routing
-from deployer.testing.routing import EMULATED_HOSTS, UnmockedRequestError
 
 __all__ = ["EMULATED_HOSTS", "LocalCloud", "UnmockedRequestError", "mock_cloud"]
 

@@ -2,11 +2,11 @@
 
 Run by path (``python -S bootstrap.py REQUEST_FD RESPONSE_FD``) with the code root as working
 directory. It imports only the standard library and its sibling modules ``context``,
-``routing`` and ``sandbox`` (loaded by path under private names), so user code sees no
-emulator modules; ``-S`` skips the host's site-packages. Before user code runs it enters the
-sandbox (``sandbox.py``), sets ``sys.path`` to the code root, the standard library and FC's
-built-in packages (``packages.py``), keeps only FC's safe ``FC_*`` variables, injects the role
-credentials and installs the cloud routing (``routing.py``).
+``routing``, ``cloud_access`` and ``sandbox`` (loaded by path under private names), so user
+code sees no emulator modules; ``-S`` skips the host's site-packages. Before user code runs it
+enters the sandbox (``sandbox.py``), sets ``sys.path`` to the code root, the standard library
+and FC's built-in packages (``packages.py``), keeps only FC's safe ``FC_*`` variables, injects
+the role credentials and installs the cloud routing (``cloud_access.py`` over ``routing.py``).
 
 Protocol with the parent, both directions: frames of ``>II`` (header length, body length),
 a JSON header, then raw body bytes. The parent first sends the instance config; the worker
@@ -350,6 +350,12 @@ class Instance:
 def prepare(config: dict[str, Any]) -> list[str]:
     """Everything between the config frame and the first request (see the module docstring);
     returns what the sandbox could not apply."""
+    # siblings are loaded before the sandbox, which may hide this directory (the private /tmp
+    # does when the emulator is installed below /tmp)
+    access = None
+    if config.get("cloud_endpoint"):
+        _sibling("routing")  # the SDK routing, which cloud_access builds on
+        access = _sibling("cloud_access")
     report = _sibling("sandbox").enter_sandbox(config.get("sandbox", {}))
     stdlib = [p for p in sys.path if p and os.path.abspath(p) != os.path.dirname(
         os.path.abspath(__file__))]
@@ -361,8 +367,8 @@ def prepare(config: dict[str, Any]) -> list[str]:
     for name in list(os.environ):
         if name.startswith(("FC_", "_FC_")) and name not in SAFE_FC_VARIABLES:
             del os.environ[name]
-    if config.get("cloud_endpoint"):
-        _sibling("routing").install_cloud_routing(
+    if access is not None:
+        access.install_cloud_routing(
             config["cloud_endpoint"], internet_access=config.get("internet_access", True))
     return list(report)
 

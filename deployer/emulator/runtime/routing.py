@@ -1,26 +1,49 @@
-"""Cloud routing inside a function worker: SDK calls to Alibaba Cloud reach the local emulator.
+"""The one routing of Alibaba Cloud SDK traffic, used by ``mock_cloud()`` and by function workers.
 
-``install_cloud_routing(endpoint, internet_access=...)`` is the one entry point. It is called by
-``bootstrap.py`` before any user code runs, and needs only the standard library (the worker sees
-no emulator packages). It does three things:
+**The host table.** :data:`EMULATED_SERVICES` lists which Alibaba Cloud endpoints the local
+emulator serves (Function Compute 3.0, CloudFlow, RAM, STS, Log Service: public, internal/VPC
+and regional forms; http and https alike); :data:`EMULATED_HOSTS` is the same table as one pattern.
 
-1. **HTTP clients**: an import hook wraps ``requests.Session.send`` (sync SDK clients, ``oss2``,
-   anything on ``requests``) and ``aiohttp.ClientSession._request`` (``*_async`` SDK clients) the
-   moment those modules are imported, from the function's zip or FC's built-in packages. A
-   request for a host the emulator serves (:data:`EMULATED_HOSTS`: FC, CloudFlow, RAM, STS; http
-   or https) is sent as plain HTTP to ``endpoint`` with path, query, body and every header as
-   signed, including ``host`` (the emulator takes the region from it). The handler's code does
-   not change: a client built with its default endpoint just works.
-2. **Other Alibaba Cloud endpoints** (``*.aliyuncs.com``, ``*.aliyun.com``) and the ECS metadata
-   address ``100.100.100.200`` fail at once with :class:`CloudEndpointNotEmulated`, naming the
-   service, both in the wrapped clients and at ``socket.getaddrinfo``/``socket.connect`` level
-   (for any other HTTP library), so no packet leaves the machine for them.
-3. With ``internet_access=False`` (the function's ``internetAccess``), connections to anything
-   but loopback fail as on FC without internet access.
+**The decision.** :meth:`Routing.route` judges a host by an endpoint map (host pattern ->
+``host:port`` of a local endpoint speaking plain HTTP), in this order:
 
-``uninstall_cloud_routing()`` undoes it (used by tests that install it in-process). The same
-host table is what ``deployer.testing.mock_cloud()`` routes; once that module's routing is a
-standalone install/uninstall pair the two can share this one.
+* a loopback address (``127.0.0.0/8``, ``::1``, ``localhost``): the request goes out as is;
+* a host one of the map's patterns fully matches: it goes to that endpoint, with the same
+  method, path, query, headers (the ``Host`` header the client signed included) and body,
+  bypassing proxies;
+* the ECS metadata address and any other Alibaba Cloud host: :class:`CloudEndpointNotEmulated`
+  naming the service (``oss``, ``log``, ``ecs``, ...);
+* any other host: the routing's policy, :class:`UnmockedRequestError` by default (tests: nothing
+  leaves the machine) or sent as is (a function allowed to reach the internet).
+
+Every refusal is raised before a connection is made.
+
+**The wrappers.** The SDK cores (darabonba-core, and the older Tea core) send sync calls
+through a ``requests`` session and ``*_async`` calls through an ``aiohttp.ClientSession`` they
+open themselves; neither core nor library offers a process-wide hook (requests' adapters and
+hooks, aiohttp's middlewares and trace configs are per session). Interception libraries fake
+responses instead of redirecting requests (and aioresponses, building aiohttp's
+``ClientResponse`` by hand, broke with aiohttp 3.14). So a routing wraps the libraries'
+**public** request methods, which stay stable across releases: ``HTTPAdapter.send`` of
+``requests.adapters`` (the transport-adapter method every session calls; also in the copy of
+requests that ``aliyunsdkcore`` vendors), ``aiohttp.ClientSession.request`` with its verb
+methods and ``ws_connect``, and ``aiohttp.request``. A wrapper only rewrites where a request
+goes, then calls the library's own method: responses, streaming, timeouts and errors stay the
+library's. No private attribute of either library is touched.
+
+**Installing.** :func:`install` (or :meth:`Routing.install`) takes effect at once for every
+thread and event loop of the process. Modules already imported are wrapped then; an import hook
+(a ``sys.meta_path`` finder) wraps the ones imported later, right after they execute, so a
+function handler that imports ``requests`` or ``aiohttp`` itself is covered too. Routings nest
+(the innermost decides); when the last is uninstalled every wrapped method and the hook are
+restored.
+
+**Loading.** Standard library only, nothing else of ``deployer``: ``mock_cloud()`` imports it
+as ``deployer.emulator.runtime.routing``; a function worker loads it by path
+(``bootstrap.py``), where ``sys.path`` holds only the function's code and FC's built-in
+packages, and ``cloud_access.py`` adds the worker's network rules on top.
+``tests/sdk_matrix`` checks both uses against the lowest and highest SDK, aiohttp and requests
+versions ``pyproject.toml`` allows.
 """
 
 from __future__ import annotations
@@ -28,48 +51,64 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
-import socket
 import sys
-from collections.abc import Callable
-from importlib.abc import Loader, MetaPathFinder
-from importlib.machinery import ModuleSpec
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 __all__ = [
     "EMULATED_HOSTS",
+    "EMULATED_SERVICES",
+    "METADATA_ADDRESS",
     "CloudEndpointNotEmulated",
-    "install_cloud_routing",
+    "Routing",
+    "UnmockedRequestError",
+    "install",
+    "is_loopback",
     "service_of",
-    "uninstall_cloud_routing",
 ]
 
-EMULATED_HOSTS = re.compile(
-    r"^(?:fcv3\.[a-z0-9-]+|\d+\.[a-z0-9-]+\.fc|[a-z0-9-]+\.fc|fc\.[a-z0-9-]+|ram"
-    r"|sts(?:-vpc)?(?:\.[a-z0-9-]+)?|[a-z0-9-]+\.fnf|fnf\.[a-z0-9-]+)\.aliyuncs\.com$"
-)
-_ALIBABA_DOMAINS = (".aliyuncs.com", ".aliyun.com", ".aliyun-inc.com")
+EMULATED_SERVICES: dict[str, str] = {
+    "Function Compute": r"fcv3\.[a-z0-9-]+|\d+\.[a-z0-9-]+\.fc|[a-z0-9-]+\.fc|fc\.[a-z0-9-]+",
+    "CloudFlow": r"[a-z0-9-]+\.fnf|fnf\.[a-z0-9-]+",
+    "RAM": r"ram",
+    "STS": r"sts(?:-vpc)?(?:\.[a-z0-9-]+)?",
+    "Log Service": r"[a-z0-9-]+\.[a-z0-9-]+\.log",
+}
+"""The one table of emulated endpoints: service -> its host names below ``.aliyuncs.com``
+(``fcv3.<region>``, ``<account>.<region>[-internal].fc``, ``<region>.fnf``, ``ram``,
+``sts[-vpc][.<region>]``, ``<project>.<region>.log``, ...). A service the emulator learns to
+serve is one line here."""
+
+EMULATED_HOSTS = re.compile(r"(?:" + "|".join(EMULATED_SERVICES.values()) + r")\.aliyuncs\.com")
+""":data:`EMULATED_SERVICES` as one pattern, to be matched against a whole lower-case host."""
+
 METADATA_ADDRESS = "100.100.100.200"
+"""The ECS instance metadata service (the credentials chain's last resort)."""
+
+ALIBABA_DOMAINS = (".aliyuncs.com", ".aliyun.com", ".aliyun-inc.com")
+_EMULATED_NAMES = ", ".join(list(EMULATED_SERVICES)[:-1]) + " and " + list(EMULATED_SERVICES)[-1]
 _REGION_LABEL = re.compile(r"^(?:[a-z]{2}-[a-z0-9]+(?:-[a-z0-9]+)*|\d+|vpc|internal|share)$")
 
-
-class CloudEndpointNotEmulated(ConnectionError):
-    """A function called a cloud endpoint the local emulator does not serve."""
-
-
-def service_of(host: str) -> str:
-    """The service part of an Alibaba Cloud host: ``oss`` for ``oss-cn-hangzhou.aliyuncs.com``,
-    ``log`` for ``cn-hangzhou.log.aliyuncs.com``, ``ecs`` for ``ecs.aliyuncs.com``."""
-    labels = host.lower().split(".")[:-2]
-    for label in labels:
-        name = re.sub(r"-(?:[a-z]{2}-[a-z0-9-]+|internal|vpc)$", "", label)
-        if not _REGION_LABEL.match(name):
-            return name
-    return labels[0] if labels else host
+# aiohttp's public entry points -> the position of their URL argument (``self`` counted)
+AIOHTTP_SESSION_METHODS = {"request": 2, "get": 1, "options": 1, "head": 1, "post": 1,
+                           "put": 1, "patch": 1, "delete": 1, "ws_connect": 1}
 
 
-def _is_loopback(host: str) -> bool:
+class UnmockedRequestError(ConnectionError):
+    """A request was refused before any connection: no route serves its host and it is not a
+    loopback address."""
+
+
+class CloudEndpointNotEmulated(UnmockedRequestError):
+    """A request for an Alibaba Cloud endpoint (or the ECS metadata service) that the local
+    emulator does not serve."""
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or an address in ``127.0.0.0/8`` or ``::1`` (brackets allowed)."""
     if host == "localhost":
         return True
     try:
@@ -78,184 +117,269 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-class _Router:
-    def __init__(self, endpoint: str, internet_access: bool) -> None:
-        self.endpoint = endpoint
-        self.internet_access = internet_access
+def service_of(host: str) -> str:
+    """The service part of an Alibaba Cloud host: ``oss`` for ``oss-cn-hangzhou.aliyuncs.com``
+    and ``bucket.oss-cn-hangzhou-internal.aliyuncs.com``, ``log`` for
+    ``project.cn-hangzhou.log.aliyuncs.com``, ``ecs`` for ``ecs.aliyuncs.com``: the last label
+    before the domain that is not a region (a bucket or project name comes first)."""
+    labels = host.lower().split(".")[:-2]
+    for label in reversed(labels):
+        name = re.sub(r"-(?:[a-z]{2}-[a-z0-9-]+|internal|vpc)$", "", label)
+        if not _REGION_LABEL.match(name):
+            return name
+    return labels[0] if labels else host
 
-    def refuse(self, host: str, *, resolving: bool = False) -> None:
-        """Raise for hosts a function may not reach; return for the others. ``resolving``: a
-        name lookup, which routed clients never make for emulated hosts (they connect to the
-        emulator's address), so an emulated host is refused there too (no DNS query leaves)."""
+
+Refusal = Callable[[str, "str | None"], Exception]
+"""A routing's policy for hosts outside the map: ``(host, url or None) -> the error to raise``."""
+
+
+def refuse_unrouted(host: str, url: str | None) -> UnmockedRequestError:
+    """The default policy: every other host is refused (nothing leaves the machine)."""
+    return UnmockedRequestError(
+        f"request to {url or host} blocked: host {host!r} is not routed to a local endpoint "
+        f"(only {_EMULATED_NAMES} endpoints are emulated)")
+
+
+def _not_emulated(host: str, url: str | None) -> CloudEndpointNotEmulated:
+    prefix = f"request to {url} blocked: " if url else ""
+    if host == METADATA_ADDRESS:
+        return CloudEndpointNotEmulated(
+            f"{prefix}{METADATA_ADDRESS} (the ECS instance metadata service) is not available "
+            "locally; credentials come from ALIBABA_CLOUD_ACCESS_KEY_ID/_SECRET/_SECURITY_TOKEN "
+            "(in a function: the role credentials FC injects)")
+    return CloudEndpointNotEmulated(
+        f"{prefix}the local emulator does not serve the Alibaba Cloud service "
+        f"'{service_of(host)}' ({host}); only {_EMULATED_NAMES} are emulated, and nothing "
+        "leaves this machine for other Alibaba Cloud endpoints")
+
+
+class Routing:
+    """An endpoint map and a policy for other hosts; a context manager that uninstalls it.
+
+    ``endpoints``: host pattern (a regular expression, matched against the whole lower-case
+    host name) -> ``"host:port"`` of a local endpoint speaking plain HTTP, e.g.
+    ``{EMULATED_HOSTS: "127.0.0.1:9125"}``. ``other_hosts``: what to raise for a host that is
+    neither loopback, nor routed, nor Alibaba Cloud's; ``None`` lets such requests go out."""
+
+    def __init__(self, endpoints: Mapping[str | re.Pattern[str], str], *,
+                 other_hosts: Refusal | None = refuse_unrouted) -> None:
+        self._routes = [(re.compile(p) if isinstance(p, str) else p, endpoint)
+                        for p, endpoint in endpoints.items()]
+        self._other_hosts = other_hosts
+
+    def route(self, host: str, url: str | None = None) -> str | None:
+        """The decision for ``host`` (see the module docstring): the endpoint its requests go
+        to, or None when they go out unchanged. Raises :class:`CloudEndpointNotEmulated` for
+        the metadata address and unserved Alibaba Cloud hosts, and the policy's error for
+        refused other hosts; ``url`` only words the error."""
         name = host.lower().rstrip(".")
-        if resolving and EMULATED_HOSTS.match(name):
-            raise CloudEndpointNotEmulated(
-                f"{name} was looked up by an HTTP client the local emulator does not route; "
-                "the emulator routes SDK clients built on requests or aiohttp")
-        if name == METADATA_ADDRESS:
-            raise CloudEndpointNotEmulated(
-                f"{METADATA_ADDRESS} (the ECS instance metadata service) is not available to "
-                "functions run by the local emulator; use the role credentials FC injects "
-                "(ALIBABA_CLOUD_ACCESS_KEY_ID/_SECRET/_SECURITY_TOKEN)")
-        if name.endswith(_ALIBABA_DOMAINS) and not EMULATED_HOSTS.match(name):
-            raise CloudEndpointNotEmulated(
-                f"the local emulator does not serve the Alibaba Cloud service "
-                f"'{service_of(name)}' ({name}); only Function Compute, CloudFlow, RAM and STS "
-                "are emulated, and nothing leaves this machine for other endpoints")
-        if not self.internet_access and not _is_loopback(name) and not \
-                EMULATED_HOSTS.match(name):
-            raise CloudEndpointNotEmulated(
-                f"the function has internetAccess disabled: {name} cannot be reached")
-
-    def target(self, url: str) -> str | None:
-        """The emulator URL for a cloud URL, None to leave the request alone."""
-        parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
-        if EMULATED_HOSTS.match(host):
-            return urlunsplit(("http", self.endpoint, parts.path or "/", parts.query, ""))
-        self.refuse(host)
+        if is_loopback(name):
+            return None
+        for pattern, endpoint in self._routes:
+            if pattern.fullmatch(name):
+                return endpoint
+        if name == METADATA_ADDRESS or name.endswith(ALIBABA_DOMAINS):
+            raise _not_emulated(name, url)
+        if self._other_hosts is not None:
+            raise self._other_hosts(name, url)
         return None
 
+    def target(self, url: str) -> str | None:
+        """Where ``url`` goes: None when unchanged, the endpoint's ``http://`` URL (same path
+        and query) for a routed host; raises as :meth:`route` does."""
+        parts = urlsplit(url)
+        endpoint = self.route(parts.hostname or "", url)
+        if endpoint is None:
+            return None
+        return urlunsplit(("http", endpoint, parts.path or "/", parts.query, ""))
 
-_state: dict[str, Any] = {}
+    def install(self) -> Routing:
+        """Route this process's HTTP traffic by this routing until :meth:`uninstall`."""
+        _PATCHES.add(self)
+        return self
+
+    def uninstall(self) -> None:
+        """Stop this routing (idempotent); with no routing left, requests go out as usual."""
+        _PATCHES.remove(self)
+
+    def __enter__(self) -> Routing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.uninstall()
 
 
-def _patch_requests(module: ModuleType, router: _Router) -> None:
-    session_cls = module.Session
-    real_send = session_cls.send
+def install(endpoints: Mapping[str | re.Pattern[str], str]) -> Routing:
+    """Route this process's HTTP traffic by ``endpoints`` (see :class:`Routing`); every other
+    non-loopback host raises :class:`UnmockedRequestError` when a request is made to it.
 
-    def send(session: Any, request: Any, **kwargs: Any) -> Any:
-        target = router.target(request.url or "")
+    Takes effect at once for every thread and event loop of the process, for ``requests`` and
+    ``aiohttp`` (imported now or later), sync and async SDK calls alike, and lasts until
+    :meth:`Routing.uninstall` (or the end of a ``with`` block on the returned routing). Routed
+    requests keep the client's own timeouts and error behaviour."""
+    return Routing(endpoints).install()
+
+
+# ------------------------------------------------------------------ the wrappers
+
+_ORIGINAL = "_deployer_routing_original"
+
+
+def _wrap_adapter_send(original: Any) -> Any:
+    @functools.wraps(original)
+    def send(adapter: Any, request: Any, stream: bool = False, timeout: Any = None,
+             verify: Any = True, cert: Any = None, proxies: Any = None) -> Any:
+        routing = _PATCHES.current()
+        target = None if routing is None else routing.target(request.url or "")
         if target is not None:
             request = request.copy()
             request.url = target
-            kwargs["verify"] = False
-            kwargs["proxies"] = {}
-        return real_send(session, request, **kwargs)
+            verify, cert, proxies = False, None, {}
+        return original(adapter, request, stream=stream, timeout=timeout, verify=verify,
+                        cert=cert, proxies=proxies)
 
-    session_cls.send = send
-    _state.setdefault("undo", []).append(lambda: setattr(session_cls, "send", real_send))
-
-
-def _patch_aiohttp(module: ModuleType, router: _Router) -> None:
-    session_cls = module.ClientSession
-    real_request = session_cls._request
-
-    async def _request(session: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
-        target = router.target(str(str_or_url))
-        if target is not None:
-            str_or_url = target
-            kwargs["ssl"] = False
-            kwargs["proxy"] = None
-        return await real_request(session, method, str_or_url, **kwargs)
-
-    session_cls._request = _request
-    _state.setdefault("undo", []).append(lambda: setattr(session_cls, "_request", real_request))
+    return send
 
 
-_PATCHES: dict[str, Callable[[ModuleType, _Router], None]] = {
-    "requests.sessions": _patch_requests,
-    "aliyunsdkcore.vendored.requests.sessions": _patch_requests,
-    "aiohttp.client": _patch_aiohttp,
+def _wrap_aiohttp(original: Any, url_index: int) -> Any:
+    @functools.wraps(original)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        routing = _PATCHES.current()
+        if routing is not None:
+            positional = len(args) > url_index
+            url = str(args[url_index] if positional else kwargs.get("url"))
+            base = getattr(args[0], "_base_url", None) if args else None
+            if base is not None and not urlsplit(url).netloc:  # relative to the session's
+                url = urljoin(str(base), url)  # base URL (unknown base: judged as it is)
+            target = routing.target(url)
+            if target is not None:
+                if positional:
+                    args = (*args[:url_index], target, *args[url_index + 1:])
+                else:
+                    kwargs["url"] = target
+                kwargs["ssl"] = False
+                kwargs["proxy"] = None
+        return original(*args, **kwargs)
+
+    return call
+
+
+_Wrap = tuple[str | None, str, Callable[[Any], Any]]  # (class in the module or None, name, wrap)
+_ADAPTER: tuple[_Wrap, ...] = (("HTTPAdapter", "send", _wrap_adapter_send),)
+_AIOHTTP_REQUEST: _Wrap = (None, "request", functools.partial(_wrap_aiohttp, url_index=1))
+WRAPPED: dict[str, tuple[_Wrap, ...]] = {
+    "requests.adapters": _ADAPTER,
+    "aliyunsdkcore.vendored.requests.adapters": _ADAPTER,  # the old core SDK's own copy
+    "aiohttp.client": (*(("ClientSession", name, functools.partial(_wrap_aiohttp, url_index=i))
+                         for name, i in AIOHTTP_SESSION_METHODS.items()), _AIOHTTP_REQUEST),
+    "aiohttp": (_AIOHTTP_REQUEST,),  # aiohttp.request, re-exported from aiohttp.client
 }
+"""Module -> the public methods wrapped in it."""
 
 
-class _PatchingLoader(Loader):
-    def __init__(self, inner: Loader, patch: Callable[[ModuleType], None]) -> None:
+class _Patches:
+    """The wrapped methods and the import hook, in place while at least one routing is."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._stack: list[Routing] = []
+        self._originals: list[tuple[Any, str, Any]] = []
+        self._hook = _WrapOnImport(self)
+
+    def current(self) -> Routing | None:
+        stack = self._stack
+        return stack[-1] if stack else None
+
+    def add(self, routing: Routing) -> None:
+        with self._lock:
+            if not self._stack:
+                sys.meta_path.insert(0, self._hook)
+                for name in WRAPPED:
+                    module = sys.modules.get(name)
+                    if module is not None:
+                        self._wrap_module(name, module)
+            self._stack.append(routing)
+
+    def remove(self, routing: Routing) -> None:
+        with self._lock:
+            if routing in self._stack:
+                self._stack.remove(routing)
+                if not self._stack:
+                    self._restore()
+
+    def imported(self, name: str, module: ModuleType) -> None:
+        """Called by the import hook once ``module`` has executed."""
+        with self._lock:
+            if self._stack:
+                self._wrap_module(name, module)
+
+    def _wrap_module(self, name: str, module: ModuleType) -> None:
+        for owner_name, attribute, wrap in WRAPPED[name]:
+            owner = module if owner_name is None else vars(module).get(owner_name)
+            if owner is None or attribute not in vars(owner):
+                continue
+            current = vars(owner)[attribute]
+            original = getattr(current, _ORIGINAL, current)  # a re-export of a wrapped one
+            self._originals.append((owner, attribute, original))
+            if current is original:
+                wrapper = wrap(original)
+                setattr(wrapper, _ORIGINAL, original)
+                setattr(owner, attribute, wrapper)
+
+    def _restore(self) -> None:
+        if self._hook in sys.meta_path:
+            sys.meta_path.remove(self._hook)
+        while self._originals:
+            owner, attribute, original = self._originals.pop()
+            setattr(owner, attribute, original)
+
+
+class _WrapOnImport:
+    """A ``sys.meta_path`` finder: the modules of :data:`WRAPPED` get a loader that wraps their
+    methods right after the module executed (found by the other finders, loaded by theirs)."""
+
+    def __init__(self, patches: _Patches) -> None:
+        self._patches = patches
+        self._local = threading.local()
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None, target: Any = None) -> Any:
+        if fullname not in WRAPPED or getattr(self._local, "finding", False):
+            return None
+        self._local.finding = True
+        try:
+            spec = None
+            for finder in list(sys.meta_path):
+                find = getattr(finder, "find_spec", None)
+                if finder is not self and find is not None:
+                    spec = find(fullname, path, target)
+                    if spec is not None:
+                        break
+        finally:
+            self._local.finding = False
+        if spec is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _WrappingLoader(spec.loader, fullname, self._patches)
+        return spec
+
+
+class _WrappingLoader:
+    """Another loader, then :meth:`_Patches.imported`; anything else is the other loader's."""
+
+    def __init__(self, inner: Any, name: str, patches: _Patches) -> None:
         self._inner = inner
-        self._patch = patch
+        self._name = name
+        self._patches = patches
 
-    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
-        return self._inner.create_module(spec)
+    def create_module(self, spec: Any) -> ModuleType | None:
+        create = getattr(self._inner, "create_module", None)
+        return None if create is None else create(spec)  # type: ignore[no-any-return]
 
     def exec_module(self, module: ModuleType) -> None:
         self._inner.exec_module(module)
-        self._patch(module)
+        self._patches.imported(self._name, module)
+
+    def __getattr__(self, name: str) -> Any:  # get_source, get_resource_reader, ...
+        return getattr(self._inner, name)
 
 
-def _apply(patch: Callable[[ModuleType, _Router], None], router: _Router,
-           module: ModuleType) -> None:
-    patch(module, router)
-
-
-class _PatchingFinder(MetaPathFinder):
-    """Wraps the loader of the HTTP-client modules so they are patched right after import."""
-
-    def __init__(self, router: _Router) -> None:
-        self._router = router
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> ModuleSpec | None:
-        patch = _PATCHES.get(fullname)
-        if patch is None:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _PatchingLoader(spec.loader,
-                                              functools.partial(_apply, patch, self._router))
-                return spec
-        return None
-
-
-def _guard_sockets(router: _Router) -> None:
-    real_getaddrinfo = socket.getaddrinfo
-    real_connect = socket.socket.connect
-    real_connect_ex = socket.socket.connect_ex
-
-    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(host, (str, bytes)):
-            router.refuse(host.decode() if isinstance(host, bytes) else host, resolving=True)
-        return real_getaddrinfo(host, *args, **kwargs)
-
-    def _check(address: Any) -> None:
-        if isinstance(address, tuple) and address and isinstance(address[0], str):
-            router.refuse(address[0], resolving=True)
-
-    def connect(sock: socket.socket, address: Any) -> None:
-        _check(address)
-        real_connect(sock, address)
-
-    def connect_ex(sock: socket.socket, address: Any) -> int:
-        _check(address)
-        return real_connect_ex(sock, address)
-
-    socket.getaddrinfo = getaddrinfo
-    socket.socket.connect = connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
-
-    def undo() -> None:
-        socket.getaddrinfo = real_getaddrinfo
-        socket.socket.connect = real_connect  # type: ignore[method-assign]
-        socket.socket.connect_ex = real_connect_ex  # type: ignore[method-assign]
-
-    _state.setdefault("undo", []).append(undo)
-
-
-def install_cloud_routing(endpoint: str, *, internet_access: bool = True) -> None:
-    """Route this process's SDK calls for FC, CloudFlow, RAM and STS to ``endpoint``
-    (``host:port`` of the emulator, plain HTTP) and refuse every other Alibaba Cloud endpoint.
-
-    Idempotent per process; HTTP-client modules already imported are patched at once, later ones
-    when they are imported.
-    """
-    if _state.get("router") is not None:
-        return
-    router = _Router(endpoint, internet_access)
-    _state["router"] = router
-    finder = _PatchingFinder(router)
-    sys.meta_path.insert(0, finder)
-    _state.setdefault("undo", []).append(lambda: sys.meta_path.remove(finder))
-    for name, patch in _PATCHES.items():
-        module = sys.modules.get(name)
-        if module is not None:
-            patch(module, router)
-    _guard_sockets(router)
-
-
-def uninstall_cloud_routing() -> None:
-    """Undo :func:`install_cloud_routing` (patches are removed in reverse order)."""
-    for undo in reversed(_state.pop("undo", [])):
-        undo()
-    _state.pop("router", None)
+_PATCHES = _Patches()
