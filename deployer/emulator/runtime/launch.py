@@ -108,8 +108,13 @@ def worker_config(spec: FunctionSpec, *, packages: list[str], emulator_packages:
 
 def sandbox_settings(spec: FunctionSpec, *, tmp_dir: Path, code_root: Path, readable: list[str],
                      package_sources: list[str], landlock: bool, private_tmp: bool,
-                     separate_uid: bool) -> dict[str, Any]:
-    """The ``sandbox`` part of the config frame (applied by ``sandbox.py`` in the worker)."""
+                     separate_uid: bool, interpreter: str = "") -> dict[str, Any]:
+    """The ``sandbox`` part of the config frame (applied by ``sandbox.py`` in the worker).
+
+    ``interpreter`` is the worker's Python: its directory stays visible (read-only) inside the
+    private /tmp, so a handler can start ``sys.executable`` even when the emulator's
+    environment lives below /tmp."""
+    bin_dir = [os.path.dirname(interpreter)] if interpreter else []
     return {
         "tmp_dir": str(tmp_dir),
         "code_root": str(code_root),
@@ -118,7 +123,7 @@ def sandbox_settings(spec: FunctionSpec, *, tmp_dir: Path, code_root: Path, read
         "max_open_files": MAX_OPEN_FILES,
         "max_processes": MAX_PROCESSES if separate_uid else 0,
         "landlock": landlock,
-        "read": [*readable, str(code_root), *package_sources],
-        "keep": [str(code_root), *package_sources],  # visible in the private /tmp too
+        "read": [*readable, str(code_root), *package_sources, *bin_dir],
+        "keep": [str(code_root), *package_sources, *bin_dir],  # visible in the private /tmp
         "write": [str(tmp_dir), "/tmp" if private_tmp else str(tmp_dir), *DEVICES],
     }

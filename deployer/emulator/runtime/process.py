@@ -265,7 +265,8 @@ class ProcessRuntime:
             spec, tmp_dir=slot.tmp_dir, code_root=code_root,
             readable=iso.readable() if self._sandbox else [],
             package_sources=[str(view), str(emulator_view), *sources, *emulator_sources],
-            landlock=self._sandbox, private_tmp=self._sandbox, separate_uid=uid is not None)
+            landlock=self._sandbox, private_tmp=self._sandbox, separate_uid=uid is not None,
+            interpreter=self._python)
         slot.credentials = spec.credentials() if spec.credentials is not None else None
         config = worker_config(spec, packages=[str(view)], emulator_packages=[str(emulator_view)],
                                sandbox=sandbox, virtual_time=self._clock.is_virtual,
