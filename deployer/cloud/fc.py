@@ -121,6 +121,9 @@ class RemoteFunction:
     code_size: int
     state: str
     last_modified: str
+    #: what the service said it cannot do exactly as asked (the emulator's
+    #: ``x-deployer-warning`` header: e.g. the host's Python runs another runtime version)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +140,14 @@ class Invocation:
         return self.error_type is not None
 
 
-def _remote(fn: Any) -> RemoteFunction:
+def _warnings(response: Any) -> tuple[str, ...]:
+    raw = getattr(response, "headers", None) or {}
+    headers = {str(k).lower(): str(v) for k, v in raw.items()}
+    text = headers.get("x-deployer-warning", "")
+    return tuple(part.strip() for part in text.split(" | ") if part.strip())
+
+
+def _remote(fn: Any, warnings: tuple[str, ...] = ()) -> RemoteFunction:
     config = FunctionConfig(
         runtime=fn.runtime or "",
         handler=fn.handler or "",
@@ -160,6 +170,7 @@ def _remote(fn: Any) -> RemoteFunction:
         code_size=int(fn.code_size or 0),
         state=fn.state or "",
         last_modified=fn.last_modified_time or "",
+        warnings=warnings,
     )
 
 
@@ -204,7 +215,7 @@ class FunctionComputeClient:
             "CreateFunction",
             lambda: self._conn.fc.create_function(models.CreateFunctionRequest(body=body)),
         )
-        return _remote(response.body)
+        return _remote(response.body, _warnings(response))
 
     def update_function(
         self, name: str, *, config: FunctionConfig | None = None, zip_bytes: bytes | None = None
@@ -222,7 +233,7 @@ class FunctionComputeClient:
             "UpdateFunction",
             lambda: self._conn.fc.update_function(name, models.UpdateFunctionRequest(body=body)),
         )
-        return _remote(response.body)
+        return _remote(response.body, _warnings(response))
 
     def delete_function(self, name: str) -> bool:
         """Delete ``name``; False when it did not exist."""

@@ -82,6 +82,7 @@ class _Applier:
             remote = fc.create_function(action.name, desired.config, desired.zip_bytes)
             self.writes += 1
             self._created(ResourceType.FUNCTION, action.name, remote.arn)
+            self._warn(remote.warnings)
             return remote.arn
         code = action.changed("code")
         config = any(s.name != "code" for s in action.settings)
@@ -92,7 +93,12 @@ class _Applier:
             zip_bytes=desired.zip_bytes if code else None,
         )
         self.writes += 1
+        self._warn(remote.warnings)
         return remote.arn
+
+    def _warn(self, warnings: tuple[str, ...]) -> None:
+        for warning in warnings:  # said by the target once, when caused
+            self.progress(f"warning: {warning}")
 
     def role(self, action: Action, role: DesiredRole) -> str:
         ram = self.clients.ram

@@ -164,3 +164,19 @@ def test_json_mode_keeps_stdout_one_document(deploy):
     assert doc["target"] == "aliyun" and doc["account_id"] == cloud.account_id
     assert result.stderr.splitlines()[0].startswith("Target: aliyun (Alibaba Cloud), region ")
     assert "creating flow MyWorkFlow" in result.stderr
+
+
+def test_up_says_when_the_local_python_is_not_the_runtime_s(deploy, project):
+    import sys
+
+    host = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    with mock_cloud():
+        first = deploy("up", "--yes", target="local")
+        again = deploy("up", "--yes", target="local")
+    assert first.exit_code == 0, first.stderr
+    warned = [line for line in first.stderr.splitlines() if line.startswith("warning: runtime")]
+    if host == "python3.10":  # the seed's runtime: nothing to say
+        assert warned == []
+    else:
+        assert len(warned) == 2 and all("python3.10" in w for w in warned)
+    assert "warning: runtime" not in again.stderr  # said once, when caused
