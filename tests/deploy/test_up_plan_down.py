@@ -166,7 +166,7 @@ def test_json_mode_keeps_stdout_one_document(deploy):
     assert "creating flow MyWorkFlow" in result.stderr
 
 
-def test_up_says_when_the_local_python_is_not_the_runtime_s(deploy, project):
+def test_up_warns_when_the_local_python_differs_from_the_runtime(deploy, project):
     import sys
 
     host = f"python{sys.version_info[0]}.{sys.version_info[1]}"
