@@ -27,6 +27,7 @@ from deployer.emulator.api.admin import AdminApi
 from deployer.emulator.api.cloudflow import CloudFlowApi
 from deployer.emulator.api.errors import Style
 from deployer.emulator.api.fc import FcApi
+from deployer.emulator.api.freshness import RequestFreshness
 from deployer.emulator.api.local_guard import LocalGuard, new_token
 from deployer.emulator.api.ram import RamApi
 from deployer.emulator.api.router import Router, fc_request_id
@@ -74,8 +75,9 @@ class EmulatorServer:
                              state_dir=str(self.state_dir))
         self.router.access = RequestAccess(ident.account_id, ident.secret_for,
                                            emulator.tokens, emulator.authorizer)
+        self.router.freshness = RequestFreshness(self.clock)
         self.router.add_roa(FcApi(emulator.functions))
-        self.router.add_roa(SlsApi(emulator.logs, ident.secret_for))
+        self.router.add_roa(SlsApi(emulator.logs, ident.secret_for, self.router.freshness))
         self.router.add_rpc(RamApi(emulator.roles))
         self.router.add_rpc(StsApi(emulator.tokens))
         self.router.add_rpc(CloudFlowApi(emulator.flows, emulator.executions, self.watch))
