@@ -6,7 +6,8 @@ and the daemon's token for every POST).
 clock, JSON ``{"seconds": n}``; due timers then fire),
 ``POST reset``, ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode),
 ``GET logs?function=NAME[&region=R][&limit=N]`` (recent invocations of a function, newest
-first: the local stand-in for the function's SLS logstore).
+first: the local stand-in for the function's SLS logstore), and ``faults[/...]`` (fault
+injection, :mod:`deployer.emulator.api.fault_admin`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ class AdminApi:
     def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
                  reset: Callable[[], None], code_path: Callable[[str], os.PathLike[str]],
                  guard: LocalGuard, advanced: Callable[[], None] | None = None,
-                 logs: LogsFn | None = None) -> None:
+                 logs: LogsFn | None = None,
+                 faults: Callable[[HttpRequest], HttpResponse] | None = None) -> None:
         self.guard = guard
+        self._faults = faults
         self._logs = logs
         self._clock = clock
         self._advanced = advanced
@@ -47,6 +50,9 @@ class AdminApi:
     def handle(self, request: HttpRequest) -> HttpResponse:
         self.guard.check(request)
         path, method = request.raw_path, request.method
+        if self._faults is not None and (path == "/_emulator/faults"
+                                         or path.startswith("/_emulator/faults/")):
+            return self._faults(request)
         if path == "/_emulator/health" and method == "GET":
             return json_response(200, {"status": "ok", **self._health()}, {})
         if path == "/_emulator/clock" and method == "GET":

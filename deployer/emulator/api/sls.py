@@ -13,8 +13,9 @@ HMAC-SHA1, or HMAC-SHA256 with ``x-log-signaturemethod: hmac-sha256``, over the 
 ``Content-MD5``, ``Content-Type``, ``Date``, the ``x-log-*``/``x-acs-*`` headers and the path
 with its sorted decoded query. Errors are SLS's ``{"errorCode", "errorMessage"}`` with
 ``x-log-requestid``. The signed ``Date`` must be within 15 minutes of now
-(``400 RequestTimeExpired``; unparsable: ``400 InvalidRequestTime``). A GetLogsV2 client asking for ``gzip`` or ``deflate`` gets the body as
-SLS sends it then: a zlib stream with ``x-log-compresstype`` and ``x-log-bodyrawsize``.
+(``400 RequestTimeExpired``; unparsable: ``400 InvalidRequestTime``). A GetLogsV2 client
+asking for ``gzip`` or ``deflate`` gets the body as SLS sends it then: a zlib stream with
+``x-log-compresstype`` and ``x-log-bodyrawsize``.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ from urllib.parse import parse_qsl, unquote
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.errors import Style, error_response, from_service_error
+from deployer.emulator.api.freshness import RequestFreshness
 from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
 from deployer.emulator.api.router import REGION_HEADER, RequestContext
-from deployer.emulator.api.freshness import RequestFreshness
 from deployer.emulator.api.signing import SecretLookup, SignatureError, SignatureFailure
 from deployer.emulator.services.errors import ServiceError
 from deployer.emulator.services.logs import LogQuery, LogResult, LogService
