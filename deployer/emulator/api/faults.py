@@ -92,7 +92,7 @@ def resolve_error(service: str, code: str, status: int | None) -> tuple[str, int
         return code, status or default_status, message
     if status is None:
         raise e.InvalidArgument(
-            f"error {code!r} is not one of {service}'s named errors "
+            f"invalid fault: error {code!r} is not one of {service}'s named errors "
             f"({', '.join(sorted(known))}): give its HTTP status too (status 400-599)")
     return code, status, f"{code} (injected)"
 
