@@ -301,3 +301,25 @@ def test_throttle_cloud_applies_cloudflows_documented_rates():
         with pytest.raises(FaultError) as info:
             cloud.faults.throttle = "harsh"
         assert info.value.status == 400 and "off, cloud" in str(info.value)
+
+
+def test_the_fault_endpoint_is_guarded_like_the_admin_surface(cloud):
+    import urllib.error
+    import urllib.request
+
+    url = f"{cloud.url}/_emulator/faults"
+    body = json.dumps({"service": "sts", "error": "Throttling"}).encode()
+    for headers, method in (({"Content-Type": "application/json"}, "POST"),  # no token
+                            ({"X-Emulator-Token": cloud.admin_token}, "POST"),  # no JSON type
+                            ({"Content-Type": "application/json",
+                              "X-Emulator-Token": cloud.admin_token,
+                              "Origin": "http://evil.example"}, "POST"),
+                            ({"Content-Type": "application/json"}, "DELETE")):
+        request = urllib.request.Request(url, data=body, method=method, headers=headers)
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(request, timeout=10)
+        assert info.value.code == 403
+        assert json.loads(info.value.read())["Code"] == "AccessDenied"
+    assert cloud.faults.list() == []
+    with urllib.request.urlopen(url, timeout=10) as answer:  # reading needs no token
+        assert json.loads(answer.read()) == {"faults": [], "throttle": "off"}

@@ -27,7 +27,7 @@ def _state_dir(app: AppContext, state_dir: Path | None) -> Path:
             "`deploy emulator` manages background emulators; inside mock_cloud() every command "
             f"uses the in-process cloud at {mock.endpoint}",
             hint="run `deploy emulator` outside the mock_cloud() block (or the local_cloud "
-            "fixture)")
+            "fixture); inside it, inject faults with cloud.faults")
     return app.resolve(state_dir or DEFAULT_STATE_DIR)
 
 

@@ -24,7 +24,7 @@ from deployer.emulator.api.local_guard import LocalGuard
 from deployer.emulator.api.strict import loads
 from deployer.emulator.clock import Clock
 
-__all__ = ["AdminApi"]
+__all__ = ["AdminApi", "json_object"]
 
 _CODE_RE = re.compile(r"^/_emulator/code/(\d{1,20})\.zip$")
 LogsFn = Callable[[str, str, int], list[dict[str, Any]]]  # (region, function, limit) -> records
@@ -60,7 +60,7 @@ class AdminApi:
         if path == "/_emulator/clock/advance" and method == "POST":
             return self._advance(request)
         if path == "/_emulator/reset" and method == "POST":
-            _json_object(request)
+            json_object(request)
             self._reset()
             return json_response(200, {"reset": True}, {})
         if path == "/_emulator/logs" and method == "GET" and self._logs is not None:
@@ -95,7 +95,7 @@ class AdminApi:
         advance = getattr(self._clock, "advance", None)
         if not self._clock.is_virtual or advance is None:
             raise e.InvalidArgument("the emulator runs on the real clock; it cannot be advanced")
-        seconds = _json_object(request).get("seconds")
+        seconds = json_object(request).get("seconds")
         if (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)
                 or not math.isfinite(seconds) or seconds < 0):
             raise e.InvalidArgument('body must be {"seconds": <finite non-negative number>}')
@@ -105,7 +105,7 @@ class AdminApi:
         return json_response(200, self._clock_state(), {})
 
 
-def _json_object(request: HttpRequest) -> dict[str, Any]:
+def json_object(request: HttpRequest) -> dict[str, Any]:
     """The body as a JSON object ({} when empty); 400 otherwise (NaN and Infinity included)."""
     if not request.body.strip():
         return {}

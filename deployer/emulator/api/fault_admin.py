@@ -24,9 +24,9 @@ import re
 from typing import Any
 
 from deployer.emulator.api import errors as e
+from deployer.emulator.api.admin import json_object
 from deployer.emulator.api.faults import FaultInjector, fault_fields, resolve_error
 from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
-from deployer.emulator.api.strict import loads
 from deployer.emulator.services.errors import ServiceError
 from deployer.emulator.services.faults import SERVICES, FaultKind, FaultSpec
 
@@ -131,18 +131,6 @@ def parse_fault(body: dict[str, Any]) -> FaultSpec:
     return spec
 
 
-def _body(request: HttpRequest) -> dict[str, Any]:
-    if not request.body.strip():
-        return {}
-    try:
-        value = loads(request.body)
-    except ValueError as exc:
-        raise e.InvalidArgument(f"the body is not a valid JSON object: {exc}") from None
-    if not isinstance(value, dict):
-        raise e.InvalidArgument("the body must be a JSON object")
-    return value
-
-
 class FaultAdmin:
     """Serves :data:`PREFIX` for one emulator (the admin API delegates after its guard)."""
 
@@ -159,7 +147,7 @@ class FaultAdmin:
                 return self._collection(request, method)
             if path == f"{PREFIX}/throttle":
                 if method in ("PUT", "POST"):
-                    mode = _body(request).get("mode")
+                    mode = json_object(request).get("mode")
                     self._quotas.set_mode(mode if isinstance(mode, str) else repr(mode))
                 elif method != "GET":
                     raise self._unsupported(request)
@@ -181,7 +169,7 @@ class FaultAdmin:
             return json_response(200, {"faults": [fault_fields(f) for f in self._faults.list()],
                                        "throttle": self._quotas.mode}, {})
         if method == "POST":
-            fault = self._faults.add(parse_fault(_body(request)))
+            fault = self._faults.add(parse_fault(json_object(request)))
             return json_response(200, {"fault": fault_fields(fault)}, {})
         if method == "DELETE":
             return json_response(200, {"cleared": self._faults.clear()}, {})
