@@ -37,7 +37,8 @@ from deployer.emulator.services.faults import INVOKE, Fault, FaultCall, FaultKin
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.quotas import CloudQuotas, QuotaExceeded
 
-__all__ = ["CATALOGUE", "PRODUCTS", "FaultInjector", "function_error_body", "timeout_body"]
+__all__ = ["CATALOGUE", "PRODUCTS", "FaultInjector", "fault_fields", "function_error_body",
+           "resolve_error", "timeout_body"]
 
 PRODUCTS = {"/2023-03-30/": "fc", "2019-03-15": "cloudflow", "2015-05-01": "ram",
             "2015-04-01": "sts"}
