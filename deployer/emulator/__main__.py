@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--step-latency", type=float, default=0.0, metavar="SECONDS",
                         help="virtual-time cost of each CloudFlow step (models the cloud's "
                              "scheduling overhead; default 0)")
+    parser.add_argument("--throttle", choices=("off", "cloud"), default="off",
+                        help="cloud: apply the cloud's documented API quotas (docs/emulator.md)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -38,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.step_latency < 0:
             parser.error("--step-latency must be >= 0")
         server = EmulatorServer(args.state_dir, args.host, args.port, clock, region=args.region,
-                                step_latency=args.step_latency)
+                                step_latency=args.step_latency, throttle=args.throttle)
     except StateDirInUse as exc:
         print(f"Error: {exc}; stop it first (deploy emulator stop) or use another --state-dir",
               file=sys.stderr)

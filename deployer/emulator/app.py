@@ -16,6 +16,7 @@ from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
 from deployer.emulator.services.authorization import Authorizer
 from deployer.emulator.services.executions import ExecutionService
+from deployer.emulator.services.faults import FaultService
 from deployer.emulator.services.fc_tasks import FunctionInvoker
 from deployer.emulator.services.flow_versions import FlowReleases
 from deployer.emulator.services.flows import FlowService
@@ -23,6 +24,7 @@ from deployer.emulator.services.function_versions import FunctionReleases
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.ports import FunctionRuntime
+from deployer.emulator.services.quotas import CloudQuotas
 from deployer.emulator.services.roles import RoleService
 from deployer.emulator.services.schedules import ScheduleService
 from deployer.emulator.services.security_tokens import SecurityTokenService
@@ -61,7 +63,7 @@ class Emulator:
 
     def __init__(self, state_dir: Path, clock: Clock, runtime: FunctionRuntime | None = None,
                  *, region: str = "cn-hangzhou", step_latency: float = 0.0,
-                 flow_workers: int = 8) -> None:
+                 flow_workers: int = 8, throttle: str = "off") -> None:
         self.state_dir = state_dir
         self.clock = clock
         self.region = region
@@ -78,10 +80,14 @@ class Emulator:
         self.functions = FunctionService(self.function_repo, self.invocation_repo, self.code,
                                          self.runtime, clock, tokens=self.tokens)
         self.logs = LogService(self.function_repo, InvocationLogRepo(self.db))
+        self.faults = FaultService()
+        self.quotas = CloudQuotas(throttle)
         self.flow_repo = FlowRepo(self.db)
         self.flows = FlowService(self.flow_repo, clock, self.roles.role_trusts)
         self.flow_engine = FlowEngine(self.db, clock,
-                                      FunctionInvoker(self.functions, self.authorizer),
+                                      FunctionInvoker(self.functions, self.authorizer,
+                                                      faults=self.faults,
+                                                      quotas=self.quotas),
                                       workers=flow_workers, step_latency=step_latency)
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
         self._wire_releases_and_schedules(clock)
@@ -107,17 +113,19 @@ class Emulator:
 
     def reset(self) -> None:
         """Forget every resource (functions, code, invocations, roles, policies, flows and
-        executions).
+        executions) and every injected fault.
 
         The identity (account id and keys) survives, so configured clients keep working.
         """
         for account_id, region, name in self.function_repo.all_keys():
             self.runtime.retire(account_id, region, name)
         self.db.wipe()
+        self.faults.clear()
         self.flow_engine.resync()
         shutil.rmtree(self.code.root, ignore_errors=True)
 
     def close(self) -> None:
+        self.faults.close()
         for engine in reversed(self.engines):
             engine.stop()
         self.functions.close(wait=False)

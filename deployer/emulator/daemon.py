@@ -107,16 +107,18 @@ def _info(state_dir: Path) -> dict[str, Any]:
 
 
 def admin_request(state_dir: Path, path: str, payload: dict[str, Any] | None = None, *,
-                  timeout: float = 10.0) -> dict[str, Any]:
-    """POST ``payload`` (JSON) to the running daemon's admin ``path`` (``/_emulator/...``)
-    with its token; the JSON answer. OperationError when it is not running or refuses."""
+                  timeout: float = 10.0, method: str = "POST") -> dict[str, Any]:
+    """Send ``payload`` (JSON; ``method`` POST by default, or GET, PUT, DELETE) to the running
+    daemon's admin ``path`` (``/_emulator/...``) with its token; the JSON answer.
+    OperationError when it is not running or refuses (with the emulator's message)."""
     info = _info(state_dir)
     endpoint, token = info.get("endpoint"), info.get("token")
     if not endpoint or not token:
         raise OperationError(f"no running emulator recorded in {state_dir}",
                              hint="run `deploy emulator start` first")
     req = urllib.request.Request(
-        f"http://{endpoint}{path}", method="POST", data=json.dumps(payload or {}).encode(),
+        f"http://{endpoint}{path}", method=method,
+        data=None if method == "GET" else json.dumps(payload or {}).encode(),
         headers={"Content-Type": "application/json", TOKEN_HEADER: str(token)})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
@@ -239,7 +241,7 @@ def _end(proc: subprocess.Popen[bytes], sleep: Sleep, grace: float = 5.0) -> Non
 
 def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: str = "real",
           timeout: float = 20.0, sleep: Sleep = time.sleep,
-          step_latency: float = 0.0) -> EmulatorStatus:
+          step_latency: float = 0.0, throttle: str = "off") -> EmulatorStatus:
     """Start a background daemon and return once ``/_emulator/health`` answers.
 
     Already running → its status with message "already running". Raises OperationError when
@@ -257,7 +259,7 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
     proc = subprocess.Popen(
         [sys.executable, "-m", "deployer.emulator", "--state-dir", str(state_dir),
          "--host", host, "--port", str(port), "--clock", clock,
-         "--step-latency", repr(float(step_latency))],
+         "--step-latency", repr(float(step_latency)), "--throttle", throttle],
         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     log.close()
     try:

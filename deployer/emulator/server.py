@@ -26,7 +26,10 @@ from deployer.emulator.api.access import RequestAccess
 from deployer.emulator.api.admin import AdminApi
 from deployer.emulator.api.cloudflow import CloudFlowApi
 from deployer.emulator.api.errors import Style
+from deployer.emulator.api.fault_admin import FaultAdmin
+from deployer.emulator.api.faults import FaultInjector
 from deployer.emulator.api.fc import FcApi
+from deployer.emulator.api.freshness import RequestFreshness
 from deployer.emulator.api.local_guard import LocalGuard, new_token
 from deployer.emulator.api.ram import RamApi
 from deployer.emulator.api.router import Router, fc_request_id
@@ -51,7 +54,8 @@ class EmulatorServer:
                  clock: Clock | None = None, runtime: FunctionRuntime | None = None, *,
                  region: str = "cn-hangzhou", engines: Sequence[Engine] = (),
                  max_body: int | None = None, step_latency: float = 0.0,
-                 limits: ServerLimits | None = None, console: bool = True) -> None:
+                 limits: ServerLimits | None = None, console: bool = True,
+                 throttle: str = "off") -> None:
         self.state_dir = Path(state_dir)
         self.clock = clock or SystemClock()
         self.limits = limits or ServerLimits()
@@ -60,7 +64,7 @@ class EmulatorServer:
         self._lock = StateLock.acquire(self.state_dir)
         try:
             self.emulator = Emulator(self.state_dir, self.clock, runtime, region=region,
-                                     step_latency=step_latency)
+                                     step_latency=step_latency, throttle=throttle)
         except BaseException:
             self._lock.release()
             raise
@@ -74,8 +78,10 @@ class EmulatorServer:
                              state_dir=str(self.state_dir))
         self.router.access = RequestAccess(ident.account_id, ident.secret_for,
                                            emulator.tokens, emulator.authorizer)
+        self.router.freshness = RequestFreshness(self.clock)
+        self.router.faults = FaultInjector(emulator.faults, emulator.quotas, emulator.functions)
         self.router.add_roa(FcApi(emulator.functions))
-        self.router.add_roa(SlsApi(emulator.logs, ident.secret_for))
+        self.router.add_roa(SlsApi(emulator.logs, ident.secret_for, self.router.freshness))
         self.router.add_rpc(RamApi(emulator.roles))
         self.router.add_rpc(StsApi(emulator.tokens))
         self.router.add_rpc(CloudFlowApi(emulator.flows, emulator.executions, self.watch,
@@ -96,7 +102,8 @@ class EmulatorServer:
         self.router.admin = AdminApi(clock=self.clock, health=self._health,
                                      reset=emulator.reset, code_path=emulator.code.path,
                                      guard=self.guard, advanced=emulator.flow_engine.clock_moved,
-                                     logs=self._recent_logs)
+                                     logs=self._recent_logs,
+                                     faults=FaultAdmin(self.router.faults).handle)
         self.console = self._console() if console else None
         self.router.public_url = self.url
         self.emulator.serve_at(self.endpoint)

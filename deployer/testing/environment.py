@@ -37,6 +37,7 @@ from deployer.emulator.runtime import routing
 from deployer.emulator.runtime.routing import EMULATED_HOSTS, UnmockedRequestError
 from deployer.emulator.server import EmulatorServer
 from deployer.emulator.services.ports import FunctionRuntime
+from deployer.testing.faults import LocalFaults
 
 __all__ = ["EMULATED_HOSTS", "LocalCloud", "UnmockedRequestError", "mock_cloud"]
 
@@ -59,6 +60,9 @@ class LocalCloud:
         self.admin_token: str = server.admin_token
         """Send it as ``X-Emulator-Token`` (with ``Content-Type: application/json``) on POSTs
         to the admin surface ``/_emulator/...``."""
+        self.faults = LocalFaults(server.url, server.admin_token)
+        """Fault injection (:class:`~deployer.testing.faults.LocalFaults`): make chosen calls
+        fail or slow down, or apply the cloud's API quotas (``faults.throttle = "cloud"``)."""
 
     def config(self, **overrides: Any) -> Any:
         """An ``open_api`` ``Config`` for any Alibaba SDK client, pointed at the emulator."""
@@ -269,12 +273,14 @@ class mock_cloud:
     ``state_dir`` defaults to a temporary directory removed on exit; ``clock`` to a new
     :class:`VirtualClock`; ``runtime`` to the process runtime. ``intercept=False`` installs
     no routing and leaves the environment untouched (use ``cloud.config()``).
+    ``throttle="cloud"`` applies the cloud's documented API quotas (docs/emulator.md).
     """
 
     def __init__(self, *, region: str = "cn-hangzhou", clock: Clock | None = None,
                  runtime: FunctionRuntime | None = None, state_dir: Path | None = None,
                  intercept: bool = True, step_latency: float = 0.0,
-                 console: bool = False) -> None:
+                 console: bool = False, throttle: str = "off") -> None:
+        self.throttle = throttle
         self.step_latency = step_latency
         self.console = console
         self.region = region
@@ -294,7 +300,8 @@ class mock_cloud:
                 state_dir = Path(tmp)
             server = EmulatorServer(state_dir, "127.0.0.1", 0, self.clock or VirtualClock(),
                                     self.runtime, region=self.region,
-                                    step_latency=self.step_latency, console=self.console)
+                                    step_latency=self.step_latency, console=self.console,
+                                    throttle=self.throttle)
             stack.callback(server.stop)
             server.start()
             cloud = LocalCloud(server, self.region)
@@ -319,7 +326,8 @@ class mock_cloud:
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                                 state_dir=self.state_dir, intercept=self.intercept,
-                                step_latency=self.step_latency, console=self.console):
+                                step_latency=self.step_latency, console=self.console,
+                                throttle=self.throttle):
                     return await fn(*args, **kwargs)
             return async_wrapper  # type: ignore[return-value]
 
@@ -327,6 +335,7 @@ class mock_cloud:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                             state_dir=self.state_dir, intercept=self.intercept,
-                            step_latency=self.step_latency, console=self.console):
+                            step_latency=self.step_latency, console=self.console,
+                            throttle=self.throttle):
                 return fn(*args, **kwargs)
         return wrapper  # type: ignore[return-value]

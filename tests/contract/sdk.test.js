@@ -200,3 +200,17 @@ test('openapi-client core: a generic RPC call (STS GetCallerIdentity)', async ()
   assert.equal(answer.body.AccountId, account);
   assert.equal(answer.body.IdentityType, 'Account');
 });
+
+test('SDK retries sign every attempt anew: injected throttling, then the real answer', async () => {
+  // test_node_sdks.py injects ResourceThrottled for the next two GetFunction calls of this name
+  await refused(fc.getFunction('node-retry-probe', new FC.GetFunctionRequest({})),
+    'ResourceThrottled', 503);
+  const retrying = new FC.default(new $OpenApiUtil.Config({
+    ...keys, endpoint, protocol: 'http', regionId: region, readTimeout: 60000,
+    retryOptions: { retryable: true, noRetryCondition: [],
+      retryCondition: [{ maxAttempts: 3, errorCode: ['ResourceThrottled'], exception: [] }] } }));
+  // one more refusal, then the retry (new x-acs-date and nonce) reaches the function lookup; a
+  // reused nonce would be refused with SignatureNonceUsed
+  await refused(retrying.getFunction('node-retry-probe', new FC.GetFunctionRequest({})),
+    'FunctionNotFound', 404);
+});

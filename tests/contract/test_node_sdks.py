@@ -58,7 +58,11 @@ def test_node_sdks_against_the_emulator() -> None:
                "FUNCTION_ZIP_B64": _echo_zip(), "NO_PROXY": "*", "no_proxy": "*"}
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
             env.pop(name, None)
+        probe = cloud.faults.add("fc", action="GetFunction", function="node-retry-probe",
+                                 error="ResourceThrottled", times=2)
         done = subprocess.run([node, "--test", "--test-reporter=spec", "sdk.test.js"],
                               cwd=HERE, env=env, capture_output=True, text=True, timeout=240)
+        fired = probe.fired
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    assert fired == 2
     assert "# fail 0" in done.stdout or "ℹ fail 0" in done.stdout, done.stdout[-3000:]

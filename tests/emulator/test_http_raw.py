@@ -5,20 +5,22 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import secrets
 
 import pytest
 
 from deployer.emulator.api.signing import acs3_signature
 from deployer.emulator.server import EmulatorServer
 from deployer.testing.runtimes import EchoRuntime
+from tests.emulator.wire import acs_date
 
 
 def _signed(cloud, method: str, target: str, body: bytes = b"", *, key: str | None = None,
             secret: str | None = None, sha: str | None = None,
             extra: dict[str, str] | None = None) -> dict[str, str]:
     headers = {"host": cloud.endpoint, "x-acs-version": "2023-03-30",
-               "x-acs-action": "Any", "x-acs-date": "2024-01-01T00:00:00Z",
-               "x-acs-signature-nonce": "1" * 32, "accept": "application/json",
+               "x-acs-action": "Any", "x-acs-date": acs_date(),
+               "x-acs-signature-nonce": secrets.token_hex(16), "accept": "application/json",
                "x-acs-content-sha256": sha or hashlib.sha256(body).hexdigest(), **(extra or {})}
     signed = ";".join(sorted(headers))
     sig = acs3_signature(method, target, lambda n: [headers[n]], signed,

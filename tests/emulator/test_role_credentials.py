@@ -27,6 +27,7 @@ from alibabacloud_tea_openapi.exceptions import ClientException
 
 from deployer.emulator.api.signing import acs3_signature
 from deployer.testing.environment import LocalCloud, mock_cloud
+from tests.emulator.wire import acs_date
 
 SITE = Path(alibabacloud_fc20230330.__file__).resolve().parents[1]
 
@@ -343,7 +344,7 @@ def _raw_create(cloud: LocalCloud, name: str, region_signed: bool) -> str:
     body = json.dumps({"functionName": name, "runtime": "python3.10", "handler": "index.handler",
                        "code": {"zipFile": base64.b64encode(_zip(IDENTITY)).decode()}}).encode()
     headers = {"host": cloud.endpoint, "x-acs-version": "2023-03-30",
-               "x-acs-action": "CreateFunction", "x-acs-date": "2024-01-01T00:00:00Z",
+               "x-acs-action": "CreateFunction", "x-acs-date": acs_date(),
                "x-acs-signature-nonce": hashlib.md5(name.encode()).hexdigest(),
                "accept": "application/json", "content-type": "application/json",
                "x-acs-content-sha256": hashlib.sha256(body).hexdigest()}

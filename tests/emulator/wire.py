@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import socket
+import time
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -101,11 +103,16 @@ def request(method: str, target: str, headers: dict[str, str] | None = None,
     return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8", "surrogateescape") + body
 
 
+def acs_date(at: float | None = None) -> str:
+    """``x-acs-date`` / ``Timestamp`` for ``at`` (default: now), as the SDKs write it."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if at is None else at))
+
+
 def signed_headers(cloud: Any, method: str, target: str, body: bytes = b"",
                    **extra: str) -> dict[str, str]:
     """ACS3-HMAC-SHA256 headers as the FC SDK sends them (Host = the loopback endpoint)."""
     headers = {"host": cloud.endpoint, "x-acs-version": "2023-03-30", "x-acs-action": "Any",
-               "x-acs-date": "2024-01-01T00:00:00Z", "x-acs-signature-nonce": "1" * 32,
+               "x-acs-date": acs_date(), "x-acs-signature-nonce": secrets.token_hex(16),
                "x-acs-content-sha256": hashlib.sha256(body).hexdigest(), **extra}
     signed = ";".join(sorted(headers))
     sig = acs3_signature(method, target, lambda n: [headers[n]], signed,

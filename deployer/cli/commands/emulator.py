@@ -27,7 +27,7 @@ def _state_dir(app: AppContext, state_dir: Path | None) -> Path:
             "`deploy emulator` manages background emulators; inside mock_cloud() every command "
             f"uses the in-process cloud at {mock.endpoint}",
             hint="run `deploy emulator` outside the mock_cloud() block (or the local_cloud "
-            "fixture)")
+            "fixture); inside it, inject faults with cloud.faults")
     return app.resolve(state_dir or DEFAULT_STATE_DIR)
 
 
@@ -59,6 +59,7 @@ Examples:
   deploy emulator start --clock virtual         Waits cost no wall time
   deploy emulator status --output json
   eval "$(deploy emulator credentials --format env)"   point the SDKs / aliyun CLI at it
+  deploy emulator faults add --service fc --function GetJobStatus --error ResourceThrottled
   deploy emulator reset --yes && deploy emulator stop
 """
 
@@ -67,6 +68,7 @@ Examples:
   deploy emulator start                           real clock, port 9125
   deploy emulator start --clock virtual --port 9200
   deploy emulator start --step-latency 0.1        model the cloud's per-step overhead
+  deploy emulator start --throttle cloud          apply the cloud's API quotas
   deploy emulator start --foreground              serve here until Ctrl-C
 """
 
@@ -112,12 +114,15 @@ def emulator() -> None:
 @click.option("--step-latency", type=click.FloatRange(min=0), default=0.0, show_default=True,
               metavar="SECONDS",
               help="Virtual-time cost of each CloudFlow step, modelling the cloud's overhead.")
+@click.option("--throttle", type=click.Choice(("off", "cloud")), default="off",
+              show_default=True,
+              help="cloud: refuse calls beyond the cloud's documented API quotas.")
 @click.option("--foreground", is_flag=True, help="Serve in this process until Ctrl-C.")
 @state_dir_option
 @output_option
 @pass_app
 def start(app: AppContext, port: int, host: str, clock: str, step_latency: float,
-          foreground: bool, state_dir: Path | None, output: str) -> None:
+          throttle: str, foreground: bool, state_dir: Path | None, output: str) -> None:
     """Start the emulator; returns once it answers (harmless when already running)."""
     directory = _state_dir(app, state_dir)
     if foreground:
@@ -125,9 +130,10 @@ def start(app: AppContext, port: int, host: str, clock: str, step_latency: float
 
         raise SystemExit(serve(["--state-dir", str(directory), "--host", host,
                                 "--port", str(port), "--clock", clock,
-                                "--step-latency", repr(step_latency)]))
+                                "--step-latency", repr(step_latency),
+                                "--throttle", throttle]))
     app.render(daemon.start(directory, host=host, port=port, clock=clock,
-                            step_latency=step_latency), output)
+                            step_latency=step_latency, throttle=throttle), output)
 
 
 @emulator.command("status", epilog=STATUS_EPILOG)
@@ -178,3 +184,9 @@ def credentials(app: AppContext, fmt: str | None, state_dir: Path | None, output
             click.echo(f"export {key}={shlex.quote(value)}")
         return
     app.render(creds, "json" if fmt == "json" else output)
+
+
+# registered last: the faults commands use this module's state-dir option
+from deployer.cli.commands.emulator_faults import faults  # noqa: E402
+
+emulator.add_command(faults)

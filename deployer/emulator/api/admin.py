@@ -6,7 +6,8 @@ and the daemon's token for every POST).
 clock, JSON ``{"seconds": n}``; due timers then fire),
 ``POST reset``, ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode),
 ``GET logs?function=NAME[&region=R][&limit=N]`` (recent invocations of a function, newest
-first: the local stand-in for the function's SLS logstore).
+first: the local stand-in for the function's SLS logstore), and ``faults[/...]`` (fault
+injection, :mod:`deployer.emulator.api.fault_admin`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from deployer.emulator.api.local_guard import LocalGuard
 from deployer.emulator.api.strict import loads
 from deployer.emulator.clock import Clock
 
-__all__ = ["AdminApi"]
+__all__ = ["AdminApi", "json_object"]
 
 _CODE_RE = re.compile(r"^/_emulator/code/(\d{1,20})\.zip$")
 LogsFn = Callable[[str, str, int], list[dict[str, Any]]]  # (region, function, limit) -> records
@@ -35,8 +36,10 @@ class AdminApi:
     def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
                  reset: Callable[[], None], code_path: Callable[[str], os.PathLike[str]],
                  guard: LocalGuard, advanced: Callable[[], None] | None = None,
-                 logs: LogsFn | None = None) -> None:
+                 logs: LogsFn | None = None,
+                 faults: Callable[[HttpRequest], HttpResponse] | None = None) -> None:
         self.guard = guard
+        self._faults = faults
         self._logs = logs
         self._clock = clock
         self._advanced = advanced
@@ -47,6 +50,9 @@ class AdminApi:
     def handle(self, request: HttpRequest) -> HttpResponse:
         self.guard.check(request)
         path, method = request.raw_path, request.method
+        if self._faults is not None and (path == "/_emulator/faults"
+                                         or path.startswith("/_emulator/faults/")):
+            return self._faults(request)
         if path == "/_emulator/health" and method == "GET":
             return json_response(200, {"status": "ok", **self._health()}, {})
         if path == "/_emulator/clock" and method == "GET":
@@ -54,7 +60,7 @@ class AdminApi:
         if path == "/_emulator/clock/advance" and method == "POST":
             return self._advance(request)
         if path == "/_emulator/reset" and method == "POST":
-            _json_object(request)
+            json_object(request)
             self._reset()
             return json_response(200, {"reset": True}, {})
         if path == "/_emulator/logs" and method == "GET" and self._logs is not None:
@@ -89,7 +95,7 @@ class AdminApi:
         advance = getattr(self._clock, "advance", None)
         if not self._clock.is_virtual or advance is None:
             raise e.InvalidArgument("the emulator runs on the real clock; it cannot be advanced")
-        seconds = _json_object(request).get("seconds")
+        seconds = json_object(request).get("seconds")
         if (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)
                 or not math.isfinite(seconds) or seconds < 0):
             raise e.InvalidArgument('body must be {"seconds": <finite non-negative number>}')
@@ -99,7 +105,7 @@ class AdminApi:
         return json_response(200, self._clock_state(), {})
 
 
-def _json_object(request: HttpRequest) -> dict[str, Any]:
+def json_object(request: HttpRequest) -> dict[str, Any]:
     """The body as a JSON object ({} when empty); 400 otherwise (NaN and Infinity included)."""
     if not request.body.strip():
         return {}

@@ -44,6 +44,10 @@ FNF_AUTH = AuthScheme(Style.RPC, {
     SignatureFailure.UNKNOWN_KEY: e.InvalidAccessKeyID,
     SignatureFailure.PAYLOAD_HASH: e.SignatureNotMatch,
     SignatureFailure.MISMATCH: e.SignatureNotMatch,
+    SignatureFailure.TIME_MISSING: e.MissingRequiredParams,
+    SignatureFailure.TIME_FORMAT: e.InvalidArgument,
+    SignatureFailure.EXPIRED: e.RequestTimeTooSkewed,
+    SignatureFailure.NONCE_USED: e.SignatureNonceUsed,
 })
 
 Handler = Callable[[RpcCall], Any]

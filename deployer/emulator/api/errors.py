@@ -54,6 +54,15 @@ AliasAlreadyExists = _define("AliasAlreadyExists", "AliasAlreadyExists", 409)
 FunctionAlreadyExists = _define("FunctionAlreadyExists", "FunctionAlreadyExists", 409)
 NotFound = _define("NotFound", "NotFound", 404)
 
+# --- request freshness (docs/emulator.md "Request freshness": sources and inferred choices) ----
+RequestTimeTooSkewed = _define("RequestTimeTooSkewed", "RequestTimeTooSkewed", 403)
+SignatureNonceUsed = _define("SignatureNonceUsed", "SignatureNonceUsed", 403)
+PopSignatureNonceUsed = _define("PopSignatureNonceUsed", "SignatureNonceUsed", 400)
+InvalidTimeStampFormat = _define("InvalidTimeStampFormat", "InvalidTimeStamp.Format", 400)
+InvalidTimeStampExpired = _define("InvalidTimeStampExpired", "InvalidTimeStamp.Expired", 400)
+SlsRequestTimeExpired = _define("SlsRequestTimeExpired", "RequestTimeExpired", 400)
+SlsInvalidRequestTime = _define("SlsInvalidRequestTime", "InvalidRequestTime", 400)
+
 # --- the emulator's own front door (any product) ----------------------------------------------
 RequestTimeout = _define("RequestTimeout", "RequestTimeout", 408)
 ExpectationFailed = _define("ExpectationFailed", "ExpectationFailed", 417)

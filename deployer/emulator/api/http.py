@@ -163,14 +163,15 @@ class StreamingResponse:
 
 @dataclass(frozen=True, slots=True)
 class DeferredResponse:
-    """Answer after a wake-up or ``timeout`` seconds, whichever comes first, with ``then()``.
+    """Answer after a wake-up or ``timeout`` seconds, whichever comes first, with ``then()``
+    (which may defer again: an injected latency before a long poll).
 
     ``subscribe`` is called in a worker thread; ``wake`` may be called from any thread, even
     before ``subscribe`` returns. ``then`` runs in a worker thread too. No thread waits."""
 
     subscribe: Subscribe
     timeout: float
-    then: Callable[[], HttpResponse]
+    then: Callable[[], Answer]
 
 
 Answer = HttpResponse | StreamingResponse | DeferredResponse

@@ -87,10 +87,15 @@ class AuthScheme:
                     f"provided. Check your access key and signing method ({exc.detail})")
         elif exc.reason is SignatureFailure.MISSING and cls is e.MissingRequiredHeader:
             text = "required HTTP header Authorization was not specified"
+        elif exc.reason in _FRESHNESS:
+            text = exc.detail
         else:
             text = f"the request signature is incomplete or malformed: {exc.detail}"
         return cls(text)
 
+
+_FRESHNESS = frozenset({SignatureFailure.TIME_MISSING, SignatureFailure.TIME_FORMAT,
+                        SignatureFailure.EXPIRED, SignatureFailure.NONCE_USED})
 
 FC_AUTH = AuthScheme(Style.ROA, {
     SignatureFailure.MISSING: e.MissingRequiredHeader,
@@ -99,6 +104,10 @@ FC_AUTH = AuthScheme(Style.ROA, {
     SignatureFailure.UNKNOWN_KEY: e.InvalidAccessKeyID,
     SignatureFailure.PAYLOAD_HASH: e.SignatureNotMatch,
     SignatureFailure.MISMATCH: e.SignatureNotMatch,
+    SignatureFailure.TIME_MISSING: e.MissingRequiredHeader,
+    SignatureFailure.TIME_FORMAT: e.InvalidArgument,
+    SignatureFailure.EXPIRED: e.RequestTimeTooSkewed,
+    SignatureFailure.NONCE_USED: e.SignatureNonceUsed,
 })
 POP_AUTH = AuthScheme(Style.RPC, {
     SignatureFailure.MISSING: e.IncompleteSignature,
@@ -107,6 +116,10 @@ POP_AUTH = AuthScheme(Style.RPC, {
     SignatureFailure.UNKNOWN_KEY: e.InvalidAccessKeyIdNotFound,
     SignatureFailure.PAYLOAD_HASH: e.SignatureDoesNotMatch,
     SignatureFailure.MISMATCH: e.SignatureDoesNotMatch,
+    SignatureFailure.TIME_MISSING: e.MissingParameter,
+    SignatureFailure.TIME_FORMAT: e.InvalidTimeStampFormat,
+    SignatureFailure.EXPIRED: e.InvalidTimeStampExpired,
+    SignatureFailure.NONCE_USED: e.PopSignatureNonceUsed,
 })
 
 
@@ -222,6 +235,8 @@ class Router:
     rpc: dict[str, RpcApi] = field(default_factory=dict)
     admin: AdminApi | None = None
     access: Any = None  # api.access.RequestAccess: STS keys, security tokens, RAM checks
+    freshness: Any = None  # api.freshness.RequestFreshness: signed time window, nonces
+    faults: Any = None  # api.faults.FaultInjector: injected faults, --throttle cloud
     local: list[AdminApi] = field(default_factory=list)  # more surfaces outside the cloud APIs
 
     def add_local(self, api: AdminApi) -> None:
@@ -308,11 +323,18 @@ class Router:
 
     def _authenticate(self, request: HttpRequest, scheme: AuthScheme) -> str:
         secret_for = self.access.secret_for if self.access is not None else self.secret_for
+        fresh = self.freshness
         try:
             auth = request.headers.get("authorization") or ""
             if auth or scheme.style is Style.ROA:
-                return verify_acs3(request, secret_for)
-            return verify_rpc_v1(request, secret_for)
+                key = verify_acs3(request, secret_for)
+                if fresh is not None:
+                    fresh.check_acs3(request, key)
+                return key
+            key = verify_rpc_v1(request, secret_for)
+            if fresh is not None:
+                fresh.check_rpc_v1(request, key)
+            return key
         except SignatureError as exc:
             raise scheme.error(exc) from None
 
@@ -321,7 +343,21 @@ class Router:
             return api.handle(self._context(request, rid, request.query_params(), "",
                                             api.prefix, authorize=False))
         key = self._authenticate(request, api.auth)
-        return api.handle(self._context(request, rid, request.query_params(), key, api.prefix))
+        ctx = self._context(request, rid, request.query_params(), key, api.prefix)
+        return self._faulted(ctx, Style.ROA, api.prefix, {}, lambda: api.handle(ctx))
+
+    def _faulted(self, ctx: RequestContext, style: Style, product: str,
+                 params: Mapping[str, str], proceed: Callable[[], Answer]) -> Answer:
+        """``proceed()``, unless an injected fault or the cloud's quotas say otherwise."""
+        if self.faults is None:
+            return proceed()
+        host = (ctx.request.headers.get("host") or "") if style is Style.RPC else ""
+
+        def later(fn: Callable[[], Answer]) -> Answer:
+            return self._guard(ctx.request, style, host, lambda _rid: fn(), ctx.request_id)
+
+        answer: Answer = self.faults.around(ctx, product, params, proceed, later)
+        return answer
 
     def _rpc(self, request: HttpRequest, rid: str) -> Answer:
         params = {**request.query_params(), **request.form_params()}
@@ -339,10 +375,15 @@ class Router:
         if handler is None:
             raise e.InvalidActionNotFound(
                 f"Specified api is not found, please check your url and method: {action!r}")
-        body = handler(RpcCall(self._context(request, rid, params, key, version), params))
-        if isinstance(body, LongPoll):
-            return self._later(request, rid, body)
-        return json_response(200, {"RequestId": rid, **body}, {"x-acs-request-id": rid})
+        call = RpcCall(self._context(request, rid, params, key, version), params)
+
+        def answer() -> Answer:
+            body = handler(call)
+            if isinstance(body, LongPoll):
+                return self._later(request, rid, body)
+            return json_response(200, {"RequestId": rid, **body}, {"x-acs-request-id": rid})
+
+        return self._faulted(call.context, Style.RPC, version, params, answer)
 
     def _later(self, request: HttpRequest, rid: str, poll: LongPoll) -> DeferredResponse:
         host = request.headers.get("host") or ""

@@ -8,6 +8,8 @@
 
 Both return the verified AccessKeyId or raise :class:`SignatureError` with a
 :class:`SignatureFailure` reason; the API layer turns the reason into its product's wire code.
+Whether the signed time is fresh and the nonce unused is checked after the signature, by
+:mod:`deployer.emulator.api.freshness` (the last four reasons).
 The RPC verifier works on decoded parameters, never on the raw query text, because the sync and
 async clients encode ``:`` differently.
 """
@@ -48,6 +50,10 @@ class SignatureFailure(enum.Enum):
     UNKNOWN_KEY = "unknown_key"
     PAYLOAD_HASH = "payload_hash"  # x-acs-content-sha256 differs from the body's hash
     MISMATCH = "mismatch"
+    TIME_MISSING = "time_missing"  # no signed request time (x-acs-date, Timestamp, Date)
+    TIME_FORMAT = "time_format"  # a signed request time that does not parse
+    EXPIRED = "expired"  # signed outside the freshness window
+    NONCE_USED = "nonce_used"  # the signature nonce was seen within the window
 
 
 class SignatureError(Exception):

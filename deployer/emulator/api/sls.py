@@ -12,8 +12,10 @@ Requests are signed as SLS signs them (``Authorization: LOG <AccessKeyId>:<signa
 HMAC-SHA1, or HMAC-SHA256 with ``x-log-signaturemethod: hmac-sha256``, over the verb,
 ``Content-MD5``, ``Content-Type``, ``Date``, the ``x-log-*``/``x-acs-*`` headers and the path
 with its sorted decoded query. Errors are SLS's ``{"errorCode", "errorMessage"}`` with
-``x-log-requestid``. A GetLogsV2 client asking for ``gzip`` or ``deflate`` gets the body as
-SLS sends it then: a zlib stream with ``x-log-compresstype`` and ``x-log-bodyrawsize``.
+``x-log-requestid``. The signed ``Date`` must be within 15 minutes of now
+(``400 RequestTimeExpired``; unparsable: ``400 InvalidRequestTime``). A GetLogsV2 client
+asking for ``gzip`` or ``deflate`` gets the body as SLS sends it then: a zlib stream with
+``x-log-compresstype`` and ``x-log-bodyrawsize``.
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ from urllib.parse import parse_qsl, unquote
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.errors import Style, error_response, from_service_error
+from deployer.emulator.api.freshness import RequestFreshness
 from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
 from deployer.emulator.api.router import REGION_HEADER, RequestContext
-from deployer.emulator.api.signing import SecretLookup
+from deployer.emulator.api.signing import SecretLookup, SignatureError, SignatureFailure
 from deployer.emulator.services.errors import ServiceError
 from deployer.emulator.services.logs import LogQuery, LogResult, LogService
 
@@ -71,9 +74,11 @@ class SlsApi:
     prefix = "/logstores/"
     auth = None
 
-    def __init__(self, logs: LogService, secret_for: SecretLookup) -> None:
+    def __init__(self, logs: LogService, secret_for: SecretLookup,
+                 freshness: RequestFreshness | None = None) -> None:
         self._logs = logs
         self._secret_for = secret_for
+        self._freshness = freshness
 
     def handle(self, ctx: RequestContext) -> HttpResponse:
         rid = _request_id()
@@ -203,3 +208,10 @@ class SlsApi:
                                  secret, "sha256" if method == "hmac-sha256" else "sha1")
         if not hmac.compare_digest(expected, m[2]):
             raise e.SlsSignatureNotMatch("signature " + m[2] + " not match")
+        if self._freshness is not None:
+            try:
+                self._freshness.check_sls(request, m[1])
+            except SignatureError as exc:
+                cls = (e.SlsRequestTimeExpired if exc.reason is SignatureFailure.EXPIRED
+                       else e.SlsInvalidRequestTime)
+                raise cls(exc.detail) from None

@@ -96,7 +96,7 @@ class FrontDoor:
             if reserved:
                 self.budget.release(reserved)
                 reserved = 0
-            if isinstance(answer, DeferredResponse):
+            while isinstance(answer, DeferredResponse):
                 await wait_for_wake(answer.subscribe, answer.timeout)
                 answer = await loop.run_in_executor(None, answer.then)
             if isinstance(answer, StreamingResponse):

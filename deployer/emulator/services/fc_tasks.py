@@ -15,6 +15,10 @@ task waits for the run's result. ``WaitForCustomCallback`` tasks invoke the func
 receives the token in its parameters) and then wait for ReportTask*; a function error fails
 the task at once.
 
+Injected faults (:mod:`deployer.emulator.services.faults`) reach these invocations like direct
+ones: an error fault fails the task with ``FC.<Code>`` (e.g. ``FC.ResourceThrottled``), a
+function error or timeout with ``FC.Unknown`` and FC's error JSON; latency holds the worker.
+
 CloudFlow invokes functions with the flow's execution role: when the flow has a ``RoleArn``, the
 role's RAM policies must allow ``fc:InvokeFunction`` on the function, else the task fails with
 ``FC.AccessDenied`` (FC answers ``403 AccessDenied`` and CloudFlow names FC errors ``FC.<Code>``;
@@ -25,12 +29,15 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.services.authorization import AccessDenied, Authorizer, Subject
 from deployer.emulator.services.errors import NotFound, PayloadTooLarge, ServiceError
+from deployer.emulator.services.faults import INVOKE, FaultCall, FaultKind, FaultService
 from deployer.emulator.services.functions import FunctionService
+from deployer.emulator.services.quotas import CloudQuotas, QuotaExceeded
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import InvokeTask
 from deployer.fdl.interpreter.fc import map_function_error, map_service_error
@@ -77,9 +84,12 @@ def _body(value: Any) -> bytes:
 class FunctionInvoker:
     """Runs tasks against :class:`FunctionService` (blocking; called from engine workers)."""
 
-    def __init__(self, functions: FunctionService, authorizer: Authorizer | None = None) -> None:
+    def __init__(self, functions: FunctionService, authorizer: Authorizer | None = None, *,
+                 faults: FaultService | None = None, quotas: CloudQuotas | None = None) -> None:
         self._functions = functions
         self._authorizer = authorizer
+        self._faults = faults
+        self._quotas = quotas
 
     @staticmethod
     def handles(cmd: InvokeTask) -> bool:
@@ -120,12 +130,18 @@ class FunctionInvoker:
             return denied
         asynchronous = str(params.get("invocationType", "Sync")) == "Async"
         fire_and_forget = asynchronous and cmd.task_mode is TaskMode.REQUEST_COMPLETE
+        injected = self._injected(arn, fire_and_forget)
+        if injected is not None:
+            return injected
         try:
-            inv = self._functions.invoke(arn.account_id, arn.region, arn.name,
-                                         _body(params.get("body")),
-                                         request_id=task_request_id(cmd.task_id),
-                                         asynchronous=fire_and_forget,
-                                         qualifier=arn.qualifier)
+            with self._instance(arn, fire_and_forget):
+                inv = self._functions.invoke(arn.account_id, arn.region, arn.name,
+                                             _body(params.get("body")),
+                                             request_id=task_request_id(cmd.task_id),
+                                             asynchronous=fire_and_forget,
+                                             qualifier=arn.qualifier)
+        except QuotaExceeded as exc:
+            return ("", *map_service_error(exc.code, exc.message))
         except NotFound as exc:
             code = {"version": "VersionNotFound", "alias": "AliasNotFound"}.get(
                 exc.kind, "FunctionNotFound")
@@ -142,3 +158,36 @@ class FunctionInvoker:
         if callback:
             return None
         return payload, "", ""
+
+    def _injected(self, arn: FunctionArn, fire_and_forget: bool) -> Outcome | None:
+        """The outcome an injected fault gives this invocation (after its latency), or None
+        to invoke. Refusals (error faults) happen before the function runs; a function error
+        or timeout replaces its run (an accepted asynchronous call just completes)."""
+        if self._faults is None or self._faults.empty:
+            return None
+        effect = self._faults.effect(FaultCall("fc", INVOKE, arn.name, origin="task"))
+        if effect.latency:
+            self._faults.sleep(effect.latency)
+        fault = effect.failure
+        if fault is None:
+            return None
+        spec = fault.spec
+        if spec.kind is FaultKind.ERROR:
+            return ("", *map_service_error(spec.code, spec.message))
+        try:
+            fn = self._functions.get(arn.account_id, arn.region, arn.name, arn.qualifier)
+        except NotFound:
+            return None  # the invocation answers FunctionNotFound itself
+        if fire_and_forget:
+            return "{}", "", ""
+        if spec.kind is FaultKind.TIMEOUT:
+            body = {"errorMessage": f"Function timed out after {fn.config.timeout} seconds"}
+        else:
+            body = {"errorMessage": spec.message, "errorType": spec.error_type}
+        return ("", *map_function_error(json.dumps(body)))
+
+    def _instance(self, arn: FunctionArn, fire_and_forget: bool) -> AbstractContextManager[None]:
+        """One of the account's FC instances for a synchronous run (``--throttle cloud``)."""
+        if self._quotas is None or fire_and_forget:
+            return nullcontext()
+        return self._quotas.instance(arn.account_id, arn.region)

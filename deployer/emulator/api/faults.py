@@ -1,0 +1,224 @@
+"""Injected faults and the cloud's quotas on the wire: which request a fault meets, and the
+exact answer the product would send.
+
+The router hands every authenticated cloud request to :meth:`FaultInjector.around` with a
+``proceed`` callable (the API module's answer). The call is described by wire data only: the
+product (``/2023-03-30/`` → ``fc``; RPC versions → ``cloudflow``, ``ram``, ``sts``), the action
+(``x-acs-action``, or the RPC ``Action``), the FC function of the path, the CloudFlow flow
+(``FlowName`` or ``Name``). Then, in order:
+
+1. ``--throttle cloud``: a CloudFlow call whose token bucket is empty is refused with
+   ``Throttling`` (429, ``x-acs-retry-after`` in ms); a synchronous FC invocation beyond the
+   account's instances with ``ResourceExhausted`` (429).
+2. Faults (:mod:`deployer.emulator.services.faults`): latency is a :class:`DeferredResponse`
+   (no thread waits); an error fault raises the product's error (FC JSON with
+   ``x-fc-request-id``; RPC JSON with ``HostId`` and ``x-acs-request-id``), with
+   ``x-acs-retry-after`` when the fault sets ``retry_after_ms`` (the SDKs then raise
+   ``ThrottlingException``); a function-error or timeout fault answers as FC does for a handler
+   that raised or timed out: ``200``, ``x-fc-error-type: UnhandledInvocationError`` and the
+   error JSON (an asynchronous invocation is accepted with ``202``: its result is discarded).
+
+:data:`CATALOGUE` is each product's named errors with their HTTP status and message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from deployer.emulator.api import errors as e
+from deployer.emulator.api.errors import ApiError
+from deployer.emulator.api.http import Answer, DeferredResponse, HttpResponse
+from deployer.emulator.api.router import RequestContext
+from deployer.emulator.services.errors import NotFound
+from deployer.emulator.services.faults import INVOKE, Fault, FaultCall, FaultKind, FaultService
+from deployer.emulator.services.functions import FunctionService
+from deployer.emulator.services.quotas import CloudQuotas, QuotaExceeded
+
+__all__ = ["CATALOGUE", "PRODUCTS", "FaultInjector", "fault_fields", "function_error_body",
+           "resolve_error", "timeout_body"]
+
+PRODUCTS = {"/2023-03-30/": "fc", "2019-03-15": "cloudflow", "2015-05-01": "ram",
+            "2015-04-01": "sts"}
+_FUNCTION_PATH = re.compile(r"^/2023-03-30/functions/([^/?]+)")
+
+_FC_INTERNAL = ("InternalServerError", 500, "an internal error has occurred. Please retry.")
+_FNF_INTERNAL = ("InternalServerError", 500, "An internal error has occurred. Please retry.")
+_POP_INTERNAL = ("InternalError", 500,
+                 "The request processing has failed due to some unknown error, exception or "
+                 "failure.")
+_POP = {
+    "Throttling": (400, "Request was denied due to request throttling."),
+    "Throttling.User": (400, "Request was denied due to user flow control."),
+    "Throttling.Api": (400, "Request was denied due to api flow control."),
+    "ServiceUnavailable": (503, "The request has failed due to a temporary failure of the "
+                                "server."),
+    _POP_INTERNAL[0]: _POP_INTERNAL[1:],
+}
+CATALOGUE: dict[str, dict[str, tuple[int, str]]] = {
+    "fc": {
+        "ResourceThrottled": (503, "the function's resources are throttled: too many instances "
+                                   "are running. Please retry later."),
+        "ResourceExhausted": (429, "the function's concurrency limit was reached. Please "
+                                   "retry later."),
+        "Throttling": (429, "Request was denied due to request throttling."),
+        "ServiceUnavailable": (503, "the service is temporarily unavailable. Please retry."),
+        "ConcurrentUpdateError": (409, "Update conflict, please retry."),
+        _FC_INTERNAL[0]: _FC_INTERNAL[1:],
+    },
+    "cloudflow": {
+        "Throttling": (429, "Request was denied due to request throttling."),
+        "ServiceUnavailable": (503, "The service is temporarily unavailable. Please retry."),
+        "ConcurrentUpdateError": (409, "Update conflict, please retry."),
+        _FNF_INTERNAL[0]: _FNF_INTERNAL[1:],
+    },
+    "ram": _POP,
+    "sts": _POP,
+}
+"""Named errors per service: code → (HTTP status, message). Sources and what is inferred:
+docs/emulator.md, "Fault injection"."""
+_INTERNAL_ALIASES = ("InternalError", "InternalServerError", "Internal")
+
+
+def resolve_error(service: str, code: str, status: int | None) -> tuple[str, int, str]:
+    """``(code, status, default message)`` of an error fault; ``status`` is required for a
+    code the catalogue does not name. InvalidArgument (wire) when it cannot be resolved."""
+    known = CATALOGUE.get(service, {})
+    if code in _INTERNAL_ALIASES:
+        code = _POP_INTERNAL[0] if service in ("ram", "sts") else _FC_INTERNAL[0]
+    if code in known:
+        default_status, message = known[code]
+        return code, status or default_status, message
+    if status is None:
+        raise e.InvalidArgument(
+            f"invalid fault: error {code!r} is not one of {service}'s named errors "
+            f"({', '.join(sorted(known))}): give its HTTP status too (status 400-599)")
+    return code, status, f"{code} (injected)"
+
+
+def function_error_body(message: str, error_type: str) -> bytes:
+    """What FC answers for a Python handler that raised (docs/runtime.md)."""
+    return json.dumps({"errorMessage": message, "errorType": error_type}, indent=4,
+                      sort_keys=True).encode("utf-8")
+
+
+def timeout_body(timeout: int) -> bytes:
+    """What FC answers for an invocation that ran out of time."""
+    return json.dumps({"errorMessage": f"Function timed out after {timeout} seconds"}).encode()
+
+
+def _never(wake: Callable[[], None]) -> Callable[[], None]:
+    return lambda: None
+
+
+class FaultInjector:
+    """Applies quotas and faults to the requests the router hands it."""
+
+    def __init__(self, faults: FaultService, quotas: CloudQuotas,
+                 functions: FunctionService) -> None:
+        self.faults = faults
+        self.quotas = quotas
+        self._functions = functions
+
+    def around(self, ctx: RequestContext, product: str, params: Mapping[str, str],
+               proceed: Callable[[], Answer],
+               later: Callable[[Callable[[], Answer]], Answer]) -> Answer:
+        """The answer to the request of ``ctx``: ``proceed()`` or what faults make of it;
+        ``later(fn)`` runs ``fn`` with the router's error handling (after a latency)."""
+        service = PRODUCTS.get(product)
+        if service is None or (self.faults.empty and not self.quotas.enabled):
+            return proceed()
+        call = self._call(ctx, service, params)
+        try:
+            self.quotas.admit(ctx.account_id, ctx.region, service, call.action)
+        except QuotaExceeded as exc:
+            raise _quota_error(exc) from None
+        effect = self.faults.effect(call)
+        sync_invoke = (service == "fc" and call.action == INVOKE
+                       and (ctx.request.headers.get("x-fc-invocation-type") or "Sync")
+                       == "Sync")
+        failure = effect.failure
+
+        def run() -> Answer:
+            if failure is not None:
+                return self._fail(failure, ctx, call)
+            if sync_invoke and self.quotas.enabled:
+                try:
+                    with self.quotas.instance(ctx.account_id, ctx.region):
+                        return proceed()
+                except QuotaExceeded as exc:
+                    raise _quota_error(exc) from None
+            return proceed()
+
+        if effect.latency:
+            return DeferredResponse(_never, effect.latency, lambda: later(run))
+        return run()
+
+    @staticmethod
+    def _call(ctx: RequestContext, service: str, params: Mapping[str, str]) -> FaultCall:
+        request = ctx.request
+        action = params.get("Action") or request.headers.get("x-acs-action") or ""
+        function = flow = ""
+        if service == "fc":
+            m = _FUNCTION_PATH.match(request.raw_path)
+            function = m.group(1) if m else ""
+        elif service == "cloudflow":
+            flow = params.get("FlowName") or params.get("Name") or ""
+        return FaultCall(service, action, function, flow)
+
+    def _fail(self, fault: Fault, ctx: RequestContext, call: FaultCall) -> HttpResponse:
+        spec = fault.spec
+        if spec.kind is FaultKind.ERROR:
+            headers = ({} if spec.retry_after_ms is None
+                       else {"x-acs-retry-after": str(spec.retry_after_ms)})
+            err = ApiError(spec.message, headers=headers)
+            err.code, err.http_status = spec.code, spec.status
+            raise err
+        request = ctx.request
+        try:  # FC answers FunctionNotFound before it would run anything
+            fn = self._functions.get(ctx.account_id, ctx.region, call.function,
+                                     request.query_params().get("qualifier"))
+        except NotFound as exc:
+            raise e.from_service_error(exc, e.Style.ROA) from None
+        reply = {"x-fc-request-id": ctx.request_id}
+        if (request.headers.get("x-fc-invocation-type") or "Sync") != "Sync":
+            task_id = request.headers.get("x-fc-async-task-id")
+            if task_id:
+                reply["x-fc-async-task-id"] = task_id
+            return HttpResponse(202, b"", reply)
+        body = (timeout_body(fn.config.timeout) if spec.kind is FaultKind.TIMEOUT
+                else function_error_body(spec.message, spec.error_type))
+        reply.update({"x-fc-error-type": "UnhandledInvocationError",
+                      "x-fc-invocation-service-version": "LATEST",
+                      "Content-Type": "application/json"})
+        return HttpResponse(200, body, reply)
+
+
+def _quota_error(exc: QuotaExceeded) -> ApiError:
+    headers = {}
+    if exc.retry_after is not None:
+        headers["x-acs-retry-after"] = str(max(1, round(exc.retry_after * 1000)))
+    err = ApiError(exc.message, headers=headers)
+    err.code, err.http_status = exc.code, 429
+    return err
+
+
+def fault_fields(fault: Fault) -> dict[str, Any]:
+    """A fault as the admin API shows it (snake_case JSON)."""
+    spec = fault.spec
+    data: dict[str, Any] = {"id": fault.fault_id, "service": spec.service,
+                            "kind": spec.kind.value, "action": spec.action or None,
+                            "function": spec.function or None, "flow": spec.flow or None,
+                            "times": spec.times, "probability": spec.probability,
+                            "seed": spec.seed, "remaining": fault.remaining,
+                            "fired": fault.fired, "matched": fault.matched}
+    if spec.kind is FaultKind.ERROR:
+        data.update(error=spec.code, status=spec.status, message=spec.message,
+                    retry_after_ms=spec.retry_after_ms)
+    elif spec.kind is FaultKind.FUNCTION_ERROR:
+        data.update(message=spec.message, error_type=spec.error_type)
+    elif spec.kind is FaultKind.LATENCY:
+        data["seconds"] = spec.seconds
+    return data
