@@ -122,17 +122,16 @@ class EmulatorServer:
         return f"http://{self.endpoint}"
 
     def _console(self) -> object:
-        """The web console under ``/_console/`` (its own per-daemon token for its POSTs)."""
-        import secrets
-
+        """The web console under ``/_console/`` (behind the same guard as the admin API)."""
         from deployer.console.sources import Sources
         from deployer.emulator.api.console import ConsoleApi
 
         em = self.emulator
         sources = Sources(em.flows, em.executions, em.functions, self.clock,
                           em.identity.account_id, em.region, lambda: self.endpoint,
-                          self._flow_stats, em.flow_engine.flow)
-        api = ConsoleApi(sources, token=secrets.token_urlsafe(24), port=lambda: self.port)
+                          self._flow_stats, em.flow_engine.flow,
+                          lambda: em.flow_engine.facts_generation, em.flow_engine.watch_facts)
+        api = ConsoleApi(sources, self.guard)
         self.router.add_local(api)
         return api
 
