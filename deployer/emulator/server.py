@@ -28,6 +28,7 @@ from deployer.emulator.api.cloudflow import CloudFlowApi
 from deployer.emulator.api.errors import Style
 from deployer.emulator.api.fc import FcApi
 from deployer.emulator.api.local_guard import LocalGuard, new_token
+from deployer.emulator.api.log_stream import LogStreamApi, invocation_fields
 from deployer.emulator.api.ram import RamApi
 from deployer.emulator.api.router import Router, fc_request_id
 from deployer.emulator.api.sls import SlsApi
@@ -94,7 +95,9 @@ class EmulatorServer:
         self.router.admin = AdminApi(clock=self.clock, health=self._health,
                                      reset=emulator.reset, code_path=emulator.code.path,
                                      guard=self.guard, advanced=emulator.flow_engine.clock_moved,
-                                     logs=self._recent_logs)
+                                     logs=self._recent_logs, log_stream=LogStreamApi(
+                                         emulator.functions, ident.account_id,
+                                         emulator.region).handle)
         self.console = self._console() if console else None
         self.router.public_url = self.url
         self.emulator.serve_at(self.endpoint)
@@ -151,11 +154,7 @@ class EmulatorServer:
     def _recent_logs(self, region: str, function: str, limit: int) -> list[dict[str, object]]:
         records = self.emulator.functions.recent_invocations(
             self.emulator.identity.account_id, region or self.emulator.region, function, limit)
-        return [{"requestId": r.request_id, "invokedAt": r.invoked_at,
-                 "invocationType": r.invocation_type, "status": r.status,
-                 "errorType": r.error_type, "durationMs": r.duration_ms, "log": r.log,
-                 "instanceId": r.instance_id, "coldStart": r.cold_start}
-                for r in records]
+        return [invocation_fields(r) for r in records]
 
     def start(self) -> EmulatorServer:
         """Start the engines, then serve from a background thread (the socket already
