@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from deployer.console.layout import layout_scope
 from deployer.fdl import parse_flow
 from tests.console.support import (
     FLOW,
+    NESTED,
+    create_flow,
     execution_path,
     get,
     get_json,
@@ -20,6 +23,7 @@ from tests.console.support import (
     seed_cloud,
     start_seed,
 )
+from tests.emulator.cloudflow_support import start
 
 SEED = json.loads((Path(__file__).parents[1] / "fixtures" / "console" / "seed-history.json")
                   .read_text())
@@ -37,6 +41,57 @@ def test_layout_is_deterministic_with_the_loop_as_a_back_edge() -> None:
     assert [(e.source, e.target) for e in back] == [("CheckJobComplete", "Wait")]
     assert all(not (a.x < b.x + b.w and b.x < a.x + a.w and a.y == b.y)
                for a in first.nodes for b in first.nodes if a is not b)  # no overlap
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    return a.x < b.x + b.w and b.x < a.x + a.w and a.y < b.y + b.h and b.y < a.y + a.h
+
+
+def test_parallel_and_map_scopes_are_laid_out_inside_their_node_deterministically() -> None:
+    scope = parse_flow(NESTED).flow.scope
+    first, second = layout_scope(scope), layout_scope(scope)
+    assert first == second  # same flow, same coordinates, nested scopes included
+    nodes = {n.name: n for n in first.nodes}
+    assert [n.name for n in first.nodes] == ["Prepare", "Each", "Fan", "Done"]
+    fan, each = nodes["Fan"], nodes["Each"]
+    assert [(i.owner, i.kind, i.index, i.label) for i in first.inner] == [
+        ("Each", "iteration", 0, "For each item"), ("Fan", "branch", 0, "Branch 1"),
+        ("Fan", "branch", 1, "Branch 2")]
+    for inner in first.inner:
+        owner = nodes[inner.owner]
+        assert owner.x <= inner.x and inner.x + inner.layout.width <= owner.x + owner.w
+        assert owner.y + 40 <= inner.y  # under the state's own name and type
+        assert inner.y + inner.layout.height <= owner.y + owner.h
+    left, right = first.inner[1], first.inner[2]
+    assert left.x + left.layout.width <= right.x  # branches side by side
+    assert fan.h > nodes["Done"].h and each.w >= nodes["Prepare"].w
+    assert not any(_overlap(a, b) for a in first.nodes for b in first.nodes if a is not b)
+    assert nodes["Done"].y >= fan.y + fan.h  # the next layer starts below the tallest node
+
+
+def test_nested_nodes_have_keys_statuses_and_accessible_names() -> None:
+    from deployer.console.graph import graph_model, node_key
+    from deployer.fdl.progress import fold
+
+    with seed_cloud() as cloud:
+        create_flow(cloud, "Nested", NESTED)
+        start(cloud.fnf_client(), "Nested", "n1", "{}")
+        cloud.wait_for_execution("Nested", "n1")
+        model = get_json(cloud, "/_console/api" + execution_path(cloud, "n1", "Nested")[9:])
+    nodes = {n["key"]: n for n in model["graph"]["nodes"]}
+    assert set(nodes) == {"Prepare", "Each", "Fan", "Done", "Each/*/Double", "Fan/0/Left",
+                          "Fan/0/Pause", "Fan/1/Right"}
+    assert all(n["status"] == "succeeded" for n in nodes.values())
+    assert nodes["Each/*/Double"]["visits"] == 3
+    assert nodes["Each/*/Double"]["aria"] == \
+        "Double, Pass, succeeded, 3 visits over 3 iterations of Each"
+    assert nodes["Fan/1/Right"]["aria"] == "Right, Pass, succeeded, visit 1 of 1, branch 2 of Fan"
+    assert nodes["Fan"]["aria"] == "Fan, Parallel, succeeded, visit 1 of 1"
+    assert {e["key"]: e["count"] for e in model["graph"]["edges"]}["Fan/0/Left->Pause"] == 1
+    assert [f["key"] for f in model["graph"]["frames"]] == ["Each/*", "Fan/0", "Fan/1"]
+    assert node_key("", "a/b%") == "a%2Fb%25" and node_key("X/0", "a/b") == "X/0/a%2Fb"
+    empty = graph_model(layout_scope(parse_flow(NESTED).flow.scope), fold([]))
+    assert {n["status"] for n in empty["nodes"]} == {"not-reached"}
 
 
 def test_seed_execution_view_model_and_pages() -> None:

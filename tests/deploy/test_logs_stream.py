@@ -102,7 +102,7 @@ def test_follow_logs_reads_the_stream_and_never_polls(cloud: LocalCloud) -> None
 
 
 class _OldDaemon(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - what an emulator without the stream answers
+    def do_GET(self) -> None:
         body = json.dumps({"Code": "PathNotSupported", "Message": "not supported"}).encode()
         self.send_response(400)
         self.send_header("Content-Type", "application/json")
