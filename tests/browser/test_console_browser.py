@@ -58,6 +58,7 @@ def test_seed_mid_run_then_final_with_body(page: Any) -> None:
             cloud.advance(1)  # no timer is due: only the header's clock moves
             page.wait_for_function("c => document.querySelector('[data-clock] time')"
                                    ".textContent !== c", arg=clock)
+            page.wait_for_selector("[data-current]:has-text('(in 9 s)')")  # follows the clock
             page.screenshot(path=str(DOCS / "console-running.png"), full_page=True)
         cloud.wait_for_execution(FLOW, "seed-run-1")
         page.wait_for_selector('[data-live="final"]:has-text("Final")')

@@ -6,7 +6,8 @@ execution page) sends
 
 * ``step`` events (``id`` = the execution's ``version``): the graph's changed nodes and edges,
   the summary and the re-rendered fragments, as soon as the engine commits a step (the first
-  one carries every node; none is sent while the page's version ``V`` is current);
+  one carries every node; none is sent while the page's version ``V`` is current), and again
+  when the virtual clock moved (the summary's "running for" and "fires in" follow it);
 * ``engine`` events (no id): the header's engine facts (running executions, timers, jobs in
   flight, the clock), when they change, at most every :data:`FACTS_INTERVAL` seconds;
 * ``end`` once the execution has ended and its last step was sent (the stream then closes),
@@ -121,7 +122,8 @@ class LiveStreams:
 
     def _update(self, region: str, flow: str, name: str, selection: dict[str, Any],
                 version: int) -> Awaitable[dict[str, Any]]:
-        key = (region, flow, name, version, selection["state"], selection["visit"],
+        instant = int(self._src.clock.now())  # "running for", "fires in" depend on the clock
+        key = (region, flow, name, version, instant, selection["state"], selection["visit"],
                selection["page"])
         return self._models.get(key, lambda: live.execution_update(
             self._src, region, flow, name, **selection))
@@ -131,17 +133,18 @@ class LiveStreams:
                                 since: int | None) -> AsyncIterator[ServerSentEvent]:
         src, account = self._src, self._src.account_id
         shown: live.Shown | None = None  # the graph as the page shows it (None: unknown)
-        version, first = since, True
+        version, first, stale = since, True, False
         facts_sent: dict[str, Any] | None = None
         facts_generation, facts_at = -1, 0.0
         while True:
             try:
                 view = await run_blocking(src.executions.describe, account, region, flow, name)
-                if view.version != version:
+                running = view.status in ("Running", "Starting")
+                if view.version != version or (stale and running):
                     update = await self._update(region, flow, name, selection, view.version)
                     version = update["summary"]["version"]
                     yield _event("step", live.live_delta(update, shown), str(version), first)
-                    shown, first = live.shown(update), False
+                    shown, first, stale = live.shown(update), False, False
             except NotFound:
                 yield _event("gone", {"name": name})
                 return
@@ -151,9 +154,13 @@ class LiveStreams:
                     facts = await self._facts_at(generation)
                     facts_generation, facts_at = generation, time.monotonic()
                     if facts != facts_sent:
+                        # the virtual clock moved: the summary's times move with it
+                        stale = facts_sent is not None and facts["now"] != facts_sent["now"]
                         yield _event("engine", facts, retry=first)
                         facts_sent, first = facts, False
-            if view.status not in ("Running", "Starting") and view.version == version:
+                        if stale and running:
+                            continue
+            if not running and view.version == version:
                 yield _event("end", {"status": view.status, "version": version})
                 return
             await self._wait(region, flow, name, version, facts_generation, facts_at)
