@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from deployer.console import execution as ex  # noqa: E402
-from deployer.console import live  # noqa: E402
-from tests.console.support import (  # noqa: E402
+from deployer.console import execution as ex
+from deployer.console import live
+from tests.console.support import (
     COUNTER,
     FLOW,
     create_flow,
@@ -33,7 +33,7 @@ from tests.console.support import (  # noqa: E402
     seed_cloud,
     start_seed,
 )
-from tests.emulator.cloudflow_support import history, start  # noqa: E402
+from tests.emulator.cloudflow_support import history, start
 
 
 def measure(fn: Callable[[], object], runs: int) -> tuple[float, float, float, float]:

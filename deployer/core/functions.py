@@ -23,6 +23,7 @@ FOLLOW_POLL_SECONDS = 1.0
 Following = FollowState | LogStream
 """Where following stands: a poll's state, or the target's open log stream."""
 _sleep = time.sleep  # the wait between polls when none is injected
+_receive = LogStream.next_batch  # the wait on a log stream
 
 
 def parse_event(text: str | None, base: Path | None = None) -> bytes:
@@ -122,7 +123,7 @@ def next_logs(source: LogSource, function: str, state: Following | None, *,
         stream = source.open_stream(function)
         return ([], stream) if stream is not None else source.poll(function, None)
     if isinstance(state, LogStream):
-        return state.next_batch(), state
+        return _receive(state), state
     (sleep or _sleep)(interval)
     return source.poll(function, state)
 
