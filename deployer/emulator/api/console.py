@@ -114,6 +114,8 @@ class ConsoleApi:
             return HttpResponse(302, b"", {"Location": target, **_SECURITY})
         if parts[0] == "static" and len(parts) == 2 and not as_json:
             return self._static(parts[1])
+        if as_json and parts and parts[-1] == "stream" and request.method != "GET":
+            raise _Refused(405, "MethodNotAllowed", "a stream is read with GET")
         if parts == ["engine", "stream"] and as_json:
             return self.live.engine()
         if len(parts) < 3 or parts[0] != "r":

@@ -263,7 +263,7 @@ class ExecutionService:
         step (or rows change behind it). Holds no thread; reads the row once. Returns the
         unsubscribe function; NotFound when the execution does not exist."""
         row = self._row(account_id, region, flow_name, name)
-        if row.version > after_version or row.status != "Running":
+        if row.version > after_version or row.status not in ("Running", "Starting"):
             wake()
             return _nothing
         return self._engine.watch_changes(row.seq, after_version, wake)
