@@ -10,7 +10,9 @@ wiring gives only there). Both are a :class:`LogSource`; nothing above asks whic
 
 Following (``poll``) reads what is newer than the previous poll: entries from the last second
 seen onwards, minus those already returned (an entry is known by its request id, second,
-message and its rank among equal ones), so nothing is shown twice or skipped.
+message and its rank among equal ones), so nothing is shown twice or skipped. A source whose
+target streams its logs as they happen (the local emulator: :mod:`deployer.cloud.log_stream`)
+also offers ``open_stream``; the others answer None there and are polled.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any, Protocol
 from deployer.cloud.connection import CloudConnection
 from deployer.cloud.errors import CloudConnectionError, CloudNotFoundError
 from deployer.cloud.fc import FunctionComputeClient, LogConfig
+from deployer.cloud.log_stream import LogStream
 from deployer.errors import NotFoundError, OperationError
 
 __all__ = ["EmulatorLogs", "FollowState", "InvocationLog", "LogSource", "SlsLogs"]
@@ -79,6 +82,11 @@ class LogSource(Protocol):
              ) -> tuple[list[InvocationLog], FollowState]:
         """What ``function`` logged since ``state`` (None: start now, return nothing older),
         oldest first, and the state for the next poll."""
+        ...
+
+    def open_stream(self, function: str) -> LogStream | None:
+        """What ``function`` logs from now on, pushed by the target as it happens; None when
+        the target offers no stream (then :meth:`poll`)."""
         ...
 
 
@@ -166,6 +174,11 @@ class SlsLogs:
         invocations = _group(reversed(entries), function)
         return list(reversed(invocations))[:limit]
 
+    def open_stream(self, function: str) -> LogStream | None:
+        """Log Service has no push: None, unless the fallback (the local emulator's own
+        records, which hold the same invocations) streams."""
+        return self._fallback.open_stream(function) if self._fallback is not None else None
+
     def poll(self, function: str, state: FollowState | None
              ) -> tuple[list[InvocationLog], FollowState]:
         config = self._config(function)
@@ -245,12 +258,12 @@ class EmulatorLogs:
         except (OSError, ValueError) as exc:
             raise CloudConnectionError(f"cannot read logs from the emulator at {self._endpoint}:"
                                        f" {exc}", service="emulator", operation="logs") from None
-        return [InvocationLog(
-            request_id=r["requestId"], invoked_at=_when(r["invokedAt"]),
-            invocation_type=r["invocationType"], status=r["status"], error_type=r["errorType"],
-            duration_ms=r["durationMs"], log=r["log"] or "", function=function,
-            instance_id=r.get("instanceId") or "", cold_start=bool(r.get("coldStart")))
-            for r in data["invocations"]]
+        return [_from_record(r, function) for r in data["invocations"]]
+
+    def open_stream(self, function: str) -> LogStream | None:
+        """The emulator's log stream of ``function`` (None from a daemon without one)."""
+        return LogStream.open(self._endpoint, self._region, function,
+                              lambda record: _from_record(record, function))
 
     def poll(self, function: str, state: FollowState | None
              ) -> tuple[list[InvocationLog], FollowState]:
@@ -260,3 +273,12 @@ class EmulatorLogs:
             return [], FollowState(0, ids)
         fresh = [i for i in reversed(latest) if i.request_id not in state.seen]
         return fresh, FollowState(0, ids)
+
+
+def _from_record(r: dict[str, Any], function: str) -> InvocationLog:
+    """An emulator invocation record (``/_emulator/logs`` and its stream)."""
+    return InvocationLog(
+        request_id=r["requestId"], invoked_at=_when(r["invokedAt"]),
+        invocation_type=r["invocationType"], status=r["status"], error_type=r["errorType"],
+        duration_ms=r["durationMs"], log=r["log"] or "", function=function,
+        instance_id=r.get("instanceId") or "", cold_start=bool(r.get("coldStart")))

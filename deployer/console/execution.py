@@ -2,15 +2,16 @@
 
 ``execution_model`` returns plain data: summary, the graph (layout + the fold's status of each
 node, visit badges, edges taken with counts), the selected state's panel, the table view, a page
-of events and the timeline. ``live_delta`` is what the page's long poll receives: the nodes and
-edges that changed since the events the page has, the summary, and the re-rendered panels.
+of events and the timeline. What the live channel sends is built from it
+(:mod:`deployer.console.live`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from deployer.console.layout import Layout, layout_scope
+from deployer.console.graph import NodeState, graph_model, node_key, node_states
+from deployer.console.layout import layout_scope
 from deployer.console.present import (
     EXECUTION_STATUS,
     STATUS,
@@ -36,43 +37,9 @@ from deployer.fdl.progress import (
     task_request_id,
 )
 
-__all__ = ["EVENTS_PAGE", "execution_model", "execution_update", "live_delta"]
+__all__ = ["EVENTS_PAGE", "execution_model", "graph_model", "load"]
 
 EVENTS_PAGE = 200
-
-
-def _node_id(name: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
-    return "n-" + safe if safe == name else f"n-{safe}-{abs(hash(name)) % 10_000:04d}"
-
-
-def graph_model(layout: Layout, progress: ExecutionProgress | None,
-                selected: str | None = None) -> dict[str, Any]:
-    """Nodes and edges of ``layout`` with the fold's statuses (neutral without one)."""
-    scope = progress.root if progress is not None else None
-    nodes = []
-    for n in layout.nodes:
-        state = scope.states.get(n.name) if scope is not None else None
-        status = state.status.value if state is not None else "neutral"
-        visits = len(state.visits) if state is not None else 0
-        icon, word = STATUS.get(status, ("", ""))
-        if scope is None:
-            aria = f"{n.name}, {n.type}"
-        elif visits:
-            aria = f"{n.name}, {n.type}, {word}, visit {visits} of {visits}"
-        else:
-            aria = f"{n.name}, {n.type}, {word}"
-        nodes.append({"name": n.name, "id": _node_id(n.name), "type": n.type, "detail": n.detail,
-                      "x": n.x, "y": n.y, "w": n.w, "h": n.h, "status": status, "icon": icon,
-                      "word": word, "visits": visits, "aria": aria,
-                      "selected": n.name == selected})
-    edges = []
-    for e in layout.edges:
-        count = scope.edges.get((e.source, e.target), 0) if scope is not None else 0
-        edges.append({"key": e.key, "source": e.source, "target": e.target, "kind": e.kind,
-                      "label": e.label, "back": e.back, "path": e.path, "lx": e.label_x,
-                      "ly": e.label_y, "count": count, "taken": count > 0})
-    return {"width": layout.width, "height": layout.height, "nodes": nodes, "edges": edges}
 
 
 def _current(progress: ExecutionProgress, now: float) -> str:
@@ -100,21 +67,26 @@ def summary_model(view: ExecutionView, progress: ExecutionProgress,
             "cause": view.error_detail or progress.cause or "", "mode": view.mode}
 
 
-def _pick(progress: ExecutionProgress, state: str | None,
+def _pick(progress: ExecutionProgress, nodes: dict[str, NodeState], state: str | None,
           visit: int | None) -> tuple[str | None, int | None]:
-    scope = progress.root
-    if state in scope.states:
-        visits = scope.states[state].visits
-        if visits:
-            number = visit if visit is not None and 1 <= visit <= len(visits) else len(visits)
-            return state, number
+    """The node key and visit number to show: the one asked for (its latest visit by
+    default), else the current top-level visit, else the last one."""
+    node = nodes.get(state) if state is not None else None
+    if state is not None and node is None and state in progress.root.states:
+        state = node_key("", state)  # a top-level state named in the URL as written
+        node = nodes.get(state)
+    if node is not None:
+        count = len(node.visits)
+        if count:
+            return state, visit if visit is not None and 1 <= visit <= count else count
         return state, None
+    scope = progress.root
     current = progress.current()
     if current:
         top = next((v for v in current if v in scope.path), current[0])
-        return top.state, top.number
+        return node_key("", top.state), top.number
     if scope.path:
-        return scope.path[-1].state, scope.path[-1].number
+        return node_key("", scope.path[-1].state), scope.path[-1].number
     return None, None
 
 
@@ -126,21 +98,21 @@ def _scopes_model(scopes: list[ScopeProgress]) -> list[dict[str, Any]]:
             for s in scopes]
 
 
-def panel_model(src: Sources, region: str, view: ExecutionView, progress: ExecutionProgress,
-                events: list[Event], state: str | None, number: int | None,
-                flow: Flow | None) -> dict[str, Any] | None:
+def panel_model(src: Sources, region: str, view: ExecutionView, nodes: dict[str, NodeState],
+                events: list[Event], state: str | None,
+                number: int | None) -> dict[str, Any] | None:
     """The selected visit: input, task attempts (Body), output, error, log, its events."""
     if state is None:
         return None
-    sp = progress.root.states.get(state)
-    definition = flow.by_name.get(state) if flow is not None else None
-    kind = definition.type.value if definition else (sp.type if sp else "")
-    base = {"state": state, "type": kind,
-            "visits": len(sp.visits) if sp else 0, "visit": number}
-    if sp is None or number is None:
+    node = nodes.get(state)
+    base = {"state": state, "name": node.name if node else state,
+            "type": node.type if node else "", "visits": len(node.visits) if node else 0,
+            "visit": number, "where": "", "owner": node.owner if node else ""}
+    if node is None or number is None:
         icon, word = STATUS["not-reached"]
         return {**base, "status": "not-reached", "icon": icon, "word": word, "reached": False}
-    v: Visit = sp.visits[number - 1]
+    v: Visit = node.visits[number - 1]
+    base["where"] = node.where[number - 1]
     icon, word = STATUS[v.status.value]
     first, last = v.event_range
     attempts = []
@@ -269,35 +241,19 @@ def execution_model(src: Sources, region: str, flow_name: str, name: str, *,
     return _model(src, region, load(src, region, flow_name, name), state, visit, page)
 
 
-def execution_update(src: Sources, region: str, flow_name: str, name: str, *,
-                     since_version: int, since_event: int, wait: float,
-                     state: str | None = None, visit: int | None = None,
-                     page: int | None = None) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """The long poll: None when nothing was committed after ``since_version`` within
-    ``wait`` real seconds (woken by the engine, never polling), else (model, delta)."""
-    view = src.executions.wait_changed(src.account_id, region, flow_name, name,
-                                       after_version=since_version, wait_seconds=wait)
-    if view.version <= since_version and view.status == "Running":
-        return None
-    loaded = load(src, region, flow_name, name)
-    model = _model(src, region, loaded, state, visit, page)
-    events, flow = loaded[1], loaded[2]
-    before = fold(events[:since_event], flow) if since_event > 0 else None
-    return model, live_delta(model, since_event, before)
-
-
 def _model(src: Sources, region: str,
            loaded: tuple[ExecutionView, list[Event], Flow | None, ExecutionProgress],
            state: str | None, visit: int | None, page: int | None) -> dict[str, Any]:
     view, events, flow, progress = loaded
     now = src.clock.now()
-    selected, number = _pick(progress, state, visit)
     layout = layout_scope(flow.scope) if flow is not None else None
+    nodes = node_states(layout, progress) if layout is not None else _top_nodes(progress)
+    selected, number = _pick(progress, nodes, state, visit)
     return {
         "summary": summary_model(view, progress, now),
         "graph": graph_model(layout, progress, selected) if layout is not None else None,
         "selected": {"state": selected, "visit": number},
-        "panel": panel_model(src, region, view, progress, events, selected, number, flow),
+        "panel": panel_model(src, region, view, nodes, events, selected, number),
         "table": table_model(progress, now),
         "events": events_model(events, page),
         "timeline": timeline_model(progress, now),
@@ -308,24 +264,14 @@ def _model(src: Sources, region: str,
     }
 
 
+def _top_nodes(progress: ExecutionProgress) -> dict[str, NodeState]:
+    """Node states of the top-level states, when the definition cannot be laid out."""
+    return {node_key("", name): NodeState(name, st.type, list(st.visits), [""] * len(st.visits),
+                                          st.status) for name, st in progress.root.states.items()}
+
+
 def _changed(src: Sources, region: str, flow_name: str, definition: str) -> bool:
     try:
         return src.flows.get(src.account_id, region, flow_name).definition != definition
     except Exception:  # the flow was deleted: the execution's own definition still shows
         return True
-
-
-def live_delta(model: dict[str, Any], since_event: int,
-               before: ExecutionProgress | None) -> dict[str, Any]:
-    """The part of ``model`` a page that has folded events up to ``since_event`` needs:
-    changed nodes and edges (all of them without ``before``), the summary, and the rest."""
-    graph = model["graph"]
-    nodes = graph["nodes"] if graph else []
-    edges = graph["edges"] if graph else []
-    if before is not None:
-        old = {n: (s.status.value, len(s.visits)) for n, s in before.root.states.items()}
-        nodes = [n for n in nodes if old.get(n["name"]) != (n["status"], n["visits"])]
-        edges = [e for e in edges if before.root.edges.get((e["source"], e["target"]), 0)
-                 != e["count"]]
-    return {"summary": model["summary"], "nodes": nodes, "edges": edges,
-            "since_event": since_event, "selected": model["selected"]}

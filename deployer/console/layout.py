@@ -9,10 +9,15 @@ Steps, all deterministic (same flow → same coordinates):
 3. Layers: longest path from the roots over the DAG.
 4. Order in a layer: discovery order, then four barycentre sweeps (down, up, down, up); ties
    keep the previous order.
-5. Coordinates: fixed node size, layers top to bottom, each layer centred. Forward edges run
-   from the bottom of a node to the top of the next; an edge spanning several layers bends
-   beside them; back edges leave on the right and climb in their own lane, so a loop such as
-   the seed's ``CheckJobComplete → Wait`` never overlaps the forward column.
+5. Coordinates: layers top to bottom, each layer centred, a layer as tall as its tallest node.
+   Forward edges run from the bottom of a node to the top of the next; an edge spanning
+   several layers bends beside them; back edges leave on the right and climb in their own
+   lane, so a loop such as the seed's ``CheckJobComplete → Wait`` never overlaps the forward
+   column.
+
+Parallel and Map states are containers: every branch (a Map: its processor) is laid out by
+the same steps, recursively, and drawn inside the state's node, side by side under its header
+(:class:`Inner`, with its offset in the parent's coordinates). Other nodes have a fixed size.
 """
 
 from __future__ import annotations
@@ -29,11 +34,12 @@ from deployer.fdl.ast import (
     WaitState,
 )
 
-__all__ = ["Edge", "Layout", "Node", "edges_of", "layout_scope"]
+__all__ = ["Edge", "Inner", "Layout", "Node", "edges_of", "layout_scope"]
 
 NODE_W, NODE_H = 232, 58
 GAP_X, GAP_Y = 48, 64
 MARGIN, LANE = 24, 26
+HEAD_H, LABEL_H, PAD, INNER_GAP = 58, 20, 8, 10  # a container's header, branch label, padding
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +71,26 @@ class Edge:
 
 
 @dataclass(frozen=True, slots=True)
+class Inner:
+    """A scope drawn inside the node of Parallel/Map state ``owner``: branch ``index``, or a
+    Map's processor (``kind`` iteration); ``x``, ``y``: its offset in the parent layout."""
+
+    owner: str
+    kind: str  # branch | iteration
+    index: int
+    label: str
+    x: float
+    y: float
+    layout: Layout
+
+
+@dataclass(frozen=True, slots=True)
 class Layout:
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
     width: float
     height: float
+    inner: tuple[Inner, ...] = ()
 
     def node(self, name: str) -> Node | None:
         return next((n for n in self.nodes if n.name == name), None)
@@ -194,20 +215,56 @@ def layout_scope(scope: Scope) -> Layout:
     for name in sorted(names, key=lambda n: discovery.get(n, len(names))):
         rows[layer[name]].append(name)
     rows = _order(rows, forward)
-    widest = max((len(r) for r in rows), default=1)
-    inner_w = widest * NODE_W + (widest - 1) * GAP_X
+    inside = {n: _inside(states[n]) for n in names}
+    size = {n: _size(inside[n]) for n in names}
+    row_w = [sum(size[n][0] for n in row) + GAP_X * max(len(row) - 1, 0) for row in rows]
+    row_h = [max((size[n][1] for n in row), default=NODE_H) for row in rows]
+    inner_w: float = max(row_w, default=NODE_W)
     nodes: dict[str, Node] = {}
+    inner: list[Inner] = []
+    y: float = MARGIN
     for i, row in enumerate(rows):
-        row_w = len(row) * NODE_W + (len(row) - 1) * GAP_X
-        x0 = MARGIN + (inner_w - row_w) / 2
-        for k, name in enumerate(row):
-            state = states[name]
-            nodes[name] = Node(name, state.type.value, _detail(state), i,
-                               x0 + k * (NODE_W + GAP_X), MARGIN + i * (NODE_H + GAP_Y))
+        x = MARGIN + (inner_w - row_w[i]) / 2
+        for name in row:
+            state, (w, h) = states[name], size[name]
+            nodes[name] = Node(name, state.type.value, _detail(state), i, x, y, w, h)
+            inner += _place(name, inside[name], x, y, w)
+            x += w + GAP_X
+        y += row_h[i] + GAP_Y
     edges, lanes = _route(raw_edges, nodes, back, rows, MARGIN + inner_w)
     width = MARGIN * 2 + inner_w + lanes * LANE + (12 if lanes else 0)
-    height = MARGIN * 2 + depth * NODE_H + (depth - 1) * GAP_Y
-    return Layout(tuple(nodes[n] for row in rows for n in row), tuple(edges), width, height)
+    height = y - GAP_Y + MARGIN
+    return Layout(tuple(nodes[n] for row in rows for n in row), tuple(edges), width, height,
+                  tuple(inner))
+
+
+def _inside(state: State) -> list[tuple[str, int, str, Layout]]:
+    """(kind, index, label, layout) of the scopes drawn inside ``state``'s node."""
+    if isinstance(state, ParallelState):
+        return [("branch", i, f"Branch {i + 1}", layout_scope(b))
+                for i, b in enumerate(state.branches)]
+    if isinstance(state, MapState) and state.processor is not None:
+        return [("iteration", 0, "For each item", layout_scope(state.processor))]
+    return []
+
+
+def _size(inside: list[tuple[str, int, str, Layout]]) -> tuple[float, float]:
+    if not inside:
+        return NODE_W, NODE_H
+    w = sum(lay.width for *_, lay in inside) + INNER_GAP * (len(inside) - 1) + 2 * PAD
+    h = HEAD_H + LABEL_H + max(lay.height for *_, lay in inside) + PAD
+    return max(w, NODE_W), h
+
+
+def _place(owner: str, inside: list[tuple[str, int, str, Layout]], x: float, y: float,
+           w: float) -> list[Inner]:
+    used = sum(lay.width for *_, lay in inside) + INNER_GAP * max(len(inside) - 1, 0)
+    left = x + (w - used) / 2
+    placed = []
+    for kind, index, label, lay in inside:
+        placed.append(Inner(owner, kind, index, label, left, y + HEAD_H + LABEL_H, lay))
+        left += lay.width + INNER_GAP
+    return placed
 
 
 def _discovery(scope: Scope, succ: dict[str, list[str]]) -> dict[str, int]:

@@ -17,6 +17,10 @@ __all__ = ["HISTORY_PAGE", "Sources"]
 HISTORY_PAGE = 1000  # GetExecutionHistory's largest page
 
 
+def _never(generation: int, wake: Callable[[], None]) -> Callable[[], None]:
+    return lambda: None
+
+
 @dataclass(frozen=True)
 class Sources:
     """The services of one emulator, its identity and where it listens."""
@@ -30,6 +34,11 @@ class Sources:
     endpoint: Callable[[], str]
     stats: Callable[[], dict[str, Any]]
     parse: Callable[[str], Flow]
+    facts_generation: Callable[[], int] = lambda: 0
+    """Moves on whenever ``stats()`` or the clock may read differently."""
+    watch_facts: Callable[[int, Callable[[], None]], Callable[[], None]] = _never
+    """``watch_facts(generation, wake)``: call ``wake()`` once ``facts_generation()`` is
+    above ``generation``; returns the unsubscribe function."""
 
     def history(self, region: str, flow: str, name: str) -> list[HistoryEvent]:
         """Every history event of the execution, in event id order."""

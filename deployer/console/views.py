@@ -17,8 +17,8 @@ from deployer.console.sources import Sources
 from deployer.emulator.services.executions import STATUSES, ExecutionFilter, ExecutionView
 from deployer.fdl import check_flow
 
-__all__ = ["PAGE", "console_path", "executions_model", "flow_model", "flows_model",
-           "function_model", "functions_model", "header_model"]
+__all__ = ["PAGE", "console_path", "engine_facts", "executions_model", "flow_model",
+           "flows_model", "function_model", "functions_model", "header_model"]
 
 PAGE = 50
 LIST_STATUSES = ("Running", "Succeeded", "Failed", "TimedOut", "Stopped")
@@ -29,14 +29,20 @@ def console_path(region: str, *parts: str) -> str:
     return "/_console/r/" + "/".join(quote(p, safe="") for p in (region, *parts))
 
 
-def header_model(src: Sources, region: str, crumbs: list[tuple[str, str]]) -> dict[str, Any]:
+def engine_facts(src: Sources) -> dict[str, Any]:
+    """The header's engine facts: running executions, pending timers, jobs in flight, clock
+    (the instant only for a virtual clock)."""
     stats = src.stats()
-    now = src.clock.now()
-    return {"endpoint": src.endpoint(), "account_id": src.account_id, "region": region,
-            "regions": sorted({src.default_region, region}),
-            "clock": "virtual" if src.clock.is_virtual else "real", "now": wire_time(now),
-            "running": stats.get("runningExecutions", 0),
+    virtual = src.clock.is_virtual
+    return {"running": stats.get("runningExecutions", 0),
             "timers": stats.get("pendingTimers", 0), "in_flight": stats.get("inFlight", 0),
+            "clock": "virtual" if virtual else "real",
+            "now": wire_time(src.clock.now()) if virtual else ""}
+
+
+def header_model(src: Sources, region: str, crumbs: list[tuple[str, str]]) -> dict[str, Any]:
+    return {"endpoint": src.endpoint(), "account_id": src.account_id, "region": region,
+            "regions": sorted({src.default_region, region}), **engine_facts(src),
             "crumbs": [{"label": label, "href": href} for label, href in crumbs]}
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.cloud.fc import FunctionComputeClient
+from deployer.cloud.log_stream import LogStream
 from deployer.cloud.logs import FollowState, InvocationLog, LogSource
 from deployer.core.documents import read_json_document
 from deployer.errors import ExitCode, NotFoundError
@@ -17,9 +18,12 @@ from deployer.errors import ExitCode, NotFoundError
 __all__ = ["InvocationLog", "InvokeResult", "LogsResult", "follow_logs", "invoke_function",
            "next_logs", "parse_event", "recent_logs"]
 
-#: How often ``deploy logs --follow`` asks for new logs (seconds).
+#: How often ``deploy logs --follow`` asks for new logs (seconds) where they are not streamed.
 FOLLOW_POLL_SECONDS = 1.0
+Following = FollowState | LogStream
+"""Where following stands: a poll's state, or the target's open log stream."""
 _sleep = time.sleep  # the wait between polls when none is injected
+_receive = LogStream.next_batch  # the wait on a log stream
 
 
 def parse_event(text: str | None, base: Path | None = None) -> bytes:
@@ -107,13 +111,20 @@ def _require_function(fc: FunctionComputeClient, name: str) -> None:
                             "functionName")
 
 
-def next_logs(source: LogSource, function: str, state: FollowState | None, *,
+def next_logs(source: LogSource, function: str, state: Following | None, *,
               sleep: Callable[[float], None] | None = None,
-              interval: float = FOLLOW_POLL_SECONDS) -> tuple[list[InvocationLog], FollowState]:
-    """Wait for what ``function`` logs next: one poll after ``interval`` seconds (the first
-    call returns at once). The one place that waits, so a streaming read can replace it."""
-    if state is not None:
-        (sleep or _sleep)(interval)
+              interval: float = FOLLOW_POLL_SECONDS) -> tuple[list[InvocationLog], Following]:
+    """Wait for what ``function`` logs next. The first call (``state`` None) takes the starting
+    point and returns at once: it opens the target's log stream when the target offers one
+    (the local emulator), else polls once. Later calls block on the stream until the target
+    sends something, or sleep ``interval`` seconds and poll (Log Service). The one place that
+    waits."""
+    if state is None:
+        stream = source.open_stream(function)
+        return ([], stream) if stream is not None else source.poll(function, None)
+    if isinstance(state, LogStream):
+        return _receive(state), state
+    (sleep or _sleep)(interval)
     return source.poll(function, state)
 
 
@@ -126,9 +137,13 @@ def follow_logs(fc: FunctionComputeClient, source: LogSource, function: str, *,
     _require_function(fc, function)
     found, state = next_logs(source, function, None, sleep=sleep)
 
-    def arriving(found: list[InvocationLog], state: FollowState) -> Iterator[InvocationLog]:
-        while True:
-            yield from found
-            found, state = next_logs(source, function, state, sleep=sleep)
+    def arriving(found: list[InvocationLog], state: Following) -> Iterator[InvocationLog]:
+        try:
+            while True:
+                yield from found
+                found, state = next_logs(source, function, state, sleep=sleep)
+        finally:
+            if isinstance(state, LogStream):
+                state.close()
 
     return arriving(found, state)

@@ -31,6 +31,7 @@ from deployer.emulator.api.faults import FaultInjector
 from deployer.emulator.api.fc import FcApi
 from deployer.emulator.api.freshness import RequestFreshness
 from deployer.emulator.api.local_guard import LocalGuard, new_token
+from deployer.emulator.api.log_stream import LogStreamApi, invocation_fields
 from deployer.emulator.api.ram import RamApi
 from deployer.emulator.api.router import Router, fc_request_id
 from deployer.emulator.api.sls import SlsApi
@@ -103,7 +104,10 @@ class EmulatorServer:
                                      reset=emulator.reset, code_path=emulator.code.path,
                                      guard=self.guard, advanced=emulator.flow_engine.clock_moved,
                                      logs=self._recent_logs,
-                                     faults=FaultAdmin(self.router.faults).handle)
+                                     faults=FaultAdmin(self.router.faults).handle,
+                                     log_stream=LogStreamApi(
+                                         emulator.functions, ident.account_id,
+                                         emulator.region).handle)
         self.console = self._console() if console else None
         self.router.public_url = self.url
         self.emulator.serve_at(self.endpoint)
@@ -131,17 +135,16 @@ class EmulatorServer:
         return f"http://{self.endpoint}"
 
     def _console(self) -> object:
-        """The web console under ``/_console/`` (its own per-daemon token for its POSTs)."""
-        import secrets
-
+        """The web console under ``/_console/`` (behind the same guard as the admin API)."""
         from deployer.console.sources import Sources
         from deployer.emulator.api.console import ConsoleApi
 
         em = self.emulator
         sources = Sources(em.flows, em.executions, em.functions, self.clock,
                           em.identity.account_id, em.region, lambda: self.endpoint,
-                          self._flow_stats, em.flow_engine.flow)
-        api = ConsoleApi(sources, token=secrets.token_urlsafe(24), port=lambda: self.port)
+                          self._flow_stats, em.flow_engine.flow,
+                          lambda: em.flow_engine.facts_generation, em.flow_engine.watch_facts)
+        api = ConsoleApi(sources, self.guard)
         self.router.add_local(api)
         return api
 
@@ -161,11 +164,7 @@ class EmulatorServer:
     def _recent_logs(self, region: str, function: str, limit: int) -> list[dict[str, object]]:
         records = self.emulator.functions.recent_invocations(
             self.emulator.identity.account_id, region or self.emulator.region, function, limit)
-        return [{"requestId": r.request_id, "invokedAt": r.invoked_at,
-                 "invocationType": r.invocation_type, "status": r.status,
-                 "errorType": r.error_type, "durationMs": r.duration_ms, "log": r.log,
-                 "instanceId": r.instance_id, "coldStart": r.cold_start}
-                for r in records]
+        return [invocation_fields(r) for r in records]
 
     def start(self) -> EmulatorServer:
         """Start the engines, then serve from a background thread (the socket already

@@ -181,6 +181,8 @@ class Shell:
                 raise KeyboardInterrupt
 
             self.monkeypatch.setattr("deployer.core.functions._sleep", ctrl_c)
+            self.monkeypatch.setattr("deployer.core.functions._receive",  # a log stream
+                                     lambda stream: ctrl_c(0))
             out = self.deploy(args, expect=130)
         else:
             out = self._deploy(args, expect)

@@ -1,19 +1,20 @@
-"""The console over plain HTTP: view-models as JSON, the long poll, the POST guard, escaping,
-the layout and render time. No browser here (tests/browser adds what a browser adds)."""
+"""The console over plain HTTP: view-models as JSON, escaping, the layout and render time. No
+browser here (tests/browser adds what a browser adds); the live channel is
+test_console_live.py, the guard test_local_guard.py."""
 
 from __future__ import annotations
 
 import json
-import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from deployer.console.layout import layout_scope
-from deployer.emulator.api.console import check_state_change
-from deployer.emulator.api.http import Headers, HttpRequest
 from deployer.fdl import parse_flow
 from tests.console.support import (
     FLOW,
+    NESTED,
+    create_flow,
     execution_path,
     get,
     get_json,
@@ -22,6 +23,7 @@ from tests.console.support import (
     seed_cloud,
     start_seed,
 )
+from tests.emulator.cloudflow_support import start
 
 SEED = json.loads((Path(__file__).parents[1] / "fixtures" / "console" / "seed-history.json")
                   .read_text())
@@ -39,6 +41,57 @@ def test_layout_is_deterministic_with_the_loop_as_a_back_edge() -> None:
     assert [(e.source, e.target) for e in back] == [("CheckJobComplete", "Wait")]
     assert all(not (a.x < b.x + b.w and b.x < a.x + a.w and a.y == b.y)
                for a in first.nodes for b in first.nodes if a is not b)  # no overlap
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    return a.x < b.x + b.w and b.x < a.x + a.w and a.y < b.y + b.h and b.y < a.y + a.h
+
+
+def test_parallel_and_map_scopes_are_laid_out_inside_their_node_deterministically() -> None:
+    scope = parse_flow(NESTED).flow.scope
+    first, second = layout_scope(scope), layout_scope(scope)
+    assert first == second  # same flow, same coordinates, nested scopes included
+    nodes = {n.name: n for n in first.nodes}
+    assert [n.name for n in first.nodes] == ["Prepare", "Each", "Fan", "Done"]
+    fan, each = nodes["Fan"], nodes["Each"]
+    assert [(i.owner, i.kind, i.index, i.label) for i in first.inner] == [
+        ("Each", "iteration", 0, "For each item"), ("Fan", "branch", 0, "Branch 1"),
+        ("Fan", "branch", 1, "Branch 2")]
+    for inner in first.inner:
+        owner = nodes[inner.owner]
+        assert owner.x <= inner.x and inner.x + inner.layout.width <= owner.x + owner.w
+        assert owner.y + 40 <= inner.y  # under the state's own name and type
+        assert inner.y + inner.layout.height <= owner.y + owner.h
+    left, right = first.inner[1], first.inner[2]
+    assert left.x + left.layout.width <= right.x  # branches side by side
+    assert fan.h > nodes["Done"].h and each.w >= nodes["Prepare"].w
+    assert not any(_overlap(a, b) for a in first.nodes for b in first.nodes if a is not b)
+    assert nodes["Done"].y >= fan.y + fan.h  # the next layer starts below the tallest node
+
+
+def test_nested_nodes_have_keys_statuses_and_accessible_names() -> None:
+    from deployer.console.graph import graph_model, node_key
+    from deployer.fdl.progress import fold
+
+    with seed_cloud() as cloud:
+        create_flow(cloud, "Nested", NESTED)
+        start(cloud.fnf_client(), "Nested", "n1", "{}")
+        cloud.wait_for_execution("Nested", "n1")
+        model = get_json(cloud, "/_console/api" + execution_path(cloud, "n1", "Nested")[9:])
+    nodes = {n["key"]: n for n in model["graph"]["nodes"]}
+    assert set(nodes) == {"Prepare", "Each", "Fan", "Done", "Each/*/Double", "Fan/0/Left",
+                          "Fan/0/Pause", "Fan/1/Right"}
+    assert all(n["status"] == "succeeded" for n in nodes.values())
+    assert nodes["Each/*/Double"]["visits"] == 3
+    assert nodes["Each/*/Double"]["aria"] == \
+        "Double, Pass, succeeded, 3 visits over 3 iterations of Each"
+    assert nodes["Fan/1/Right"]["aria"] == "Right, Pass, succeeded, visit 1 of 1, branch 2 of Fan"
+    assert nodes["Fan"]["aria"] == "Fan, Parallel, succeeded, visit 1 of 1"
+    assert {e["key"]: e["count"] for e in model["graph"]["edges"]}["Fan/0/Left->Pause"] == 1
+    assert [f["key"] for f in model["graph"]["frames"]] == ["Each/*", "Fan/0", "Fan/1"]
+    assert node_key("", "a/b%") == "a%2Fb%25" and node_key("X/0", "a/b") == "X/0/a%2Fb"
+    empty = graph_model(layout_scope(parse_flow(NESTED).flow.scope), fold([]))
+    assert {n["status"] for n in empty["nodes"]} == {"not-reached"}
 
 
 def test_seed_execution_view_model_and_pages() -> None:
@@ -81,75 +134,14 @@ def test_seed_execution_view_model_and_pages() -> None:
         assert {c["status"]: c["count"] for c in counts["counts"]}["Succeeded"] == 1
 
 
-def test_long_poll_answers_within_100_ms_of_a_commit_and_lets_the_clock_jump() -> None:
-    with seed_cloud() as cloud:
-        with cloud.auto_advance_disabled():
-            start_seed(cloud, "lp")
-            api = "/_console/api" + execution_path(cloud, "lp")[9:]
-            model = get_json(cloud, api)
-            while {n["name"]: n for n in model["graph"]["nodes"]}["Wait"]["status"] != "waiting":
-                get_json(cloud, f"{api}/changes?since_version={model['summary']['version']}"
-                         "&wait=5")  # the engine wakes it: StartJob runs on a worker
-                model = get_json(cloud, api)
-            version = model["summary"]["version"]
-            began = time.monotonic()
-            idle = get_json(cloud, f"{api}/changes?since_version={version}&wait=1")
-            assert idle == {"changed": False} and time.monotonic() - began >= 0.95
-            answered: list[float] = []
-
-            def poll() -> None:
-                data = get_json(cloud, f"{api}/changes?since_version={version}&since_event="
-                                f"{model['summary']['last_event_id']}&wait=20")
-                answered.append(time.monotonic())
-                assert data["changed"] and {n["name"] for n in data["nodes"]} >= {"Wait"}
-
-            thread = threading.Thread(target=poll)
-            thread.start()
-            deadline = time.monotonic() + 5
-            stats = cloud.server.emulator.flow_engine.stats()
-            assert stats.in_flight == 0  # an open long poll is no engine activity
-            committed = time.monotonic()
-            cloud.advance(10)
-            thread.join(deadline - time.monotonic())
-            assert answered and answered[0] - committed < 0.1 + 0.5  # generous on a busy box
-        # with auto-advance back on, the clock jumps although another long poll is open
-        opened = threading.Thread(target=get_json, args=(cloud, f"{api}/changes?since_version="
-                                                         "999999&wait=3"))
-        opened.start()
-        final = cloud.wait_for_execution(FLOW, "lp", timeout=20)
-        opened.join()
-        assert final["Status"] == "Succeeded"
-
-
-def test_state_changes_need_token_host_and_origin() -> None:
+def test_start_from_the_console_api() -> None:
     with seed_cloud() as cloud:
         path = f"/_console/api/r/cn-hangzhou/flows/{FLOW}/executions"
         good = good_headers(cloud)
-        bad = [{**good, "X-Console-Token": "wrong"},
-               {k: v for k, v in good.items() if k != "X-Console-Token"},
-               {**good, "Content-Type": "text/plain"},
-               {**good, "Host": f"evil.example:{cloud.server.port}"},
-               {**good, "Origin": "http://evil.example"}]
-        for headers in bad:
-            status, body = post(cloud, path, {"input": "{}"}, headers)
-            assert status == 403 and body["Code"] == "Forbidden", headers
         status, body = post(cloud, path, {"name": "from-console", "input": '{"delay": 1}'}, good)
         assert status == 200 and body["url"].endswith("/executions/from-console")
         status, body = post(cloud, path, {"name": "bad", "input": "[1]"}, good)
         assert status == 400 and "JSON object" in body["Message"]
-
-
-def test_check_state_change_rules() -> None:
-    def request(**headers: str) -> HttpRequest:
-        return HttpRequest("POST", "/_console/api/x", Headers(tuple(headers.items())))
-
-    ok = {"Content-Type": "application/json", "X-Console-Token": "t", "Host": "localhost:9"}
-    assert check_state_change(request(**ok), token="t", port=9) is None
-    assert check_state_change(request(**{**ok, "Host": "[::1]:9"}), token="t", port=9) is None
-    assert check_state_change(request(**{**ok, "Host": "127.0.0.1:10"}), token="t", port=9)
-    assert check_state_change(request(**{**ok, "Origin": "http://localhost:9"}), token="t",
-                              port=9) is None
-    assert check_state_change(request(**{**ok, "Origin": "null"}), token="t", port=9)
 
 
 def test_user_data_is_escaped_everywhere() -> None:

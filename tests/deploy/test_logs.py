@@ -170,8 +170,9 @@ def _free_port() -> int:
 @pytest.mark.parametrize("function", ["GetJobStatus", "StartJob"])
 def test_follow_on_the_local_target_streams_as_it_happens(deploy, logged, monkeypatch,
                                                           function):
-    """A real `deploy logs --follow` process against the background emulator: GetJobStatus
-    through the emulator's SLS endpoint, StartJob (no logConfig) through its own records."""
+    """A real `deploy logs --follow` process against the background emulator: both functions
+    (GetJobStatus with a logConfig, StartJob without) are followed on the emulator's log
+    stream (its invocation records, pushed as they are recorded; test_logs_stream.py)."""
     monkeypatch.setenv("DEPLOY_EMULATOR_PORT", str(_free_port()))
     state_dir = logged / ".deploy" / "emulator"
     try:

@@ -89,8 +89,9 @@ Examples:
 \b
 The logs come from the Log Service logstore of the function's logConfig (s.yaml:
 logConfig: {project, logstore}), on Alibaba Cloud and on the local emulator alike; locally a
-function without logConfig still shows its logs. With --follow and --output json, every new
-invocation is one JSON object on its own line (JSON Lines).
+function without logConfig still shows its logs. --follow asks Log Service every second; the
+local emulator pushes each invocation the moment it is recorded. With --follow and --output
+json, every new invocation is one JSON object on its own line (JSON Lines).
 """
 
 

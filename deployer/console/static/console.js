@@ -2,14 +2,14 @@
 // emulator). Pages are complete without it; it adds live updates, selection, forms and keys.
 // Live updates apply server-computed deltas: there is no second copy of the fold here.
 
-const token = document.querySelector('meta[name="console-token"]')?.content || "";
+const token = document.querySelector('meta[name="emulator-token"]')?.content || "";
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
 
 async function post(url, body) {
   const response = await fetch(url, {
     method: "POST", credentials: "same-origin",
-    headers: { "Content-Type": "application/json", "X-Console-Token": token },
+    headers: { "Content-Type": "application/json", "X-Emulator-Token": token },
     body: JSON.stringify(body),
   });
   const data = await response.json().catch(() => ({}));
@@ -85,10 +85,37 @@ for (const button of $$("[data-copy]")) {
 }
 $("[data-copy-link]")?.addEventListener("click", () => navigator.clipboard?.writeText(location.href));
 
+// --- the header's engine facts, live on every page ----------------------------------------------
+
+function applyFacts(facts) {
+  const engine = $("[data-engine]");
+  if (engine) engine.textContent = `${facts.running} running · ${facts.timers} timers · ${facts.in_flight} in flight`;
+  const clock = $("[data-clock]");
+  if (clock) {
+    if (facts.clock === "virtual") clock.innerHTML = `virtual · <time datetime="${facts.now}">${facts.now}</time>`;
+    else clock.textContent = facts.clock;
+  }
+}
+function setFactsLive(on) {
+  const dot = $("[data-facts-live]");
+  if (!dot) return;
+  dot.dataset.factsLive = on ? "on" : "off";
+  dot.title = on ? "The header's engine facts update live" : "Not updating (reconnecting)";
+}
+let engineSource = null;
+function engineStream() {
+  if (engineSource || !$("[data-engine]")) return;
+  engineSource = new EventSource("/_console/api/engine/stream");
+  engineSource.addEventListener("open", () => setFactsLive(true));
+  engineSource.addEventListener("engine", (event) => applyFacts(JSON.parse(event.data)));
+  engineSource.addEventListener("error", () => setFactsLive(false));
+}
+
 // --- the execution page -----------------------------------------------------------------------
 
 const bootNode = $("#console-state");
 if (bootNode) executionPage(JSON.parse(bootNode.textContent));
+else engineStream();
 
 function executionPage(boot) {
   const state = { ...boot, pinnedState: boot.state, pinnedVisit: boot.visit };
@@ -125,7 +152,7 @@ function executionPage(boot) {
   // selection: nodes, visit links
   const nodes = () => $$("svg.graph .node");
   function markSelected(name) {
-    for (const node of nodes()) node.setAttribute("aria-pressed", String(node.dataset.state === name));
+    for (const node of nodes()) node.setAttribute("aria-pressed", String(node.dataset.key === name));
   }
   async function select(name, visit) {
     state.pinnedState = name;
@@ -140,11 +167,12 @@ function executionPage(boot) {
       const data = await response.json();
       $("[data-panel]").innerHTML = data.html;
     }
+    if (!state.finished) connect(); // the stream's panel follows the new selection
   }
   for (const node of nodes()) {
-    node.addEventListener("click", () => select(node.dataset.state));
+    node.addEventListener("click", () => select(node.dataset.key));
     node.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" || event.key === " ") { event.preventDefault(); select(node.dataset.state); return; }
+      if (event.key === "Enter" || event.key === " ") { event.preventDefault(); select(node.dataset.key); return; }
       const step = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key];
       if (!step) return;
       event.preventDefault();
@@ -193,15 +221,23 @@ function executionPage(boot) {
     } catch (error) { actionError.textContent = error.message; }
   });
 
-  // live updates: one long poll, keyed on the execution's version
+  // live updates: one server-sent-event stream, keyed on the execution's version
+  const liveBadge = $("[data-live]");
+  const LIVE = { connecting: "○ Connecting…", live: "● Live", reconnecting: "○ Reconnecting…",
+    final: "Final", gone: "Deleted" };
+  function setLive(mode) {
+    if (!liveBadge) return;
+    liveBadge.dataset.live = mode;
+    liveBadge.textContent = LIVE[mode];
+  }
   function applyNode(n) {
-    const el = $(`svg.graph .node[data-state="${CSS.escape(n.name)}"]`);
+    const el = $(`svg.graph .node[data-key="${CSS.escape(n.key)}"]`);
     if (!el) return;
     el.dataset.status = n.status;
     el.dataset.visits = String(n.visits);
     el.setAttribute("aria-label", n.aria);
     $(".icon", el).textContent = n.icon;
-    $(".sub", el).textContent = [n.type, n.detail, n.word].filter(Boolean).join(" · ");
+    $(".sub", el).textContent = n.sub;
     const badge = $(".vbadge", el);
     if (n.visits < 2) badge.setAttribute("display", "none"); else badge.removeAttribute("display");
     $("text", badge).textContent = `×${n.visits}`;
@@ -217,7 +253,9 @@ function executionPage(boot) {
     delta.nodes.forEach(applyNode);
     delta.edges.forEach(applyEdge);
     const s = delta.summary;
-    $("[data-summary]").innerHTML = delta.html.summary;
+    const summary = $("[data-summary]");
+    summary.innerHTML = delta.html.summary;
+    summary.dataset.version = String(s.version);
     for (const key of ["table", "events", "timeline"]) {
       const box = $(`[data-fragment="${key}"]`);
       if (box) box.innerHTML = delta.html[key];
@@ -229,30 +267,35 @@ function executionPage(boot) {
     state.selected = delta.selected;
     markSelected(delta.selected.state);
     state.version = s.version;
-    state.since_event = s.last_event_id;
     state.finished = s.finished;
     if (stop) stop.hidden = s.finished;
     if (s.finished) { $(".confirm")?.remove(); announce(`Execution ${s.name}: ${s.word}`, true); }
     else if (s.current) announce(`Execution ${s.name}: ${s.current}`);
   }
-  async function live() {
-    let backoff = 500;
-    while (!state.finished) {
-      const url = new URL(boot.changes, location.origin);
-      const params = { since_version: state.version, since_event: state.since_event, wait: 25,
-        state: state.pinnedState, visit: state.pinnedVisit, page: boot.page };
-      for (const [key, value] of Object.entries(params)) if (value !== null && value !== undefined) url.searchParams.set(key, value);
-      try {
-        const response = await fetch(url);
-        if (!response.ok) throw new Error(String(response.status));
-        const delta = await response.json();
-        if (delta.changed) apply(delta);
-        backoff = 500;
-      } catch (error) {
-        await new Promise((resolve) => setTimeout(resolve, backoff));
-        backoff = Math.min(backoff * 2, 10000);
-      }
-    }
+  function streamUrl() {
+    const url = new URL(boot.stream, location.origin);
+    const params = { state: state.pinnedState, visit: state.pinnedVisit, page: boot.page, since: state.version };
+    for (const [key, value] of Object.entries(params)) if (value !== null && value !== undefined) url.searchParams.set(key, value);
+    return url;
   }
-  if (!state.finished) live();
+  let source = null;
+  function connect() {
+    source?.close();
+    if (state.finished) { setLive("final"); engineStream(); return; }
+    setLive("connecting");
+    const events = new EventSource(streamUrl());
+    source = events;
+    events.addEventListener("open", () => { setLive("live"); setFactsLive(true); });
+    events.addEventListener("step", (event) => apply(JSON.parse(event.data)));
+    events.addEventListener("engine", (event) => applyFacts(JSON.parse(event.data)));
+    events.addEventListener("end", () => { events.close(); state.finished = true; setLive("final"); engineStream(); });
+    events.addEventListener("gone", () => { events.close(); setLive("gone"); setFactsLive(false); });
+    events.addEventListener("error", () => {
+      setFactsLive(false);
+      if (events.readyState !== EventSource.CLOSED) setLive("reconnecting");
+      else if (source === events) setLive("gone");
+    });
+  }
+  connect();
 }
+

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response, wire_time
+from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse, json_response, wire_time
 from deployer.emulator.api.local_guard import LocalGuard
 from deployer.emulator.api.strict import loads
 from deployer.emulator.clock import Clock
@@ -37,17 +37,19 @@ class AdminApi:
                  reset: Callable[[], None], code_path: Callable[[str], os.PathLike[str]],
                  guard: LocalGuard, advanced: Callable[[], None] | None = None,
                  logs: LogsFn | None = None,
-                 faults: Callable[[HttpRequest], HttpResponse] | None = None) -> None:
+                 faults: Callable[[HttpRequest], HttpResponse] | None = None,
+                 log_stream: Callable[[HttpRequest], Answer] | None = None) -> None:
         self.guard = guard
         self._faults = faults
         self._logs = logs
+        self._log_stream = log_stream
         self._clock = clock
         self._advanced = advanced
         self._health = health
         self._reset = reset
         self._code_path = code_path
 
-    def handle(self, request: HttpRequest) -> HttpResponse:
+    def handle(self, request: HttpRequest) -> Answer:
         self.guard.check(request)
         path, method = request.raw_path, request.method
         if self._faults is not None and (path == "/_emulator/faults"
@@ -65,6 +67,8 @@ class AdminApi:
             return json_response(200, {"reset": True}, {})
         if path == "/_emulator/logs" and method == "GET" and self._logs is not None:
             return self._recent_logs(request)
+        if path == "/_emulator/logs/stream" and method == "GET" and self._log_stream is not None:
+            return self._log_stream(request)
         m = _CODE_RE.match(path)
         if m and method == "GET":
             file = self._code_path(m.group(1))

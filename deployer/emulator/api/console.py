@@ -1,19 +1,21 @@
 """The web console under ``/_console/`` (HTTP in and out only; pages from ``deployer.console``).
 
-Loopback clients only. ``GET`` pages are server-rendered HTML; the same view-models are JSON
-under ``/_console/api/…`` (same paths). The live channel of an execution page is one long poll,
-``GET /_console/api/r/R/flows/F/executions/N/changes?since_version=V&since_event=E&wait=S``:
-it answers as soon as the engine commits a step after version V (or at S ≤ 25 real seconds
-with ``{"changed": false}``). State-changing requests (start, stop, invoke) are ``POST`` JSON
-and pass :func:`check_state_change` (token, Host, Origin) or get 403.
+Every request passes the daemon's :class:`~deployer.emulator.api.local_guard.LocalGuard`
+first, as the admin API's do: loopback clients only, a ``Host`` naming this daemon (GETs too:
+DNS rebinding), a present ``Origin`` the same origin, and for state-changing requests (start,
+stop, invoke: ``POST`` JSON to ``/_console/api/…``) the daemon's token in ``X-Emulator-Token``;
+otherwise ``403 AccessDenied``. Pages carry that token (in a ``<meta>``), and only pages served
+to a request that passed the guard exist, so another origin can neither read nor use it.
+
+``GET`` pages are server-rendered HTML; the same view-models are JSON under ``/_console/api/…``
+(same paths). The live channel is one server-sent-event stream per page
+(:mod:`deployer.emulator.api.console_live`).
 """
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import json
-from collections.abc import Callable
+import uuid
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote
@@ -23,13 +25,13 @@ from deployer.console import views
 from deployer.console.render import render_fragment, render_page
 from deployer.console.sources import Sources
 from deployer.emulator.api.cloudflow import history_event
-from deployer.emulator.api.http import HttpRequest, HttpResponse
+from deployer.emulator.api.console_live import LiveStreams
+from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse
+from deployer.emulator.api.local_guard import LocalGuard
 from deployer.emulator.services.errors import NotFound, ServiceError
 
-__all__ = ["TOKEN_HEADER", "ConsoleApi", "check_state_change"]
+__all__ = ["ConsoleApi"]
 
-TOKEN_HEADER = "x-console-token"
-MAX_WAIT = 25.0
 _STATIC = {"console.css": "text/css; charset=utf-8",
            "console.js": "text/javascript; charset=utf-8"}
 _SECURITY = {
@@ -39,27 +41,6 @@ _SECURITY = {
     "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-
-
-def check_state_change(request: HttpRequest, *, token: str, port: int) -> str | None:
-    """Why a state-changing request must be refused (None: allowed). Rules: ``Content-Type``
-    is application/json; the token header equals the daemon's token; ``Host`` is the daemon's
-    own loopback address and port (127.0.0.1, localhost, [::1]), which defeats DNS rebinding;
-    an ``Origin``, when present, is that same origin."""
-    ctype = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
-    if ctype != "application/json":
-        return "Content-Type must be application/json"
-    given = request.headers.get(TOKEN_HEADER) or ""
-    if not token or not hmac.compare_digest(given.encode(), token.encode()):
-        return f"the {TOKEN_HEADER} header is missing or wrong"
-    host = (request.headers.get("host") or "").lower()
-    allowed = {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
-    if host not in allowed:
-        return f"Host {host!r} is not this emulator's loopback address"
-    origin = request.headers.get("origin")
-    if origin is not None and origin.lower() != f"http://{host}":
-        return f"Origin {origin!r} is not this console's origin"
-    return None
 
 
 def _html(status: int, text: str, extra: dict[str, str] | None = None) -> HttpResponse:
@@ -83,16 +64,20 @@ class ConsoleApi:
 
     prefix = "/_console/"
 
-    def __init__(self, sources: Sources, *, token: str, port: Callable[[], int]) -> None:
+    def __init__(self, sources: Sources, guard: LocalGuard) -> None:
         self._src = sources
-        self.token = token
-        self._port = port
+        self.guard = guard
+        self.live = LiveStreams(sources)
 
-    def handle(self, request: HttpRequest) -> HttpResponse:
+    @property
+    def token(self) -> str:
+        """The daemon's token, which the pages carry for their state-changing requests."""
+        return self.guard.token
+
+    def handle(self, request: HttpRequest) -> Answer:
+        self.guard.check(request)  # AccessDenied (403) is answered by the router
         as_json = request.raw_path.startswith("/_console/api/")
         try:
-            if not _loopback(request.remote_addr):
-                raise _Refused(403, "AccessDenied", "the console answers loopback clients only")
             return self._route(request, as_json)
         except _Refused as exc:
             return self._error(as_json, exc.status, exc.code, exc.message)
@@ -112,7 +97,7 @@ class ConsoleApi:
 
     # --- routing ------------------------------------------------------------------------------
 
-    def _route(self, request: HttpRequest, as_json: bool) -> HttpResponse:
+    def _route(self, request: HttpRequest, as_json: bool) -> Answer:
         rest = request.raw_path[len("/_console/"):]
         if as_json:
             rest = rest[len("api/"):]
@@ -129,11 +114,15 @@ class ConsoleApi:
             return HttpResponse(302, b"", {"Location": target, **_SECURITY})
         if parts[0] == "static" and len(parts) == 2 and not as_json:
             return self._static(parts[1])
+        if as_json and parts and parts[-1] == "stream" and request.method != "GET":
+            raise _Refused(405, "MethodNotAllowed", "a stream is read with GET")
+        if parts == ["engine", "stream"] and as_json:
+            return self.live.engine()
         if len(parts) < 3 or parts[0] != "r":
             raise _Refused(404, "NotFound", f"no console page at {request.raw_path}")
         region, kind, args = parts[1], parts[2], parts[3:]
         if kind == "flows":
-            return self._flows(region, args, query, as_json)
+            return self._flows(region, args, query, as_json, request)
         if kind == "functions":
             return self._functions(region, args, query, as_json)
         raise _Refused(404, "NotFound", f"no console page at {request.raw_path}")
@@ -146,7 +135,7 @@ class ConsoleApi:
                                       **extra))
 
     def _flows(self, region: str, args: list[str], query: dict[str, list[str]],
-               as_json: bool) -> HttpResponse:
+               as_json: bool, request: HttpRequest) -> Answer:
         src = self._src
         if not args:
             return self._page(as_json, "flows.html", "Flows", views.flows_model(src, region))
@@ -169,8 +158,11 @@ class ConsoleApi:
             response.headers["Content-Disposition"] = (
                 f'attachment; filename="{quote(name, safe="")}-history.json"')
             return response
-        if len(args) == 4 and args[3] == "changes" and as_json:
-            return self._changes(region, flow, name, query)
+        if len(args) == 4 and args[3] == "stream" and as_json:
+            since = request.headers.get("last-event-id") or _one(query, "since")
+            return self.live.execution(region, flow, name, self._selection(query),
+                                       int(since) if since.isdigit() and len(since) < 10
+                                       else None)
         if len(args) == 4 and args[3] == "panel" and as_json:
             return self._panel(region, flow, name, query)
         raise _Refused(404, "NotFound", "no such page")
@@ -197,9 +189,8 @@ class ConsoleApi:
                      region, "flows", flow, "executions").replace("/_console/",
                                                                   "/_console/api/", 1)}
         view = _one(query, "view") or "graph"
-        boot = {"changes": api + "/changes", "panel": api + "/panel",
-                "version": model["summary"]["version"],
-                "since_event": model["summary"]["last_event_id"],
+        boot = {"stream": api + "/stream", "engine": "/_console/api/engine/stream",
+                "panel": api + "/panel", "version": model["summary"]["version"],
                 "finished": model["summary"]["finished"], "state": sel["state"],
                 "visit": sel["visit"], "page": sel["page"], "name": name,
                 "selected": model["selected"]}
@@ -214,27 +205,6 @@ class ConsoleApi:
         return _json(200, {"selected": model["selected"],
                            "html": render_fragment("parts.html", "panel", model["panel"],
                                                    {"region": region})})
-
-    def _changes(self, region: str, flow: str, name: str,
-                 query: dict[str, list[str]]) -> HttpResponse:
-        wait = min(max(float(_int(query, "wait") or 0), 0.0), MAX_WAIT)
-        sel = self._selection(query)
-        update = ex.execution_update(
-            self._src, region, flow, name, since_version=_int(query, "since_version") or 0,
-            since_event=_int(query, "since_event") or 0, wait=wait, **sel)
-        if update is None:
-            return _json(200, {"changed": False})
-        model, delta = update
-        base = views.console_path(region, "flows", flow, "executions", name)
-        delta["changed"] = True
-        delta["html"] = {
-            "summary": render_fragment("parts.html", "summary", model["summary"], {}),
-            "panel": render_fragment("parts.html", "panel", model["panel"], {"region": region}),
-            "table": render_fragment("parts.html", "table", model["table"]),
-            "events": render_fragment("parts.html", "events", model["events"], base),
-            "timeline": render_fragment("parts.html", "timeline", model["timeline"]),
-            "output": model["output"] if model["output"] is not None else "(none yet)"}
-        return _json(200, delta)
 
     def _functions(self, region: str, args: list[str], query: dict[str, list[str]],
                    as_json: bool) -> HttpResponse:
@@ -260,9 +230,6 @@ class ConsoleApi:
     def _post(self, request: HttpRequest, parts: list[str]) -> HttpResponse:
         if not request.raw_path.startswith("/_console/api/"):
             raise _Refused(405, "MethodNotAllowed", "POST goes to /_console/api/")
-        reason = check_state_change(request, token=self.token, port=self._port())
-        if reason is not None:
-            raise _Refused(403, "Forbidden", reason)
         try:
             body = json.loads(request.body or b"{}")
         except (ValueError, UnicodeDecodeError):
@@ -297,8 +264,6 @@ class ConsoleApi:
         return _json(200, {"name": view.name, "status": view.status})
 
     def _invoke(self, region: str, function: str, body: dict[str, Any]) -> HttpResponse:
-        import uuid
-
         event = body.get("event", "{}")
         if not isinstance(event, str):
             event = json.dumps(event)
@@ -313,13 +278,6 @@ class ConsoleApi:
                            "error_type": result.error_type,
                            "payload": result.payload.decode("utf-8", "replace"),
                            "log": result.log_text, "duration_ms": result.duration_ms})
-
-
-def _loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
 
 
 def _one(query: dict[str, list[str]], key: str) -> str:

@@ -45,8 +45,9 @@ class FlowEngine:
         self._db = db
         self._policy = TimeJumpPolicy(db, clock, auto_advance=auto_advance)
         self._waiters = Waiters()
-        self._changes = ExecutionChanges()  # per-step wake-ups for live readers (the console)
-        self._scheduler = Scheduler(db, clock, self._policy, self, workers=workers)
+        self._changes = ExecutionChanges()  # wake-ups for live readers (the console)
+        self._scheduler = Scheduler(db, clock, self._policy, self, workers=workers,
+                                    on_idle=self._changes.touched)
         self._stepper = Stepper(db, clock, runner, self._scheduler, self._waiters,
                                 self._changes, step_latency=step_latency)
         self._schedule_source: ScheduleSource | None = None
@@ -148,11 +149,24 @@ class FlowEngine:
         :meth:`notify` is called. Returns its last value."""
         return self._waiters.wait(is_ended, timeout)
 
-    def wait_changed(self, seq: int, after_version: int, timeout: float) -> bool:
-        """Block up to ``timeout`` real seconds until execution ``seq`` commits a version above
-        ``after_version`` (or rows change behind the engine); True when woken by a change.
-        Not engine activity: an open wait never stops virtual time from jumping."""
-        return self._changes.wait(seq, after_version, timeout)
+    def watch_changes(self, seq: int, after_version: int,
+                      wake: Callable[[], None]) -> Callable[[], None]:
+        """Call ``wake()`` once execution ``seq`` commits a version above ``after_version``
+        (or rows change behind the engine); returns the unsubscribe function. Not engine
+        activity: an open subscription never stops virtual time from jumping."""
+        return self._changes.watch(seq, after_version, wake)
+
+    @property
+    def facts_generation(self) -> int:
+        """Moves on whenever :meth:`stats` or the clock may read differently: a step was
+        committed, the clock moved, the last job in flight finished."""
+        return self._changes.generation
+
+    def watch_facts(self, after_generation: int,
+                    wake: Callable[[], None]) -> Callable[[], None]:
+        """Call ``wake()`` once :attr:`facts_generation` is above ``after_generation``;
+        returns the unsubscribe function (no engine activity, like :meth:`watch_changes`)."""
+        return self._changes.watch_engine(after_generation, wake)
 
     def wait_for_waiters(self, count: int, timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until ``count`` callers are blocked in
@@ -168,6 +182,7 @@ class FlowEngine:
         """The virtual clock was advanced from outside: remember it, fire what is due."""
         self.persist_clock()
         self.notify()
+        self._changes.touched()
 
     def persist_clock(self) -> None:
         """Remember the virtual clock's instant (a restarted daemon never goes back)."""

@@ -60,8 +60,9 @@ class Scheduler:
     """See the module docstring. :meth:`open` the pool, then :meth:`run` the thread."""
 
     def __init__(self, db: Database, clock: Clock, policy: TimeJumpPolicy, handler: DueHandler,
-                 *, workers: int = 8) -> None:
+                 *, workers: int = 8, on_idle: Callable[[], None] | None = None) -> None:
         self._db = db
+        self._on_idle = on_idle  # called (outside the lock) when the last job in flight ends
         self._clock = clock
         self._policy = policy
         self._handler = handler
@@ -134,8 +135,11 @@ class Scheduler:
     def _job_done(self) -> None:
         with self._cond:
             self.in_flight -= 1
-            if self.in_flight == 0 or self._timers.firing:
+            idle = self.in_flight == 0
+            if idle or self._timers.firing:
                 self._cond.notify_all()
+        if idle and self._on_idle is not None:
+            self._on_idle()
 
     # --- the timer mirror and delayed deliveries ------------------------------------------------
 

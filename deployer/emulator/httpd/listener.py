@@ -98,6 +98,7 @@ class HttpServer:
         accept.cancel()
         await asyncio.gather(accept, return_exceptions=True)
         self._sock.close()
+        await self._door.end_streams()
         try:
             await asyncio.wait_for(server.shutdown(limits.shutdown_grace),
                                    limits.shutdown_grace + 1)

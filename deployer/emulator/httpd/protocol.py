@@ -72,6 +72,14 @@ class FrontDoor:
         self._request_id = request_id
         self._server_header = server_header
         self.budget = BodyBudget(limits.body_memory)
+        self._streams: set[asyncio.Task[Any]] = set()  # handlers sending a stream right now
+
+    async def end_streams(self) -> None:
+        """Stop every stream being sent (at shutdown: a stream never ends by itself)."""
+        streams, self._streams = list(self._streams), set()
+        for task in streams:
+            task.cancel()
+        await asyncio.gather(*streams, return_exceptions=True)
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         conn = request.protocol
@@ -179,12 +187,16 @@ class FrontDoor:
         resp = web.StreamResponse(status=answer.status,
                                   headers={"Server": self._server_header, **answer.headers})
         resp.enable_chunked_encoding()
+        task = asyncio.current_task()
+        if task is not None:
+            self._streams.add(task)
         try:
             await resp.prepare(request)
             async for chunk in answer.chunks:
                 await resp.write(chunk)
             await resp.write_eof()
         finally:
+            self._streams.discard(task)  # type: ignore[arg-type]
             close = getattr(answer.chunks, "aclose", None)
             if close is not None:
                 await close()

@@ -81,9 +81,10 @@ class ExecutionEngine(Protocol):
         """Rows changed behind the engine (a flow was deleted): reload, wake waiters."""
         ...
 
-    def wait_changed(self, seq: int, after_version: int, timeout: float) -> bool:
-        """Block up to ``timeout`` real seconds until execution ``seq`` commits a version
-        above ``after_version``; True when woken by a change."""
+    def watch_changes(self, seq: int, after_version: int,
+                      wake: Callable[[], None]) -> Callable[[], None]:
+        """Call ``wake()`` once execution ``seq`` commits a version above ``after_version``;
+        returns the unsubscribe function."""
         ...
 
 
@@ -282,17 +283,17 @@ class ExecutionService:
         found = self._repo.execution_counts(account_id, region, flow_name)
         return {status: found.get(status, 0) for status in STATUSES}
 
-    def wait_changed(self, account_id: str, region: str, flow_name: str, name: str, *,
-                     after_version: int, wait_seconds: float) -> ExecutionView:
-        """The execution once its ``version`` is above ``after_version``: at once if it
-        already is or the execution has ended, else after the engine commits its next step or
-        ``wait_seconds`` real seconds pass (woken by the engine; the database is read once
-        before and once after, never polled)."""
+    def watch_changes(self, account_id: str, region: str, flow_name: str, name: str, *,
+                      after_version: int, wake: Callable[[], None]) -> Callable[[], None]:
+        """Call ``wake()`` once the execution's ``version`` is above ``after_version``: at once
+        if it already is or the execution has ended, else when the engine commits its next
+        step (or rows change behind it). Holds no thread; reads the row once. Returns the
+        unsubscribe function; NotFound when the execution does not exist."""
         row = self._row(account_id, region, flow_name, name)
-        if row.version > after_version or row.status != "Running" or wait_seconds <= 0:
-            return _view(row)
-        self._engine.wait_changed(row.seq, after_version, wait_seconds)
-        return _view(self._row(account_id, region, flow_name, name))
+        if row.version > after_version or row.status not in ("Running", "Starting"):
+            wake()
+            return _nothing
+        return self._engine.watch_changes(row.seq, after_version, wake)
 
     def history(self, account_id: str, region: str, flow_name: str, name: str, *,
                 limit: int, next_token: str = "") -> tuple[builtins.list[HistoryEvent], str]:
@@ -354,3 +355,7 @@ class ExecutionService:
         if row is None:
             raise NotFound(f"Execution {name} does not exist.", kind="execution", name=name)
         return row
+
+
+def _nothing() -> None:
+    return None

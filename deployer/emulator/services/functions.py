@@ -34,6 +34,7 @@ from deployer.emulator.services.function_rules import (
     runtime_warning,
 )
 from deployer.emulator.services.function_versions import FunctionReleases
+from deployer.emulator.services.invocation_watch import InvocationWatch
 from deployer.emulator.services.ports import (
     Credentials,
     FunctionRuntime,
@@ -185,6 +186,7 @@ class FunctionService:
         self._pool = ThreadPoolExecutor(ASYNC_WORKERS, thread_name_prefix="fc-async")
         self._slots = threading.BoundedSemaphore(ASYNC_QUEUE)
         self._pending: set[Future[InvocationResult]] = set()  # async invocations not done
+        self.invocation_watch = InvocationWatch()  # readers following invocations
         self._lock = threading.Lock()
         # record (as cached by the repository) -> its Function and FunctionSpec
         self._resolved: dict[tuple[str, str, str], tuple[FunctionRecord, Function,
@@ -303,6 +305,7 @@ class FunctionService:
         if self.versions is not None:
             self.versions.forget(account_id, region, name)
         self._runtime.retire(account_id, region, name)
+        self.invocation_watch.changed((account_id, region, name))
 
     def list(self, account_id: str, region: str, *, prefix: str = "", next_token: str = "",
              limit: int = 20) -> tuple[list[Function], str | None]:
@@ -381,16 +384,26 @@ class FunctionService:
         try:
             result = self._runtime.invoke(spec, event, request_id=request_id, tail_logs=tail)
         except RuntimeUnavailableError as exc:
-            self._invocations.record(InvocationRecord(
+            self._record(InvocationRecord(
                 spec.account_id, spec.region, spec.function_name, request_id, started, kind,
                 "Failed", "RuntimeUnavailable", None, exc.message))
             raise InvalidArgument(f"the emulator cannot run function '{spec.function_name}': "
                                   f"{exc.message}", field="runtime") from None
-        self._invocations.record(InvocationRecord(
+        self._record(InvocationRecord(
             spec.account_id, spec.region, spec.function_name, request_id, started, kind,
             "Failed" if result.error_type else "Succeeded", result.error_type,
             result.duration_ms, result.log_text, result.instance_id, result.cold_start))
         return result
+
+    def _record(self, rec: InvocationRecord) -> None:
+        self._invocations.record(rec)
+        self.invocation_watch.changed((rec.account_id, rec.region, rec.function_name))
+
+    def invocations_after(self, account_id: str, region: str, name: str, after_seq: int,
+                          limit: int = 100) -> builtins.list[InvocationRecord]:
+        """Up to ``limit`` invocation records of a function after ``after_seq`` (a record's
+        ``seq``), oldest first."""
+        return self._invocations.invocations_after(account_id, region, name, after_seq, limit)
 
     def recent_invocations(self, account_id: str, region: str, name: str,
                            limit: int = 20) -> builtins.list[InvocationRecord]:

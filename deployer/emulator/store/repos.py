@@ -161,12 +161,14 @@ class InvocationRecord:
     log: str
     instance_id: str = ""
     cold_start: bool = False
+    seq: int = 0  # its place in the order of recording (0 until stored)
 
 
 def _invocation(r: sqlite3.Row) -> InvocationRecord:
     return InvocationRecord(r["account_id"], r["region"], r["function_name"], r["request_id"],
                             r["invoked_at"], r["invocation_type"], r["status"], r["error_type"],
-                            r["duration_ms"], r["log"], r["instance_id"], bool(r["cold_start"]))
+                            r["duration_ms"], r["log"], r["instance_id"], bool(r["cold_start"]),
+                            int(r["seq"]))
 
 
 class InvocationRepo:
@@ -190,6 +192,17 @@ class InvocationRepo:
             rows = conn.execute(
                 "SELECT * FROM invocations WHERE account_id=? AND region=? AND function_name=? "
                 "ORDER BY seq DESC LIMIT ?", (account_id, region, function_name, limit)).fetchall()
+        return [_invocation(r) for r in rows]
+
+    def invocations_after(self, account_id: str, region: str, function_name: str,
+                          after_seq: int, limit: int = 100) -> list[InvocationRecord]:
+        """Up to ``limit`` invocations of a function recorded after ``after_seq``, oldest
+        first."""
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT * FROM invocations WHERE account_id=? AND region=? AND function_name=? "
+                "AND seq > ? ORDER BY seq LIMIT ?",
+                (account_id, region, function_name, after_seq, limit)).fetchall()
         return [_invocation(r) for r in rows]
 
     def by_request_id(self, account_id: str, region: str,
