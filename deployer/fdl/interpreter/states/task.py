@@ -103,12 +103,14 @@ class TaskEvaluator(StateEvaluator):
         try:
             parameters = {} if self.parameters is None else self.parameters.build(
                 scope, "Parameters")
+            parameters_text = ctx.sized(parameters, "Parameters", name)
             timeout = self._timeout(scope)
         except StateFailure as failure:
             raise StateFailure(failure.code, failure.detail, TaskCall("", token, 0)) from None
-        event = ctx.emit(
+        event = ctx.emit(  # the text dump({"Resource", "TaskMode", "Parameters"}) gives
             _SCHEDULED, name, st.entered_event,
-            dump({"Resource": self.action, "TaskMode": self.mode_text, "Parameters": parameters}),
+            f'{{"Resource":{dump(self.action)},"TaskMode":{dump(self.mode_text)},'
+            f'"Parameters":{parameters_text}}}',
         )
         task_id = f"{ex.name}:task:{event}"
         ctx.emit(_STARTED, name, event, EMPTY_DETAIL)
