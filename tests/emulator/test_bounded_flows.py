@@ -80,7 +80,8 @@ def _health_latencies_n(cloud: LocalCloud, out: list[float], n: int) -> None:
         out.append(time.perf_counter() - began)
 
 
-CATCH_FLOW = """Type: StateMachine
+_REFS = ", ".join(["$Input.s"] * 18)
+CATCH_FLOW = f"""Type: StateMachine
 SpecVersion: v1
 Name: Bounded
 StartAt: Build
@@ -93,7 +94,7 @@ States:
           - Type: Pass
             Name: Huge
             OutputConstructor:
-              blob.$: "jsonToString([%s])"
+              blob.$: "jsonToString([{_REFS}])"
             End: true
     Catch:
       - Errors: [FnF.DataLimitExceeded]
@@ -104,7 +105,7 @@ States:
   - Type: Pass
     Name: Recovered
     End: true
-""" % ", ".join(["$Input.s"] * 18)
+"""
 
 
 def test_a_bound_exceeded_is_a_state_error_the_flow_catches(cloud: LocalCloud) -> None:

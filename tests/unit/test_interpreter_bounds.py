@@ -156,9 +156,9 @@ States:
   - Type: Task
     Name: Call
     Action: FC:InvokeFunction
-    Parameters: {{resourceArn: "%s", invocationType: Sync}}
+    Parameters: {{resourceArn: "ARN", invocationType: Sync}}
     End: true
-""" % ARN
+""".replace("ARN", ARN)
 
 
 def _timed(timeout: object, mode: str = "Standard"):
