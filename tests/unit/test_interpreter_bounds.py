@@ -5,6 +5,7 @@ execution TimedOut at that instant (docs/fdl-semantics.md, "Bounds" and "Flow Ti
 from __future__ import annotations
 
 import json
+import textwrap
 
 import pytest
 
@@ -54,28 +55,35 @@ def test_an_evaluation_over_budget_fails_the_state():
     assert types(failed)[-3:] == ["StepFailed", "StepExited", "ExecutionFailed"]
 
 
-def test_retry_and_catch_match_the_bound_codes():
-    flow = flow_of(f"""
+def _fc_task(body: str, rules: str = "", after: str = "End: true"):
+    """A flow whose Task ``Call`` sends ``body``, with Retry/Catch ``rules``."""
+    return flow_of(f"""
         - Type: Task
           Name: Call
           Action: FC:InvokeFunction
           Parameters:
             resourceArn: {ARN}
             invocationType: Sync
-            body: {{blob.$: "jsonToString([{', '.join(['$Input.s'] * 18)}])"}}
-          Retry:
-            - Errors: [FnF.DataLimitExceeded]
-              MaxAttempts: 1
-              IntervalSeconds: 1
-          Catch:
-            - Errors: [FnF.DataLimitExceeded]
-              OutputConstructor: {{code.$: $Context.Current.Error.Code}}
-              Next: Recover
-          End: true
+            body: {body}
+{textwrap.indent(textwrap.dedent(rules), " " * 10)}          {after}
         - Type: Pass
           Name: Recover
           End: true
     """)
+
+
+def test_retry_and_catch_match_the_bound_codes():
+    refs = ", ".join(["$Input.s"] * 18)
+    flow = _fc_task(f'{{blob.$: "jsonToString([{refs}])"}}', """\
+        Retry:
+          - Errors: [FnF.DataLimitExceeded]
+            MaxAttempts: 1
+            IntervalSeconds: 1
+        Catch:
+          - Errors: [FnF.DataLimitExceeded]
+            OutputConstructor: {code.$: $Context.Current.Error.Code}
+            Next: Recover
+        """)
     sim = run(flow, {"s": "x" * 60_000})  # 18 x 60,000 characters: over the 1 Mi cap
     assert sim.execution.status.value == "Succeeded"
     assert sim.execution.output == {"code": "FnF.DataLimitExceeded"}
@@ -83,16 +91,7 @@ def test_retry_and_catch_match_the_bound_codes():
 
 
 def test_task_parameters_over_64_kib_fail_the_state():
-    flow = flow_of(f"""
-        - Type: Task
-          Name: Call
-          Action: FC:InvokeFunction
-          Parameters:
-            resourceArn: {ARN}
-            invocationType: Sync
-            body: {{a.$: $Input.s, b.$: $Input.s}}
-          End: true
-    """)
+    flow = _fc_task("{a.$: $Input.s, b.$: $Input.s}", after="Next: Recover")
     sim = run(flow, {"s": "x" * 40_000})  # the input fits in 64 KiB, the parameters do not
     error = _last_error(sim)
     assert error["Error"] == "FnF.DataLimitExceeded"
