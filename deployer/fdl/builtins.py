@@ -142,7 +142,8 @@ def _int_arg(function: str, position: int, value: Any) -> int:
         return int(value)
     if type(value) is float and value.is_integer():
         return int(value)
-    _fail(function, f"argument {position} must be an integer, got {kind_name(value)} {value!r}")
+    _fail(function,
+          f"argument {position} must be an integer, got {kind_name(value)} {value!r:.100}")
 
 
 @_builtin("format", 1, None)

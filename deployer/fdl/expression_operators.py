@@ -213,7 +213,7 @@ def _modulo(a: Any, b: Any, offset: int) -> Any:
         if type(value) is float and value.is_integer():
             value = int(value)
         if type(value) is not int:
-            raise error_at(offset, f"operator '%' needs integers, got {value!r}", _TYPE)
+            raise error_at(offset, f"operator '%' needs integers, got {value!r:.100}", _TYPE)
         ints.append(value)
     dividend, divisor = ints
     if divisor == 0:
