@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deployer.fdl import ast
+from deployer.fdl._check_states import is_legacy_dialect
 from deployer.fdl.ast import *  # noqa: F403 (every AST node type is part of the package API)
 from deployer.fdl.ast import Flow
 from deployer.fdl.builtins import Entropy, SeededEntropy, SystemEntropy
@@ -113,6 +114,8 @@ def check_flow(text: str, *, source: str = "<flow>", execution_mode: str = "Stan
     if parsed.flow is None:
         return FlowCheck(None, parsed.diagnostics)
     found = validate_flow(parsed.flow, execution_mode=execution_mode)
+    if is_legacy_dialect(parsed.flow):  # its one error says all there is to say
+        return FlowCheck(parsed.flow, tuple(d.with_source(source) for d in found))
     merged = {(d.code, d.line, d.column, d.path): d for d in parsed.diagnostics}
     for diagnostic in found:
         merged.setdefault(

@@ -46,7 +46,7 @@ from deployer.fdl.ast import (
 from deployer.fdl.diagnostics import join_path
 from deployer.fdl.template_nodes import is_expression_key
 
-__all__ = ["ScopeBuilder", "StateBuilder"]
+__all__ = ["ScopeBuilder", "StateBuilder", "literal_timeout"]
 
 #: Builds the scope written at a YAML mapping (a Parallel branch, a Map processor) at a path.
 ScopeBuilder = Callable[[YNode, str], Scope]
@@ -178,6 +178,11 @@ def _timeout(get: Getter) -> int | Expr | None:
     expression = as_expr(get("Timeout.$"))
     if expression is not None:
         return expression
+    return literal_timeout(get)
+
+
+def literal_timeout(get: Getter) -> int | None:
+    """``Timeout`` as an integer or a string of digits (a Task's, or the flow's)."""
     timeout = as_int(get("Timeout"))
     literal = as_text(get("Timeout"))
     if timeout is None and literal is not None and literal.strip().isdigit():

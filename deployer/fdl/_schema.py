@@ -59,7 +59,7 @@ FLOW_FIELDS = {
     **_NAMED,
     **_spec(("SpecVersion",), SpecVersion=S),
     **SCOPE_FIELDS,
-    **_spec(Description=S, Comment=Kind.ANY),
+    **_spec(Description=S, Comment=Kind.ANY, Timeout=Kind.TIMEOUT),
 }
 _COMMON = {
     **_NAMED,

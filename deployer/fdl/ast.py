@@ -297,7 +297,9 @@ State = (
 
 @dataclass(frozen=True, slots=True)
 class Flow:
-    """The whole definition. ``type`` is the ``Type`` string (``StateMachine`` when valid)."""
+    """The whole definition. ``type`` is the ``Type`` string (``StateMachine`` when valid);
+    ``timeout`` the flow-level ``Timeout`` in seconds (None when absent or not a whole number;
+    0 means the execution mode's own limit)."""
 
     name: str
     spec_version: str
@@ -306,6 +308,7 @@ class Flow:
     position: Position
     description: str = ""
     type: str = ""
+    timeout: int | None = None
     raw: Mapping[str, RawField] = field(default_factory=_no_raw, compare=False, repr=False)
     scope: Scope = field(init=False, compare=False, repr=False)
 

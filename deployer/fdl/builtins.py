@@ -4,8 +4,12 @@
 implementation registers itself with ``@_builtin(name, min_args, max_args)`` right above its
 definition. The parser checks names and arities against it; the evaluator calls the
 implementations from it.
-Every implementation takes already evaluated JSON values and returns a JSON value, raising
-:class:`EvaluationError` (naming the function) for arguments of the wrong kind.
+Every implementation takes the evaluation's :class:`~deployer.fdl.expression_budget.Meter`, then
+(``uses_entropy``) the :class:`Entropy`, then the already evaluated JSON values, and returns a JSON
+value, raising :class:`EvaluationError` (naming the function) for arguments of the wrong kind.
+Each charges the meter for the work that grows with its data before doing it (strings it builds
+are capped), so no call runs long (docs/fdl-semantics.md, "Bounds"). ``regexMatchString`` runs
+on RE2 (:mod:`deployer.fdl.regex`): linear time, Go's syntax.
 
 Randomness (``uuid``, ``randomInt``) comes from an :class:`Entropy` passed by the evaluator
 from ``Scope.entropy``: :class:`SystemEntropy` by default, :class:`SeededEntropy` for replayable
@@ -16,18 +20,17 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import hashlib
 import json
 import random
-import re
 import uuid
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol, TypeVar, runtime_checkable
 
+from deployer.fdl.expression_budget import Meter, charge_embedded, charge_size, check_length
 from deployer.fdl.expression_errors import EvaluationError, EvaluationReason
+from deployer.fdl.regex import regex_search
 from deployer.fdl.values import (
     INT64_MAX,
     INT64_MIN,
@@ -139,21 +142,31 @@ def _int_arg(function: str, position: int, value: Any) -> int:
         return int(value)
     if type(value) is float and value.is_integer():
         return int(value)
-    _fail(function, f"argument {position} must be an integer, got {kind_name(value)} {value!r}")
+    _fail(function,
+          f"argument {position} must be an integer, got {kind_name(value)} {value!r:.100}")
 
 
 @_builtin("format", 1, None)
-def _format(template: Any, *args: Any) -> str:
+def _format(meter: Meter, template: Any, *args: Any) -> str:
     _need("format", 1, template, str)
+    meter.charge_text(len(template))
     pieces = template.split("{}")
+    meter.charge(len(pieces))
     out = [pieces[0]]
+    length = len(pieces[0])
     for index, piece in enumerate(pieces[1:]):
-        out.append(_text("format", args[index]) if index < len(args) else "{}")
-        out.append(piece)
+        text = _text(meter, "format", args[index]) if index < len(args) else "{}"
+        length += len(text) + len(piece)
+        check_length("format()", length)
+        out += (text, piece)
+    meter.charge_text(length)
     return "".join(out)
 
 
-def _text(function: str, value: Any) -> str:
+def _text(meter: Meter, function: str, value: Any) -> str:
+    if type(value) is str:
+        return str(value)
+    charge_size(meter, value)
     try:
         return render_text(value)
     except (ValueError, RecursionError) as exc:
@@ -161,39 +174,35 @@ def _text(function: str, value: Any) -> str:
 
 
 @_builtin("length", 1, 1)
-def _length(value: Any) -> int:
+def _length(meter: Meter, value: Any) -> int:
     _need("length", 1, value, list, dict, str)
     return len(value)
 
 
 @_builtin("regexMatchString", 2, 2)
-def _regex_match_string(pattern: Any, subject: Any) -> bool:
+def _regex_match_string(meter: Meter, pattern: Any, subject: Any) -> bool:
     _need("regexMatchString", 1, pattern, str)
     _need("regexMatchString", 2, subject, str)
     try:
-        return _regex(pattern).search(subject) is not None
-    except (re.error, RecursionError, OverflowError) as exc:
-        _fail("regexMatchString", f"invalid pattern {pattern!r}: {exc}", EvaluationReason.FUNCTION)
-
-
-@functools.lru_cache(maxsize=256)
-def _regex(pattern: str) -> re.Pattern[str]:
-    with warnings.catch_warnings():  # e.g. "possible nested set": valid today, noisy on stderr
-        warnings.simplefilter("ignore")
-        return re.compile(pattern)
+        return regex_search(meter, pattern, subject)
+    except ValueError as exc:
+        _fail("regexMatchString", str(exc), EvaluationReason.FUNCTION)
 
 
 @_builtin("split", 2, 2)
-def _split(text: Any, separator: Any) -> list[str]:
+def _split(meter: Meter, text: Any, separator: Any) -> list[str]:
     _need("split", 1, text, str)
     _need("split", 2, separator, str)
+    meter.charge_text(len(text))
     if separator == "":
+        meter.charge(len(text))
         return list(text)
+    meter.charge(text.count(separator) + 1)
     return list(text.split(separator))
 
 
 @_builtin("get", 2, 2)
-def _get(container: Any, key: Any) -> Any:
+def _get(meter: Meter, container: Any, key: Any) -> Any:
     if container is None:
         return None
     if type(container) is dict:
@@ -208,7 +217,7 @@ def _get(container: Any, key: Any) -> Any:
 
 
 @_builtin("intAdd", 2, 2)
-def _int_add(left: Any, right: Any) -> int:
+def _int_add(meter: Meter, left: Any, right: Any) -> int:
     total = _int_arg("intAdd", 1, left) + _int_arg("intAdd", 2, right)
     if not INT64_MIN <= total <= INT64_MAX:
         _fail("intAdd", "integer overflow", EvaluationReason.ARITHMETIC)
@@ -216,7 +225,7 @@ def _int_add(left: Any, right: Any) -> int:
 
 
 @_builtin("randomInt", 2, 2, uses_entropy=True)
-def _random_int(entropy: Entropy, low: Any, high: Any) -> int:
+def _random_int(meter: Meter, entropy: Entropy, low: Any, high: Any) -> int:
     lo, hi = _int_arg("randomInt", 1, low), _int_arg("randomInt", 2, high)
     if lo >= hi:
         _fail("randomInt", f"min ({lo}) must be less than max ({hi})", EvaluationReason.FUNCTION)
@@ -224,14 +233,17 @@ def _random_int(entropy: Entropy, low: Any, high: Any) -> int:
 
 
 @_builtin("arrayContains", 2, 2)
-def _array_contains(array: Any, value: Any) -> bool:
+def _array_contains(meter: Meter, array: Any, value: Any) -> bool:
     _need("arrayContains", 1, array, list)
+    charge_size(meter, array)  # each comparison walks at most its element
+    charge_size(meter, value)
     return any(json_equal(item, value) for item in array)
 
 
 @_builtin("arrayUnique", 1, 1)
-def _array_unique(array: Any) -> list[Any]:
+def _array_unique(meter: Meter, array: Any) -> list[Any]:
     _need("arrayUnique", 1, array, list)
+    charge_size(meter, array)  # canonical_key walks every element
     seen: set[Any] = set()
     unique = []
     for item in array:
@@ -243,52 +255,69 @@ def _array_unique(array: Any) -> list[Any]:
 
 
 @_builtin("toArray", 0, None)
-def _to_array(*args: Any) -> list[Any]:
+def _to_array(meter: Meter, *args: Any) -> list[Any]:
+    for value in args:
+        charge_embedded(meter, value)
     return list(args)
 
 
 @_builtin("mapKeys", 1, 1)
-def _map_keys(mapping: Any) -> list[Any]:
+def _map_keys(meter: Meter, mapping: Any) -> list[Any]:
     _need("mapKeys", 1, mapping, dict)
+    _charge_keys(meter, mapping)
     return sorted(mapping)
 
 
 @_builtin("mapValues", 1, 1)
-def _map_values(mapping: Any) -> list[Any]:
+def _map_values(meter: Meter, mapping: Any) -> list[Any]:
     _need("mapValues", 1, mapping, dict)
+    _charge_keys(meter, mapping)
     return [mapping[key] for key in sorted(mapping)]
 
 
+def _charge_keys(meter: Meter, mapping: dict[str, Any]) -> None:
+    """Sorting the keys: one step per key and per 16 characters of them."""
+    meter.charge(len(mapping))
+    meter.charge_text(sum(map(len, mapping)))
+
+
 @_builtin("toBase64", 1, 1)
-def _to_base64(text: Any) -> str:
+def _to_base64(meter: Meter, text: Any) -> str:
     _need("toBase64", 1, text, str)
+    meter.charge_text(len(text))
     try:
-        return base64.b64encode(text.encode("utf-8")).decode("ascii")
+        data = text.encode("utf-8")
     except UnicodeEncodeError as exc:
         _fail("toBase64", f"string is not valid Unicode: {exc}", EvaluationReason.FUNCTION)
+    size = (len(data) + 2) // 3 * 4
+    check_length("toBase64()", size)
+    meter.charge_text(size)
+    return base64.b64encode(data).decode("ascii")
 
 
 @_builtin("fromBase64", 1, 1)
-def _from_base64(text: Any) -> str:
+def _from_base64(meter: Meter, text: Any) -> str:
     _need("fromBase64", 1, text, str)
+    meter.charge_text(len(text))
     try:
         return base64.b64decode(text.encode("ascii"), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeError, ValueError) as exc:
-        _fail("fromBase64", f"invalid base64 text {text!r}: {exc}", EvaluationReason.FUNCTION)
+        _fail("fromBase64", f"invalid base64 text {text!r:.200}: {exc}", EvaluationReason.FUNCTION)
 
 
 _HASHES = {"MD5": "md5", "SHA1": "sha1", "SHA256": "sha256", "SHA512": "sha512"}
 
 
 @_builtin("hash", 2, 2)
-def _hash(text: Any, algorithm: Any) -> str:
+def _hash(meter: Meter, text: Any, algorithm: Any) -> str:
     _need("hash", 1, text, str)
     _need("hash", 2, algorithm, str)
+    meter.charge_text(len(text) + len(algorithm))
     name = _HASHES.get(algorithm.upper().replace("-", "").replace("_", ""))
     if name is None:
         _fail(
             "hash",
-            f"unknown algorithm {algorithm!r}; use MD5, SHA-1, SHA-256 or SHA-512",
+            f"unknown algorithm {algorithm!r:.100}; use MD5, SHA-1, SHA-256 or SHA-512",
             EvaluationReason.FUNCTION,
         )
     try:
@@ -298,7 +327,7 @@ def _hash(text: Any, algorithm: Any) -> str:
 
 
 @_builtin("uuid", 0, 0, uses_entropy=True)
-def _uuid(entropy: Entropy) -> str:
+def _uuid(meter: Meter, entropy: Entropy) -> str:
     return str(entropy.uuid4())
 
 
@@ -307,30 +336,39 @@ def _reject_constant(name: str) -> Any:
 
 
 @_builtin("stringToJson", 1, 1)
-def _string_to_json(text: Any, function: str = "stringToJson") -> Any:
+def _string_to_json(meter: Meter, text: Any, function: str = "stringToJson") -> Any:
     _need(function, 1, text, str)
+    meter.charge_text(len(text))
+    meter.charge(text.count(",") + 1)  # elements and entries: the result's size is charged
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         _fail(function, f"invalid JSON text: {exc}", EvaluationReason.FUNCTION)
 
 
-BUILTINS["fromJSON"] = Builtin("fromJSON", 1, 1, lambda text: _string_to_json(text, "fromJSON"))
+BUILTINS["fromJSON"] = Builtin(
+    "fromJSON", 1, 1, lambda meter, text: _string_to_json(meter, text, "fromJSON"))
 
 
 @_builtin("jsonToString", 1, 1)
-def _json_to_string(value: Any, function: str = "jsonToString") -> str:
+def _json_to_string(meter: Meter, value: Any, function: str = "jsonToString") -> str:
+    charge_size(meter, value)
     try:
-        return to_json_text(value)
+        text = to_json_text(value)
     except (ValueError, TypeError, RecursionError) as exc:
         _fail(function, f"cannot serialise value: {exc}", EvaluationReason.FUNCTION)
+    check_length(f"{function}()", len(text))
+    meter.charge_text(len(text))
+    return text
 
 
-BUILTINS["toJSON"] = Builtin("toJSON", 1, 1, lambda value: _json_to_string(value, "toJSON"))
+BUILTINS["toJSON"] = Builtin(
+    "toJSON", 1, 1, lambda meter, value: _json_to_string(meter, value, "toJSON"))
 
 
 @_builtin("jsonMerge", 2, 2)
-def _json_merge(left: Any, right: Any) -> dict[str, Any]:
+def _json_merge(meter: Meter, left: Any, right: Any) -> dict[str, Any]:
     _need("jsonMerge", 1, left, dict)
     _need("jsonMerge", 2, right, dict)
+    meter.charge(len(left) + len(right))
     return {**left, **right}

@@ -13,16 +13,22 @@ A template is the YAML value of an ``InputConstructor``, ``OutputConstructor``,
 
 Errors are :class:`EvaluationError` whose detail starts with the key path, e.g.
 ``body.delay.$: cannot read member 'x' of null (in expression `...`)``.
+
+Building a template is one evaluation for the scope's meter: its expressions share one budget
+(their nodes are charged up front), and each value a ``.$`` key (or a nested ``$``) puts into
+the result is charged by its size (docs/fdl-semantics.md, "Bounds").
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from deployer.fdl.diagnostics import join_path
-from deployer.fdl.evaluator import Scope, compile_expression, too_deep
+from deployer.fdl.evaluator import Scope, compile_expression, expression_cost, too_deep
+from deployer.fdl.expression_budget import NO_METER, Meter, charge_embedded
 from deployer.fdl.expression_errors import (
     EvaluationError,
     EvaluationReason,
@@ -41,7 +47,8 @@ ROOT_KEY = ROOT_EXPRESSION_KEY
 def build_value(template: Any, scope: Scope) -> Any:
     """Build the value a constructor template describes, evaluating its ``.$`` keys.
 
-    Pure (no clock, no I/O; ``uuid()``/``randomInt()`` draw from ``scope.entropy``). Literal
+    Pure (no clock, no I/O; ``uuid()``/``randomInt()`` draw from ``scope.entropy``); one
+    evaluation for ``scope.meter`` (a fresh meter when it is the default). Literal
     parts of the template are copied, never shared with the result. Raises
     :class:`EvaluationError` naming the key path for a non-string or unparsable expression, a
     ``$`` key next to other keys, a key given both literally and with ``.$``, or any
@@ -56,9 +63,13 @@ class Template:
 
     source: Any
     _build: Callable[[Scope], Any]
+    cost: int = 0  # the nodes of all its expressions, charged when a build begins
 
     def build(self, scope: Scope) -> Any:
         """Same result and errors as :func:`build_value` on ``source``."""
+        if scope.meter is NO_METER:
+            scope = scope._replace(meter=Meter())
+        scope.meter.begin(self.cost)
         return self._build(scope)
 
 
@@ -67,7 +78,16 @@ def compile_template(template: Any) -> Template:
     one per constructor). Structural problems (a ``$`` key beside others, a key given both
     literally and as ``.$``, a non-string or unparsable expression) are reported by ``build``,
     as :func:`build_value` would, so compiling never fails."""
-    return Template(template, _compile(template, ""))
+    return Template(template, _compile(template, ""), _static_cost(template))
+
+
+def _static_cost(template: Any) -> int:
+    cost = 0
+    for _, text in iter_expressions(template):
+        if isinstance(text, str):
+            with contextlib.suppress(ExpressionSyntaxError):  # fails when built, before work
+                cost += expression_cost(parse_expression(text))
+    return cost
 
 
 def iter_expressions(template: Any) -> Iterator[tuple[str, Any]]:
@@ -109,7 +129,7 @@ def _compile_map(template: dict[Any, Any], path: str) -> Callable[[Scope], Any]:
             return _failing(
                 f"{where}: the '$' key must be the only key of its map (also found: {others})"
             )
-        return _compile_expression(template[ROOT_KEY], where)
+        return _compile_expression(template[ROOT_KEY], where, embedded=bool(path))
     entries: list[tuple[str, Callable[[Scope], Any]]] = []
     for key, value in template.items():
         name = str(key)
@@ -120,7 +140,7 @@ def _compile_map(template: dict[Any, Any], path: str) -> Callable[[Scope], Any]:
         target = name[: -len(SUFFIX)]
         if target in template:
             return _failing(f"{where}: key '{target}' is given both literally and as an expression")
-        entries.append((target, _compile_expression(value, where)))
+        entries.append((target, _compile_expression(value, where, embedded=True)))
     return lambda scope: {name: build(scope) for name, build in entries}
 
 
@@ -131,7 +151,9 @@ def _failing(detail: str) -> Callable[[Scope], Any]:
     return fail
 
 
-def _compile_expression(text: Any, where: str) -> Callable[[Scope], Any]:
+def _compile_expression(text: Any, where: str, *, embedded: bool) -> Callable[[Scope], Any]:
+    """The closure of one expression key; ``embedded`` when its value goes into a map the
+    template builds (every ``.$`` key, a nested ``$``), whose size is then charged."""
     if not isinstance(text, str):
         return _failing(
             f"{where}: an expression key needs a string value, got {type(text).__name__}"
@@ -152,7 +174,10 @@ def _compile_expression(text: Any, where: str) -> Callable[[Scope], Any]:
 
     def run(scope: Scope) -> Any:  # evaluate(expr, scope), without its per-call lookups
         try:
-            return compiled(scope)
+            value = compiled(scope)
+            if embedded:
+                charge_embedded(scope.meter, value)
+            return value
         except EvaluationError as exc:
             raise exc.in_expression(text).at_path(where) from None
         except RecursionError:

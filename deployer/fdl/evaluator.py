@@ -11,9 +11,15 @@ negative array indexes count from the end. Operators are compiled by
 :mod:`deployer.fdl.expression_operators`; :class:`Scope` and :class:`NullMode` live in
 :mod:`deployer.fdl.expression_scope` and are re-exported here.
 
-Every failure is an :class:`EvaluationError` (code ``FnF.RuntimeError``) whose detail names the
-expression; no other exception escapes :func:`evaluate`. Returned values may share structure with
-the scope's values: callers must treat all values as immutable.
+Every failure is an :class:`EvaluationError` (code ``FnF.RuntimeError``, or
+``FnF.DataLimitExceeded`` for a string over the size cap) whose detail names the expression; no
+other exception escapes :func:`evaluate`. Returned values may share structure with the scope's
+values: callers must treat all values as immutable.
+
+Work is bounded by the scope's :class:`~deployer.fdl.expression_budget.Meter`: every node
+counts once per evaluation (:func:`expression_cost`), operators and built-ins charge what grows
+with their data, array and map literals the values they hold (docs/fdl-semantics.md,
+"Bounds").
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deployer.fdl.builtins import BUILTINS
+from deployer.fdl.expression_budget import NO_METER, Meter, charge_embedded
 from deployer.fdl.expression_errors import EvaluationError, EvaluationReason
 from deployer.fdl.expression_nodes import (
     ArrayLiteral,
@@ -37,6 +44,7 @@ from deployer.fdl.expression_nodes import (
     Node,
     Unary,
     Variable,
+    children,
 )
 from deployer.fdl.expression_operators import compile_binary, compile_unary
 from deployer.fdl.expression_scope import (
@@ -59,6 +67,7 @@ __all__ = [
     "Scope",
     "Unavailable",
     "evaluate",
+    "expression_cost",
 ]
 
 
@@ -66,11 +75,17 @@ def evaluate(expr: Expression, scope: Scope) -> Any:
     """Evaluate ``expr`` against ``scope`` and return a JSON value.
 
     Pure apart from ``scope.entropy`` (only ``uuid()``/``randomInt()`` draw from it); never
-    reads the clock. Raises :class:`EvaluationError` for every failure, with ``detail`` naming
-    the expression text and the offset of the failing node.
+    reads the clock. Bounded: the evaluation takes at most the steps its meter allows
+    (``scope.meter``, a fresh :class:`Meter` when it is the default ``NO_METER``; a given
+    meter starts a new evaluation).
+    Raises :class:`EvaluationError` for every failure, with ``detail`` naming the expression
+    text and the offset of the failing node.
     """
     run = _compile(expr)
+    if scope.meter is NO_METER:
+        scope = scope._replace(meter=Meter())
     try:
+        scope.meter.begin(expression_cost(expr))
         return run(scope)
     except EvaluationError as exc:
         raise exc.in_expression(expr.text) from None
@@ -84,9 +99,22 @@ def compile_expression(expr: Expression) -> Callable[[Scope], Any]:
     ``compile_expression(expr)(scope)`` returns what ``evaluate(expr, scope)`` returns; on
     failure it raises the bare error: an :class:`EvaluationError` that ``evaluate`` would give
     as ``exc.in_expression(expr.text)``, or RecursionError where ``evaluate`` gives
-    ``too_deep().in_expression(expr.text)``.
+    ``too_deep().in_expression(expr.text)``. The caller does the metering ``evaluate`` does:
+    ``scope.meter`` must be a real meter, begun with :func:`expression_cost`.
     """
     return _compile(expr)
+
+
+@functools.lru_cache(maxsize=4096)
+def expression_cost(expr: Expression) -> int:
+    """The steps an evaluation of ``expr`` is charged up front: its number of nodes (each runs
+    at most once: the language has no loops)."""
+    count, stack = 0, [expr.node]
+    while stack:
+        node = stack.pop()
+        count += 1
+        stack.extend(children(node))
+    return count
 
 
 def too_deep() -> EvaluationError:
@@ -217,8 +245,8 @@ def _call(node: Call) -> Compiled:
         values = [arg(scope) for arg in args]
         try:
             if with_entropy:
-                return impl(scope.entropy, *values)
-            return impl(*values)
+                return impl(scope.meter, scope.entropy, *values)
+            return impl(scope.meter, *values)
         except EvaluationError as exc:
             exc.offset = offset if exc.offset is None else exc.offset
             raise
@@ -228,12 +256,28 @@ def _call(node: Call) -> Compiled:
 
 def _array(node: ArrayLiteral) -> Compiled:
     items = tuple(_node(item) for item in node.items)
-    return lambda scope: [item(scope) for item in items]
+
+    def run(scope: Scope) -> Any:
+        values = [item(scope) for item in items]
+        meter = scope.meter
+        for value in values:
+            charge_embedded(meter, value)
+        return values
+
+    return run
 
 
 def _map(node: MapLiteral) -> Compiled:
     entries = tuple((key, _node(value)) for key, value in node.entries)
-    return lambda scope: {key: value(scope) for key, value in entries}
+
+    def run(scope: Scope) -> Any:
+        built = {key: value(scope) for key, value in entries}
+        meter = scope.meter
+        for value in built.values():
+            charge_embedded(meter, value)
+        return built
+
+    return run
 
 
 _COMPILERS: dict[type, Callable[[Any], Compiled]] = {

@@ -11,6 +11,10 @@ dispatches on the operator at run time. Semantics (reference §4.3, docs/fdl-sem
   gives a float; ``%`` takes integers and truncates like Go; ``+`` also joins two strings;
 * :class:`~deployer.fdl.expression_scope.NullMode` decides what ``null`` does in ``!``, ``&&``,
   ``||``, ordering and ``in``.
+
+Operators whose work grows with their operands charge the scope's meter first: joining strings
+(the result's length, capped), comparing strings, deep equality and ``in`` over arrays and maps
+(docs/fdl-semantics.md, "Bounds").
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from deployer.fdl.expression_budget import Meter, charge_size, check_length
 from deployer.fdl.expression_errors import EvaluationReason
 from deployer.fdl.expression_scope import Compiled, NullMode, Scope, error_at, operand_error
 from deployer.fdl.values import INT64_MAX, INT64_MIN, is_number, json_equal, kind_name
@@ -87,9 +92,25 @@ def _logical(left: Compiled, right: Compiled, offset: int, op: str) -> Compiled:
 
 
 def _equality(left: Compiled, right: Compiled, offset: int, op: str) -> Compiled:
-    if op == "==":
-        return lambda scope: json_equal(left(scope), right(scope))
-    return lambda scope: not json_equal(left(scope), right(scope))
+    negate = op == "!="
+
+    def run(scope: Scope) -> Any:
+        a, b = left(scope), right(scope)
+        ka, kb = type(a), type(b)
+        if ka is str and kb is str:
+            if len(a) > 255:
+                scope.meter.charge_text(len(a))
+        elif ka is dict or ka is list or kb is dict or kb is list:
+            _charge_both(scope.meter, a, b)
+        return json_equal(a, b) is not negate
+
+    return run
+
+
+def _charge_both(meter: Meter, a: Any, b: Any) -> None:
+    """Deep equality walks at most both values."""
+    charge_size(meter, a)
+    charge_size(meter, b)
 
 
 _ORDER: dict[str, Callable[[Any, Any], bool]] = {
@@ -109,6 +130,8 @@ def _ordering(left: Compiled, right: Compiled, offset: int, op: str) -> Compiled
         if (ka is int or ka is float) and (kb is int or kb is float):
             return compare(a, b)
         if ka is str and kb is str:
+            if len(a) > 255:
+                scope.meter.charge_text(len(a))
             return compare(a, b)
         if (a is None or b is None) and scope.null_mode is NullMode.LENIENT:
             return False
@@ -130,10 +153,13 @@ def _membership(left: Compiled, right: Compiled, offset: int, op: str) -> Compil
         needle, haystack = left(scope), right(scope)
         kind = type(haystack)
         if kind is list:
+            _charge_both(scope.meter, needle, haystack)
             found = any(json_equal(needle, item) for item in haystack)
         elif kind is dict:
             if type(needle) is not str:
                 raise error_at(offset, f"map keys are strings, got {kind_name(needle)}", _TYPE)
+            if len(needle) > 255:
+                scope.meter.charge_text(len(needle))
             found = needle in haystack
         elif haystack is None and scope.null_mode is NullMode.LENIENT:
             found = False
@@ -159,6 +185,9 @@ def _arithmetic(left: Compiled, right: Compiled, offset: int, op: str) -> Compil
         if (ka is int or ka is float) and (kb is int or kb is float):
             return checked(apply(a, b, offset), offset)
         if op == "+" and ka is str and kb is str:
+            length = len(a) + len(b)
+            check_length("operator '+'", length)
+            scope.meter.charge_text(length)
             return a + b
         raise error_at(
             offset,
@@ -184,7 +213,7 @@ def _modulo(a: Any, b: Any, offset: int) -> Any:
         if type(value) is float and value.is_integer():
             value = int(value)
         if type(value) is not int:
-            raise error_at(offset, f"operator '%' needs integers, got {value!r}", _TYPE)
+            raise error_at(offset, f"operator '%' needs integers, got {value!r:.100}", _TYPE)
         ints.append(value)
     dividend, divisor = ints
     if divisor == 0:

@@ -1,7 +1,8 @@
 """What a compiled expression runs against, and how its failures are built.
 
 :class:`Scope` holds the variables an expression can read plus the evaluation options
-(:class:`NullMode`, the :class:`~deployer.fdl.builtins.Entropy` for ``uuid()``/``randomInt()``).
+(:class:`NullMode`, the :class:`~deployer.fdl.builtins.Entropy` for ``uuid()``/``randomInt()``,
+the :class:`~deployer.fdl.expression_budget.Meter` that bounds the work).
 The evaluator compiles every expression into :data:`Compiled` closures over a scope; the helpers
 at the end build the :class:`EvaluationError` a closure raises, located at a node ``offset``.
 """
@@ -13,6 +14,7 @@ from enum import Enum
 from typing import Any, NamedTuple
 
 from deployer.fdl.builtins import Entropy, SystemEntropy
+from deployer.fdl.expression_budget import NO_METER, Meter
 from deployer.fdl.expression_errors import EvaluationError, EvaluationReason
 from deployer.fdl.values import kind_name
 
@@ -59,6 +61,9 @@ class Scope(NamedTuple):
     A variable left :data:`UNAVAILABLE` makes reading it an error (e.g. ``$Output`` in an
     ``InputConstructor``). ``entropy`` feeds ``uuid()``/``randomInt()``: pass a
     :class:`~deployer.fdl.builtins.SeededEntropy` for deterministic, replayable runs.
+    ``meter`` counts the evaluation's steps: ``evaluate`` and ``Template.build`` give a scope
+    left at :data:`~deployer.fdl.expression_budget.NO_METER` a fresh
+    :class:`~deployer.fdl.expression_budget.Meter` (the interpreter passes one per step).
     Immutable (a named tuple: the interpreter builds one per evaluation, and a frozen
     dataclass costs three times as much to build).
     """
@@ -70,6 +75,7 @@ class Scope(NamedTuple):
     item: Any = UNAVAILABLE
     null_mode: NullMode = NullMode.STRICT
     entropy: Entropy = _SYSTEM_ENTROPY
+    meter: Meter = NO_METER
 
 
 #: An expression compiled to a closure: run it with a scope to get its value.

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from deployer.fdl import _yaml
 from deployer.fdl._parse_fields import MappingReader, as_text, describe_node, getter
-from deployer.fdl._parse_states import StateBuilder
+from deployer.fdl._parse_states import StateBuilder, literal_timeout
 from deployer.fdl._yaml import LoadError, YNode
 from deployer.fdl.ast import Flow, Position, Scope, State
 from deployer.fdl.diagnostics import Code, Collector, Diagnostic, state_path
@@ -83,6 +83,7 @@ class _DocumentBuilder:
             position=node.position,
             description=as_text(get("Description")) or "",
             type=as_text(get("Type")) or "",
+            timeout=literal_timeout(get),
             raw=self.reader.raw(fields),
         )
 

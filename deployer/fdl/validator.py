@@ -19,9 +19,12 @@ from collections.abc import Mapping
 from deployer.fdl._check_states import (
     check_branch_count,
     check_flow_header,
+    check_flow_timeout,
     check_map_concurrency,
     check_task_timeout,
     check_wait,
+    is_legacy_dialect,
+    report_legacy_dialect,
 )
 from deployer.fdl._check_transitions import Transitions
 from deployer.fdl._checks import (
@@ -64,7 +67,9 @@ def validate_flow(flow: Flow, *, execution_mode: str = "Standard") -> tuple[Diag
     """Check a parsed flow; return its diagnostics sorted by position (empty when valid).
 
     ``execution_mode`` (``Standard`` or ``Express``; anything else counts as Standard) selects
-    the Wait limits and whether callback task modes are allowed. Pure; never raises.
+    the Wait and flow ``Timeout`` limits and whether callback task modes are allowed. A
+    document in the legacy dialect (``version``/``type``/``steps``) gets exactly one error
+    saying so. Pure; never raises.
     """
     diagnostics = Collector()
     mode = "Express" if execution_mode == "Express" else "Standard"
@@ -81,8 +86,12 @@ class _Validator:
         self.transitions = Transitions(self.report, flow_scope)
 
     def flow(self, flow: Flow) -> None:
+        if is_legacy_dialect(flow):  # no advice about its fields: none of them carries over
+            report_legacy_dialect(flow, self.report)
+            return
         check_fields(flow.raw, FLOW_FIELDS, flow.position, "", self.report, where="the flow")
         check_flow_header(flow, self.report)
+        check_flow_timeout(flow, self.report, self.execution_mode)
         self.scope(flow.scope, flow.raw, "")
 
     def scope(self, scope: Scope, raw: Mapping[str, RawField], prefix: str) -> None:

@@ -272,6 +272,50 @@ TIMEOUTS = f"""
 """
 
 
+FLOW_TIMEOUT = f"""Type: StateMachine
+Name: golden
+SpecVersion: v1
+Timeout: 12
+StartAt: Pause
+States:
+  - Type: Wait
+    Name: Pause
+    Seconds: 5
+    Next: Call
+  - Type: Task
+    Name: Call
+    Action: FC:InvokeFunction
+    Parameters: {{resourceArn: "{ARN}", invocationType: Sync}}
+    End: true
+"""
+
+BOUNDED = f"""
+  - Type: Pass
+    Name: Match
+    OutputConstructor:
+      s.$: $Input.s
+      matched.$: "regexMatchString('(a+)+$', $Input.s)"
+    Next: Heavy
+  - Type: Task
+    Name: Heavy
+    Action: FC:InvokeFunction
+    Parameters:
+      resourceArn: "{ARN}"
+      invocationType: Sync
+      body: {{n.$: "regexMatchString('[ab]*a[ab]{{1000}}c', $Input.s)"}}
+    Catch:
+      - Errors: [FnF.RuntimeError]
+        OutputConstructor:
+          code.$: $Context.Current.Error.Code
+          detail.$: $Context.Current.Error.Detail
+        Next: Done
+    End: true
+  - Type: Pass
+    Name: Done
+    End: true
+"""
+
+
 SCENARIOS: dict[str, Scenario] = {
     "seed-success-second-poll": Scenario(
         lambda: seed_flow(), {"delay": 15}, seed_answer(2)),
@@ -298,6 +342,9 @@ SCENARIOS: dict[str, Scenario] = {
         options={"execution_mode": "Express", "max_duration_seconds": 25}),
     "input-too-large": Scenario(
         lambda: seed_flow(), {"blob": "x" * 70_000}, seed_answer(1)),
+    "flow-timeout": Scenario(lambda: _checked(FLOW_TIMEOUT), {}, lambda c, n: None),
+    "bounded-expressions": Scenario(
+        lambda: flow_text(BOUNDED, "Match"), {"s": "ab" * 10_000}, lambda c, n: None),
 }
 
 

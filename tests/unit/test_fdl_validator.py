@@ -895,3 +895,72 @@ def test_succeed_and_fail_accept_end_true_but_not_next() -> None:
     Next: A
 """)
     assert [d.code for d in check_flow(bad).errors] == ["FDL104"]
+
+
+# -- the flow-level Timeout and the legacy dialect ------------------------------------------
+
+TIMED_HEADER = "Type: StateMachine\nName: t\nSpecVersion: v1\nTimeout: {}\nStartAt: B\nStates:\n"
+
+
+@pytest.mark.parametrize(("timeout", "mode"), [
+    ("60", "Express"), ("300", "Express"), ('"300"', "Express"), ("0", "Express"),
+    ("31536000", "Standard"), ('" 3600 "', "Standard"),
+])
+def test_a_flow_timeout_within_the_modes_limit_is_accepted(timeout: str, mode: str) -> None:
+    check = check_flow(flow(PASS_B, TIMED_HEADER.format(timeout)), execution_mode=mode)
+    assert check.ok, [str(d) for d in check.diagnostics]
+    assert check.flow is not None and check.flow.timeout == int(timeout.strip('" '))
+
+
+@pytest.mark.parametrize(("timeout", "mode", "code"), [
+    ("301", "Express", "FDL408"), ("-1", "Standard", "FDL408"),
+    ("31536001", "Standard", "FDL408"), ("1.5", "Standard", "FDL102"),
+    ("ten", "Standard", "FDL102"), ("[60]", "Standard", "FDL102"),
+])
+def test_a_flow_timeout_out_of_range_or_type_is_one_error(timeout: str, mode: str,
+                                                          code: str) -> None:
+    check = check_flow(flow(PASS_B, TIMED_HEADER.format(timeout)), execution_mode=mode)
+    assert [(d.code, d.line, d.column, d.path) for d in check.errors] == [(code, 4, 10, "Timeout")]
+
+
+def test_the_flow_timeout_takes_no_expression() -> None:
+    header = TIMED_HEADER.replace("Timeout: {}", "Timeout.$: $Input.t")
+    check = check_flow(flow(PASS_B, header))
+    assert [d.code for d in check.errors] == ["FDL103"]
+
+
+LEGACY = """version: v1beta1
+type: flow
+name: legacy
+steps:
+  - type: task
+    name: hello
+    resourceArn: acs:fc:::services/s/functions/f
+    inputMappings:
+      - target: a
+        source: $input.a
+"""
+
+
+@pytest.mark.parametrize("text", [
+    LEGACY,
+    LEGACY.replace("version: v1beta1\n", ""),
+    "version: v1\ntype: flow\nsteps: []\n",
+    LEGACY + "steps: []\n",  # a duplicate key too: still the one error
+])
+def test_the_legacy_dialect_gets_exactly_one_error(text: str) -> None:
+    check = check_flow(text, source="legacy.yaml")
+    assert not check.ok
+    assert len(check.diagnostics) == 1
+    (error,) = check.diagnostics
+    assert error.code == "FDL105" and error.severity is Severity.ERROR
+    assert "legacy CloudFlow dialect" in error.message
+    assert "SpecVersion: v1 language (Type: StateMachine) is required" in error.message
+    assert (error.line, error.column, error.path, error.source) == (1, 1, "", "legacy.yaml")
+    assert "did you mean" not in (error.hint or "")
+
+
+def test_a_current_flow_with_a_stray_legacy_key_gets_field_advice() -> None:
+    header = "Type: StateMachine\nName: t\nSpecVersion: v1\nversion: v1\nStartAt: B\nStates:\n"
+    check = check_flow(flow(PASS_B, header))
+    assert [(d.code, d.path) for d in check.errors] == [("FDL103", "version")]

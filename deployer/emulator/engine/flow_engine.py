@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.engine import recovery
 from deployer.emulator.engine.changes import ExecutionChanges
 from deployer.emulator.engine.ports import ScheduleKey, ScheduleSource, TaskRunner
 from deployer.emulator.engine.scheduler import Scheduler
@@ -67,11 +68,13 @@ class FlowEngine:
     # --- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Restore the virtual clock, re-dispatch unfinished tasks, start the scheduler."""
+        """Restore the virtual clock, re-dispatch unfinished tasks (not callback tasks whose
+        invocation completed: they wait for their token), start the scheduler."""
         self._scheduler.open()
         with self._db.transaction() as conn:
             saved = engine_meta.saved_clock(conn)
-            tasks = steps.pending_tasks(conn)
+            tasks = recovery.tasks_to_invoke(steps.pending_tasks(conn),
+                                             recovery.invoked_tasks(conn))
         self.resync(reload_schedules=False)
         self._policy.restore(saved)
         if self._schedule_source is not None:  # after the clock is where it was

@@ -19,6 +19,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.engine import recovery
 from deployer.emulator.engine.changes import ExecutionChanges
 from deployer.emulator.engine.live import FlowCache, LiveExecution, LiveExecutions
 from deployer.emulator.engine.ports import TaskRunner
@@ -122,6 +123,10 @@ class Stepper:
                 self.live.drop(seq)
                 log.debug("dropped a stale step of execution %s", seq)
                 return None
+            except Exception as exc:  # the step cannot run: end its execution (recovery.py)
+                self.live.drop(seq)
+                self._broken(seq, recovery.fail_broken_step(self._db, self._clock, seq, exc))
+                return None
             except BaseException:
                 self.live.drop(seq)
                 raise
@@ -136,12 +141,22 @@ class Stepper:
 
     def redispatch(self, tasks: Sequence[TaskRow]) -> None:
         """Invoke again the tasks that were dispatched but whose result was never committed
-        (at start: at-least-once, as CloudFlow's Standard mode documents)."""
+        (at start: at-least-once, as CloudFlow's Standard mode documents; the caller leaves
+        out callback tasks whose invocation completed, :mod:`.recovery`)."""
         for task in tasks:
             cmd = command_from_json(task.command)
-            if isinstance(cmd, InvokeTask) and not task.callback:
+            if isinstance(cmd, InvokeTask) and (not task.callback or self._runner.handles(cmd)):
                 self._scheduler.submit(self._run_task, task.exec_seq, cmd, task.account_id,
                                        task.region, task.role_arn)
+
+    def _broken(self, seq: int, ended: tuple[int, list[str]] | None) -> None:
+        """Bookkeeping after :func:`recovery.fail_broken_step` ended execution ``seq``."""
+        if ended is not None:
+            version, timers = ended
+            for timer_id in timers:
+                self._scheduler.forget_timer(seq, timer_id)
+            self._changes.committed(seq, version)
+        self._waiters.stepped(seq, ended=True)
 
     def _load(self, conn: sqlite3.Connection, seq: int) -> LiveExecution | None:
         row = steps.load_running(conn, seq)
@@ -172,6 +187,7 @@ class Stepper:
                   role_arn: str) -> None:
         outcome = self._runner.run(cmd, account_id, region, role_arn)
         if outcome is None:  # a callback task whose function accepted the token
+            recovery.mark_invoked(self._db, seq, cmd.task_id)
             return
         output, code, detail = outcome
 

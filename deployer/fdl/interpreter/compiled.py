@@ -18,7 +18,14 @@ from deployer.fdl.ast import Expr, Template, TemplateList
 from deployer.fdl.builtins import BUILTINS, SeededEntropy
 from deployer.fdl.constructors import Template as BuildTemplate
 from deployer.fdl.constructors import compile_template, iter_expressions
-from deployer.fdl.evaluator import UNAVAILABLE, NullMode, Scope, compile_expression, too_deep
+from deployer.fdl.evaluator import (
+    UNAVAILABLE,
+    NullMode,
+    Scope,
+    compile_expression,
+    expression_cost,
+    too_deep,
+)
 from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
 from deployer.fdl.expression_nodes import Call, Expression, Node, children
 from deployer.fdl.expressions import parse_expression
@@ -40,6 +47,7 @@ class CompiledExpression:
     run: Callable[[Scope], Any] | None
     draws: bool = False
     syntax_error: str = ""
+    cost: int = 0  # the steps charged up front (expression_cost)
 
     @classmethod
     def of(cls, expr: Expr) -> CompiledExpression:
@@ -47,14 +55,17 @@ class CompiledExpression:
             parsed = parse_expression(expr.text)
         except ExpressionSyntaxError as exc:
             return cls(expr.text, None, syntax_error=str(exc))
-        return cls(expr.text, compile_expression(parsed), _draws(parsed))
+        return cls(expr.text, compile_expression(parsed), _draws(parsed),
+                   cost=expression_cost(parsed))
 
     def evaluate(self, scope: Scope, where: str) -> Any:
-        """The value of the expression; failures become ``StateFailure`` naming ``where``."""
+        """The value of the expression, one evaluation for ``scope.meter``; failures become
+        ``StateFailure`` naming ``where``."""
         run = self.run
         if run is None:
             raise StateFailure(RUNTIME_ERROR_CODE, f"{where}: {self.syntax_error}")
         try:
+            scope.meter.begin(self.cost)
             return run(scope)
         except EvaluationError as exc:
             error = exc.in_expression(self.text)
@@ -129,7 +140,8 @@ def expression_scope(
 ) -> Scope:
     """The variables of an expression of state ``name``: ``$Input``, ``$Output`` when given,
     ``$Global``, and ``$Context`` (the execution; the state's name, input, retry count, task
-    token, output and error). When the expressions evaluated with it ``draws`` random numbers,
+    token, output and error), metered by the step's meter. When the expressions evaluated with
+    it ``draws`` random numbers,
     ``uuid()``/``randomInt()`` draw from a generator seeded with the execution name, the next
     event id and the retry count (the same every time the same history is replayed)."""
     ex = ctx.ex
@@ -151,7 +163,7 @@ def expression_scope(
     return Scope(
         input_value, UNAVAILABLE if output is MISSING else output,
         {"Execution": execution, "Current": current}, ex.global_vars, UNAVAILABLE, _STRICT,
-        entropy,
+        entropy, ctx.meter or ctx.step_meter(),
     )
 
 

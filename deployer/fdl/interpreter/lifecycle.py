@@ -34,6 +34,7 @@ from deployer.fdl.interpreter.runtime import (
     Ctx,
     Raw,
     StateFailure,
+    check_globals,
     dump,
 )
 from deployer.fdl.interpreter.states.base import (
@@ -159,6 +160,7 @@ def _finish(ctx: Ctx, run: ScopeRun, evaluator: StateEvaluator, st: ActiveState,
                 if not isinstance(updates, dict):
                     raise StateFailure(RUNTIME_ERROR_CODE,
                                        "GlobalConstructor must build an object")
+                check_globals(ctx, updates, st.name)
             if output_constructor is not None:
                 output = output_constructor.build(scope, "OutputConstructor")
         text = ctx.sized(output, "output", st.name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter.active import ROOT_RUN, ExecutionStatus, ScopeRun
 from deployer.fdl.interpreter.commands import Command, StartTimer, TimerPurpose
 from deployer.fdl.interpreter.events import (
@@ -24,7 +25,7 @@ from deployer.fdl.interpreter.history import HistoryEventType as H
 from deployer.fdl.interpreter.history import format_time
 from deployer.fdl.interpreter.lifecycle import drain, terminate, wake
 from deployer.fdl.interpreter.model import Execution
-from deployer.fdl.interpreter.program import FlowLike, as_compiled
+from deployer.fdl.interpreter.program import CompiledFlow, FlowLike, as_compiled
 from deployer.fdl.interpreter.runtime import (
     EVENT_LIMIT_CODE,
     EXECUTION_TIMEOUT_CODE,
@@ -35,10 +36,31 @@ from deployer.fdl.interpreter.runtime import (
     check_size,
     dump,
 )
+from deployer.fdl.limits import MAX_DURATION_SECONDS as MODE_DURATIONS
 
-__all__ = ["MAX_DURATION_SECONDS", "new_execution", "start", "step"]
+__all__ = ["MAX_DURATION_SECONDS", "execution_duration", "new_execution", "start", "step"]
 
-MAX_DURATION_SECONDS = {"Standard": 365 * 86_400.0, "Express": 300.0}
+MAX_DURATION_SECONDS = {mode: float(seconds) for mode, seconds in MODE_DURATIONS.items()}
+
+
+def execution_duration(flow: FlowLike, execution_mode: str,
+                       max_duration_seconds: float | None = None) -> float:
+    """How long an execution may run (0 = no limit): ``max_duration_seconds`` when given,
+    else the mode's maximum (1 year Standard, 5 minutes Express), shortened by the flow's own
+    ``Timeout`` when it has one (docs/fdl-semantics.md, "Flow Timeout")."""
+    duration = (
+        MAX_DURATION_SECONDS.get(execution_mode, MAX_DURATION_SECONDS["Standard"])
+        if max_duration_seconds is None
+        else max_duration_seconds
+    )
+    timeout = _flow_of(flow).timeout
+    if timeout:
+        duration = float(timeout) if duration <= 0 else min(duration, float(timeout))
+    return duration
+
+
+def _flow_of(flow: FlowLike) -> Flow:
+    return flow.flow if isinstance(flow, CompiledFlow) else flow
 
 
 def new_execution(
@@ -53,12 +75,9 @@ def new_execution(
     max_events: int = 5000,
     max_duration_seconds: float | None = None,
 ) -> Execution:
-    """A fresh, not yet started execution (feed it ``Started`` to run it)."""
-    duration = (
-        MAX_DURATION_SECONDS.get(execution_mode, MAX_DURATION_SECONDS["Standard"])
-        if max_duration_seconds is None
-        else max_duration_seconds
-    )
+    """A fresh, not yet started execution (feed it ``Started`` to run it); it may run for
+    :func:`execution_duration`."""
+    duration = execution_duration(flow, execution_mode or "Standard", max_duration_seconds)
     return Execution(
         name=execution_name, flow_name=flow.name if flow_name is None else flow_name,
         input=input, role_arn=role_arn, execution_mode=execution_mode or "Standard",
@@ -80,7 +99,8 @@ def start(
 ) -> tuple[Execution, list[Command]]:
     """Create an execution and process ``Started(now)``: ``ExecutionStarted``, then every
     state up to the first one that waits. ``max_duration_seconds`` (default: 1 year Standard,
-    5 minutes Express; 0 = none) ends a still-running execution ``TimedOut``."""
+    5 minutes Express; 0 = none), or the flow's ``Timeout`` when shorter, ends a still-running
+    execution ``TimedOut`` (``ExecutionTimedOut``, ``FnF.ExecutionTimeout``)."""
     execution = new_execution(
         flow, input=input, execution_name=execution_name, now=now, role_arn=role_arn,
         flow_name=flow_name, execution_mode=execution_mode, max_events=max_events,
@@ -125,8 +145,8 @@ def _dispatch(ctx: Ctx, event: Event) -> None:
         if run_id is None:
             return
         if run_id < 0:
-            terminate(ctx, ExecutionStatus.TIMED_OUT, code=EXECUTION_TIMEOUT_CODE, detail=(
-                f"the execution ran longer than {ex.max_duration_seconds:g} seconds"))
+            terminate(ctx, ExecutionStatus.TIMED_OUT, code=EXECUTION_TIMEOUT_CODE,
+                      detail=_timed_out(ctx))
         else:
             wake(ctx, run_id, event)
     elif isinstance(event, (TaskSucceeded, TaskFailed)):
@@ -137,6 +157,13 @@ def _dispatch(ctx: Ctx, event: Event) -> None:
         _started(ctx)
     elif isinstance(event, StopRequested):
         terminate(ctx, ExecutionStatus.STOPPED, code=event.error, detail=event.cause)
+
+
+def _timed_out(ctx: Ctx) -> str:
+    seconds = ctx.ex.max_duration_seconds
+    if ctx.program.flow.timeout and seconds == ctx.program.flow.timeout:
+        return f"the execution ran longer than the flow's Timeout of {seconds:g} seconds"
+    return f"the execution ran longer than {seconds:g} seconds"
 
 
 def _started(ctx: Ctx) -> None:

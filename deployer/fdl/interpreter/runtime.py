@@ -1,5 +1,6 @@
 """What one ``step`` works with: the step context (:class:`Ctx`), history emission, compact
-JSON text and the 64 KiB checks, error codes and deterministic ids.
+JSON text and the size checks (64 KiB state data, ``$Global`` keys and values), error codes
+and deterministic ids.
 
 Nothing here decides control flow (:mod:`.lifecycle` and the state evaluators do).
 """
@@ -12,10 +13,16 @@ from collections import deque
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any
 
+from deployer.fdl.expression_budget import Meter
 from deployer.fdl.interpreter.active import BACKOFF, ScopeRun
 from deployer.fdl.interpreter.commands import CancelTimer, Command
 from deployer.fdl.interpreter.history import HistoryEvent, HistoryEventType
-from deployer.fdl.limits import DATA_LIMIT_BYTES
+from deployer.fdl.limits import (
+    DATA_LIMIT_BYTES,
+    GLOBAL_KEY_BYTES,
+    GLOBAL_VALUE_BYTES,
+    STEP_EVALUATION_STEPS,
+)
 
 if TYPE_CHECKING:
     from deployer.fdl.interpreter.model import Execution
@@ -33,6 +40,7 @@ __all__ = [
     "EventLimitReached",
     "Raw",
     "StateFailure",
+    "check_globals",
     "check_size",
     "dump",
     "size_checked",
@@ -73,10 +81,11 @@ Entry = tuple[int, str, Any, "Raw | None"]
 class Ctx:
     """Everything one ``step`` works on: the compiled flow, the execution being built (a copy
     of the one given to ``step``), the time, the commands so far, the states waiting to be
-    entered, and two memos that live as long as the step."""
+    entered, two memos that live as long as the step, and the meter of its evaluations (one
+    budget for the step, reset before each evaluation)."""
 
-    __slots__ = ("commands", "ex", "execution_context", "now", "program", "queue", "texts",
-                 "time")
+    __slots__ = ("commands", "ex", "execution_context", "meter", "now", "program", "queue",
+                 "texts", "time")
 
     def __init__(self, program: CompiledFlow, ex: Execution, now: float, time: str) -> None:
         self.program = program
@@ -89,6 +98,7 @@ class Ctx:
         self.execution_context: dict[str, Any] | None = None
         #: id(value) -> (value, its JSON text); holding the value keeps its id its own
         self.texts: dict[int, tuple[Any, Raw]] = {}
+        self.meter: Meter | None = None  # made by the step's first evaluation
 
     def emit(self, kind: HistoryEventType, step_name: str, schedule: int, detail: str, *,
              terminal: bool = False) -> int:
@@ -134,6 +144,14 @@ class Ctx:
     def sized(self, value: Any, what: str, state_name: str) -> Raw:
         """:func:`size_checked` through the step's memo of JSON texts."""
         return size_checked(self.text(value), what, state_name)
+
+    def step_meter(self) -> Meter:
+        """The meter of this step's evaluations: one budget of
+        :data:`~deployer.fdl.limits.STEP_EVALUATION_STEPS` for all of them."""
+        meter = self.meter
+        if meter is None:
+            meter = self.meter = Meter(step=STEP_EVALUATION_STEPS)
+        return meter
 
     def add_run(self, run: ScopeRun) -> None:
         """Store a scope run opened by this step."""
@@ -187,16 +205,30 @@ def check_size(value: Any, what: str, state_name: str) -> Raw:
     return size_checked(Raw(dump(value)), what, state_name)
 
 
-def size_checked(text: Raw, what: str, state_name: str) -> Raw:
+def size_checked(text: Raw, what: str, state_name: str,
+                 limit: int = DATA_LIMIT_BYTES) -> Raw:
     """``text``, the JSON text of the ``what`` of a state; fails the state when it is larger
-    than 64 KiB (UTF-8)."""
-    if len(text) > DATA_LIMIT_BYTES // 4 and len(text.encode()) > DATA_LIMIT_BYTES:
+    than ``limit`` bytes (UTF-8; 64 KiB by default)."""
+    if len(text) > limit // 4 and len(text.encode()) > limit:
         raise StateFailure(
             DATA_LIMIT_CODE,
             f"the {what} of state {state_name!r} is {len(text.encode())} bytes, "
-            f"over the {DATA_LIMIT_BYTES}-byte limit",
+            f"over the {limit}-byte limit",
         )
     return text
+
+
+def check_globals(ctx: Ctx, updates: dict[str, Any], state_name: str) -> None:
+    """A GlobalConstructor's keys are at most 128 bytes and its values at most 256 KiB
+    (reference §9.5, global variables); fails the state otherwise."""
+    for key, value in updates.items():
+        if len(key) > GLOBAL_KEY_BYTES // 4 and len(key.encode()) > GLOBAL_KEY_BYTES:
+            raise StateFailure(
+                DATA_LIMIT_CODE,
+                f"the $Global key {key[:40]!r}... of state {state_name!r} is "
+                f"{len(key.encode())} bytes, over the {GLOBAL_KEY_BYTES}-byte limit",
+            )
+        size_checked(ctx.text(value), f"$Global value {key!r}", state_name, GLOBAL_VALUE_BYTES)
 
 
 # ------------------------------------------------------------------------------------------

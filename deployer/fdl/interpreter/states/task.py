@@ -81,6 +81,7 @@ class TaskEvaluator(StateEvaluator):
     draws: bool  # whether Parameters or Timeout.$ draw random numbers
     mode_text: str  # TaskScheduled's TaskMode
     submits: bool  # a callback mode: TaskSubmitted gives the token
+    scheduled_prefix: str  # TaskScheduled's detail up to its Parameters' text
 
     @classmethod
     def compile(cls, state: TaskState, site: Site) -> TaskEvaluator:
@@ -93,6 +94,8 @@ class TaskEvaluator(StateEvaluator):
             draws=draws(parameters, timeout if isinstance(timeout, CompiledExpression) else None),
             mode_text=state.task_mode.value,
             submits=state.task_mode is not TaskMode.REQUEST_COMPLETE,
+            scheduled_prefix=(f'{{"Resource":{dump(state.action)},'
+                              f'"TaskMode":{dump(state.task_mode.value)},"Parameters":'),
         )
 
     def begin(self, ctx: Ctx, run: ScopeRun, st: ActiveState) -> TaskCall:
@@ -103,13 +106,12 @@ class TaskEvaluator(StateEvaluator):
         try:
             parameters = {} if self.parameters is None else self.parameters.build(
                 scope, "Parameters")
+            parameters_text = ctx.sized(parameters, "Parameters", name)
             timeout = self._timeout(scope)
         except StateFailure as failure:
             raise StateFailure(failure.code, failure.detail, TaskCall("", token, 0)) from None
-        event = ctx.emit(
-            _SCHEDULED, name, st.entered_event,
-            dump({"Resource": self.action, "TaskMode": self.mode_text, "Parameters": parameters}),
-        )
+        event = ctx.emit(  # the text dump({"Resource", "TaskMode", "Parameters"}) gives
+            _SCHEDULED, name, st.entered_event, self.scheduled_prefix + parameters_text + "}")
         task_id = f"{ex.name}:task:{event}"
         ctx.emit(_STARTED, name, event, EMPTY_DETAIL)
         if self.submits:
