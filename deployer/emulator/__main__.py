@@ -53,14 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     log = logging.getLogger("deployer.emulator")
-    server.start()
-    try:
+    try:  # before serving: whoever sees the daemon answer can read its endpoint and token
         write_runtime_files(args.state_dir, server.endpoint, server.admin_token)
     except OSError as exc:
         log.error("cannot write the runtime files in %s (%s): stopping", args.state_dir, exc)
         server.stop()
         clear_runtime_files(args.state_dir)
         return 1
+    server.start()
     if not _loopback(args.host):
         log.warning("listening on %s: the cloud APIs are reachable from the network "
                     "(the admin surface still answers loopback clients only)", args.host)
