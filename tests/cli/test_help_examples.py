@@ -265,6 +265,7 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("DEPLOY_EMULATOR_PORT", str(_free_port()))
     for name in ("DEPLOY_OUTPUT", "DEPLOY_TARGET", "ALIBABA_CLOUD_ACCOUNT_ID"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SHELL", "/bin/bash")  # as an interactive session has it (CI has none)
     state_dir = project / ".deploy" / "emulator"
     daemon.start(state_dir, port=int(__import__("os").environ["DEPLOY_EMULATOR_PORT"]),
                  clock="virtual")
