@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deployer.emulator.api.local_guard import TOKEN_HEADER
 from deployer.emulator.latency import LatencyModel
 from deployer.emulator.state_lock import StateDirInUse, StateLock
 from deployer.emulator.store.identity import load_or_create_identity
@@ -126,6 +125,8 @@ def admin_request(state_dir: Path, path: str, payload: dict[str, Any] | None = N
                   timeout: float = 10.0) -> dict[str, Any]:
     """POST ``payload`` (JSON) to the running daemon's admin ``path`` (``/_emulator/...``)
     with its token; the JSON answer. OperationError when it is not running or refuses."""
+    from deployer.emulator.api.local_guard import TOKEN_HEADER  # not needed to start or ask
+
     info = _info(state_dir)
     endpoint, token = info.get("endpoint"), info.get("token")
     if not endpoint or not token:
