@@ -73,7 +73,7 @@ def test_only_the_first_call_of_an_instance_pays_the_cold_start() -> None:
 
 
 def test_the_cloud_like_defaults_on_the_virtual_clock() -> None:
-    final, events, health = _run(30, cold_start=CLOUD.cold_start, step_latency=CLOUD.step_latency)
+    final, _, health = _run(30, cold_start=CLOUD.cold_start, step_latency=CLOUD.step_latency)
     assert health["latency"]["model"] == "cloud"
     assert final["Status"] == "Succeeded"
     assert json.loads(final["Output"])["try_count"] == 4
