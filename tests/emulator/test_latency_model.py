@@ -14,28 +14,12 @@ import json
 import pytest
 
 from deployer.emulator.latency import CLOUD
-from deployer.testing.environment import mock_cloud
-from tests.emulator.cloudflow_support import (
-    create,
-    deploy_seed_functions,
-    history,
-    seed_flow,
-    start,
-)
+from tests.emulator.cloudflow_support import run_seed
 
 
 def _run(delay: int, *, cold_start: float = 0.0, step_latency: float = 0.0
          ) -> tuple[dict, list, dict]:
-    with mock_cloud(intercept=False, cold_start=cold_start, step_latency=step_latency) as cloud:
-        health = cloud.health()
-        deploy_seed_functions(cloud)
-        client = cloud.fnf_client()
-        create(client, "MyWorkFlow", seed_flow(account=cloud.account_id))
-        started = cloud.now()
-        start(client, "MyWorkFlow", "run", json.dumps({"delay": delay}))
-        final = cloud.wait_for_execution("MyWorkFlow", "run", timeout=30)
-        final["virtual_seconds"] = cloud.now() - started
-        return final, history(client, "MyWorkFlow", "run"), health
+    return run_seed(delay, cold_start=cold_start, step_latency=step_latency)
 
 
 def _polls(events: list) -> list:
