@@ -158,7 +158,6 @@ class AppContext:
         from deployer.cloud.fc import FunctionComputeClient
         from deployer.cloud.logs import SlsLogs
         from deployer.cloud.ram import RamClient
-        from deployer.cloud.sts import get_caller_identity
         from deployer.config.settings import Target
         from deployer.core.plan import Clients
 
@@ -172,7 +171,7 @@ class AppContext:
         else:
             connection, fallback, settings = self._aliyun_target(options, region)
             known = None  # the credentials chain's account: ask STS
-        account_id = options.account_id or known or get_caller_identity(connection).account_id
+        account_id = options.account_id or known or _caller_account(connection)
         clients = Clients(fc=FunctionComputeClient(connection), ram=RamClient(connection),
                           flows=CloudFlowClient(connection))
         logs = SlsLogs(connection, clients.fc, fallback=fallback)
@@ -228,6 +227,13 @@ class AppContext:
         ident = load_or_create_identity(state_dir)
         keys = StaticKeys(ident.access_key_id, ident.access_key_secret)
         return current.endpoint or f"127.0.0.1:{DEFAULT_EMULATOR_PORT}", keys, ident.account_id
+
+
+def _caller_account(connection: CloudConnection) -> str:
+    """The account of the connection's credentials (STS GetCallerIdentity)."""
+    from deployer.cloud.sts import get_caller_identity
+
+    return get_caller_identity(connection).account_id
 
 
 def _emulator_connection(endpoint: str, keys: StaticKeys, region: str

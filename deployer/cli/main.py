@@ -179,5 +179,9 @@ def cli(ctx: click.Context, project_dir: Path, manifest: Path, debug: bool) -> N
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli.main(prog_name="deploy")
+    """Console-script entry point (the garbage collector stays out of the command's start
+    and exit: :mod:`deployer.cli.startup`)."""
+    from deployer.cli.startup import collector_paused
+
+    with collector_paused():
+        cli.main(prog_name="deploy")

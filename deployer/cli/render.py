@@ -15,13 +15,15 @@ import base64
 import dataclasses
 import enum
 import json
+import re
 import sys
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from rich.console import Console, RenderableType
+if TYPE_CHECKING:  # rich is imported when text is first printed through it
+    from rich.console import Console, RenderableType
 
 OUTPUT_FORMATS = ("text", "json")
 
@@ -80,8 +82,16 @@ def _pipe_width(stream: IO[str]) -> int | None:
     return PIPE_WIDTH
 
 
+#: What Rich would change in a plain progress line (an emoji code such as ``:fire:``); such
+#: lines, and those with tabs or control characters, are printed through Rich.
+_RICH_SENSITIVE = re.compile(r":\S*?:")
+
+
 class Renderer:
-    """Writes results to stdout and progress/warnings to stderr."""
+    """Writes results to stdout and progress/warnings to stderr.
+
+    Rich (for views, styles and live displays) is imported when first needed: JSON results
+    and plain progress lines are written directly, so ``--output json`` never loads it."""
 
     def __init__(
         self,
@@ -94,17 +104,36 @@ class Renderer:
         if output not in OUTPUT_FORMATS:
             raise ValueError(f"unknown output format {output!r}")
         self.output = output
-        out = stdout if stdout is not None else sys.stdout
-        err = stderr if stderr is not None else sys.stderr
-        no_color = None if color is None else not color
-        self.out = Console(
-            file=out,
-            no_color=no_color if output == "text" else True,
-            highlight=False,
-            soft_wrap=True,
-            width=_pipe_width(out),
-        )
-        self.err = Console(file=err, no_color=no_color, highlight=False, soft_wrap=True)
+        self._stdout: IO[str] = stdout if stdout is not None else sys.stdout
+        self._stderr: IO[str] = stderr if stderr is not None else sys.stderr
+        self._no_color = None if color is None else not color
+        self._out: Console | None = None
+        self._err: Console | None = None
+
+    @property
+    def out(self) -> Console:
+        """The Rich console on stdout (colour only for text output)."""
+        if self._out is None:
+            from rich.console import Console
+
+            self._out = Console(
+                file=self._stdout,
+                no_color=self._no_color if self.output == "text" else True,
+                highlight=False,
+                soft_wrap=True,
+                width=_pipe_width(self._stdout),
+            )
+        return self._out
+
+    @property
+    def err(self) -> Console:
+        """The Rich console on stderr (progress, warnings, live views beside JSON)."""
+        if self._err is None:
+            from rich.console import Console
+
+            self._err = Console(file=self._stderr, no_color=self._no_color, highlight=False,
+                                soft_wrap=True)
+        return self._err
 
     @property
     def is_json(self) -> bool:
@@ -113,8 +142,8 @@ class Renderer:
     def result(self, result: object) -> None:
         """Print ``result``: its registered view as text, or one JSON document."""
         if self.is_json:
-            self.out.file.write(json.dumps(jsonable(result), indent=2, ensure_ascii=False) + "\n")
-            self.out.file.flush()
+            self._stdout.write(json.dumps(jsonable(result), indent=2, ensure_ascii=False) + "\n")
+            self._stdout.flush()
             return
         fn = _VIEWS.get(type(result))
         if fn is None:
@@ -134,11 +163,15 @@ class Renderer:
             self.result(result)
             return
         line = json.dumps(jsonable(result), ensure_ascii=False, separators=(",", ":"))
-        self.out.file.write(line + "\n")
-        self.out.file.flush()
+        self._stdout.write(line + "\n")
+        self._stdout.flush()
 
     def progress(self, message: str) -> None:
         """A progress line on stderr (never on stdout)."""
+        if self._err is None and message.isprintable() and not _RICH_SENSITIVE.search(message):
+            self._stderr.write(message + "\n")  # what Rich would write for it, without Rich
+            self._stderr.flush()
+            return
         self.err.print(message, markup=False)
 
     def warn(self, message: str) -> None:

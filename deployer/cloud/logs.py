@@ -45,6 +45,7 @@ LOOKBACK_SECONDS = 30 * 86400  # SLS keeps logs 30 days by default
 AHEAD_SECONDS = 366 * 86400  # an emulator's virtual clock may run ahead of this machine's
 PAGE = 100  # GetLogs returns at most 100 entries per call
 MAX_PAGES = 50
+IN_FLIGHT_MARGIN = 60  # seconds an invocation may outlast its timeout (cold start, delivery)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,9 @@ class InvocationLog:
 
 @dataclass(frozen=True, slots=True)
 class FollowState:
-    """Where following stands: the last second read and the entries already returned in it."""
+    """Where following stands: the newest second read, and the entries already returned
+    within the window before it that is read again (entries of invocations that were still
+    running can turn up there; see ``SlsLogs._function``)."""
 
     since: int
     seen: frozenset[Any] = field(default_factory=frozenset)
@@ -109,6 +112,13 @@ class SlsLogs:
         return Client(self._conn.sdk_config(self._conn.endpoints.sls))
 
     def _config(self, function: str) -> LogConfig | None:
+        return self._function(function)[0]
+
+    def _function(self, function: str) -> tuple[LogConfig | None, int]:
+        """The function's logConfig and how far back an entry may still turn up: an entry
+        carries the second its invocation began but is written when it ends, so one may
+        appear behind newer ones until the function's timeout (plus
+        :data:`IN_FLIGHT_MARGIN`) has passed."""
         remote = self._fc.get_function(function)
         if remote is None:
             raise NotFoundError(f"function {function} does not exist",
@@ -121,7 +131,7 @@ class SlsLogs:
                 hint="add logConfig: {project: <SLS project>, logstore: <logstore>} to its "
                 "props in s.yaml and run `deploy up`; `deploy invoke` prints the log tail of "
                 "one invocation")
-        return remote.config.log_config
+        return remote.config.log_config, int(remote.config.timeout) + IN_FLIGHT_MARGIN
 
     def _get_logs(self, config: LogConfig, *, start: int, end: int, query: str, offset: int,
                   reverse: bool) -> list[dict[str, str]]:
@@ -181,7 +191,7 @@ class SlsLogs:
 
     def poll(self, function: str, state: FollowState | None
              ) -> tuple[list[InvocationLog], FollowState]:
-        config = self._config(function)
+        config, in_flight = self._function(function)
         if config is None:
             assert self._fallback is not None
             return self._fallback.poll(function, state)
@@ -190,16 +200,16 @@ class SlsLogs:
                 function, config, start=int(self._clock()) - LOOKBACK_SECONDS, reverse=True,
                 enough=lambda found: True)
             since = int(newest[0].get("__time__") or 0) if newest else int(self._clock())
-            current = self._entries(function, config, start=since, reverse=False,
+            current = self._entries(function, config, start=since - in_flight, reverse=False,
                                     enough=lambda found: False)
             return [], FollowState(since, frozenset(_keys(current)))
-        entries = self._entries(function, config, start=state.since, reverse=False,
-                                enough=lambda found: False)
+        entries = self._entries(function, config, start=state.since - in_flight,
+                                reverse=False, enough=lambda found: False)
         keys = _keys(entries)
         fresh = [e for e, k in zip(entries, keys, strict=True) if k not in state.seen]
         since = max((int(e.get("__time__") or 0) for e in entries), default=state.since)
         seen = frozenset(k for e, k in zip(entries, keys, strict=True)
-                         if int(e.get("__time__") or 0) >= since)
+                         if int(e.get("__time__") or 0) >= since - in_flight)
         earlier = {k[0] for k in state.seen}
         return _group(fresh, function, continued=earlier), FollowState(since, seen)
 

@@ -10,6 +10,7 @@ an error, one :class:`ManifestError` lists them all, each as
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -131,7 +132,7 @@ def _parse(path: Path) -> Any:
         raise ManifestError([_problem(path, 1, 1, "", f"cannot read the file: {exc.strerror}")]
                             ) from None
     try:
-        document = YAML(typ="rt").load(text)
+        document = _yaml_document(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -146,6 +147,13 @@ def _parse(path: Path) -> Any:
         )
     _check_expansion(path, document)
     return document
+
+
+@functools.lru_cache(maxsize=2)
+def _yaml_document(text: str) -> Any:
+    """The parsed YAML of ``text``; a command loads s.yaml once per account id, and the same
+    text is parsed once (the loader only reads the document; a YAML error is not cached)."""
+    return YAML(typ="rt").load(text)
 
 
 #: The most values s.yaml may hold once its aliases are expanded (a real one has a few hundred).

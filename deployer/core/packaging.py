@@ -20,8 +20,7 @@ import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
+from typing import Protocol
 
 from deployer.checksums import crc64_ecma182
 from deployer.config.specs import FunctionSpec, handler_files
@@ -45,6 +44,25 @@ FILE_MODE = 0o644
 EXEC_MODE = 0o755
 COMPRESS_LEVEL = 6
 ALWAYS_EXCLUDED = ("__pycache__/", "*.pyc", ".git/")
+
+
+class IgnoreSpec(Protocol):
+    """What decides whether a path (``a/b.py``; directories end in ``/``) is left out."""
+
+    def match_file(self, file: str) -> bool: ...
+
+
+class AlwaysExcluded:
+    """:data:`ALWAYS_EXCLUDED` alone, as gitignore (pathspec) reads it: a directory named
+    ``__pycache__`` or ``.git`` and anything whose name ends in ``.pyc``, at any depth, with
+    all they contain. Used when there is no ``.fcignore``, so packaging needs no pattern
+    engine (a test checks it agrees with pathspec)."""
+
+    def match_file(self, file: str) -> bool:
+        parts = file.rstrip("/").split("/")
+        directories = parts if file.endswith("/") else parts[:-1]
+        return (any(part.endswith(".pyc") for part in parts)
+                or any(part in ("__pycache__", ".git") for part in directories))
 
 PipRunner = Callable[[Sequence[str]], "tuple[int, str]"]
 ProgressFn = Callable[[str], None]
@@ -127,17 +145,19 @@ def collect_files(root: Path, *, ignore_file: str | None = ".fcignore") -> dict[
     raises InvalidInputError naming it.
     """
     root = root.resolve()
-    patterns = list(ALWAYS_EXCLUDED)
+    spec: IgnoreSpec = AlwaysExcluded()
     if ignore_file and (root / ignore_file).is_file():
-        patterns += (root / ignore_file).read_text(encoding="utf-8").splitlines()
-    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+        import pathspec
+
+        user = (root / ignore_file).read_text(encoding="utf-8").splitlines()
+        spec = pathspec.GitIgnoreSpec.from_lines([*ALWAYS_EXCLUDED, *user])
     found: dict[str, Path] = {}
     _walk(root, root, "", spec, found, (root,))
     return dict(sorted(found.items()))
 
 
 def _walk(
-    root: Path, directory: Path, prefix: str, spec: pathspec.GitIgnoreSpec,
+    root: Path, directory: Path, prefix: str, spec: IgnoreSpec,
     found: dict[str, Path], chain: tuple[Path, ...],
 ) -> None:
     for entry in sorted(os.scandir(directory), key=lambda e: e.name):

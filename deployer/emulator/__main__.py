@@ -17,6 +17,7 @@ from pathlib import Path
 
 from deployer.emulator.clock import Clock, SystemClock, VirtualClock
 from deployer.emulator.daemon import clear_runtime_files, write_runtime_files
+from deployer.emulator.latency import CLOUD_COLD_START, CLOUD_STEP_LATENCY, latency_model
 from deployer.emulator.server import EmulatorServer, StateDirInUse
 
 
@@ -27,9 +28,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=9125)
     parser.add_argument("--clock", choices=("real", "virtual"), default="real")
     parser.add_argument("--region", default="cn-hangzhou")
-    parser.add_argument("--step-latency", type=float, default=0.0, metavar="SECONDS",
-                        help="virtual-time cost of each CloudFlow step (models the cloud's "
-                             "scheduling overhead; default 0)")
+    parser.add_argument("--step-latency", type=float, default=None, metavar="SECONDS",
+                        help="CloudFlow's overhead per step (default: "
+                             f"{CLOUD_STEP_LATENCY:g} on the real clock, 0 on the virtual one)")
+    parser.add_argument("--cold-start", type=float, default=None, metavar="SECONDS",
+                        help="FC's initialisation of a new instance, between importing its "
+                             f"module and the first call (default: {CLOUD_COLD_START:g} on the "
+                             "real clock, 0 on the virtual one)")
     parser.add_argument("--throttle", choices=("off", "cloud"), default="off",
                         help="cloud: apply the cloud's documented API quotas (docs/emulator.md)")
     args = parser.parse_args(argv)
@@ -37,10 +42,14 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     clock: Clock = VirtualClock() if args.clock == "virtual" else SystemClock()
     try:
-        if args.step_latency < 0:
-            parser.error("--step-latency must be >= 0")
+        latency = latency_model(virtual=clock.is_virtual, cold_start=args.cold_start,
+                                step_latency=args.step_latency)
+    except ValueError as exc:
+        parser.error(str(exc).replace("_", "-"))
+    try:
         server = EmulatorServer(args.state_dir, args.host, args.port, clock, region=args.region,
-                                step_latency=args.step_latency, throttle=args.throttle)
+                                step_latency=latency.step_latency,
+                                cold_start=latency.cold_start, throttle=args.throttle)
     except StateDirInUse as exc:
         print(f"Error: {exc}; stop it first (deploy emulator stop) or use another --state-dir",
               file=sys.stderr)
@@ -64,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     if not _loopback(args.host):
         log.warning("listening on %s: the cloud APIs are reachable from the network "
                     "(the admin surface still answers loopback clients only)", args.host)
-    log.info("listening on %s (state %s)", server.url, args.state_dir)
+    log.info("listening on %s (state %s); latency: %s", server.url, args.state_dir,
+             latency.describe())
     try:
         # wake now and then: a signal delivered to another thread is only handled once the
         # main thread runs Python code again

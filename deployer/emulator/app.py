@@ -14,6 +14,7 @@ from typing import Protocol
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
+from deployer.emulator.latency import EXACT, LatencyModel
 from deployer.emulator.services.authorization import Authorizer
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.faults import FaultService
@@ -49,28 +50,39 @@ class Engine(Protocol):
     def stop(self) -> None: ...
 
 
-def default_runtime(state_dir: Path, clock: Clock) -> FunctionRuntime:
-    """The process runtime that runs handlers in subprocesses under ``<state_dir>/runtime``."""
+def default_runtime(state_dir: Path, clock: Clock, *,
+                    cold_start: float = 0.0) -> FunctionRuntime:
+    """The process runtime that runs handlers in subprocesses under ``<state_dir>/runtime``;
+    a new instance spends ``cold_start`` seconds before its first call."""
     from deployer.emulator.runtime import ProcessRuntime
 
     runtime: FunctionRuntime = ProcessRuntime(state_dir / "runtime", clock,
-                                              private_dirs=[state_dir])
+                                              private_dirs=[state_dir], cold_start=cold_start)
     return runtime
 
 
 class Emulator:
-    """All state and services of one emulator; the server puts HTTP in front of it."""
+    """All state and services of one emulator; the server puts HTTP in front of it.
+
+    ``latency`` (default: exact) is the platform time it adds: the process runtime's cold start
+    and the flow engine's step latency. A ``runtime`` of the caller's keeps its own cold start,
+    so a model with one is refused then (ValueError)."""
 
     def __init__(self, state_dir: Path, clock: Clock, runtime: FunctionRuntime | None = None,
-                 *, region: str = "cn-hangzhou", step_latency: float = 0.0,
+                 *, region: str = "cn-hangzhou", latency: LatencyModel = EXACT,
                  flow_workers: int = 8, throttle: str = "off") -> None:
+        if runtime is not None and latency.cold_start:
+            raise ValueError("a cold start applies to the process runtime; give it to the "
+                             "runtime passed in instead")
         self.state_dir = state_dir
         self.clock = clock
         self.region = region
+        self.latency = latency
         self.identity: Identity = load_or_create_identity(state_dir)
         self.db = Database.open(state_dir / DB_FILE)
         self.code = CodeStore(state_dir / "code")
-        self.runtime = runtime if runtime is not None else default_runtime(state_dir, clock)
+        self.runtime = runtime if runtime is not None else default_runtime(
+            state_dir, clock, cold_start=latency.cold_start)
         self.function_repo = FunctionRepo(self.db)
         self.invocation_repo = InvocationRepo(self.db)
         self.roles = RoleService(RamRepo(self.db), clock)
@@ -88,7 +100,8 @@ class Emulator:
                                       FunctionInvoker(self.functions, self.authorizer,
                                                       faults=self.faults,
                                                       quotas=self.quotas),
-                                      workers=flow_workers, step_latency=step_latency)
+                                      workers=flow_workers,
+                                      step_latency=latency.step_latency)
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
         self._wire_releases_and_schedules(clock)
         self.engines: list[Engine] = [self.flow_engine]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deployer.emulator.api.local_guard import TOKEN_HEADER
+from deployer.emulator.latency import LatencyModel
 from deployer.emulator.state_lock import StateDirInUse, StateLock
 from deployer.emulator.store.identity import load_or_create_identity
 from deployer.errors import NotFoundError, OperationError
@@ -57,14 +57,29 @@ class EmulatorStatus:
     account_id: str | None = None
     clock: str | None = None
     message: str = ""
+    latency: dict[str, Any] | None = None  # the health document's latency model (wire keys)
 
     @property
     def console_url(self) -> str | None:
         """The web console's root (``http://<endpoint>/_console/``) while running."""
         return f"http://{self.endpoint}/_console/" if self.running and self.endpoint else None
 
+    @property
+    def latency_model(self) -> LatencyModel | None:
+        """The latency model in force while running (None when unknown)."""
+        wire = self.latency or {}
+        try:
+            return LatencyModel(float(wire["coldStart"]), float(wire["stepLatency"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
     def to_json(self) -> dict[str, Any]:
-        return {**_fields(self), "console_url": self.console_url}
+        doc = {**_fields(self), "console_url": self.console_url}
+        model = self.latency_model
+        doc["latency"] = None if model is None else {
+            "model": model.kind, "cold_start": model.cold_start,
+            "step_latency": model.step_latency}
+        return doc
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +126,8 @@ def admin_request(state_dir: Path, path: str, payload: dict[str, Any] | None = N
     """Send ``payload`` (JSON; ``method`` POST by default, or GET, PUT, DELETE) to the running
     daemon's admin ``path`` (``/_emulator/...``) with its token; the JSON answer.
     OperationError when it is not running or refuses (with the emulator's message)."""
+    from deployer.emulator.api.local_guard import TOKEN_HEADER  # not needed to start or ask
+
     info = _info(state_dir)
     endpoint, token = info.get("endpoint"), info.get("token")
     if not endpoint or not token:
@@ -183,8 +200,10 @@ def status(state_dir: Path) -> EmulatorStatus:
     if health is None:
         return EmulatorStatus(False, state_dir, pid, endpoint,
                               message=f"process {pid} does not answer on {endpoint}")
+    latency = health.get("latency")
     return EmulatorStatus(True, state_dir, pid, endpoint, health.get("accountId"),
-                          health.get("clock"), message="running")
+                          health.get("clock"), message="running",
+                          latency=latency if isinstance(latency, dict) else None)
 
 
 def _check_port_free(host: str, port: int) -> None:
@@ -240,9 +259,12 @@ def _end(proc: subprocess.Popen[bytes], sleep: Sleep, grace: float = 5.0) -> Non
 
 
 def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: str = "real",
-          timeout: float = 20.0, sleep: Sleep = time.sleep,
-          step_latency: float = 0.0, throttle: str = "off") -> EmulatorStatus:
+          timeout: float = 20.0, sleep: Sleep = time.sleep, step_latency: float | None = None,
+          cold_start: float | None = None, throttle: str = "off") -> EmulatorStatus:
     """Start a background daemon and return once ``/_emulator/health`` answers.
+
+    ``step_latency`` and ``cold_start`` (seconds) set the latency model; None keeps the
+    clock's default (:func:`deployer.emulator.latency.latency_model`).
 
     Already running → its status with message "already running". Raises OperationError when
     the port is taken, another process holds the state dir, or the daemon exits / stays
@@ -251,15 +273,19 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
     """
     current = status(state_dir)
     if current.running:
-        return EmulatorStatus(**{**_fields(current), "message": "already running"})
+        message = _already_running(current, cold_start, step_latency)
+        return EmulatorStatus(**{**_fields(current), "message": message})
     _check_port_free(host, port)
     _probe_lock(state_dir, sleep)
     state_dir.mkdir(parents=True, exist_ok=True)
     log = open(state_dir / LOG_FILE, "ab")  # noqa: SIM115 - handed to the child
+    command = [sys.executable, "-m", "deployer.emulator", "--state-dir", str(state_dir),
+               "--host", host, "--port", str(port), "--clock", clock, "--throttle", throttle]
+    for flag, value in (("--step-latency", step_latency), ("--cold-start", cold_start)):
+        if value is not None:
+            command += [flag, repr(float(value))]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "deployer.emulator", "--state-dir", str(state_dir),
-         "--host", host, "--port", str(port), "--clock", clock,
-         "--step-latency", repr(float(step_latency)), "--throttle", throttle],
+        command,
         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     log.close()
     try:
@@ -269,6 +295,18 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
         if _info(state_dir).get("pid") == proc.pid:
             clear_runtime_files(state_dir)
         raise
+
+
+def _already_running(current: EmulatorStatus, cold_start: float | None,
+                     step_latency: float | None) -> str:
+    """"already running", saying so when latency values were asked for that differ from the
+    model in force (a running emulator is not changed behind its users' backs)."""
+    model = current.latency_model
+    if model is None or (cold_start in (None, model.cold_start)
+                         and step_latency in (None, model.step_latency)):
+        return "already running"
+    return ("already running (not with the latency asked for: `deploy emulator stop` first "
+            "to change it)")
 
 
 def _await_start(state_dir: Path, proc: subprocess.Popen[bytes], timeout: float,

@@ -8,8 +8,10 @@ state and releases the lock.
 
 Every request keeps its raw target (signatures are computed over it) and a de-chunked body;
 bodies over ``max_body`` (140 MB: a base64 100 MB zip in JSON) are refused with
-``EntityTooLarge``. ``admin_token`` is this instance's random token for the admin surface's
-state-changing requests (``guard`` checks them; docs/emulator.md "Admin and console surfaces").
+``EntityTooLarge``. ``cold_start`` and ``step_latency`` (seconds, default 0: exact) are the
+latency model (:mod:`deployer.emulator.latency`), shown in the health document.
+``admin_token`` is this instance's random token for the admin surface's state-changing
+requests (``guard`` checks them; docs/emulator.md "Admin and console surfaces").
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from deployer.emulator.api.sts import StsApi
 from deployer.emulator.app import Emulator, Engine
 from deployer.emulator.clock import Clock, SystemClock
 from deployer.emulator.httpd import MAX_BODY, FrontDoor, HttpServer, ServerLimits
+from deployer.emulator.latency import LatencyModel
 from deployer.emulator.services.execution_watch import ExecutionWatch
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.state_lock import StateDirInUse, StateLock
@@ -55,8 +58,8 @@ class EmulatorServer:
                  clock: Clock | None = None, runtime: FunctionRuntime | None = None, *,
                  region: str = "cn-hangzhou", engines: Sequence[Engine] = (),
                  max_body: int | None = None, step_latency: float = 0.0,
-                 limits: ServerLimits | None = None, console: bool = True,
-                 throttle: str = "off") -> None:
+                 cold_start: float = 0.0, limits: ServerLimits | None = None,
+                 console: bool = True, throttle: str = "off") -> None:
         self.state_dir = Path(state_dir)
         self.clock = clock or SystemClock()
         self.limits = limits or ServerLimits()
@@ -65,7 +68,8 @@ class EmulatorServer:
         self._lock = StateLock.acquire(self.state_dir)
         try:
             self.emulator = Emulator(self.state_dir, self.clock, runtime, region=region,
-                                     step_latency=step_latency, throttle=throttle)
+                                     latency=LatencyModel(cold_start, step_latency),
+                                     throttle=throttle)
         except BaseException:
             self._lock.release()
             raise
@@ -152,6 +156,7 @@ class EmulatorServer:
         return {"endpoint": self.endpoint, "accountId": self.emulator.identity.account_id,
                 "region": self.emulator.region, "pid": os.getpid(), "version": __version__,
                 "clock": "virtual" if self.clock.is_virtual else "real",
+                "latency": self.emulator.latency.to_wire(),
                 "stateDir": str(self.state_dir), "cloudflow": self._flow_stats()}
 
     def _flow_stats(self) -> dict[str, object]:

@@ -274,14 +274,19 @@ class mock_cloud:
     :class:`VirtualClock`; ``runtime`` to the process runtime. ``intercept=False`` installs
     no routing and leaves the environment untouched (use ``cloud.config()``).
     ``throttle="cloud"`` applies the cloud's documented API quotas (docs/emulator.md).
+    ``step_latency`` and ``cold_start`` (seconds, default 0: exact, whatever the clock) are
+    the latency model (docs/runtime.md "Latency model"): each CloudFlow step arrives
+    ``step_latency`` late; a new function instance spends ``cold_start`` between importing its
+    module and its first call (on the virtual clock that much virtual time passes).
     """
 
     def __init__(self, *, region: str = "cn-hangzhou", clock: Clock | None = None,
                  runtime: FunctionRuntime | None = None, state_dir: Path | None = None,
                  intercept: bool = True, step_latency: float = 0.0,
-                 console: bool = False, throttle: str = "off") -> None:
+                 cold_start: float = 0.0, console: bool = False, throttle: str = "off") -> None:
         self.throttle = throttle
         self.step_latency = step_latency
+        self.cold_start = cold_start
         self.console = console
         self.region = region
         self.clock = clock
@@ -300,7 +305,8 @@ class mock_cloud:
                 state_dir = Path(tmp)
             server = EmulatorServer(state_dir, "127.0.0.1", 0, self.clock or VirtualClock(),
                                     self.runtime, region=self.region,
-                                    step_latency=self.step_latency, console=self.console,
+                                    step_latency=self.step_latency,
+                                    cold_start=self.cold_start, console=self.console,
                                     throttle=self.throttle)
             stack.callback(server.stop)
             server.start()
@@ -326,8 +332,8 @@ class mock_cloud:
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                                 state_dir=self.state_dir, intercept=self.intercept,
-                                step_latency=self.step_latency, console=self.console,
-                                throttle=self.throttle):
+                                step_latency=self.step_latency, cold_start=self.cold_start,
+                                console=self.console, throttle=self.throttle):
                     return await fn(*args, **kwargs)
             return async_wrapper  # type: ignore[return-value]
 
@@ -335,7 +341,7 @@ class mock_cloud:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                             state_dir=self.state_dir, intercept=self.intercept,
-                            step_latency=self.step_latency, console=self.console,
-                            throttle=self.throttle):
+                            step_latency=self.step_latency, cold_start=self.cold_start,
+                            console=self.console, throttle=self.throttle):
                 return fn(*args, **kwargs)
         return wrapper  # type: ignore[return-value]

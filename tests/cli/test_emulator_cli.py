@@ -1,4 +1,5 @@
-"""``deploy emulator ...`` through CliRunner, with one real background daemon."""
+"""``deploy emulator ...`` through CliRunner, with real background daemons (the latency model
+they run with: docs/runtime.md "Latency model")."""
 
 from __future__ import annotations
 
@@ -88,3 +89,48 @@ def test_default_state_dir_is_under_the_project(tmp_path: Path) -> None:
     result = _run("-C", str(tmp_path), "emulator", "status", "--output", "json")
     assert json.loads(result.stdout)["state_dir"] == str(tmp_path / ".deploy" / "emulator")
     assert os.path.isdir(tmp_path)
+
+
+def _start(daemon_dir: Path, *options: str) -> dict:
+    started = _run("emulator", "start", "--state-dir", str(daemon_dir), "--port", "0", *options,
+                   "--output", "json")
+    assert started.exit_code == 0, started.stderr
+    return json.loads(started.stdout)
+
+
+def test_the_real_clock_models_the_cloud_by_default(daemon_dir: Path) -> None:
+    info = _start(daemon_dir)
+    assert info["clock"] == "real"
+    assert info["latency"] == {"model": "cloud", "cold_start": 1.0, "step_latency": 0.1}
+    text = _run("emulator", "status", "--state-dir", str(daemon_dir))
+    assert text.exit_code == 0
+    assert ("Latency: cloud-like defaults: cold start 1 s per new function instance, 0.1 s per "
+            "CloudFlow step") in text.stdout
+
+
+def test_explicit_values_win_and_zero_turns_a_cost_off(daemon_dir: Path) -> None:
+    info = _start(daemon_dir, "--cold-start", "0.5", "--step-latency", "0")
+    assert info["latency"] == {"model": "custom", "cold_start": 0.5, "step_latency": 0.0}
+    status = json.loads(_run("emulator", "status", "--state-dir", str(daemon_dir), "--output",
+                             "json").stdout)
+    assert status["latency"] == info["latency"]
+    same = _run("emulator", "start", "--state-dir", str(daemon_dir), "--cold-start", "0.5")
+    assert same.exit_code == 0 and "Emulator already running: http" in same.stdout
+    other = _run("emulator", "start", "--state-dir", str(daemon_dir), "--cold-start", "2")
+    assert other.exit_code == 0
+    assert "already running (not with the latency asked for: `deploy emulator stop` first" \
+        in other.stdout
+    assert "Latency: custom: cold start 0.5 s per new function instance, 0 s per CloudFlow " \
+        "step" in other.stdout
+
+
+def test_the_virtual_clock_is_exact_unless_told(daemon_dir: Path) -> None:
+    assert _start(daemon_dir, "--clock", "virtual")["latency"]["model"] == "exact"
+    text = _run("emulator", "status", "--state-dir", str(daemon_dir)).stdout
+    assert "Latency: exact (no cold start, no per-step overhead)" in text
+
+
+def test_negative_values_are_usage_errors(tmp_path: Path) -> None:
+    result = _run("emulator", "start", "--state-dir", str(tmp_path), "--cold-start", "-1")
+    assert result.exit_code == 2 and "--cold-start" in result.stderr
+    assert not (tmp_path / "emulator.pid").exists()

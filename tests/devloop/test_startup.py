@@ -21,7 +21,8 @@ REPORT = ("import sys, json; from deployer.cli.main import cli\n"
           "try:\n    cli.main(sys.argv[1:], prog_name='deploy')\n"
           "except SystemExit as exc:\n    code = exc.code\n"
           "mods = [m for m in ('rich', 'jinja2', 'deployer.fdl', 'deployer.core.validation',\n"
-          "        'alibabacloud_tea_openapi', 'alibabacloud_sts20150401') if m in sys.modules]\n"
+          "        'alibabacloud_tea_openapi', 'alibabacloud_sts20150401', 'pathspec',\n"
+          "        'deployer.emulator.api') if m in sys.modules]\n"
           "print(json.dumps({'code': code, 'imported': mods}), file=sys.stderr)\n")
 
 
@@ -52,6 +53,9 @@ def test_a_no_op_up_skips_rendering_and_validation_then_a_broken_edit_is_caught(
     assert "alibabacloud_tea_openapi" in noop["imported"]  # it did talk to the emulator
     skipped = {"jinja2", "deployer.fdl", "deployer.core.validation", "alibabacloud_sts20150401"}
     assert skipped.isdisjoint(noop["imported"])  # no rendering, validation or STS call
+    # JSON needs no Rich, packaging without .fcignore no pattern engine, asking the local
+    # emulator whether it runs no emulator API module
+    assert {"rich", "pathspec", "deployer.emulator.api"}.isdisjoint(noop["imported"])
     assert broken["code"] == 3 and "deployer.fdl" in broken["imported"]
 
 

@@ -82,6 +82,27 @@ def start(client: Any, flow: str, name: str, input: str = "{}") -> Any:
         flow_name=flow, execution_name=name, input=input)).body
 
 
+def run_seed(delay: int, **mock_options: Any) -> tuple[dict, list[Any], dict]:
+    """The seed flow with ``{"delay": delay}`` on a fresh in-process emulator (``mock_cloud``
+    with ``mock_options``), so GetJobStatus starts on a fresh instance: the final
+    DescribeExecution (plus ``virtual_seconds`` it took), its history and the health document
+    from before it ran."""
+    import json
+
+    from deployer.testing.environment import mock_cloud
+
+    with mock_cloud(intercept=False, **mock_options) as cloud:
+        health = cloud.health()
+        deploy_seed_functions(cloud)
+        client = cloud.fnf_client()
+        create(client, "MyWorkFlow", seed_flow(account=cloud.account_id))
+        started = cloud.now()
+        start(client, "MyWorkFlow", "run", json.dumps({"delay": delay}))
+        final = cloud.wait_for_execution("MyWorkFlow", "run", timeout=30)
+        final["virtual_seconds"] = cloud.now() - started
+        return final, history(client, "MyWorkFlow", "run"), health
+
+
 def client_error(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """The ``ClientException`` that ``fn(*args, **kwargs)`` raises (fails the test otherwise)."""
     import pytest

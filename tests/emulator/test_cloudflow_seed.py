@@ -6,27 +6,13 @@ import json
 
 import pytest
 
-from deployer.testing.environment import mock_cloud
-from tests.emulator.cloudflow_support import (
-    create,
-    deploy_seed_functions,
-    history,
-    seed_flow,
-    start,
-)
+from tests.emulator.cloudflow_support import run_seed
 
 
 def _run(delay: int, *, step_latency: float = 0.0) -> tuple[dict, list]:
     # a fresh emulator: GetJobStatus's start_time is set when its instance imports the module
-    with mock_cloud(intercept=False, step_latency=step_latency) as cloud:
-        deploy_seed_functions(cloud)
-        client = cloud.fnf_client()
-        create(client, "MyWorkFlow", seed_flow(account=cloud.account_id))
-        started = cloud.now()
-        start(client, "MyWorkFlow", "run", json.dumps({"delay": delay}))
-        final = cloud.wait_for_execution("MyWorkFlow", "run", timeout=30)
-        final["virtual_seconds"] = cloud.now() - started
-        return final, history(client, "MyWorkFlow", "run")
+    final, events, _ = run_seed(delay, step_latency=step_latency)
+    return final, events
 
 
 @pytest.mark.parametrize(("delay", "try_count", "elapsed"), [(9, 2, 20), (29, 4, 40)])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
-from rich.text import Text
 
 from deployer.cli.context import AppContext, CloudSession, pass_app
 from deployer.cli.options import TargetOptions, output_option, target_options, yes_option
@@ -26,6 +26,9 @@ from deployer.core.deploy import (
 from deployer.core.locking import project_lock
 from deployer.core.plan import Action, ActionKind, Plan
 from deployer.errors import OperationError
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 UP_EPILOG = """\b
 Examples:
@@ -83,6 +86,8 @@ def _details(text: Text, item: Action | ResourceResult) -> None:
 
 def _action_lines(items: Sequence[Action | ResourceResult], *, done: bool,
                   details: bool) -> Text:
+    from rich.text import Text  # text output only: JSON needs no rich
+
     text = Text()
     width = max((len(i.name) for i in items), default=0)
     kind_width = max((len(i.resource.value) for i in items), default=8) + 1
@@ -114,6 +119,8 @@ def _counts(kinds: Sequence[ActionKind], *, done: bool) -> str:
 
 @view(PlanSummary)
 def _plan_view(summary: PlanSummary) -> Text:
+    from rich.text import Text  # text output only: JSON needs no rich
+
     plan = summary.plan
     text = Text(f"Plan for {summary.target}, region {plan.region}, account "
                 f"{plan.account_id}:\n")
@@ -127,6 +134,8 @@ def _plan_view(summary: PlanSummary) -> Text:
 
 @view(UpSummary)
 def _up_view(summary: UpSummary) -> Text:
+    from rich.text import Text  # text output only: JSON needs no rich
+
     r = summary.result
     applied = [x for x in r.resources if not x.outcome.startswith("kept")]
     if not r.changed and not r.kept:
@@ -144,6 +153,8 @@ def _up_view(summary: UpSummary) -> Text:
 
 @view(DownResult)
 def _down_view(result: DownResult) -> Text:
+    from rich.text import Text  # text output only: JSON needs no rich
+
     if not result.resources:
         return Text(f"Nothing to remove: {result.record.name} lists no resources created by "
                     "`deploy up`.")

@@ -13,6 +13,7 @@ from deployer.cli.options import output_option
 from deployer.cli.render import view
 from deployer.emulator import daemon
 from deployer.emulator.daemon import Credentials, EmulatorStatus
+from deployer.emulator.latency import CLOUD_COLD_START, CLOUD_STEP_LATENCY
 from deployer.errors import ExitCode, OperationError
 
 DEFAULT_STATE_DIR = Path(".deploy/emulator")
@@ -40,8 +41,10 @@ state_dir_option = click.option(
 def _status_view(st: EmulatorStatus) -> str:
     if not st.running:
         return f"Emulator {st.message} (state {st.state_dir})."
+    model = st.latency_model
+    latency = f"\nLatency: {model.describe()}" if model is not None else ""
     return (f"Emulator {st.message}: http://{st.endpoint} (pid {st.pid}, account {st.account_id},"
-            f" {st.clock} clock, state {st.state_dir})\nConsole: {st.console_url}")
+            f" {st.clock} clock, state {st.state_dir})\nConsole: {st.console_url}{latency}")
 
 
 @view(Credentials)
@@ -63,13 +66,19 @@ Examples:
   deploy emulator reset --yes && deploy emulator stop
 """
 
-START_EPILOG = """\b
+START_EPILOG = f"""\b
 Examples:
-  deploy emulator start                           real clock, port 9125
+  deploy emulator start                           real clock, cloud-like latency, port 9125
   deploy emulator start --clock virtual --port 9200
-  deploy emulator start --step-latency 0.1        model the cloud's per-step overhead
+  deploy emulator start --cold-start 0 --step-latency 0   the real clock, exact
+  deploy emulator start --clock virtual --cold-start 1    virtual, 1 s per new instance
   deploy emulator start --throttle cloud          apply the cloud's API quotas
   deploy emulator start --foreground              serve here until Ctrl-C
+\b
+Latency model (docs/runtime.md): on the real clock a new function instance spends
+{CLOUD_COLD_START:g} s between loading its code and its first call, and each CloudFlow step
+(a task result, a due timer) arrives {CLOUD_STEP_LATENCY:g} s late, as on the cloud; the
+virtual clock adds nothing unless asked. `deploy emulator status` shows the model in force.
 """
 
 STATUS_EPILOG = """\b
@@ -111,9 +120,14 @@ def emulator() -> None:
               help="Interface to bind; anything but loopback exposes the emulator.")
 @click.option("--clock", type=click.Choice(("real", "virtual")), default="real",
               show_default=True)
-@click.option("--step-latency", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              metavar="SECONDS",
-              help="Virtual-time cost of each CloudFlow step, modelling the cloud's overhead.")
+@click.option("--step-latency", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="CloudFlow's overhead per step: each task result and due timer arrives that "
+                   f"much later [default: {CLOUD_STEP_LATENCY:g} on the real clock, 0 on the "
+                   "virtual one].")
+@click.option("--cold-start", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="FC's initialisation of a new function instance, between loading its module "
+                   f"and its first call [default: {CLOUD_COLD_START:g} on the real clock, 0 on "
+                   "the virtual one].")
 @click.option("--throttle", type=click.Choice(("off", "cloud")), default="off",
               show_default=True,
               help="cloud: refuse calls beyond the cloud's documented API quotas.")
@@ -121,19 +135,23 @@ def emulator() -> None:
 @state_dir_option
 @output_option
 @pass_app
-def start(app: AppContext, port: int, host: str, clock: str, step_latency: float,
-          throttle: str, foreground: bool, state_dir: Path | None, output: str) -> None:
+def start(app: AppContext, port: int, host: str, clock: str, step_latency: float | None,
+          cold_start: float | None, throttle: str, foreground: bool, state_dir: Path | None,
+          output: str) -> None:
     """Start the emulator; returns once it answers (harmless when already running)."""
     directory = _state_dir(app, state_dir)
     if foreground:
         from deployer.emulator.__main__ import main as serve
 
+        latency = [arg for flag, value in (("--step-latency", step_latency),
+                                           ("--cold-start", cold_start))
+                   if value is not None for arg in (flag, repr(value))]
         raise SystemExit(serve(["--state-dir", str(directory), "--host", host,
-                                "--port", str(port), "--clock", clock,
-                                "--step-latency", repr(step_latency),
+                                "--port", str(port), "--clock", clock, *latency,
                                 "--throttle", throttle]))
     app.render(daemon.start(directory, host=host, port=port, clock=clock,
-                            step_latency=step_latency, throttle=throttle), output)
+                            step_latency=step_latency, cold_start=cold_start,
+                            throttle=throttle), output)
 
 
 @emulator.command("status", epilog=STATUS_EPILOG)

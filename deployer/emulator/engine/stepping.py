@@ -7,8 +7,9 @@ transaction by :mod:`deployer.emulator.store.steps`, guarded by the execution's 
 database lock (so in commit order), the live cache and the scheduler's timer mirror are
 updated and the waiters told; then the step's tasks go to the worker pool.
 
-``step_latency`` (seconds, default 0) models the platform's per-transition overhead: every task
-result and every timer reaches the interpreter that much later.
+``step_latency`` (seconds, default 0) models CloudFlow's per-transition overhead: every task
+result and every timer reaches the interpreter that much later (the latency model,
+:mod:`deployer.emulator.latency`: 0.1 s by default on the daemon's real clock).
 """
 
 from __future__ import annotations

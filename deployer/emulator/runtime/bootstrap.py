@@ -12,7 +12,11 @@ Protocol with the parent, both directions: frames of ``>II`` (header length, bod
 a JSON header, then raw body bytes. The parent first sends the instance config; the worker
 answers ``{"ok": true}`` when ready. Each later frame is one ``initialize`` or ``invoke``
 request answered by one frame ``{"ok": bool, "duration_ms": float}`` + body; a request may
-carry renewed ``credentials``. EOF on the request pipe ends the process (exit 0).
+carry renewed ``credentials``. The first request of a new instance may carry ``cold_start``
+(seconds): the instance's initialisation, spent after its module is imported and before the
+handler is called (slept on the real clock; on a virtual clock the call's ``now`` moves on by
+it), reported back as ``cold_start`` and left out of ``duration_ms``. EOF on the request pipe
+ends the process (exit 0).
 
 Logs (fd 1 and 2, one pipe to the parent) carry FC's markers; semantics in docs/runtime.md and
 reference fc3-api.md §8.
@@ -34,7 +38,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 FRAME = struct.Struct(">II")
 MAX_LOG_WRITE = 128 * 1024  # FC truncates one write to the log at 128 KB
@@ -249,6 +253,14 @@ def _sibling(name: str) -> Any:
     return module
 
 
+class Call(NamedTuple):
+    """One request's function: a handler string and the arguments it gets."""
+
+    handler: str
+    args: tuple[Any, ...]
+    initialize: bool
+
+
 class Instance:
     def __init__(self, config: dict[str, Any], request_filter: _RequestIdFilter,
                  contexts: Any) -> None:
@@ -311,8 +323,9 @@ class Instance:
             message = f"Module initialization error: '{exc}'"
             raise RuntimeFailure("UserCodeError", message, exception_only_stack(exc)) from exc
 
-    def serve(self, header: dict[str, Any], event: bytes) -> tuple[bool, bytes]:
-        """Run one request; returns (ok, body). Logs the FC markers around it."""
+    def serve(self, header: dict[str, Any], event: bytes) -> tuple[bool, bytes, float]:
+        """Run one request; returns (ok, body, seconds of cold start it spent). Logs the FC
+        markers around it."""
         request_id = header["request_id"]
         initialize = header["kind"] == "initialize"
         phase = "Initialize" if initialize else "Invoke"
@@ -320,31 +333,43 @@ class Instance:
         self.use_credentials(header.get("credentials"))
         log_line(f"FC {phase} Start RequestId: {request_id}")
         context = self.contexts.make_context(self.config, request_id, self.credentials)
-        with virtual_time(header.get("now")):
-            if initialize:
-                ok, body = self._call(self.config["initializer"], (context,), initialize)
-            else:
-                ok, body = self._call(self.config["handler"], (event, context), initialize)
+        if initialize:
+            call = Call(self.config["initializer"], (context,), initialize=True)
+        else:
+            call = Call(self.config["handler"], (event, context), initialize=False)
+        ok, body, waited = self._call(call, header.get("now"),
+                                      float(header.get("cold_start") or 0.0))
         if not ok:
             log_line(body.decode("utf-8", "replace"))
         log_line(f"FC {phase} End RequestId: {request_id}" + ("" if ok else ERROR_SUFFIX))
-        return ok, body
+        return ok, body, waited
 
-    def _call(self, handler: str, args: tuple[Any, ...], initialize: bool) -> tuple[bool, bytes]:
+    def _call(self, call: Call, now: float | None,
+              cold_start: float) -> tuple[bool, bytes, float]:
+        """Import (once), spend the instance's cold start, then call. On a virtual clock
+        (``now`` given) the cold start is not slept: the call sees ``now`` moved on by it."""
+        begun = time.perf_counter()
+        with virtual_time(now):
+            try:
+                function = self.resolve(call.handler)
+            except RuntimeFailure as failure:
+                return False, error_body(failure.error_type, failure.message, failure.stack), 0.0
+        if cold_start > 0 and now is None:
+            time.sleep(cold_start)
+        if now is not None:
+            now += cold_start + (time.perf_counter() - begun)
+        with virtual_time(now):
+            try:
+                result = function(*call.args)
+            except Exception as exc:
+                body = error_body(type(exc).__name__, str(exc), handler_stack(exc))
+                return False, body, cold_start
+        if call.initialize:
+            return True, b"", cold_start
         try:
-            function = self.resolve(handler)
-        except RuntimeFailure as failure:
-            return False, error_body(failure.error_type, failure.message, failure.stack)
-        try:
-            result = function(*args)
-        except Exception as exc:
-            return False, error_body(type(exc).__name__, str(exc), handler_stack(exc))
-        if initialize:
-            return True, b""
-        try:
-            return True, serialize_result(result)
+            return True, serialize_result(result), cold_start
         except (TypeError, ValueError) as exc:  # ValueError: circular reference
-            return False, error_body(type(exc).__name__, str(exc), [])
+            return False, error_body(type(exc).__name__, str(exc), []), cold_start
 
 
 def prepare(config: dict[str, Any]) -> list[str]:
@@ -396,9 +421,12 @@ def main(argv: list[str]) -> int:
         if frame is None:
             return 0
         started = time.perf_counter()
-        ok, body = instance.serve(*frame)
-        duration_ms = (time.perf_counter() - started) * 1000.0
-        write_all(response_fd, encode_frame({"ok": ok, "duration_ms": duration_ms}, body))
+        ok, body, waited = instance.serve(*frame)
+        elapsed = time.perf_counter() - started
+        answer: dict[str, Any] = {"ok": ok, "duration_ms": max(elapsed - waited, 0.0) * 1000.0}
+        if waited:
+            answer["cold_start"] = waited  # not part of the invocation's duration
+        write_all(response_fd, encode_frame(answer, body))
 
 
 if __name__ == "__main__":

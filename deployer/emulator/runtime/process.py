@@ -14,7 +14,6 @@ import json
 import logging
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from deployer.emulator.runtime.model import (
     RuntimeUnavailableError,
 )
 from deployer.emulator.runtime.packages import PackageViews, runtime_key
+from deployer.emulator.runtime.request_clock import RequestClock
 from deployer.emulator.runtime.worker import BOOTSTRAP_PATH, Exchange, Outcome, Worker
 
 __all__ = ["DEFAULT_MAX_INSTANCES", "ProcessRuntime", "worker_environment"]
@@ -91,10 +91,13 @@ class ProcessRuntime:
         max_instances: int = DEFAULT_MAX_INSTANCES,
         private_dirs: Sequence[Path] = (),
         sandbox: bool = True,
+        cold_start: float = 0.0,
     ) -> None:
         """``private_dirs``: directories handler code must not reach (the emulator's state);
         ``work_dir`` always is. ``sandbox=False`` runs workers without Landlock, private /tmp
-        and uid separation (resource limits and memory accounting stay)."""
+        and uid separation (resource limits and memory accounting stay). ``cold_start``:
+        seconds a new instance spends between importing its module and its first call
+        (docs/runtime.md "Latency model"; settable later through the attribute)."""
         self._code = CodeCache(Path(work_dir))
         self._isolation = Isolation(
             Path(work_dir), private_dirs, separate_uids=None if sandbox else False,
@@ -106,6 +109,7 @@ class ProcessRuntime:
         self._idle_ttl = idle_ttl
         self._python = python
         self._max_instances = max_instances
+        self.cold_start = max(0.0, float(cold_start))
         self._cond = threading.Condition()
         self._slots: dict[tuple[str, str, str], list[_Slot]] = {}
         self._closed = False
@@ -297,15 +301,20 @@ class ProcessRuntime:
     def _run(
         self, slot: _Slot, spec: FunctionSpec, event: bytes, request_id: str, cold: bool
     ) -> tuple[InvocationResult, bool]:
-        """Initialize if needed, then invoke. Returns the result and whether to discard."""
+        """Initialize if needed, then invoke. Returns the result and whether to discard.
+
+        The first request of a new instance carries the cold start (docs/runtime.md "Latency
+        model"); it does not count against the function's timeout."""
         assert slot.worker is not None
         log = _Log()
-        started = time.monotonic()
-        virtual_start = self._clock.now() if self._clock.is_virtual else None
+        clock = RequestClock(self._clock)
+        cold_start = self.cold_start if cold else 0.0
         if spec.initializer_handler and not slot.initialized:
             timeout = spec.initializer_timeout or spec.timeout
-            header = _request("initialize", request_id, virtual_start, started)
-            init = slot.worker.exchange(header, b"", timeout)
+            header = clock.request("initialize", request_id, cold_start)
+            init = slot.worker.exchange(header, b"", timeout + cold_start)
+            clock.spent(init)
+            cold_start = 0.0
             log.data += init.log
             if init.outcome is not Outcome.OK:
                 _append_failure(log, init, "Initialize", request_id, timeout, "initialization ")
@@ -313,9 +322,10 @@ class ProcessRuntime:
                 return self._result(slot, spec, request_id, body, log, init, cold, True), True
             slot.initialized = True
             log.tail_from = len(log.data)
-        header = _request("invoke", request_id, virtual_start, started)
+        header = clock.request("invoke", request_id, cold_start)
         self._renew_credentials(slot, spec, header)
-        answer = slot.worker.exchange(header, event, spec.timeout)
+        answer = slot.worker.exchange(header, event, spec.timeout + cold_start)
+        clock.spent(answer)
         log.data += answer.log
         if answer.outcome in (Outcome.TIMEOUT, Outcome.CRASHED, Outcome.OUT_OF_MEMORY):
             _append_failure(log, answer, "Invoke", request_id, spec.timeout, "")
@@ -364,13 +374,6 @@ class ProcessRuntime:
         if current is not None and current != slot.credentials:
             header["credentials"] = credentials_frame(current)
             slot.credentials = current
-
-
-def _request(
-    kind: str, request_id: str, virtual_start: float | None, started: float
-) -> dict[str, Any]:
-    now = None if virtual_start is None else virtual_start + (time.monotonic() - started)
-    return {"kind": kind, "request_id": request_id, "now": now}
 
 
 def _failure_body(exchange: Exchange, timeout: int, phase: str) -> bytes:
