@@ -170,7 +170,7 @@ class FlowRepo:
     # --- flows --------------------------------------------------------------------------------
 
     def get_flow(self, account_id: str, region: str, name: str) -> FlowRecord | None:
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             row = conn.execute("SELECT * FROM flows WHERE account_id=? AND region=? AND name=?",
                                (account_id, region, name)).fetchone()
         return _flow(row) if row else None
@@ -213,7 +213,7 @@ class FlowRepo:
         if resource_group_id:
             sql += " AND resource_group_id=?"
             args.append(resource_group_id)
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(sql + " ORDER BY name LIMIT ?", (*args, limit)).fetchall()
         return [_flow(r) for r in rows]
 
@@ -221,7 +221,7 @@ class FlowRepo:
 
     def get_execution(self, account_id: str, region: str, flow: str,
                       name: str) -> ExecutionRow | None:
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             row = conn.execute(
                 "SELECT * FROM executions WHERE account_id=? AND region=? AND flow_name=? "
                 "AND name=?", (account_id, region, flow, name)).fetchone()
@@ -230,7 +230,7 @@ class FlowRepo:
     def execution_status(self, account_id: str, region: str, flow: str,
                          name: str) -> str | None:
         """The status of the named execution (None when it does not exist)."""
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             row = conn.execute(
                 "SELECT status FROM executions WHERE account_id=? AND region=? AND flow_name=? "
                 "AND name=?", (account_id, region, flow, name)).fetchone()
@@ -240,7 +240,7 @@ class FlowRepo:
         """Which of the (account, region, flow, name) ``keys`` name a Running execution (one
         query per 200 keys)."""
         running: set[ExecutionKey] = set()
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             for i in range(0, len(keys), 200):
                 chunk = keys[i:i + 200]
                 rows = conn.execute(
@@ -252,7 +252,7 @@ class FlowRepo:
         return running
 
     def execution_by_seq(self, seq: int) -> ExecutionRow | None:
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             row = conn.execute("SELECT * FROM executions WHERE seq=?", (seq,)).fetchone()
         return execution_row(row) if row else None
 
@@ -280,14 +280,14 @@ class FlowRepo:
         if started_to is not None:
             sql += " AND started_at<=?"
             args.append(started_to)
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             order = " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
             rows = conn.execute(sql + order + " LIMIT ?", (*args, limit)).fetchall()
         return [execution_row(r, with_state=False) for r in rows]
 
     def execution_counts(self, account_id: str, region: str, flow: str) -> dict[str, int]:
         """How many executions of ``flow`` have each status (statuses with none are absent)."""
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(
                 "SELECT status, COUNT(*) FROM executions WHERE account_id=? AND region=? "
                 "AND flow_name=? GROUP BY status", (account_id, region, flow)).fetchall()
@@ -295,7 +295,7 @@ class FlowRepo:
 
     def history(self, seq: int, *, from_event: int, limit: int) -> list[HistoryRow]:
         """History events with ``event_id >= from_event`` in ascending order."""
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(
                 "SELECT event_id, schedule_event_id, type, step_name, time, detail FROM history "
                 "WHERE exec_seq=? AND event_id>=? ORDER BY event_id LIMIT ?",
@@ -303,7 +303,7 @@ class FlowRepo:
         return [HistoryRow(*r) for r in rows]
 
     def task_by_token(self, account_id: str, region: str, token: str) -> list[TaskRow]:
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             rows = conn.execute("SELECT * FROM tasks WHERE account_id=? AND region=? AND token=?",
                                 (account_id, region, token)).fetchall()
         return [task_row(r) for r in rows]

@@ -31,11 +31,12 @@ __all__ = [
     "all_timers",
     "command_text",
     "delete_timer",
-    "insert_started",
+    "insert_execution",
     "load_running",
     "output_text",
     "pending_tasks",
     "timer_exists",
+    "unstarted",
     "update_step",
 ]
 
@@ -63,10 +64,13 @@ def output_text(ex: Execution) -> str | None:
     return json.dumps(ex.output, ensure_ascii=False, separators=(",", ":"))
 
 
-def insert_started(conn: sqlite3.Connection, *, account_id: str, region: str, flow_name: str,
-                   input_text: str, definition: str, environment: dict[str, Any] | None,
-                   ex: Execution, commands: Sequence[Command], timer_delay: float) -> int:
-    """Insert a new execution with its first step (version 1); return its ``seq``.
+def insert_execution(conn: sqlite3.Connection, *, account_id: str, region: str,
+                     flow_name: str, input_text: str, definition: str,
+                     environment: dict[str, Any] | None, ex: Execution) -> int:
+    """Insert a new, not yet started execution (version 1, no history, no timers, no tasks:
+    StartExecution's one small commit); return its ``seq``. Its first step (``Started``) is
+    committed later by :func:`update_step` from version 1; until then :func:`unstarted`
+    finds it, so a daemon killed in between starts it when it comes back.
 
     Raises :class:`ExecutionNameTaken` when the flow has an execution of that name."""
     try:
@@ -80,9 +84,14 @@ def insert_started(conn: sqlite3.Connection, *, account_id: str, region: str, fl
              ex.execution_mode, json.dumps(ex.to_json() | {"new_events": []})))
     except sqlite3.IntegrityError:
         raise ExecutionNameTaken(f"execution {ex.name!r} of flow {flow_name!r} exists") from None
-    seq = int(cur.lastrowid or 0)
-    _write_effects(conn, seq, account_id, region, ex, commands, timer_delay)
-    return seq
+    return int(cur.lastrowid or 0)
+
+
+def unstarted(conn: sqlite3.Connection) -> list[int]:
+    """The ``seq`` of every Running execution whose first step is not committed yet
+    (version 1), in start order."""
+    return [int(r[0]) for r in conn.execute(
+        "SELECT seq FROM executions WHERE status='Running' AND version=1 ORDER BY seq")]
 
 
 def update_step(conn: sqlite3.Connection, seq: int, version: int, *, account_id: str,
