@@ -124,15 +124,18 @@ class Stepper:
         self.queue.post(seq, make_event)
 
     def _run_batch(self, batch: Sequence[PendingStep]) -> None:
-        """Compute and write every step of ``batch`` in one transaction, COMMIT, then do the
-        bookkeeping (in commit order) and carry out their commands. If the transaction fails,
-        each step is tried alone, so only the failing one reports an error."""
-        done: list[tuple[PendingStep, _Outcome]] = []
+        """Compute every step of ``batch`` (outside the database lock: one leader at a time
+        computes steps, so only its own writes move a version), write them all in one
+        transaction, COMMIT, then do the bookkeeping (in commit order) and carry out their
+        commands. If the transaction fails, each step is tried alone, so only the failing one
+        reports an error."""
+        overlay: dict[int, LiveExecution | None] = {}
+        planned = [(item, self._plan(item, overlay)) for item in batch]
         with self._db.lock:
-            overlay: dict[int, LiveExecution | None] = {}
             try:
                 with self._db.transaction() as conn:
-                    done = [(item, self._write(conn, item, overlay)) for item in batch]
+                    for item, outcome in planned:
+                        self._write(conn, item, outcome)
             except Exception as exc:
                 for item in batch:
                     self.live.drop(item.seq)
@@ -146,48 +149,52 @@ class Stepper:
                               exc_info=exc)
                 batch[0].finish()
                 return
-            for item, outcome in done:
+            for item, outcome in planned:
                 if outcome.stale:
                     self.live.drop(item.seq)
                 elif outcome.live is not None:
                     self._committed(item.seq, outcome.live, outcome.commands)
                 elif item.fired is not None:
                     self._scheduler.forget_timer(item.seq, item.fired)
-        for item, outcome in done:
-            if outcome.live is not None:
+        for item, outcome in planned:
+            if outcome.live is not None and not outcome.stale:
                 self._carry_out(item.seq, outcome.live, outcome.commands)
-            item.result = outcome.result
+            item.result = None if outcome.stale else outcome.result
             item.finish()
 
-    def _write(self, conn: sqlite3.Connection, item: PendingStep,
-               overlay: dict[int, LiveExecution | None]) -> _Outcome:
-        """Compute one step and write it inside the batch's transaction; ``overlay`` holds
-        what earlier steps of the batch made of their executions (not committed yet)."""
+    def _plan(self, item: PendingStep, overlay: dict[int, LiveExecution | None]) -> _Outcome:
+        """Compute one step; ``overlay`` holds what earlier steps of the batch made of their
+        executions (not committed yet)."""
         seq = item.seq
-        live = overlay[seq] if seq in overlay else (self.live.get(seq) or self._load(conn, seq))
-        if live is not None and live.ex.status.is_terminal:  # ended earlier in this batch
-            live = None
-        if live is None:
-            if item.fired is not None:  # an ignored timer must not fire again
-                steps.delete_timer(conn, seq, item.fired)
+        live = overlay.get(seq)
+        if seq not in overlay:
+            with self._db.read() as conn:
+                live = self.live.get(seq) or self._load(conn, seq)
+        if live is None or live.ex.status.is_terminal:  # gone, or ended earlier in the batch
             return _Outcome(None, None, [])
         new, commands = step(live.flow, live.ex, item.make_event(self._clock.now()))
         if new.next_event_id == live.ex.next_event_id and not commands:
-            if item.fired is not None:
-                steps.delete_timer(conn, seq, item.fired)
             return _Outcome(new, None, [])
-        try:
-            steps.update_step(conn, seq, live.version, account_id=live.account_id,
-                              region=live.region, ex=new, commands=commands,
-                              timer_delay=self.step_latency)
-        except steps.StaleStep:  # its UPDATE wrote nothing: the batch goes on without it
-            log.debug("dropped a stale step of execution %s", seq)
-            overlay.pop(seq, None)
-            self.live.drop(seq)
-            return _Outcome(None, None, [], stale=True)
         done = LiveExecution(live.version + 1, new, live.flow, live.account_id, live.region)
         overlay[seq] = done
-        return _Outcome(new, done, commands)
+        return _Outcome(new, done, commands, base=live.version)
+
+    def _write(self, conn: sqlite3.Connection, item: PendingStep, outcome: _Outcome) -> None:
+        """Write one computed step inside the batch's transaction (an ignored timer's row is
+        deleted: it must not fire again); a step whose version moved meanwhile (its rows were
+        deleted behind the engine) is marked stale: its UPDATE wrote nothing."""
+        live = outcome.live
+        if live is None:
+            if item.fired is not None:
+                steps.delete_timer(conn, item.seq, item.fired)
+            return
+        try:
+            steps.update_step(conn, item.seq, outcome.base, account_id=live.account_id,
+                              region=live.region, ex=live.ex, commands=outcome.commands,
+                              timer_delay=self.step_latency)
+        except steps.StaleStep:
+            log.debug("dropped a stale step of execution %s", item.seq)
+            outcome.stale = True
 
     def redispatch(self, tasks: Sequence[TaskRow]) -> None:
         """Invoke again the tasks that were dispatched but whose result was never committed
@@ -244,10 +251,11 @@ class Stepper:
 
 @dataclass(slots=True)
 class _Outcome:
-    """What one step of a batch came to: ``result`` for its caller, ``live`` when it was
+    """What one step of a batch came to: ``result`` for its caller, ``live`` when it is to be
     written (its commands to carry out after the COMMIT), ``stale`` when it was dropped."""
 
     result: Execution | None
     live: LiveExecution | None
     commands: list[Command]
+    base: int = 0  # the version the step was computed from
     stale: bool = False

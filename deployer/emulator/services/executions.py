@@ -124,8 +124,7 @@ class ExecutionFilter:
 def _view(row: ExecutionRow) -> ExecutionView:
     return ExecutionView(row.name, row.flow_name, row.status, row.input, row.output,
                          row.started_at, row.stopped_at, row.definition, row.environment,
-                         row.role_arn, str(row.state.get("error_code", "")),
-                         str(row.state.get("error_detail", "")), row.version, row.mode)
+                         row.role_arn, row.error_code, row.error_detail, row.version, row.mode)
 
 
 def _parse_time(text: str, field: str) -> float | None:

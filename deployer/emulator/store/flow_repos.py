@@ -90,7 +90,8 @@ class FlowRecord:
 
 @dataclass(frozen=True, slots=True)
 class ExecutionRow:
-    """An execution as stored; ``state`` is the interpreter's Execution JSON."""
+    """An execution as stored (the interpreter's state JSON stays in the database: only its
+    error fields are read, by SQLite)."""
 
     seq: int
     account_id: str
@@ -106,7 +107,8 @@ class ExecutionRow:
     environment: dict[str, Any] | None
     role_arn: str
     mode: str
-    state: dict[str, Any]
+    error_code: str
+    error_detail: str
     version: int
 
 
@@ -152,13 +154,22 @@ def _flow(row: sqlite3.Row) -> FlowRecord:
         row["created_at"], row["modified_at"])
 
 
-def execution_row(row: sqlite3.Row, *, with_state: bool = True) -> ExecutionRow:
+EXECUTION_COLUMNS = (
+    "seq, account_id, region, flow_name, name, status, input, output, started_at, stopped_at, "
+    "definition, environment, role_arn, mode, "
+    "coalesce(json_extract(state, '$.error_code'), '') AS error_code, "
+    "coalesce(json_extract(state, '$.error_detail'), '') AS error_detail, version")
+"""What :func:`execution_row` reads: every column but the state JSON, of which SQLite
+extracts the error fields (no decoding of the whole state in Python)."""
+
+
+def execution_row(row: sqlite3.Row) -> ExecutionRow:
     env = row["environment"]
     return ExecutionRow(
         row["seq"], row["account_id"], row["region"], row["flow_name"], row["name"],
         row["status"], row["input"], row["output"], row["started_at"], row["stopped_at"],
         row["definition"], json.loads(env) if env else None, row["role_arn"], row["mode"],
-        json.loads(row["state"]) if with_state else {}, row["version"])
+        str(row["error_code"]), str(row["error_detail"]), row["version"])
 
 
 class FlowRepo:
@@ -166,18 +177,37 @@ class FlowRepo:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        # flows by (account, region, name), filled and emptied under the database lock (so in
+        # step with the rows), dropped when the database is wiped (its generation moves on)
+        self._flows: dict[tuple[str, str, str], FlowRecord | None] = {}
+        self._generation = db.generation
 
     # --- flows --------------------------------------------------------------------------------
 
     def get_flow(self, account_id: str, region: str, name: str) -> FlowRecord | None:
+        key = (account_id, region, name)
         with self.db.read() as conn:
+            if self._generation != self.db.generation:
+                self._flows.clear()
+                self._generation = self.db.generation
+            if key in self._flows:
+                return self._flows[key]
             row = conn.execute("SELECT * FROM flows WHERE account_id=? AND region=? AND name=?",
                                (account_id, region, name)).fetchone()
-        return _flow(row) if row else None
+            rec = _flow(row) if row else None
+            if len(self._flows) >= 1024:
+                self._flows.clear()
+            self._flows[key] = rec
+        return rec
+
+    def _forget(self, account_id: str, region: str, name: str) -> None:
+        """Called inside a transaction that writes the flow (its lock held)."""
+        self._flows.pop((account_id, region, name), None)
 
     def insert_flow(self, rec: FlowRecord) -> bool:
         """Insert ``rec``; False when the name is taken."""
         with self.db.transaction() as conn:
+            self._forget(rec.account_id, rec.region, rec.name)
             try:
                 conn.execute("INSERT INTO flows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                              _flow_values(rec))
@@ -187,6 +217,7 @@ class FlowRepo:
 
     def update_flow(self, rec: FlowRecord) -> None:
         with self.db.transaction() as conn:
+            self._forget(rec.account_id, rec.region, rec.name)
             conn.execute("DELETE FROM flows WHERE account_id=? AND region=? AND name=?",
                          (rec.account_id, rec.region, rec.name))
             conn.execute("INSERT INTO flows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -195,6 +226,7 @@ class FlowRepo:
     def delete_flow(self, account_id: str, region: str, name: str) -> bool:
         """Delete the flow with all its executions, history, timers and tasks."""
         with self.db.transaction() as conn:
+            self._forget(account_id, region, name)
             cur = conn.execute("DELETE FROM flows WHERE account_id=? AND region=? AND name=?",
                                (account_id, region, name))
             seqs = [r[0] for r in conn.execute(
@@ -223,8 +255,8 @@ class FlowRepo:
                       name: str) -> ExecutionRow | None:
         with self.db.read() as conn:
             row = conn.execute(
-                "SELECT * FROM executions WHERE account_id=? AND region=? AND flow_name=? "
-                "AND name=?", (account_id, region, flow, name)).fetchone()
+                f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE account_id=? AND region=? "
+                "AND flow_name=? AND name=?", (account_id, region, flow, name)).fetchone()
         return execution_row(row) if row else None
 
     def execution_status(self, account_id: str, region: str, flow: str,
@@ -253,7 +285,8 @@ class FlowRepo:
 
     def execution_by_seq(self, seq: int) -> ExecutionRow | None:
         with self.db.read() as conn:
-            row = conn.execute("SELECT * FROM executions WHERE seq=?", (seq,)).fetchone()
+            row = conn.execute(f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE seq=?",
+                               (seq,)).fetchone()
         return execution_row(row) if row else None
 
     def list_executions(self, account_id: str, region: str, flow: str, *, after_seq: int,
@@ -263,7 +296,8 @@ class FlowRepo:
                         newest_first: bool = False) -> list[ExecutionRow]:
         """Executions in start order (``seq`` ascending) with ``seq >= after_seq``; with
         ``newest_first``, descending with ``seq <= after_seq`` (0: from the newest)."""
-        sql = ("SELECT * FROM executions WHERE account_id=? AND region=? AND flow_name=? "
+        sql = (f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE account_id=? AND region=? "
+               "AND flow_name=? "
                + ("AND (seq<=? OR ?=0)" if newest_first else "AND seq>=?"))
         args: list[Any] = [account_id, region, flow, after_seq]
         if newest_first:
@@ -283,7 +317,7 @@ class FlowRepo:
         with self.db.read() as conn:
             order = " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
             rows = conn.execute(sql + order + " LIMIT ?", (*args, limit)).fetchall()
-        return [execution_row(r, with_state=False) for r in rows]
+        return [execution_row(r) for r in rows]
 
     def execution_counts(self, account_id: str, region: str, flow: str) -> dict[str, int]:
         """How many executions of ``flow`` have each status (statuses with none are absent)."""

@@ -57,6 +57,12 @@ def command_text(cmd: Command) -> str:
     return json.dumps(data)
 
 
+def state_text(ex: Execution) -> str:
+    """The ``state`` column: the execution as JSON without the last step's events (they are
+    rows of ``history``; serialising them only to drop them cost more than the rest)."""
+    return json.dumps(ex.clone().to_json())
+
+
 def output_text(ex: Execution) -> str | None:
     """The ``output`` column: the output JSON of a Succeeded execution, else None."""
     if ex.status.value != "Succeeded":
@@ -81,7 +87,7 @@ def insert_execution(conn: sqlite3.Connection, *, account_id: str, region: str,
             (account_id, region, flow_name, ex.name, ex.status.value, input_text,
              output_text(ex), ex.started_at, ex.stopped_at, definition,
              json.dumps(environment) if environment is not None else None, ex.role_arn,
-             ex.execution_mode, json.dumps(ex.to_json() | {"new_events": []})))
+             ex.execution_mode, state_text(ex)))
     except sqlite3.IntegrityError:
         raise ExecutionNameTaken(f"execution {ex.name!r} of flow {flow_name!r} exists") from None
     return int(cur.lastrowid or 0)
@@ -102,7 +108,7 @@ def update_step(conn: sqlite3.Connection, seq: int, version: int, *, account_id:
         "UPDATE executions SET status=?, output=?, stopped_at=?, state=?, version=version+1 "
         "WHERE seq=? AND version=?",
         (ex.status.value, output_text(ex), ex.stopped_at,
-         json.dumps(ex.to_json() | {"new_events": []}), seq, version))
+         state_text(ex), seq, version))
     if cur.rowcount != 1:
         raise StaleStep(f"execution {seq} is not at version {version}")
     _write_effects(conn, seq, account_id, region, ex, commands, timer_delay)
