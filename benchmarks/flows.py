@@ -45,6 +45,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 # BENCH_SRC: another checkout's tree to measure (e.g. an older commit), the same harness
 sys.path.insert(0, os.environ.get("BENCH_SRC", str(ROOT)))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness's own modules
+
+from raw_http import Connection, FnfSigner, SfnSigner  # noqa: E402
 
 CLIENT_THREADS = 8
 POLL_PAUSE = 0.002
@@ -131,6 +134,10 @@ class EmulatorPeer:
             account = ident.account_id
         self._config = open_api.Config(protocol="http", region_id="cn-hangzhou",
                                        read_timeout=120000, connect_timeout=10000, **config)
+        host, _, port = str(config["endpoint"]).partition(":")
+        self.address = (host, int(port))
+        self._signer = FnfSigner(str(config["endpoint"]), str(config["access_key_id"]),
+                                 str(config["access_key_secret"]))
         self.flow = "MyWorkFlow" if flow == "seed" else "pass6"
         self.input = '{"delay": -1}' if flow == "seed" else "{}"
         self._setup(flow, account)
@@ -166,38 +173,57 @@ class EmulatorPeer:
             flow_name=self.flow, execution_name=name)).body.status
         return None if status in ("Running", "Starting") else str(status)
 
+    def raw_start(self, name: str) -> bytes:
+        return self._signer.start(self.flow, name, self.input)
+
+    def raw_describe(self, name: str) -> bytes:
+        return self._signer.describe(self.flow, name)
+
+    raw_status = staticmethod(FnfSigner.status)
+
+    def raw_started(self, body: dict[str, Any]) -> bool:
+        return body.get("Status") in ("Running", "Starting", "Succeeded")
+
     def close(self) -> None:
         self._stop()
 
 
 class MotoPeer:
-    """moto's Step Functions (ASL interpreter on), in this process or as ``moto_server``."""
+    """moto's Step Functions (ASL interpreter on), in this process or as ``moto_server``.
+    In this process with the raw client: moto's own ``ThreadedMotoServer`` in a thread (the
+    raw client needs an HTTP endpoint; ``mock_aws`` has none)."""
 
-    def __init__(self, mode: str, flow: str) -> None:
+    def __init__(self, mode: str, flow: str, client_kind: str = "sdk") -> None:
         import boto3
 
         self.server_pid: int | None = None
         kwargs: dict[str, Any] = {"region_name": "us-east-1", "aws_access_key_id": "x",
                                   "aws_secret_access_key": "x"}
-        if mode == "in-process":
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        if mode == "in-process" and client_kind == "sdk":
             from moto import mock_aws
 
             mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
             mock.start()
             self._stop: Callable[[], None] = mock.stop
+        elif mode == "in-process":
+            from moto.server import ThreadedMotoServer
+
+            server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+            server.start()
+            self._stop = server.stop
+            self._configure(base)
+            kwargs["endpoint_url"] = base
         else:
-            port = _free_port()
             proc = subprocess.Popen(["moto_server", "-p", str(port)], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL, start_new_session=True)
-            base = f"http://127.0.0.1:{port}"
-            _wait_http(f"{base}/moto-api/")
-            urllib.request.urlopen(urllib.request.Request(
-                f"{base}/moto-api/config", method="POST",
-                data=json.dumps({"stepfunctions": {"execute_state_machine": True}}).encode(),
-                headers={"Content-Type": "application/json"})).close()
+            self._configure(base)
             self.server_pid = proc.pid
             self._stop = lambda: (proc.send_signal(signal.SIGTERM), proc.wait())
             kwargs["endpoint_url"] = base
+        self.address = ("127.0.0.1", port)
+        self._signer = SfnSigner(f"127.0.0.1:{port}")
         self._kwargs = kwargs
         self._boto3 = boto3
         self.arn = self.client().create_state_machine(
@@ -219,17 +245,37 @@ class MotoPeer:
         status = client.describe_execution(executionArn=self._prefix + name)["status"]
         return None if status == "RUNNING" else {"SUCCEEDED": "Succeeded"}.get(status, status)
 
+    def raw_start(self, name: str) -> bytes:
+        return self._signer.start(self.arn, name, "{}")
+
+    def raw_describe(self, name: str) -> bytes:
+        return self._signer.describe(self._prefix + name)
+
+    raw_status = staticmethod(SfnSigner.status)
+
+    def raw_started(self, body: dict[str, Any]) -> bool:
+        return "executionArn" in body
+
+    @staticmethod
+    def _configure(base: str) -> None:
+        _wait_http(f"{base}/moto-api/")
+        urllib.request.urlopen(urllib.request.Request(
+            f"{base}/moto-api/config", method="POST",
+            data=json.dumps({"stepfunctions": {"execute_state_machine": True}}).encode(),
+            headers={"Content-Type": "application/json"})).close()
+
     def close(self) -> None:
         self._stop()
 
 
-def run_round(peer: Any, clients: list[Any], prefix: str, n: int) -> dict[str, int]:
-    """Start ``n`` executions over the client threads, poll until all ended; statuses seen."""
+def run_round(peer: Any, clients: list[Any], prefix: str, n: int) -> tuple[dict[str, int], float]:
+    """Start ``n`` executions over the client threads, poll until all ended; the statuses
+    seen and the wall time from the threads' common start to the last one's end."""
     threads = min(n, len(clients))
     shares = [[f"{prefix}-{i}" for i in range(t, n, threads)] for t in range(threads)]
     outcome: dict[str, int] = {}
     lock = threading.Lock()
-    barrier = threading.Barrier(threads)
+    barrier = threading.Barrier(threads + 1)
 
     def work(client: Any, names: list[str]) -> None:
         barrier.wait()
@@ -249,20 +295,76 @@ def run_round(peer: Any, clients: list[Any], prefix: str, n: int) -> dict[str, i
             if pending:
                 time.sleep(POLL_PAUSE)
 
-    workers = [threading.Thread(target=work, args=(clients[t], shares[t]))
-               for t in range(threads)]
+    return outcome, _timed(barrier, [threading.Thread(target=work, args=(clients[t], shares[t]))
+                                     for t in range(threads)])
+
+
+def _timed(barrier: threading.Barrier, workers: list[threading.Thread]) -> float:
     for w in workers:
         w.start()
+    barrier.wait()
+    began = time.perf_counter()
     for w in workers:
         w.join()
-    return outcome
+    return time.perf_counter() - began
 
 
-def worker(kind: str, mode: str, flow: str) -> None:
+PRESIGNED_POLLS = 3
+
+
+def run_raw_round(peer: Any, conns: list[Connection], prefix: str,
+                  n: int) -> tuple[dict[str, int], float]:
+    """:func:`run_round` with the raw client: the same strategy (start the thread's share,
+    then poll the pending ones with 2 ms pauses), every request signed before the clock
+    starts (a few polls per execution; more are signed on the spot)."""
+    threads = min(n, len(conns))
+    shares = [[f"{prefix}-{i}" for i in range(t, n, threads)] for t in range(threads)]
+    starts = {name: peer.raw_start(name) for share in shares for name in share}
+    polls = {name: [peer.raw_describe(name) for _ in range(PRESIGNED_POLLS)]
+             for share in shares for name in share}
+    outcome: dict[str, int] = {}
+    lock = threading.Lock()
+    barrier = threading.Barrier(threads + 1)
+
+    def work(conn: Connection, names: list[str]) -> None:
+        barrier.wait()
+        for name in names:
+            answer = conn.exchange(starts[name])
+            if not peer.raw_started(answer):
+                raise RuntimeError(f"start refused: {answer}")
+        pending = list(names)
+        while pending:
+            still = []
+            for name in pending:
+                queued = polls[name]
+                status = peer.raw_status(conn.exchange(
+                    queued.pop() if queued else peer.raw_describe(name)))
+                if status is None:
+                    still.append(name)
+                else:
+                    with lock:
+                        outcome[status] = outcome.get(status, 0) + 1
+            pending = still
+            if pending:
+                time.sleep(POLL_PAUSE)
+
+    return outcome, _timed(barrier, [threading.Thread(target=work, args=(conns[t], shares[t]))
+                                     for t in range(threads)])
+
+
+def worker(kind: str, mode: str, flow: str, client_kind: str = "sdk") -> None:
     """A peer in this process, answering JSON commands on stdin (one per line)."""
-    peer = (EmulatorPeer if kind == "emulator" else MotoPeer)(mode, flow)
-    clients = [peer.client() for _ in range(CLIENT_THREADS)]
-    run_round(peer, clients, "warm", 20)
+    peer = (EmulatorPeer(mode, flow) if kind == "emulator"
+            else MotoPeer(mode, flow, client_kind))
+    clients: list[Any]
+    if client_kind == "raw":
+        clients = [Connection(*peer.address) for _ in range(CLIENT_THREADS)]
+        rounder = run_raw_round
+    else:
+        clients = [peer.client() for _ in range(CLIENT_THREADS)]
+        rounder = run_round
+    rounder(peer, clients, "warm", 20)
+    rounder(peer, clients, "warm2", 100)
     print(json.dumps({"ready": True}), flush=True)
     for count, line in enumerate(sys.stdin):
         cmd = json.loads(line)
@@ -270,14 +372,18 @@ def worker(kind: str, mode: str, flow: str) -> None:
             break
         n, rounds = int(cmd["n"]), int(cmd["rounds"])
         pid = peer.server_pid or os.getpid()
-        cpu0, began = _cpu_seconds(pid), time.perf_counter()
+        cpu0, client0 = _cpu_seconds(pid), time.process_time()
         statuses: dict[str, int] = {}
+        wall = 0.0
         for r in range(rounds):
-            for status, k in run_round(peer, clients, f"m{count}-{r}", n).items():
+            seen, took = rounder(peer, clients, f"m{count}-{r}", n)
+            wall += took
+            for status, k in seen.items():
                 statuses[status] = statuses.get(status, 0) + k
-        wall = time.perf_counter() - began
         cpu = _cpu_seconds(pid) - cpu0
+        client_cpu = time.process_time() - client0
         print(json.dumps({"executions": n * rounds, "wall": wall, "cpu": cpu,
+                          "client_cpu": client_cpu,
                           "server_cpu": peer.server_pid is not None, "statuses": statuses}),
               flush=True)
     peer.close()
@@ -286,10 +392,11 @@ def worker(kind: str, mode: str, flow: str) -> None:
 class Worker:
     """The orchestrator's handle on one worker process."""
 
-    def __init__(self, kind: str, mode: str, flow: str = "pass6") -> None:
+    def __init__(self, kind: str, mode: str, flow: str = "pass6", client: str = "sdk") -> None:
         self.label = "moto_server" if (kind, mode) == ("moto", "daemon") else f"{kind} {mode}"
-        self.proc = subprocess.Popen([sys.executable, __file__, "--worker", kind, mode, flow],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--worker", kind, mode, flow, client],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self._read()
 
     def _read(self) -> dict[str, Any]:
@@ -323,6 +430,17 @@ def rounds_for(n: int, quick: bool) -> int:
     return max(1, (200 if quick else 1000) // n)
 
 
+def _cell(label: str, rate: float, rs: list[dict[str, Any]]) -> str:
+    cell = f"{label} {rate:,.0f} exec/s"
+    client = statistics.median(r["client_cpu"] / r["executions"] for r in rs) * 1000
+    if rs[0]["server_cpu"]:
+        ms = statistics.median(r["cpu"] / r["executions"] for r in rs) * 1000
+        cell += f" (server CPU {ms:.2f} ms/exec, client CPU {client:.2f} ms/exec)"
+    else:
+        cell += f" (process CPU {client:.2f} ms/exec)"
+    return cell
+
+
 def compare(a: Worker, b: Worker, sizes: tuple[int, ...], quick: bool,
             repeats: int = 3) -> list[str]:
     lines = []
@@ -333,60 +451,65 @@ def compare(a: Worker, b: Worker, sizes: tuple[int, ...], quick: bool,
                 runs[w.label].append(w.run(n, rounds_for(n, quick)))
         rate = {label: statistics.median(r["executions"] / r["wall"] for r in rs)
                 for label, rs in runs.items()}
-        cells = []
-        for label, rs in runs.items():
-            cell = f"{label} {rate[label]:,.0f} exec/s"
-            if rs[0]["server_cpu"]:
-                ms = statistics.median(r["cpu"] / r["executions"] for r in rs) * 1000
-                cell += f" (server CPU {ms:.2f} ms/exec)"
-            cells.append(cell)
+        cells = [_cell(label, rate[label], rs) for label, rs in runs.items()]
         lines.append(f"{n:>5} concurrent | " + " | ".join(cells)
                      + f" | ratio {rate[a.label] / rate[b.label]:.1f}x")
     return lines
 
 
-def seed_only(sizes: tuple[int, ...], quick: bool) -> list[str]:
+def seed_only(sizes: tuple[int, ...], quick: bool, client: str) -> list[str]:
     lines = []
     for mode in ("in-process", "daemon"):
-        w = Worker("emulator", mode, "seed")
+        w = Worker("emulator", mode, "seed", client)
         try:
             for n in sizes:
                 rs = [w.run(n, max(1, rounds_for(n, quick) // 4)) for _ in range(3)]
                 rate = statistics.median(r["executions"] / r["wall"] for r in rs)
-                cell = f"{rate:,.0f} exec/s"
-                if rs[0]["server_cpu"]:
-                    ms = statistics.median(r["cpu"] / r["executions"] for r in rs) * 1000
-                    cell += f" (server CPU {ms:.2f} ms/exec)"
-                lines.append(f"seed flow, real functions, emulator {mode}, {n} concurrent: "
-                             f"{cell}")
+                lines.append(f"seed flow, real functions, {client} client, "
+                             f"{n} concurrent: {_cell(f'emulator {mode}', rate, rs)}")
         finally:
             w.close()
     return lines
 
 
-def instructions_per_execution(count: int) -> float:
-    """Instructions the daemon executes per Pass-flow execution (callgrind; one client
-    thread, after a warm-up): repeatable where CPU time on a shared machine is not."""
+def instructions_per_execution(count: int) -> tuple[float, float]:
+    """Instructions the daemon executes per Pass-flow execution (callgrind, after a warm-up),
+    and the DescribeExecution polls per execution: repeatable where CPU time on a shared
+    machine is not. One raw-client connection: StartExecution, a pause long enough for the
+    execution to end (under valgrind), then DescribeExecution until it has ended (one poll
+    when the pause sufficed), so the count covers the same requests before and after."""
     out = Path(tempfile.mkdtemp(prefix="flows-callgrind-")) / "callgrind.out"
     os.environ["BENCH_CALLGRIND"] = str(out)
     try:
         peer = EmulatorPeer("daemon", "pass6")
     finally:
         del os.environ["BENCH_CALLGRIND"]
+    polls = 0
     try:
-        clients = [peer.client()]
-        run_round(peer, clients, "warm", 20)
+        conn = Connection(*peer.address)
+
+        def one(name: str) -> int:
+            conn.exchange(peer.raw_start(name))
+            time.sleep(0.3)
+            n = 1
+            while peer.raw_status(conn.exchange(peer.raw_describe(name))) is None:
+                time.sleep(0.05)
+                n += 1
+            return n
+
+        for i in range(20):
+            one(f"warm{i}")
         pid = str(peer.server_pid)
         subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
         for i in range(count):
-            run_round(peer, clients, f"cg{i}", 1)
+            polls += one(f"cg{i}")
         subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
     finally:
         peer.close()
     dumps = sorted(out.parent.glob("callgrind.out.*"))  # .1: from the zeroing to the dump
     for line in dumps[0].read_text(errors="replace").splitlines():
         if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1]) / count
+            return int(line.split()[1]) / count, polls / count
     raise RuntimeError("no callgrind totals")
 
 
@@ -459,21 +582,34 @@ def resume_after_sigkill(count: int) -> tuple[float, float]:
     return up, total
 
 
+def _option(name: str, default: str) -> str:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     sizes = (1, 100) if quick else (1, 100, 1000)
-    print("Pass-only flow (6 Pass states), medians of 3 interleaved runs:", flush=True)
-    for a_mode, b_mode in (("in-process", "in-process"), ("daemon", "daemon")):
-        a, b = Worker("emulator", a_mode), Worker("moto", b_mode)
-        try:
-            for line in compare(a, b, sizes, quick):
+    clients = ("raw", "sdk") if _option("--client", "both") == "both" else (
+        _option("--client", "both"),)
+    modes = _option("--modes", "in-process,daemon").split(",")
+    for client in clients:
+        print(f"Pass-only flow (6 Pass states), {client} client, medians of 3 interleaved "
+              "runs:", flush=True)
+        for mode in modes:
+            a, b = Worker("emulator", mode, client=client), Worker("moto", mode, client=client)
+            try:
+                for line in compare(a, b, sizes, quick):
+                    print(f"{mode:>10} | {line}", flush=True)
+            finally:
+                a.close()
+                b.close()
+    if "--no-seed" not in sys.argv:
+        print("Seed flow with real functions (emulator only, medians of 3):", flush=True)
+        for client in clients:
+            for line in seed_only(sizes, quick, client):
                 print(line, flush=True)
-        finally:
-            a.close()
-            b.close()
-    print("Seed flow with real functions (emulator only, medians of 3):", flush=True)
-    for line in seed_only(sizes, quick):
-        print(line, flush=True)
+    if "--no-durability" in sys.argv:
+        return
     parked = 1000 if quick else 10_000
     measured = subprocess.run([sys.executable, __file__, "--parked", str(parked)],
                               capture_output=True, text=True, check=True).stdout
@@ -489,11 +625,12 @@ def main() -> None:
 if __name__ == "__main__":
     if "--worker" in sys.argv:
         i = sys.argv.index("--worker")
-        worker(*sys.argv[i + 1:i + 4])
+        worker(*sys.argv[i + 1:i + 5])
     elif "--instructions" in sys.argv:
         n = int(sys.argv[sys.argv.index("--instructions") + 1])
-        print(f"{instructions_per_execution(n):,.0f} instructions per Pass-flow execution "
-              "(daemon, callgrind)")
+        per, polls = instructions_per_execution(n)
+        print(f"{per:,.0f} instructions per Pass-flow execution (daemon, callgrind; "
+              f"{polls:.2f} DescribeExecution per execution)")
     elif "--parked" in sys.argv:
         print(json.dumps(parked_rss(int(sys.argv[sys.argv.index("--parked") + 1]))))
     else:

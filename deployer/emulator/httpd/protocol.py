@@ -132,10 +132,14 @@ class FrontDoor:
             total = 0
             reader = request.content
             while True:
-                async with _deadline(limits.idle_timeout):
-                    chunk = await reader.readany()
+                chunk = reader.read_nowait()  # what is buffered already: no deadline needed
                 if not chunk:
-                    break
+                    if reader.at_eof():
+                        break
+                    async with _deadline(limits.idle_timeout):
+                        chunk = await reader.readany()
+                    if not chunk:
+                        break
                 total += len(chunk)
                 if total > limits.max_body:
                     raise _Refused(self._too_large(), close=True)
