@@ -472,45 +472,120 @@ def seed_only(sizes: tuple[int, ...], quick: bool, client: str) -> list[str]:
     return lines
 
 
-def instructions_per_execution(count: int) -> tuple[float, float]:
-    """Instructions the daemon executes per Pass-flow execution (callgrind, after a warm-up),
-    and the DescribeExecution polls per execution: repeatable where CPU time on a shared
-    machine is not. One raw-client connection: StartExecution, a pause long enough for the
-    execution to end (under valgrind), then DescribeExecution until it has ended (one poll
-    when the pause sufficed), so the count covers the same requests before and after."""
+def instructions_per_execution(count: int) -> dict[str, float]:
+    """Instructions the daemon executes (callgrind, after a warm-up; repeatable where CPU
+    time on a shared machine is not), per Pass-flow execution and per request of a few kinds.
+    One raw-client connection. ``execution``: StartExecution, a pause long enough for the
+    execution to end under valgrind, then DescribeExecution until it has ended (``polls``
+    per execution: 1 when the pause sufficed), so the same requests are counted before and
+    after a change; ``describe``: DescribeExecution of an ended execution; ``trivial``:
+    ``GET /_emulator/clock`` (the front door alone)."""
     out = Path(tempfile.mkdtemp(prefix="flows-callgrind-")) / "callgrind.out"
     os.environ["BENCH_CALLGRIND"] = str(out)
     try:
         peer = EmulatorPeer("daemon", "pass6")
     finally:
         del os.environ["BENCH_CALLGRIND"]
-    polls = 0
+    pid = str(peer.server_pid)
+    results: dict[str, float] = {}
+
+    def measured(fn: Callable[[], object]) -> float:
+        subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
+        fn()
+        subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+        dumps = sorted(out.parent.glob("callgrind.out.*"), key=lambda f: f.stat().st_mtime)
+        for line in dumps[-1].read_text(errors="replace").splitlines():
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1]) / count
+        raise RuntimeError("no callgrind totals")
+
     try:
         conn = Connection(*peer.address)
+        host = f"{peer.address[0]}:{peer.address[1]}"
+        trivial = f"GET /_emulator/clock HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+        polls = [0]
 
-        def one(name: str) -> int:
+        def one(name: str) -> None:
             conn.exchange(peer.raw_start(name))
             time.sleep(0.3)
-            n = 1
+            polls[0] += 1
             while peer.raw_status(conn.exchange(peer.raw_describe(name))) is None:
                 time.sleep(0.05)
-                n += 1
-            return n
+                polls[0] += 1
 
         for i in range(20):
             one(f"warm{i}")
-        pid = str(peer.server_pid)
-        subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
-        for i in range(count):
-            polls += one(f"cg{i}")
-        subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+            conn.exchange(trivial)
+        polls[0] = 0
+        results["execution"] = measured(lambda: [one(f"cg{i}") for i in range(count)])
+        results["polls"] = polls[0] / count
+        describes = [peer.raw_describe("cg0") for _ in range(count)]
+        results["describe"] = measured(lambda: [conn.exchange(r) for r in describes])
+        results["trivial"] = measured(lambda: [conn.exchange(trivial) for _ in range(count)])
     finally:
         peer.close()
-    dumps = sorted(out.parent.glob("callgrind.out.*"))  # .1: from the zeroing to the dump
-    for line in dumps[0].read_text(errors="replace").splitlines():
-        if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1]) / count, polls / count
-    raise RuntimeError("no callgrind totals")
+    return results
+
+
+# --- group commit (emulator only, in this process) -------------------------------------------
+
+def group_commit_phase(count: int, batch: int, phase: str) -> dict[str, float]:
+    """``count`` executions of a Wait(10 s) -> Pass flow on the virtual clock, with at most
+    ``batch`` steps per transaction. ``phase`` "timers": all parked in the Wait, then the
+    clock moves 10 s and every Wait timer is due at once (measured: until all ended);
+    "starts": ``count`` StartExecution calls (through the service) and their first steps."""
+    from deployer.testing.environment import mock_cloud
+    from tests.emulator.cloudflow_support import create, wait_flow
+
+    with mock_cloud(intercept=False) as cloud:
+        engine = cloud.server.emulator.flow_engine
+        engine._stepper.queue.max_batch = batch  # the knob under test
+        create(cloud.fnf_client(), "w", wait_flow("w", seconds=10))
+        svc = cloud.server.emulator.executions
+        with cloud.auto_advance_disabled():
+            def settled(timers: int) -> None:
+                while True:
+                    stats = engine.stats()
+                    if stats.in_flight == 0 and stats.pending_timers == timers:
+                        return
+                    time.sleep(0.005)
+
+            began, cpu0 = time.perf_counter(), time.process_time()
+            before = engine.stats()
+            for i in range(count):
+                svc.start(cloud.account_id, cloud.region, "w", name=f"g{i}")
+            settled(2 * count)  # each: its Wait timer and its execution timeout
+            if phase == "timers":
+                began, cpu0 = time.perf_counter(), time.process_time()
+                before = engine.stats()
+                cloud.advance(10)
+                while engine.stats().running_executions:
+                    time.sleep(0.005)
+            after = engine.stats()
+            wall, cpu = time.perf_counter() - began, time.process_time() - cpu0
+    steps = after.steps_committed - before.steps_committed
+    return {"wall": wall, "cpu": cpu, "steps": steps,
+            "transactions": after.step_transactions - before.step_transactions}
+
+
+def group_commit(count: int) -> list[str]:
+    """Group commit on and off (batch 32 vs 1), runs interleaved, medians of 3."""
+    lines = []
+    for phase in ("starts", "timers"):
+        runs: dict[int, list[dict[str, float]]] = {32: [], 1: []}
+        for _ in range(3):
+            for batch in (32, 1):
+                out = subprocess.run([sys.executable, __file__, "--group-commit-phase",
+                                      str(count), str(batch), phase],
+                                     capture_output=True, text=True, check=True).stdout
+                runs[batch].append(json.loads(out.strip().splitlines()[-1]))
+        for batch, rs in runs.items():
+            med = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
+            lines.append(f"group commit {'on (32)' if batch > 1 else 'off (1)'}, {phase}: "
+                         f"{count / med['wall']:,.0f} steps/s, CPU "
+                         f"{med['cpu'] / med['steps'] * 1000:.3f} ms/step, "
+                         f"{med['steps'] / med['transactions']:.1f} steps per transaction")
+    return lines
 
 
 # --- durability figures (emulator only) --------------------------------------------------------
@@ -628,9 +703,18 @@ if __name__ == "__main__":
         worker(*sys.argv[i + 1:i + 5])
     elif "--instructions" in sys.argv:
         n = int(sys.argv[sys.argv.index("--instructions") + 1])
-        per, polls = instructions_per_execution(n)
-        print(f"{per:,.0f} instructions per Pass-flow execution (daemon, callgrind; "
-              f"{polls:.2f} DescribeExecution per execution)")
+        got = instructions_per_execution(n)
+        print(f"daemon instructions (callgrind): {got['execution']:,.0f} per Pass-flow "
+              f"execution ({got['polls']:.2f} DescribeExecution each); "
+              f"{got['describe']:,.0f} per DescribeExecution; "
+              f"{got['trivial']:,.0f} per GET /_emulator/clock")
+    elif "--group-commit-phase" in sys.argv:
+        i = sys.argv.index("--group-commit-phase")
+        print(json.dumps(group_commit_phase(int(sys.argv[i + 1]), int(sys.argv[i + 2]),
+                                            sys.argv[i + 3])))
+    elif "--group-commit" in sys.argv:
+        for line in group_commit(int(sys.argv[sys.argv.index("--group-commit") + 1])):
+            print(line, flush=True)
     elif "--parked" in sys.argv:
         print(json.dumps(parked_rss(int(sys.argv[sys.argv.index("--parked") + 1]))))
     else:

@@ -64,7 +64,7 @@ class StepQueue:
                  max_batch: int = MAX_BATCH) -> None:
         self._run_batch = run_batch
         self._submit = submit
-        self._max_batch = max_batch
+        self.max_batch = max_batch  # steps per transaction (1: no group commit)
         self._lock = threading.Lock()
         self._queue: deque[PendingStep] = deque()
         self._leading = False
@@ -118,7 +118,7 @@ class StepQueue:
                     if self._queue and not self._job_queued:
                         self._job_queued = hand_off = True
                     break
-                take = min(len(self._queue), self._max_batch)
+                take = min(len(self._queue), self.max_batch)
                 batch = [self._queue.popleft() for _ in range(take)]
             try:
                 self._run_batch(batch)
