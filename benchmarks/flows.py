@@ -2,27 +2,38 @@
 
 Peers, each in its own worker process (so one's patches and threads never touch another's):
 
-* ``emulator in-process``: ``mock_cloud()`` (virtual clock), the official fnf SDK over loopback;
-* ``emulator daemon``: ``python -m deployer.emulator --clock virtual``, the same SDK;
-* ``moto in-process``: ``mock_aws()`` with ``execute_state_machine``, boto3;
-* ``moto_server``: ``moto_server`` in its own process, boto3 over loopback.
+* ``emulator in-process``: ``mock_cloud()`` (virtual clock) in the worker process;
+* ``emulator daemon``: ``python -m deployer.emulator --clock virtual``;
+* ``moto in-process``: ``mock_aws()`` with ``execute_state_machine`` (SDK client), or moto's
+  own ``ThreadedMotoServer`` in the worker process (raw client: it needs an HTTP endpoint);
+* ``moto_server``: ``moto_server`` in its own process.
 
 Workload: the same 6-transition Pass-only flow on both sides (six Pass states in a row), and
 separately, on the emulator only, the seed flow with its real functions (Wait 10 s on the
 virtual clock, the job done at the first poll). Client strategy, the same for every peer: at
-*N* concurrent, min(N, 8) client threads (one SDK client each) start their share of N
-executions, then poll DescribeExecution over their pending ones, sleeping 2 ms between rounds
-until all have ended; each round of N counts when all succeeded. Every worker warms up first
-(a round of 20). Measured runs are interleaved A B A B A B per pair and the medians of 3 are
-printed with their ratio. For daemon peers the server process's CPU time (utime + stime from
-/proc, not wall time) per execution is printed too.
+*N* concurrent, min(N, 8) client threads start their share of N executions, then poll
+DescribeExecution over their pending ones, sleeping 2 ms between rounds until all have ended;
+each round of N counts when all succeeded. Two clients, each the same for both peers:
+
+* ``sdk``: the official SDK, one client per thread (the Tea fnf SDK / boto3);
+* ``raw``: :mod:`raw_http`, every request built and signed with the peer's real scheme
+  before the round is timed, then written on keep-alive connections: on two cores the Python
+  SDKs cost more CPU than the servers, so only this client measures the servers.
+
+Every worker warms up first (rounds of 20 and 100). Measured runs are interleaved A B A B A B
+per pair and the medians of 3 are printed with their ratio, with the server process's CPU
+time (utime + stime from /proc, not wall time) and the client's per execution.
 
 Also: RSS with 10,000 executions parked in a Wait, and the time to resume 1,000 executions
 after SIGKILL (the daemon restarted on the same state).
 
 Targets (issue 9): daemon >= 10x moto_server at 100 and 1,000 concurrent; in-process >= 10x
 moto in-process; emulator daemon CPU per Pass-flow execution <= 0.8 ms.
-Run: python benchmarks/flows.py [--quick]   (needs pip install -e '.[bench]')
+Run: python benchmarks/flows.py [--quick] [--client raw|sdk|both] [--modes in-process,daemon]
+     [--no-seed] [--no-durability]        (needs pip install -e '.[bench]')
+     python benchmarks/flows.py --before DIR       this tree's daemon against DIR's
+     python benchmarks/flows.py --instructions N   callgrind counts of the daemon
+     python benchmarks/flows.py --group-commit N   group commit on and off
 """
 
 from __future__ import annotations
@@ -392,11 +403,14 @@ def worker(kind: str, mode: str, flow: str, client_kind: str = "sdk") -> None:
 class Worker:
     """The orchestrator's handle on one worker process."""
 
-    def __init__(self, kind: str, mode: str, flow: str = "pass6", client: str = "sdk") -> None:
-        self.label = "moto_server" if (kind, mode) == ("moto", "daemon") else f"{kind} {mode}"
+    def __init__(self, kind: str, mode: str, flow: str = "pass6", client: str = "sdk", *,
+                 src: str | None = None, label: str | None = None) -> None:
+        self.label = label or (
+            "moto_server" if (kind, mode) == ("moto", "daemon") else f"{kind} {mode}")
+        env = {**os.environ, "BENCH_SRC": src} if src else None
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", kind, mode, flow, client],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self._read()
 
     def _read(self) -> dict[str, Any]:
@@ -517,7 +531,11 @@ def instructions_per_execution(count: int) -> dict[str, float]:
             one(f"warm{i}")
             conn.exchange(trivial)
         polls[0] = 0
-        results["execution"] = measured(lambda: [one(f"cg{i}") for i in range(count)])
+        def executions() -> None:
+            for i in range(count):
+                one(f"cg{i}")
+
+        results["execution"] = measured(executions)
         results["polls"] = polls[0] / count
         describes = [peer.raw_describe("cg0") for _ in range(count)]
         results["describe"] = measured(lambda: [conn.exchange(r) for r in describes])
@@ -657,6 +675,20 @@ def resume_after_sigkill(count: int) -> tuple[float, float]:
     return up, total
 
 
+def before_after(before: str, sizes: tuple[int, ...], quick: bool) -> None:
+    """This tree's daemon against another tree's (``before``: e.g. a ``git archive`` of
+    main), the same harness and client, runs interleaved, medians of 3."""
+    for client in ("raw", "sdk"):
+        a = Worker("emulator", "daemon", client=client, label="after")
+        b = Worker("emulator", "daemon", client=client, src=before, label="before")
+        try:
+            for line in compare(a, b, sizes, quick):
+                print(f"{client} client | {line}", flush=True)
+        finally:
+            a.close()
+            b.close()
+
+
 def _option(name: str, default: str) -> str:
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 
@@ -664,6 +696,9 @@ def _option(name: str, default: str) -> str:
 def main() -> None:
     quick = "--quick" in sys.argv
     sizes = (1, 100) if quick else (1, 100, 1000)
+    if "--before" in sys.argv:
+        before_after(_option("--before", ""), sizes, quick)
+        return
     clients = ("raw", "sdk") if _option("--client", "both") == "both" else (
         _option("--client", "both"),)
     modes = _option("--modes", "in-process,daemon").split(",")
