@@ -30,7 +30,8 @@ after SIGKILL (the daemon restarted on the same state).
 Targets (issue 9): daemon >= 10x moto_server at 100 and 1,000 concurrent; in-process >= 10x
 moto in-process; emulator daemon CPU per Pass-flow execution <= 0.8 ms.
 Run: python benchmarks/flows.py [--quick] [--client raw|sdk|both] [--modes in-process,daemon]
-     [--no-seed] [--no-durability]        (needs pip install -e '.[bench]')
+     [--sizes 1,100,1000] [--threads 8] [--no-seed] [--no-durability]
+     (needs pip install -e '.[bench]'; --threads: client threads per worker, for both peers)
      python benchmarks/flows.py --before DIR       this tree's daemon against DIR's
      python benchmarks/flows.py --instructions N   callgrind counts of the daemon
      python benchmarks/flows.py --group-commit N   group commit on and off
@@ -60,7 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness's own mo
 
 from raw_http import Connection, FnfSigner, SfnSigner  # noqa: E402
 
-CLIENT_THREADS = 8
+CLIENT_THREADS = int(os.environ.get("BENCH_THREADS", "8"))  # --threads N sets it
 POLL_PAUSE = 0.002
 
 PASS6_FDL = "Type: StateMachine\nSpecVersion: v1\nName: pass6\nStartAt: s1\nStates:\n" + "".join(
@@ -219,8 +220,11 @@ class MotoPeer:
             mock.start()
             self._stop: Callable[[], None] = mock.stop
         elif mode == "in-process":
+            import logging
+
             from moto.server import ThreadedMotoServer
 
+            logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
             server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
             server.start()
             self._stop = server.stop
@@ -695,7 +699,10 @@ def _option(name: str, default: str) -> str:
 
 def main() -> None:
     quick = "--quick" in sys.argv
-    sizes = (1, 100) if quick else (1, 100, 1000)
+    sizes = tuple(int(n) for n in _option("--sizes", "1,100,1000").split(","))
+    sizes = (1, 100) if quick else sizes
+    if "--threads" in sys.argv:  # the client threads of every worker (default 8)
+        os.environ["BENCH_THREADS"] = _option("--threads", "8")
     if "--before" in sys.argv:
         before_after(_option("--before", ""), sizes, quick)
         return

@@ -145,11 +145,31 @@ def _parse_form(text: str) -> dict[str, str]:
             continue
         name, _, value = pair.partition("=")
         if "%" in name or "+" in name:
-            name = unquote_plus(name)
+            name = _unquote_plus(name)
         if "%" in value or "+" in value:
-            value = unquote_plus(value)
+            value = _unquote_plus(value)
         out[name] = value
     return out
+
+
+_ASCII_ESCAPES = {f"{i:02{case}}": chr(i) for i in range(128) for case in "xX"}
+
+
+def _unquote_plus(text: str) -> str:
+    """``unquote_plus``, with a fast path for what signed requests hold: escapes of ASCII
+    characters only (``%3A``, ``%3D``...); anything else (UTF-8 sequences, a stray ``%``)
+    goes to the standard library, so the results are the same."""
+    if "+" in text:
+        text = text.replace("+", " ")
+    head, *parts = text.split("%")
+    out = [head]
+    for part in parts:
+        char = _ASCII_ESCAPES.get(part[:2])
+        if char is None:
+            return unquote_plus(text)
+        out.append(char)
+        out.append(part[2:])
+    return "".join(out)
 
 
 @dataclass(slots=True)

@@ -120,8 +120,13 @@ def _write_effects(conn: sqlite3.Connection, seq: int, account_id: str, region: 
         "INSERT INTO history VALUES (?,?,?,?,?,?,?)",
         [(seq, h.event_id, h.schedule_event_id, h.type.value, h.step_name, h.time, h.detail)
          for h in ex.new_events])
+    ended = ex.status.is_terminal
     for cmd in commands:
         if isinstance(cmd, StartTimer):
+            # a timer started and gone within this step (a short flow's execution timeout)
+            # gets no row: _reconcile would delete it at once
+            if ended or cmd.timer_id not in ex.timers:
+                continue
             conn.execute("INSERT OR REPLACE INTO timers VALUES (?,?,?,?)",
                          (seq, cmd.timer_id, cmd.fire_at + timer_delay, cmd.purpose.value))
         elif isinstance(cmd, CancelTimer):
