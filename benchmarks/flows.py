@@ -293,6 +293,7 @@ def run_round(peer: Any, clients: list[Any], prefix: str, n: int) -> tuple[dict[
     barrier = threading.Barrier(threads + 1)
 
     def work(client: Any, names: list[str]) -> None:
+        polled = 0
         barrier.wait()
         for name in names:
             peer.start(client, name)
@@ -301,6 +302,7 @@ def run_round(peer: Any, clients: list[Any], prefix: str, n: int) -> tuple[dict[
             still = []
             for name in pending:
                 status = peer.status(client, name)
+                polled += 1
                 if status is None:
                     still.append(name)
                 else:
@@ -309,6 +311,8 @@ def run_round(peer: Any, clients: list[Any], prefix: str, n: int) -> tuple[dict[
             pending = still
             if pending:
                 time.sleep(POLL_PAUSE)
+        with lock:
+            outcome["polls"] = outcome.get("polls", 0) + polled
 
     return outcome, _timed(barrier, [threading.Thread(target=work, args=(clients[t], shares[t]))
                                      for t in range(threads)])
@@ -342,6 +346,7 @@ def run_raw_round(peer: Any, conns: list[Connection], prefix: str,
     barrier = threading.Barrier(threads + 1)
 
     def work(conn: Connection, names: list[str]) -> None:
+        polled = 0
         barrier.wait()
         for name in names:
             answer = conn.exchange(starts[name])
@@ -354,6 +359,7 @@ def run_raw_round(peer: Any, conns: list[Connection], prefix: str,
                 queued = polls[name]
                 status = peer.raw_status(conn.exchange(
                     queued.pop() if queued else peer.raw_describe(name)))
+                polled += 1
                 if status is None:
                     still.append(name)
                 else:
@@ -362,6 +368,8 @@ def run_raw_round(peer: Any, conns: list[Connection], prefix: str,
             pending = still
             if pending:
                 time.sleep(POLL_PAUSE)
+        with lock:
+            outcome["polls"] = outcome.get("polls", 0) + polled
 
     return outcome, _timed(barrier, [threading.Thread(target=work, args=(conns[t], shares[t]))
                                      for t in range(threads)])
@@ -389,16 +397,17 @@ def worker(kind: str, mode: str, flow: str, client_kind: str = "sdk") -> None:
         pid = peer.server_pid or os.getpid()
         cpu0, client0 = _cpu_seconds(pid), time.process_time()
         statuses: dict[str, int] = {}
-        wall = 0.0
+        wall, polls = 0.0, 0
         for r in range(rounds):
             seen, took = rounder(peer, clients, f"m{count}-{r}", n)
             wall += took
+            polls += seen.pop("polls", 0)
             for status, k in seen.items():
                 statuses[status] = statuses.get(status, 0) + k
         cpu = _cpu_seconds(pid) - cpu0
         client_cpu = time.process_time() - client0
         print(json.dumps({"executions": n * rounds, "wall": wall, "cpu": cpu,
-                          "client_cpu": client_cpu,
+                          "client_cpu": client_cpu, "polls": polls,
                           "server_cpu": peer.server_pid is not None, "statuses": statuses}),
               flush=True)
     peer.close()
@@ -449,11 +458,15 @@ def rounds_for(n: int, quick: bool) -> int:
 
 
 def _cell(label: str, rate: float, rs: list[dict[str, Any]]) -> str:
-    cell = f"{label} {rate:,.0f} exec/s"
+    polls = statistics.median(r["polls"] / r["executions"] for r in rs)
+    cell = f"{label} {rate:,.0f} exec/s, {polls:.2f} polls/exec"
     client = statistics.median(r["client_cpu"] / r["executions"] for r in rs) * 1000
     if rs[0]["server_cpu"]:
         ms = statistics.median(r["cpu"] / r["executions"] for r in rs) * 1000
-        cell += f" (server CPU {ms:.2f} ms/exec, client CPU {client:.2f} ms/exec)"
+        per_request = statistics.median(r["cpu"] / (r["executions"] + r["polls"])
+                                        for r in rs) * 1e6
+        cell += (f" (server CPU {ms:.2f} ms/exec, {per_request:.0f} us/request; "
+                 f"client CPU {client:.2f} ms/exec)")
     else:
         cell += f" (process CPU {client:.2f} ms/exec)"
     return cell

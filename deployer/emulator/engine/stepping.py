@@ -243,7 +243,7 @@ class Stepper:
             return TaskSucceeded(now, cmd.task_id, output)
 
         if self.step_latency <= 0:
-            self.queue.post(seq, make)
+            self.post(seq, make)
             return
         at = self._clock.now() + self.step_latency
         self._scheduler.deliver_at(at, seq, make(at))
