@@ -2,27 +2,39 @@
 
 Peers, each in its own worker process (so one's patches and threads never touch another's):
 
-* ``emulator in-process``: ``mock_cloud()`` (virtual clock), the official fnf SDK over loopback;
-* ``emulator daemon``: ``python -m deployer.emulator --clock virtual``, the same SDK;
-* ``moto in-process``: ``mock_aws()`` with ``execute_state_machine``, boto3;
-* ``moto_server``: ``moto_server`` in its own process, boto3 over loopback.
+* ``emulator in-process``: ``mock_cloud()`` (virtual clock) in the worker process;
+* ``emulator daemon``: ``python -m deployer.emulator --clock virtual``;
+* ``moto in-process``: ``mock_aws()`` with ``execute_state_machine`` (SDK client), or moto's
+  own ``ThreadedMotoServer`` in the worker process (raw client: it needs an HTTP endpoint);
+* ``moto_server``: ``moto_server`` in its own process.
 
 Workload: the same 6-transition Pass-only flow on both sides (six Pass states in a row), and
 separately, on the emulator only, the seed flow with its real functions (Wait 10 s on the
 virtual clock, the job done at the first poll). Client strategy, the same for every peer: at
-*N* concurrent, min(N, 8) client threads (one SDK client each) start their share of N
-executions, then poll DescribeExecution over their pending ones, sleeping 2 ms between rounds
-until all have ended; each round of N counts when all succeeded. Every worker warms up first
-(a round of 20). Measured runs are interleaved A B A B A B per pair and the medians of 3 are
-printed with their ratio. For daemon peers the server process's CPU time (utime + stime from
-/proc, not wall time) per execution is printed too.
+*N* concurrent, min(N, 8) client threads start their share of N executions, then poll
+DescribeExecution over their pending ones, sleeping 2 ms between rounds until all have ended;
+each round of N counts when all succeeded. Two clients, each the same for both peers:
+
+* ``sdk``: the official SDK, one client per thread (the Tea fnf SDK / boto3);
+* ``raw``: :mod:`raw_http`, every request built and signed with the peer's real scheme
+  before the round is timed, then written on keep-alive connections: on two cores the Python
+  SDKs cost more CPU than the servers, so only this client measures the servers.
+
+Every worker warms up first (rounds of 20 and 100). Measured runs are interleaved A B A B A B
+per pair and the medians of 3 are printed with their ratio, with the server process's CPU
+time (utime + stime from /proc, not wall time) and the client's per execution.
 
 Also: RSS with 10,000 executions parked in a Wait, and the time to resume 1,000 executions
 after SIGKILL (the daemon restarted on the same state).
 
 Targets (issue 9): daemon >= 10x moto_server at 100 and 1,000 concurrent; in-process >= 10x
 moto in-process; emulator daemon CPU per Pass-flow execution <= 0.8 ms.
-Run: python benchmarks/flows.py [--quick]   (needs pip install -e '.[bench]')
+Run: python benchmarks/flows.py [--quick] [--client raw|sdk|both] [--modes in-process,daemon]
+     [--sizes 1,100,1000] [--threads 8] [--no-seed] [--no-durability]
+     (needs pip install -e '.[bench]'; --threads: client threads per worker, for both peers)
+     python benchmarks/flows.py --before DIR       this tree's daemon against DIR's
+     python benchmarks/flows.py --instructions N   callgrind counts of the daemon
+     python benchmarks/flows.py --group-commit N   group commit on and off
 """
 
 from __future__ import annotations
@@ -45,8 +57,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 # BENCH_SRC: another checkout's tree to measure (e.g. an older commit), the same harness
 sys.path.insert(0, os.environ.get("BENCH_SRC", str(ROOT)))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the harness's own modules
 
-CLIENT_THREADS = 8
+from raw_http import Connection, FnfSigner, SfnSigner  # noqa: E402
+
+CLIENT_THREADS = int(os.environ.get("BENCH_THREADS", "8"))  # --threads N sets it
 POLL_PAUSE = 0.002
 
 PASS6_FDL = "Type: StateMachine\nSpecVersion: v1\nName: pass6\nStartAt: s1\nStates:\n" + "".join(
@@ -131,6 +146,10 @@ class EmulatorPeer:
             account = ident.account_id
         self._config = open_api.Config(protocol="http", region_id="cn-hangzhou",
                                        read_timeout=120000, connect_timeout=10000, **config)
+        host, _, port = str(config["endpoint"]).partition(":")
+        self.address = (host, int(port))
+        self._signer = FnfSigner(str(config["endpoint"]), str(config["access_key_id"]),
+                                 str(config["access_key_secret"]))
         self.flow = "MyWorkFlow" if flow == "seed" else "pass6"
         self.input = '{"delay": -1}' if flow == "seed" else "{}"
         self._setup(flow, account)
@@ -166,38 +185,60 @@ class EmulatorPeer:
             flow_name=self.flow, execution_name=name)).body.status
         return None if status in ("Running", "Starting") else str(status)
 
+    def raw_start(self, name: str) -> bytes:
+        return self._signer.start(self.flow, name, self.input)
+
+    def raw_describe(self, name: str) -> bytes:
+        return self._signer.describe(self.flow, name)
+
+    raw_status = staticmethod(FnfSigner.status)
+
+    def raw_started(self, body: dict[str, Any]) -> bool:
+        return body.get("Status") in ("Running", "Starting", "Succeeded")
+
     def close(self) -> None:
         self._stop()
 
 
 class MotoPeer:
-    """moto's Step Functions (ASL interpreter on), in this process or as ``moto_server``."""
+    """moto's Step Functions (ASL interpreter on), in this process or as ``moto_server``.
+    In this process with the raw client: moto's own ``ThreadedMotoServer`` in a thread (the
+    raw client needs an HTTP endpoint; ``mock_aws`` has none)."""
 
-    def __init__(self, mode: str, flow: str) -> None:
+    def __init__(self, mode: str, flow: str, client_kind: str = "sdk") -> None:
         import boto3
 
         self.server_pid: int | None = None
         kwargs: dict[str, Any] = {"region_name": "us-east-1", "aws_access_key_id": "x",
                                   "aws_secret_access_key": "x"}
-        if mode == "in-process":
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        if mode == "in-process" and client_kind == "sdk":
             from moto import mock_aws
 
             mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
             mock.start()
             self._stop: Callable[[], None] = mock.stop
+        elif mode == "in-process":
+            import logging
+
+            from moto.server import ThreadedMotoServer
+
+            logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
+            server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+            server.start()
+            self._stop = server.stop
+            self._configure(base)
+            kwargs["endpoint_url"] = base
         else:
-            port = _free_port()
             proc = subprocess.Popen(["moto_server", "-p", str(port)], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL, start_new_session=True)
-            base = f"http://127.0.0.1:{port}"
-            _wait_http(f"{base}/moto-api/")
-            urllib.request.urlopen(urllib.request.Request(
-                f"{base}/moto-api/config", method="POST",
-                data=json.dumps({"stepfunctions": {"execute_state_machine": True}}).encode(),
-                headers={"Content-Type": "application/json"})).close()
+            self._configure(base)
             self.server_pid = proc.pid
             self._stop = lambda: (proc.send_signal(signal.SIGTERM), proc.wait())
             kwargs["endpoint_url"] = base
+        self.address = ("127.0.0.1", port)
+        self._signer = SfnSigner(f"127.0.0.1:{port}")
         self._kwargs = kwargs
         self._boto3 = boto3
         self.arn = self.client().create_state_machine(
@@ -219,19 +260,40 @@ class MotoPeer:
         status = client.describe_execution(executionArn=self._prefix + name)["status"]
         return None if status == "RUNNING" else {"SUCCEEDED": "Succeeded"}.get(status, status)
 
+    def raw_start(self, name: str) -> bytes:
+        return self._signer.start(self.arn, name, "{}")
+
+    def raw_describe(self, name: str) -> bytes:
+        return self._signer.describe(self._prefix + name)
+
+    raw_status = staticmethod(SfnSigner.status)
+
+    def raw_started(self, body: dict[str, Any]) -> bool:
+        return "executionArn" in body
+
+    @staticmethod
+    def _configure(base: str) -> None:
+        _wait_http(f"{base}/moto-api/")
+        urllib.request.urlopen(urllib.request.Request(
+            f"{base}/moto-api/config", method="POST",
+            data=json.dumps({"stepfunctions": {"execute_state_machine": True}}).encode(),
+            headers={"Content-Type": "application/json"})).close()
+
     def close(self) -> None:
         self._stop()
 
 
-def run_round(peer: Any, clients: list[Any], prefix: str, n: int) -> dict[str, int]:
-    """Start ``n`` executions over the client threads, poll until all ended; statuses seen."""
+def run_round(peer: Any, clients: list[Any], prefix: str, n: int) -> tuple[dict[str, int], float]:
+    """Start ``n`` executions over the client threads, poll until all ended; the statuses
+    seen and the wall time from the threads' common start to the last one's end."""
     threads = min(n, len(clients))
     shares = [[f"{prefix}-{i}" for i in range(t, n, threads)] for t in range(threads)]
     outcome: dict[str, int] = {}
     lock = threading.Lock()
-    barrier = threading.Barrier(threads)
+    barrier = threading.Barrier(threads + 1)
 
     def work(client: Any, names: list[str]) -> None:
+        polled = 0
         barrier.wait()
         for name in names:
             peer.start(client, name)
@@ -240,6 +302,7 @@ def run_round(peer: Any, clients: list[Any], prefix: str, n: int) -> dict[str, i
             still = []
             for name in pending:
                 status = peer.status(client, name)
+                polled += 1
                 if status is None:
                     still.append(name)
                 else:
@@ -248,21 +311,83 @@ def run_round(peer: Any, clients: list[Any], prefix: str, n: int) -> dict[str, i
             pending = still
             if pending:
                 time.sleep(POLL_PAUSE)
+        with lock:
+            outcome["polls"] = outcome.get("polls", 0) + polled
 
-    workers = [threading.Thread(target=work, args=(clients[t], shares[t]))
-               for t in range(threads)]
+    return outcome, _timed(barrier, [threading.Thread(target=work, args=(clients[t], shares[t]))
+                                     for t in range(threads)])
+
+
+def _timed(barrier: threading.Barrier, workers: list[threading.Thread]) -> float:
     for w in workers:
         w.start()
+    barrier.wait()
+    began = time.perf_counter()
     for w in workers:
         w.join()
-    return outcome
+    return time.perf_counter() - began
 
 
-def worker(kind: str, mode: str, flow: str) -> None:
+PRESIGNED_POLLS = 3
+
+
+def run_raw_round(peer: Any, conns: list[Connection], prefix: str,
+                  n: int) -> tuple[dict[str, int], float]:
+    """:func:`run_round` with the raw client: the same strategy (start the thread's share,
+    then poll the pending ones with 2 ms pauses), every request signed before the clock
+    starts (a few polls per execution; more are signed on the spot)."""
+    threads = min(n, len(conns))
+    shares = [[f"{prefix}-{i}" for i in range(t, n, threads)] for t in range(threads)]
+    starts = {name: peer.raw_start(name) for share in shares for name in share}
+    polls = {name: [peer.raw_describe(name) for _ in range(PRESIGNED_POLLS)]
+             for share in shares for name in share}
+    outcome: dict[str, int] = {}
+    lock = threading.Lock()
+    barrier = threading.Barrier(threads + 1)
+
+    def work(conn: Connection, names: list[str]) -> None:
+        polled = 0
+        barrier.wait()
+        for name in names:
+            answer = conn.exchange(starts[name])
+            if not peer.raw_started(answer):
+                raise RuntimeError(f"start refused: {answer}")
+        pending = list(names)
+        while pending:
+            still = []
+            for name in pending:
+                queued = polls[name]
+                status = peer.raw_status(conn.exchange(
+                    queued.pop() if queued else peer.raw_describe(name)))
+                polled += 1
+                if status is None:
+                    still.append(name)
+                else:
+                    with lock:
+                        outcome[status] = outcome.get(status, 0) + 1
+            pending = still
+            if pending:
+                time.sleep(POLL_PAUSE)
+        with lock:
+            outcome["polls"] = outcome.get("polls", 0) + polled
+
+    return outcome, _timed(barrier, [threading.Thread(target=work, args=(conns[t], shares[t]))
+                                     for t in range(threads)])
+
+
+def worker(kind: str, mode: str, flow: str, client_kind: str = "sdk") -> None:
     """A peer in this process, answering JSON commands on stdin (one per line)."""
-    peer = (EmulatorPeer if kind == "emulator" else MotoPeer)(mode, flow)
-    clients = [peer.client() for _ in range(CLIENT_THREADS)]
-    run_round(peer, clients, "warm", 20)
+    peer = (EmulatorPeer(mode, flow) if kind == "emulator"
+            else MotoPeer(mode, flow, client_kind))
+    clients: list[Any]
+    if client_kind == "raw":
+        clients = [Connection(*peer.address) for _ in range(CLIENT_THREADS)]
+        rounder = run_raw_round
+    else:
+        clients = [peer.client() for _ in range(CLIENT_THREADS)]
+        rounder = run_round
+    rounder(peer, clients, "warm", 20)
+    rounder(peer, clients, "warm2", 100)
     print(json.dumps({"ready": True}), flush=True)
     for count, line in enumerate(sys.stdin):
         cmd = json.loads(line)
@@ -270,14 +395,19 @@ def worker(kind: str, mode: str, flow: str) -> None:
             break
         n, rounds = int(cmd["n"]), int(cmd["rounds"])
         pid = peer.server_pid or os.getpid()
-        cpu0, began = _cpu_seconds(pid), time.perf_counter()
+        cpu0, client0 = _cpu_seconds(pid), time.process_time()
         statuses: dict[str, int] = {}
+        wall, polls = 0.0, 0
         for r in range(rounds):
-            for status, k in run_round(peer, clients, f"m{count}-{r}", n).items():
+            seen, took = rounder(peer, clients, f"m{count}-{r}", n)
+            wall += took
+            polls += seen.pop("polls", 0)
+            for status, k in seen.items():
                 statuses[status] = statuses.get(status, 0) + k
-        wall = time.perf_counter() - began
         cpu = _cpu_seconds(pid) - cpu0
+        client_cpu = time.process_time() - client0
         print(json.dumps({"executions": n * rounds, "wall": wall, "cpu": cpu,
+                          "client_cpu": client_cpu, "polls": polls,
                           "server_cpu": peer.server_pid is not None, "statuses": statuses}),
               flush=True)
     peer.close()
@@ -286,10 +416,14 @@ def worker(kind: str, mode: str, flow: str) -> None:
 class Worker:
     """The orchestrator's handle on one worker process."""
 
-    def __init__(self, kind: str, mode: str, flow: str = "pass6") -> None:
-        self.label = "moto_server" if (kind, mode) == ("moto", "daemon") else f"{kind} {mode}"
-        self.proc = subprocess.Popen([sys.executable, __file__, "--worker", kind, mode, flow],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    def __init__(self, kind: str, mode: str, flow: str = "pass6", client: str = "sdk", *,
+                 src: str | None = None, label: str | None = None) -> None:
+        self.label = label or (
+            "moto_server" if (kind, mode) == ("moto", "daemon") else f"{kind} {mode}")
+        env = {**os.environ, "BENCH_SRC": src} if src else None
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--worker", kind, mode, flow, client],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self._read()
 
     def _read(self) -> dict[str, Any]:
@@ -323,6 +457,21 @@ def rounds_for(n: int, quick: bool) -> int:
     return max(1, (200 if quick else 1000) // n)
 
 
+def _cell(label: str, rate: float, rs: list[dict[str, Any]]) -> str:
+    polls = statistics.median(r["polls"] / r["executions"] for r in rs)
+    cell = f"{label} {rate:,.0f} exec/s, {polls:.2f} polls/exec"
+    client = statistics.median(r["client_cpu"] / r["executions"] for r in rs) * 1000
+    if rs[0]["server_cpu"]:
+        ms = statistics.median(r["cpu"] / r["executions"] for r in rs) * 1000
+        per_request = statistics.median(r["cpu"] / (r["executions"] + r["polls"])
+                                        for r in rs) * 1e6
+        cell += (f" (server CPU {ms:.2f} ms/exec, {per_request:.0f} us/request; "
+                 f"client CPU {client:.2f} ms/exec)")
+    else:
+        cell += f" (process CPU {client:.2f} ms/exec)"
+    return cell
+
+
 def compare(a: Worker, b: Worker, sizes: tuple[int, ...], quick: bool,
             repeats: int = 3) -> list[str]:
     lines = []
@@ -333,61 +482,145 @@ def compare(a: Worker, b: Worker, sizes: tuple[int, ...], quick: bool,
                 runs[w.label].append(w.run(n, rounds_for(n, quick)))
         rate = {label: statistics.median(r["executions"] / r["wall"] for r in rs)
                 for label, rs in runs.items()}
-        cells = []
-        for label, rs in runs.items():
-            cell = f"{label} {rate[label]:,.0f} exec/s"
-            if rs[0]["server_cpu"]:
-                ms = statistics.median(r["cpu"] / r["executions"] for r in rs) * 1000
-                cell += f" (server CPU {ms:.2f} ms/exec)"
-            cells.append(cell)
+        cells = [_cell(label, rate[label], rs) for label, rs in runs.items()]
         lines.append(f"{n:>5} concurrent | " + " | ".join(cells)
                      + f" | ratio {rate[a.label] / rate[b.label]:.1f}x")
     return lines
 
 
-def seed_only(sizes: tuple[int, ...], quick: bool) -> list[str]:
+def seed_only(sizes: tuple[int, ...], quick: bool, client: str) -> list[str]:
     lines = []
     for mode in ("in-process", "daemon"):
-        w = Worker("emulator", mode, "seed")
+        w = Worker("emulator", mode, "seed", client)
         try:
             for n in sizes:
                 rs = [w.run(n, max(1, rounds_for(n, quick) // 4)) for _ in range(3)]
                 rate = statistics.median(r["executions"] / r["wall"] for r in rs)
-                cell = f"{rate:,.0f} exec/s"
-                if rs[0]["server_cpu"]:
-                    ms = statistics.median(r["cpu"] / r["executions"] for r in rs) * 1000
-                    cell += f" (server CPU {ms:.2f} ms/exec)"
-                lines.append(f"seed flow, real functions, emulator {mode}, {n} concurrent: "
-                             f"{cell}")
+                lines.append(f"seed flow, real functions, {client} client, "
+                             f"{n} concurrent: {_cell(f'emulator {mode}', rate, rs)}")
         finally:
             w.close()
     return lines
 
 
-def instructions_per_execution(count: int) -> float:
-    """Instructions the daemon executes per Pass-flow execution (callgrind; one client
-    thread, after a warm-up): repeatable where CPU time on a shared machine is not."""
+def instructions_per_execution(count: int) -> dict[str, float]:
+    """Instructions the daemon executes (callgrind, after a warm-up; repeatable where CPU
+    time on a shared machine is not), per Pass-flow execution and per request of a few kinds.
+    One raw-client connection. ``execution``: StartExecution, a pause long enough for the
+    execution to end under valgrind, then DescribeExecution until it has ended (``polls``
+    per execution: 1 when the pause sufficed), so the same requests are counted before and
+    after a change; ``describe``: DescribeExecution of an ended execution; ``trivial``:
+    ``GET /_emulator/clock`` (the front door alone)."""
     out = Path(tempfile.mkdtemp(prefix="flows-callgrind-")) / "callgrind.out"
     os.environ["BENCH_CALLGRIND"] = str(out)
     try:
         peer = EmulatorPeer("daemon", "pass6")
     finally:
         del os.environ["BENCH_CALLGRIND"]
-    try:
-        clients = [peer.client()]
-        run_round(peer, clients, "warm", 20)
-        pid = str(peer.server_pid)
+    pid = str(peer.server_pid)
+    results: dict[str, float] = {}
+
+    def measured(fn: Callable[[], object]) -> float:
         subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)
-        for i in range(count):
-            run_round(peer, clients, f"cg{i}", 1)
+        fn()
         subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+        dumps = sorted(out.parent.glob("callgrind.out.*"), key=lambda f: f.stat().st_mtime)
+        for line in dumps[-1].read_text(errors="replace").splitlines():
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1]) / count
+        raise RuntimeError("no callgrind totals")
+
+    try:
+        conn = Connection(*peer.address)
+        host = f"{peer.address[0]}:{peer.address[1]}"
+        trivial = f"GET /_emulator/clock HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+        polls = [0]
+
+        def one(name: str) -> None:
+            conn.exchange(peer.raw_start(name))
+            time.sleep(0.3)
+            polls[0] += 1
+            while peer.raw_status(conn.exchange(peer.raw_describe(name))) is None:
+                time.sleep(0.05)
+                polls[0] += 1
+
+        for i in range(20):
+            one(f"warm{i}")
+            conn.exchange(trivial)
+        polls[0] = 0
+        def executions() -> None:
+            for i in range(count):
+                one(f"cg{i}")
+
+        results["execution"] = measured(executions)
+        results["polls"] = polls[0] / count
+        describes = [peer.raw_describe("cg0") for _ in range(count)]
+        results["describe"] = measured(lambda: [conn.exchange(r) for r in describes])
+        results["trivial"] = measured(lambda: [conn.exchange(trivial) for _ in range(count)])
     finally:
         peer.close()
-    dumps = sorted(out.parent.glob("callgrind.out.*"))  # .1: from the zeroing to the dump
-    for line in dumps[0].read_text(errors="replace").splitlines():
-        if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1]) / count
-    raise RuntimeError("no callgrind totals")
+    return results
+
+
+# --- group commit (emulator only, in this process) -------------------------------------------
+
+def group_commit_phase(count: int, batch: int, phase: str) -> dict[str, float]:
+    """``count`` executions of a Wait(10 s) -> Pass flow on the virtual clock, with at most
+    ``batch`` steps per transaction. ``phase`` "timers": all parked in the Wait, then the
+    clock moves 10 s and every Wait timer is due at once (measured: until all ended);
+    "starts": ``count`` StartExecution calls (through the service) and their first steps."""
+    from deployer.testing.environment import mock_cloud
+    from tests.emulator.cloudflow_support import create, wait_flow
+
+    with mock_cloud(intercept=False) as cloud:
+        engine = cloud.server.emulator.flow_engine
+        engine._stepper.queue.max_batch = batch  # the knob under test
+        create(cloud.fnf_client(), "w", wait_flow("w", seconds=10))
+        svc = cloud.server.emulator.executions
+        with cloud.auto_advance_disabled():
+            def settled(timers: int) -> None:
+                while True:
+                    stats = engine.stats()
+                    if stats.in_flight == 0 and stats.pending_timers == timers:
+                        return
+                    time.sleep(0.005)
+
+            began, cpu0 = time.perf_counter(), time.process_time()
+            before = engine.stats()
+            for i in range(count):
+                svc.start(cloud.account_id, cloud.region, "w", name=f"g{i}")
+            settled(2 * count)  # each: its Wait timer and its execution timeout
+            if phase == "timers":
+                began, cpu0 = time.perf_counter(), time.process_time()
+                before = engine.stats()
+                cloud.advance(10)
+                while engine.stats().running_executions:
+                    time.sleep(0.005)
+            after = engine.stats()
+            wall, cpu = time.perf_counter() - began, time.process_time() - cpu0
+    steps = after.steps_committed - before.steps_committed
+    return {"wall": wall, "cpu": cpu, "steps": steps,
+            "transactions": after.step_transactions - before.step_transactions}
+
+
+def group_commit(count: int) -> list[str]:
+    """Group commit on and off (batch 32 vs 1), runs interleaved, medians of 3."""
+    lines = []
+    for phase in ("starts", "timers"):
+        runs: dict[int, list[dict[str, float]]] = {32: [], 1: []}
+        for _ in range(3):
+            for batch in (32, 1):
+                out = subprocess.run([sys.executable, __file__, "--group-commit-phase",
+                                      str(count), str(batch), phase],
+                                     capture_output=True, text=True, check=True).stdout
+                runs[batch].append(json.loads(out.strip().splitlines()[-1]))
+        for batch, rs in runs.items():
+            med = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
+            lines.append(f"group commit {'on (32)' if batch > 1 else 'off (1)'}, {phase}: "
+                         f"{count / med['wall']:,.0f} steps/s, CPU "
+                         f"{med['cpu'] / med['steps'] * 1000:.3f} ms/step, "
+                         f"{med['steps'] / med['transactions']:.1f} steps per transaction")
+    return lines
 
 
 # --- durability figures (emulator only) --------------------------------------------------------
@@ -459,21 +692,54 @@ def resume_after_sigkill(count: int) -> tuple[float, float]:
     return up, total
 
 
-def main() -> None:
-    quick = "--quick" in sys.argv
-    sizes = (1, 100) if quick else (1, 100, 1000)
-    print("Pass-only flow (6 Pass states), medians of 3 interleaved runs:", flush=True)
-    for a_mode, b_mode in (("in-process", "in-process"), ("daemon", "daemon")):
-        a, b = Worker("emulator", a_mode), Worker("moto", b_mode)
+def before_after(before: str, sizes: tuple[int, ...], quick: bool) -> None:
+    """This tree's daemon against another tree's (``before``: e.g. a ``git archive`` of
+    main), the same harness and client, runs interleaved, medians of 3."""
+    for client in ("raw", "sdk"):
+        a = Worker("emulator", "daemon", client=client, label="after")
+        b = Worker("emulator", "daemon", client=client, src=before, label="before")
         try:
             for line in compare(a, b, sizes, quick):
-                print(line, flush=True)
+                print(f"{client} client | {line}", flush=True)
         finally:
             a.close()
             b.close()
-    print("Seed flow with real functions (emulator only, medians of 3):", flush=True)
-    for line in seed_only(sizes, quick):
-        print(line, flush=True)
+
+
+def _option(name: str, default: str) -> str:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    sizes = tuple(int(n) for n in _option("--sizes", "1,100,1000").split(","))
+    sizes = (1, 100) if quick else sizes
+    if "--threads" in sys.argv:  # the client threads of every worker (default 8)
+        os.environ["BENCH_THREADS"] = _option("--threads", "8")
+    if "--before" in sys.argv:
+        before_after(_option("--before", ""), sizes, quick)
+        return
+    clients = ("raw", "sdk") if _option("--client", "both") == "both" else (
+        _option("--client", "both"),)
+    modes = _option("--modes", "in-process,daemon").split(",")
+    for client in clients:
+        print(f"Pass-only flow (6 Pass states), {client} client, medians of 3 interleaved "
+              "runs:", flush=True)
+        for mode in modes:
+            a, b = Worker("emulator", mode, client=client), Worker("moto", mode, client=client)
+            try:
+                for line in compare(a, b, sizes, quick):
+                    print(f"{mode:>10} | {line}", flush=True)
+            finally:
+                a.close()
+                b.close()
+    if "--no-seed" not in sys.argv:
+        print("Seed flow with real functions (emulator only, medians of 3):", flush=True)
+        for client in clients:
+            for line in seed_only(sizes, quick, client):
+                print(line, flush=True)
+    if "--no-durability" in sys.argv:
+        return
     parked = 1000 if quick else 10_000
     measured = subprocess.run([sys.executable, __file__, "--parked", str(parked)],
                               capture_output=True, text=True, check=True).stdout
@@ -489,11 +755,21 @@ def main() -> None:
 if __name__ == "__main__":
     if "--worker" in sys.argv:
         i = sys.argv.index("--worker")
-        worker(*sys.argv[i + 1:i + 4])
+        worker(*sys.argv[i + 1:i + 5])
     elif "--instructions" in sys.argv:
         n = int(sys.argv[sys.argv.index("--instructions") + 1])
-        print(f"{instructions_per_execution(n):,.0f} instructions per Pass-flow execution "
-              "(daemon, callgrind)")
+        got = instructions_per_execution(n)
+        print(f"daemon instructions (callgrind): {got['execution']:,.0f} per Pass-flow "
+              f"execution ({got['polls']:.2f} DescribeExecution each); "
+              f"{got['describe']:,.0f} per DescribeExecution; "
+              f"{got['trivial']:,.0f} per GET /_emulator/clock")
+    elif "--group-commit-phase" in sys.argv:
+        i = sys.argv.index("--group-commit-phase")
+        print(json.dumps(group_commit_phase(int(sys.argv[i + 1]), int(sys.argv[i + 2]),
+                                            sys.argv[i + 3])))
+    elif "--group-commit" in sys.argv:
+        for line in group_commit(int(sys.argv[sys.argv.index("--group-commit") + 1])):
+            print(line, flush=True)
     elif "--parked" in sys.argv:
         print(json.dumps(parked_rss(int(sys.argv[sys.argv.index("--parked") + 1]))))
     else:

@@ -164,6 +164,8 @@ class EmulatorServer:
         stats = engine.stats()
         return {"runningExecutions": stats.running_executions,
                 "pendingTimers": stats.pending_timers, "inFlight": stats.in_flight,
+                "stepsCommitted": stats.steps_committed,
+                "stepTransactions": stats.step_transactions,
                 "stepLatency": engine.step_latency, "autoAdvance": engine.auto_advance}
 
     def _recent_logs(self, region: str, function: str, limit: int) -> list[dict[str, object]]:

@@ -46,6 +46,24 @@ def test_a_request_head_that_never_completes_gets_408(limited) -> None:
     assert exchange(limited.server.port, _health(limited)).status == 200
 
 
+@pytest.mark.parametrize("limited", [{"header_timeout": 0.3}], indirect=True)
+def test_keep_alive_requests_each_get_the_whole_header_timeout(limited) -> None:
+    """One header timer per connection: requests that keep coming on a keep-alive
+    connection for longer than the timeout are never cut, and a head that stalls gets the
+    whole timeout counted from its own first byte, not from an earlier request's."""
+    with Wire(limited.server.port) as conn:
+        began = time.monotonic()
+        while time.monotonic() - began < 0.9:  # three timeouts' worth of requests
+            assert conn.send(_health(limited)).reply().status == 200
+            time.sleep(0.05)  # the pace of the client under test, not a synchronisation
+        time.sleep(0.2)  # the connection's timer (armed by an earlier request) is due soon
+        stalled = time.monotonic()
+        conn.send(b"GET /_emulator/health HTTP/1.1\r\nHo")
+        reply = conn.reply()
+        assert time.monotonic() - stalled >= 0.29
+        assert_cloud_error(reply, 408, "RequestTimeout")
+
+
 @pytest.mark.parametrize("limited", [{"max_connections": 2}], indirect=True)
 def test_connections_beyond_the_bound_wait_instead_of_failing(limited) -> None:
     port = limited.server.port

@@ -73,3 +73,13 @@ def test_server_sent_event_encoding() -> None:
     assert event.encode() == (b"event: step x\nid: 7\nretry: 500\ndata: line 1\n"
                               b"data: line 2\n\n")
     assert ServerSentEvent("").encode() == b"data: \n\n"
+
+
+@given(st.text())
+def test_form_values_decode_as_the_standard_library_does(text: str) -> None:
+    from urllib.parse import quote_plus, unquote_plus
+
+    from deployer.emulator.api.http import _unquote_plus
+
+    assert _unquote_plus(text) == unquote_plus(text)
+    assert _unquote_plus(quote_plus(text)) == text

@@ -275,7 +275,7 @@ class Router:
         lists in ``quick_actions``, and the admin health and clock reads."""
         path = request.raw_path
         if path == "/":
-            params = {**request.query_params(), **request.form_params()}
+            params = request.rpc_params()
             version = params.get("Version") or request.headers.get("x-acs-version") or ""
             action = params.get("Action") or request.headers.get("x-acs-action") or ""
             return action in getattr(self.rpc.get(version), "quick_actions", ())
@@ -360,7 +360,7 @@ class Router:
         return answer
 
     def _rpc(self, request: HttpRequest, rid: str) -> Answer:
-        params = {**request.query_params(), **request.form_params()}
+        params = request.rpc_params()
         check_json_params(params, params)
         version = params.get("Version") or request.headers.get("x-acs-version") or ""
         action = params.get("Action") or request.headers.get("x-acs-action") or ""

@@ -32,6 +32,8 @@ class EngineStats:
     pending_timers: int
     in_flight: int
     schedules: int = 0  # enabled schedules waiting for their next fire
+    steps_committed: int = 0  # steps written since the engine started
+    step_transactions: int = 0  # transactions they took (group commit: fewer than steps)
 
 
 class FlowEngine:
@@ -69,27 +71,31 @@ class FlowEngine:
 
     def start(self) -> None:
         """Restore the virtual clock, re-dispatch unfinished tasks (not callback tasks whose
-        invocation completed: they wait for their token), start the scheduler."""
+        invocation completed: they wait for their token), run the first step of executions
+        started but not stepped yet, start the scheduler."""
         self._scheduler.open()
         with self._db.transaction() as conn:
             saved = engine_meta.saved_clock(conn)
             tasks = recovery.tasks_to_invoke(steps.pending_tasks(conn),
                                              recovery.invoked_tasks(conn))
+            unstarted = steps.unstarted(conn)
         self.resync(reload_schedules=False)
         self._policy.restore(saved)
         if self._schedule_source is not None:  # after the clock is where it was
             self._scheduler.load_schedules(self._schedule_source.pending(after_downtime=True))
         self._stepper.redispatch(tasks)
+        self._stepper.resume_unstarted(unstarted)  # answered starts whose first step was lost
         self._scheduler.run()
 
     def stop(self) -> None:
         self._scheduler.stop()
 
     def stats(self) -> EngineStats:
-        with self._db.transaction() as conn:
+        with self._db.read() as conn:
             running, timers = engine_meta.counts(conn)
+        queue = self._stepper.queue
         return EngineStats(running, timers, self._scheduler.in_flight,
-                           self._scheduler.schedule_count)
+                           self._scheduler.schedule_count, queue.steps, queue.batches)
 
     def resync(self, *, reload_schedules: bool = True) -> None:
         """Reload the in-memory mirrors from the database; call after rows changed behind
@@ -130,7 +136,9 @@ class FlowEngine:
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str,
               input_value: object) -> Execution:
-        """Create and start an execution on a snapshot of ``flow``; return it as committed.
+        """Create an execution on a snapshot of ``flow`` and commit it (``Running``, nothing
+        run yet); its first step runs from the engine's queue after this returns (and, should
+        the daemon die first, when the engine starts again). Returns it as committed.
 
         Raises :class:`~deployer.emulator.store.errors.ExecutionNameTaken` when the name is
         taken (the caller re-reads)."""

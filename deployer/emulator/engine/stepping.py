@@ -1,11 +1,16 @@
 """Stepping: every happening (start, task result, due timer, stop, callback report) becomes one
 interpreter ``step``, committed before any of its commands is carried out.
 
-A step's new execution state, its history events, its timers and its tasks are written in ONE
-transaction by :mod:`deployer.emulator.store.steps`, guarded by the execution's ``version``
-(a result that arrives for a stale version is dropped). Right after the COMMIT, still under the
-database lock (so in commit order), the live cache and the scheduler's timer mirror are
-updated and the waiters told; then the step's tasks go to the worker pool.
+StartExecution commits only the new execution's row (:meth:`Stepper.begin`: one small
+transaction, status ``Running``, no state run yet) and queues its first step, ``Started``,
+which runs after the caller has its answer. Steps go through the :mod:`.group_commit` queue:
+the steps ready at the same moment are computed one after the other and written in ONE
+transaction by :mod:`deployer.emulator.store.steps` (each step's new state, history events,
+timers and tasks together, guarded by the execution's ``version``: a result that arrives for a
+stale version is dropped). Right after the COMMIT, still under the database lock (so in commit
+order), the live cache and the scheduler's timer mirror are updated and the waiters told; then
+the steps' tasks go to the worker pool. An execution whose first step was not committed when
+the daemon died is started when the engine starts again (:meth:`Stepper.resume_unstarted`).
 
 ``step_latency`` (seconds, default 0) models CloudFlow's per-transition overhead: every task
 result and every timer reaches the interpreter that much later (the latency model,
@@ -18,10 +23,12 @@ import json
 import logging
 import sqlite3
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import recovery
 from deployer.emulator.engine.changes import ExecutionChanges
+from deployer.emulator.engine.group_commit import PendingStep, StepQueue
 from deployer.emulator.engine.live import FlowCache, LiveExecution, LiveExecutions
 from deployer.emulator.engine.ports import TaskRunner
 from deployer.emulator.engine.scheduler import Scheduler
@@ -38,10 +45,11 @@ from deployer.fdl.interpreter import (
     Event,
     Execution,
     InvokeTask,
+    Started,
     TaskFailed,
     TaskSucceeded,
     command_from_json,
-    start,
+    new_execution,
     step,
 )
 
@@ -66,6 +74,7 @@ class Stepper:
         self.step_latency = max(0.0, float(step_latency))
         self.live = LiveExecutions()
         self._flows = FlowCache()
+        self.queue = StepQueue(self._run_batch, self._scheduler.submit)
 
     def flow(self, definition: str) -> Flow:
         """The parsed flow for a (validated) definition, cached."""
@@ -77,7 +86,8 @@ class Stepper:
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str,
               input_value: object) -> Execution:
-        """Create and start an execution on a snapshot of ``flow``; return it as committed.
+        """Create an execution of a snapshot of ``flow`` and commit it, not yet started
+        (``Running``, no event); its first step is queued and runs after this returns.
 
         Raises :class:`~deployer.emulator.store.errors.ExecutionNameTaken` when the name is
         taken."""
@@ -85,60 +95,126 @@ class Stepper:
         with self._scheduler.activity():
             with self._db.lock:
                 with self._db.transaction() as conn:
-                    now = self._clock.now()
-                    ex, commands = start(parsed, input=input_value, execution_name=name,
-                                         now=now, role_arn=flow.role_arn, flow_name=flow.name,
-                                         execution_mode=flow.execution_mode)
-                    seq = steps.insert_started(
+                    ex = new_execution(parsed, input=input_value, execution_name=name,
+                                       now=self._clock.now(), role_arn=flow.role_arn,
+                                       flow_name=flow.name, execution_mode=flow.execution_mode)
+                    seq = steps.insert_execution(
                         conn, account_id=flow.account_id, region=flow.region,
                         flow_name=flow.name, input_text=input_text, definition=flow.definition,
-                        environment=flow.environment, ex=ex, commands=commands,
-                        timer_delay=self.step_latency)
-                live = LiveExecution(1, ex, parsed, flow.account_id, flow.region)
-                self._committed(seq, live, commands)
-            self._carry_out(seq, live, commands)
+                        environment=flow.environment, ex=ex)
+                self.live.put(seq, LiveExecution(1, ex, parsed, flow.account_id, flow.region))
+                self._changes.committed(seq, 1)
+            self.queue.post(seq, Started)
         return ex
+
+    def resume_unstarted(self, seqs: Sequence[int]) -> None:
+        """Queue the first step of executions committed but never started (the daemon
+        stopped between StartExecution's answer and that step)."""
+        for seq in seqs:
+            self.queue.post(seq, Started)
 
     def step(self, seq: int, make_event: EventFactory, *,
              fired: str | None = None) -> Execution | None:
-        """One interpreter step of execution ``seq``, committed before its commands run; the
-        new execution (None when it is gone, finished or the step was stale). ``fired`` names
-        the timer this step fires: its row is deleted even when the step ignores it."""
+        """One interpreter step of execution ``seq``, committed (possibly with other ready
+        steps, in one transaction) before its commands run; the new execution (None when it
+        is gone, finished or the step was stale). ``fired`` names the timer this step fires:
+        its row is deleted even when the step ignores it. Blocks until committed."""
+        return self.queue.call(seq, make_event, fired=fired)
+
+    def post(self, seq: int, make_event: EventFactory) -> None:
+        """Queue one step of execution ``seq`` without waiting for it."""
+        self.queue.post(seq, make_event)
+
+    def _run_batch(self, batch: Sequence[PendingStep]) -> None:
+        """Compute every step of ``batch`` (outside the database lock: one leader at a time
+        computes steps, so only its own writes move a version), write them all in one
+        transaction, COMMIT, then do the bookkeeping (in commit order) and carry out their
+        commands. If the transaction fails, each step is tried alone, so only the failing one
+        reports an error."""
+        overlay: dict[int, LiveExecution | None] = {}
+        planned = [(item, self._plan(item, overlay)) for item in batch]
         with self._db.lock:
             try:
                 with self._db.transaction() as conn:
+                    for item, outcome in planned:
+                        self._write(conn, item, outcome)
+            except Exception as exc:
+                for item in batch:
+                    self.live.drop(item.seq)
+                if len(batch) > 1:
+                    for item in batch:
+                        self._run_batch((item,))
+                    return
+                batch[0].error = exc
+                if batch[0]._done is None:
+                    log.error("a step of execution %s could not be committed", batch[0].seq,
+                              exc_info=exc)
+                batch[0].finish()
+                return
+            for item, outcome in planned:
+                if outcome.broken is not None:
+                    self._end_broken(item, outcome.broken)
+                elif outcome.stale:
+                    self.live.drop(item.seq)
+                elif outcome.live is not None:
+                    self._committed(item.seq, outcome.live, outcome.commands)
+                elif item.fired is not None:
+                    self._scheduler.forget_timer(item.seq, item.fired)
+        for item, outcome in planned:
+            if outcome.live is not None and not outcome.stale:
+                self._carry_out(item.seq, outcome.live, outcome.commands)
+            item.result = None if outcome.stale else outcome.result
+            item.finish()
+
+    def _plan(self, item: PendingStep, overlay: dict[int, LiveExecution | None]) -> _Outcome:
+        """Compute one step; ``overlay`` holds what earlier steps of the batch made of their
+        executions (not committed yet)."""
+        seq = item.seq
+        live = overlay.get(seq)
+        try:
+            if seq not in overlay:
+                with self._db.read() as conn:
                     live = self.live.get(seq) or self._load(conn, seq)
-                    if live is not None:
-                        new, commands = step(live.flow, live.ex, make_event(self._clock.now()))
-                    if live is None or (new.next_event_id == live.ex.next_event_id
-                                        and not commands):
-                        if fired is not None:  # an ignored timer must not fire again
-                            steps.delete_timer(conn, seq, fired)
-                        result = None if live is None else new
-                        live = None
-                    else:
-                        steps.update_step(conn, seq, live.version, account_id=live.account_id,
-                                          region=live.region, ex=new, commands=commands,
-                                          timer_delay=self.step_latency)
-            except steps.StaleStep:
-                self.live.drop(seq)
-                log.debug("dropped a stale step of execution %s", seq)
-                return None
-            except Exception as exc:  # the step cannot run: end its execution (recovery.py)
-                self.live.drop(seq)
-                self._broken(seq, recovery.fail_broken_step(self._db, self._clock, seq, exc))
-                return None
-            except BaseException:
-                self.live.drop(seq)
-                raise
-            if live is None:
-                if fired is not None:
-                    self._scheduler.forget_timer(seq, fired)
-                return result
-            done = LiveExecution(live.version + 1, new, live.flow, live.account_id, live.region)
-            self._committed(seq, done, commands)
-        self._carry_out(seq, done, commands)
-        return new
+            if live is None or live.ex.status.is_terminal:  # gone, or ended earlier
+                return _Outcome(None, None, [])
+            new, commands = step(live.flow, live.ex, item.make_event(self._clock.now()))
+        except Exception as exc:  # the step cannot run: its execution is ended (recovery.py)
+            overlay[seq] = None
+            return _Outcome(None, None, [], broken=exc)
+        if new.next_event_id == live.ex.next_event_id and not commands:
+            return _Outcome(new, None, [])
+        done = LiveExecution(live.version + 1, new, live.flow, live.account_id, live.region)
+        overlay[seq] = done
+        return _Outcome(new, done, commands, base=live.version)
+
+    def _end_broken(self, item: PendingStep, exc: Exception) -> None:
+        """End the execution whose step raised ``exc`` (:func:`recovery.fail_broken_step`;
+        the caller holds the database lock, after the batch's COMMIT)."""
+        self.live.drop(item.seq)
+        if item.fired is not None:
+            self._scheduler.forget_timer(item.seq, item.fired)
+        try:
+            self._broken(item.seq, recovery.fail_broken_step(self._db, self._clock, item.seq,
+                                                             exc))
+        except Exception as error:  # a database error: the step's caller hears of it
+            item.error = error
+
+    def _write(self, conn: sqlite3.Connection, item: PendingStep, outcome: _Outcome) -> None:
+        """Write one computed step inside the batch's transaction (an ignored timer's row is
+        deleted: it must not fire again); a step whose version moved meanwhile (its rows were
+        deleted behind the engine) is marked stale: its UPDATE wrote nothing."""
+        live = outcome.live
+        if live is None:
+            if item.fired is not None:
+                steps.delete_timer(conn, item.seq, item.fired)
+            return
+        try:
+            steps.update_step(conn, item.seq, outcome.base, account_id=live.account_id,
+                              region=live.region, ex=live.ex, commands=outcome.commands,
+                              timer_delay=self.step_latency)
+        except steps.StaleStep:
+            log.debug("dropped a stale step of execution %s", item.seq)
+            outcome.stale = True
 
     def redispatch(self, tasks: Sequence[TaskRow]) -> None:
         """Invoke again the tasks that were dispatched but whose result was never committed
@@ -198,7 +274,20 @@ class Stepper:
             return TaskSucceeded(now, cmd.task_id, output)
 
         if self.step_latency <= 0:
-            self.step(seq, make)
+            self.post(seq, make)
             return
         at = self._clock.now() + self.step_latency
         self._scheduler.deliver_at(at, seq, make(at))
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """What one step of a batch came to: ``result`` for its caller, ``live`` when it is to be
+    written (its commands to carry out after the COMMIT), ``stale`` when it was dropped."""
+
+    result: Execution | None
+    live: LiveExecution | None
+    commands: list[Command]
+    base: int = 0  # the version the step was computed from
+    stale: bool = False
+    broken: Exception | None = None  # what the step raised (its execution is ended)

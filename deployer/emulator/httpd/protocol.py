@@ -140,10 +140,14 @@ class FrontDoor:
             total = 0
             reader = request.content
             while True:
-                async with _deadline(limits.idle_timeout):
-                    chunk = await reader.readany()
+                chunk = reader.read_nowait()  # what is buffered already: no deadline needed
                 if not chunk:
-                    break
+                    if reader.at_eof():
+                        break
+                    async with _deadline(limits.idle_timeout):
+                        chunk = await reader.readany()
+                    if not chunk:
+                        break
                 total += len(chunk)
                 if total > limits.max_body:
                     raise _Refused(self._too_large(), close=True)
@@ -254,15 +258,21 @@ class Connection(web.RequestHandler):
     def __init__(self, manager: web.Server, *, door: FrontDoor, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
         self._door = door
+        # the header-read timeout: when the pending request's first byte came (None: no head
+        # pending) and one timer per connection, re-armed only when it fires early, so a
+        # keep-alive connection pays no timer per request
+        self._head_started: float | None = None
         self._head_timer: asyncio.TimerHandle | None = None
         self._busy = False
         self._head = b""
 
     def data_received(self, data: bytes) -> None:
-        if not self._busy and self._head_timer is None and data:
+        if not self._busy and self._head_started is None and data:
             self._head = data[:512]
-            self._head_timer = self._loop.call_later(self._door.limits.header_timeout,
-                                                     self._head_timed_out)
+            self._head_started = started = self._loop.time()
+            if self._head_timer is None:
+                self._head_timer = self._loop.call_at(
+                    started + self._door.limits.header_timeout, self._head_check)
         super().data_received(data)
 
     def connection_lost(self, exc: BaseException | None) -> None:
@@ -272,20 +282,28 @@ class Connection(web.RequestHandler):
     def head_done(self) -> None:
         """A request's head was parsed and its handler runs."""
         self._busy = True
-        self._cancel_head_timer()
+        self._head_started = None
 
     def request_done(self) -> None:
         self._busy = False
 
     def _cancel_head_timer(self) -> None:
+        self._head_started = None
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
 
-    def _head_timed_out(self) -> None:
+    def _head_check(self) -> None:
         self._head_timer = None
+        started = self._head_started
+        if started is None or self._busy:
+            return  # no head pending: the next request's first byte arms the timer again
+        deadline = started + self._door.limits.header_timeout
+        if self._loop.time() < deadline:  # a later request's head: wait for its own deadline
+            self._head_timer = self._loop.call_at(deadline, self._head_check)
+            return
         transport = self.transport
-        if self._busy or transport is None or transport.is_closing():
+        if transport is None or transport.is_closing():
             return
         seconds = self._door.limits.header_timeout
         transport.write(self._door.raw_error(self._head, e.RequestTimeout(

@@ -66,7 +66,8 @@ class ExecutionEngine(Protocol):
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str,
               input_value: Any) -> Execution:
-        """Create and start an execution; ExecutionNameTaken when the name is in use."""
+        """Create an execution and commit it, not yet started (``Running``): its first step
+        runs after this returns; ExecutionNameTaken when the name is in use."""
         ...
 
     def deliver(self, seq: int, make_event: Callable[[float], Event]) -> Execution | None:
@@ -124,8 +125,7 @@ class ExecutionFilter:
 def _view(row: ExecutionRow) -> ExecutionView:
     return ExecutionView(row.name, row.flow_name, row.status, row.input, row.output,
                          row.started_at, row.stopped_at, row.definition, row.environment,
-                         row.role_arn, str(row.state.get("error_code", "")),
-                         str(row.state.get("error_detail", "")), row.version, row.mode)
+                         row.role_arn, row.error_code, row.error_detail, row.version, row.mode)
 
 
 def _parse_time(text: str, field: str) -> float | None:
@@ -169,9 +169,12 @@ class ExecutionService:
 
     def start(self, account_id: str, region: str, flow_name: str, *, name: str = "",
               input_text: str = "", qualifier: str = "") -> ExecutionView:
-        """Start a Standard execution; a running one of that name is returned as is, a
-        finished one raises AlreadyExists(kind='execution'). With ``qualifier`` (a published
-        version or an alias) the execution runs that version's definition."""
+        """Start a Standard execution asynchronously, as the cloud does: the answer comes once
+        the start is committed, with status ``Running`` and before any state has run; the
+        execution then proceeds in the engine (wait for it with :meth:`describe`'s long poll).
+        A running one of that name is returned as is, a finished one raises
+        AlreadyExists(kind='execution'). With ``qualifier`` (a published version or an alias)
+        the execution runs that version's definition."""
         flow = self._qualified(self._flows.get(account_id, region, flow_name), qualifier)
         if flow.execution_mode != "Standard":
             raise InvalidArgument(f"Flow {flow_name} is an Express flow: use "

@@ -121,6 +121,15 @@ class Database:
                     self._rollback()
                     raise
 
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """Run read-only statements under the connection's lock, without ``BEGIN
+        IMMEDIATE``: the one connection is the only writer of the file (one daemon per state
+        directory) and every write holds this lock, so the statements see the last COMMIT and
+        no write can interleave. Inside :meth:`transaction` it joins the transaction."""
+        with self._lock:
+            yield self._conn
+
     def _rollback(self) -> None:
         """Roll back if a transaction is still open (SQLite itself ends it on some errors,
         such as a full disk; the original error must not be masked)."""

@@ -90,7 +90,8 @@ class FlowRecord:
 
 @dataclass(frozen=True, slots=True)
 class ExecutionRow:
-    """An execution as stored; ``state`` is the interpreter's Execution JSON."""
+    """An execution as stored (the interpreter's state JSON stays in the database: only its
+    error fields are read, by SQLite)."""
 
     seq: int
     account_id: str
@@ -106,7 +107,8 @@ class ExecutionRow:
     environment: dict[str, Any] | None
     role_arn: str
     mode: str
-    state: dict[str, Any]
+    error_code: str
+    error_detail: str
     version: int
 
 
@@ -152,13 +154,22 @@ def _flow(row: sqlite3.Row) -> FlowRecord:
         row["created_at"], row["modified_at"])
 
 
-def execution_row(row: sqlite3.Row, *, with_state: bool = True) -> ExecutionRow:
+EXECUTION_COLUMNS = (
+    "seq, account_id, region, flow_name, name, status, input, output, started_at, stopped_at, "
+    "definition, environment, role_arn, mode, "
+    "coalesce(json_extract(state, '$.error_code'), '') AS error_code, "
+    "coalesce(json_extract(state, '$.error_detail'), '') AS error_detail, version")
+"""What :func:`execution_row` reads: every column but the state JSON, of which SQLite
+extracts the error fields (no decoding of the whole state in Python)."""
+
+
+def execution_row(row: sqlite3.Row) -> ExecutionRow:
     env = row["environment"]
     return ExecutionRow(
         row["seq"], row["account_id"], row["region"], row["flow_name"], row["name"],
         row["status"], row["input"], row["output"], row["started_at"], row["stopped_at"],
         row["definition"], json.loads(env) if env else None, row["role_arn"], row["mode"],
-        json.loads(row["state"]) if with_state else {}, row["version"])
+        str(row["error_code"]), str(row["error_detail"]), row["version"])
 
 
 class FlowRepo:
@@ -166,18 +177,37 @@ class FlowRepo:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        # flows by (account, region, name), filled and emptied under the database lock (so in
+        # step with the rows), dropped when the database is wiped (its generation moves on)
+        self._flows: dict[tuple[str, str, str], FlowRecord | None] = {}
+        self._generation = db.generation
 
     # --- flows --------------------------------------------------------------------------------
 
     def get_flow(self, account_id: str, region: str, name: str) -> FlowRecord | None:
-        with self.db.transaction() as conn:
+        key = (account_id, region, name)
+        with self.db.read() as conn:
+            if self._generation != self.db.generation:
+                self._flows.clear()
+                self._generation = self.db.generation
+            if key in self._flows:
+                return self._flows[key]
             row = conn.execute("SELECT * FROM flows WHERE account_id=? AND region=? AND name=?",
                                (account_id, region, name)).fetchone()
-        return _flow(row) if row else None
+            rec = _flow(row) if row else None
+            if len(self._flows) >= 1024:
+                self._flows.clear()
+            self._flows[key] = rec
+        return rec
+
+    def _forget(self, account_id: str, region: str, name: str) -> None:
+        """Called inside a transaction that writes the flow (its lock held)."""
+        self._flows.pop((account_id, region, name), None)
 
     def insert_flow(self, rec: FlowRecord) -> bool:
         """Insert ``rec``; False when the name is taken."""
         with self.db.transaction() as conn:
+            self._forget(rec.account_id, rec.region, rec.name)
             try:
                 conn.execute("INSERT INTO flows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                              _flow_values(rec))
@@ -187,6 +217,7 @@ class FlowRepo:
 
     def update_flow(self, rec: FlowRecord) -> None:
         with self.db.transaction() as conn:
+            self._forget(rec.account_id, rec.region, rec.name)
             conn.execute("DELETE FROM flows WHERE account_id=? AND region=? AND name=?",
                          (rec.account_id, rec.region, rec.name))
             conn.execute("INSERT INTO flows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -195,6 +226,7 @@ class FlowRepo:
     def delete_flow(self, account_id: str, region: str, name: str) -> bool:
         """Delete the flow with all its executions, history, timers and tasks."""
         with self.db.transaction() as conn:
+            self._forget(account_id, region, name)
             cur = conn.execute("DELETE FROM flows WHERE account_id=? AND region=? AND name=?",
                                (account_id, region, name))
             seqs = [r[0] for r in conn.execute(
@@ -213,7 +245,7 @@ class FlowRepo:
         if resource_group_id:
             sql += " AND resource_group_id=?"
             args.append(resource_group_id)
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(sql + " ORDER BY name LIMIT ?", (*args, limit)).fetchall()
         return [_flow(r) for r in rows]
 
@@ -221,16 +253,16 @@ class FlowRepo:
 
     def get_execution(self, account_id: str, region: str, flow: str,
                       name: str) -> ExecutionRow | None:
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             row = conn.execute(
-                "SELECT * FROM executions WHERE account_id=? AND region=? AND flow_name=? "
-                "AND name=?", (account_id, region, flow, name)).fetchone()
+                f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE account_id=? AND region=? "
+                "AND flow_name=? AND name=?", (account_id, region, flow, name)).fetchone()
         return execution_row(row) if row else None
 
     def execution_status(self, account_id: str, region: str, flow: str,
                          name: str) -> str | None:
         """The status of the named execution (None when it does not exist)."""
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             row = conn.execute(
                 "SELECT status FROM executions WHERE account_id=? AND region=? AND flow_name=? "
                 "AND name=?", (account_id, region, flow, name)).fetchone()
@@ -240,7 +272,7 @@ class FlowRepo:
         """Which of the (account, region, flow, name) ``keys`` name a Running execution (one
         query per 200 keys)."""
         running: set[ExecutionKey] = set()
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             for i in range(0, len(keys), 200):
                 chunk = keys[i:i + 200]
                 rows = conn.execute(
@@ -252,8 +284,9 @@ class FlowRepo:
         return running
 
     def execution_by_seq(self, seq: int) -> ExecutionRow | None:
-        with self.db.transaction() as conn:
-            row = conn.execute("SELECT * FROM executions WHERE seq=?", (seq,)).fetchone()
+        with self.db.read() as conn:
+            row = conn.execute(f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE seq=?",
+                               (seq,)).fetchone()
         return execution_row(row) if row else None
 
     def list_executions(self, account_id: str, region: str, flow: str, *, after_seq: int,
@@ -263,7 +296,8 @@ class FlowRepo:
                         newest_first: bool = False) -> list[ExecutionRow]:
         """Executions in start order (``seq`` ascending) with ``seq >= after_seq``; with
         ``newest_first``, descending with ``seq <= after_seq`` (0: from the newest)."""
-        sql = ("SELECT * FROM executions WHERE account_id=? AND region=? AND flow_name=? "
+        sql = (f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE account_id=? AND region=? "
+               "AND flow_name=? "
                + ("AND (seq<=? OR ?=0)" if newest_first else "AND seq>=?"))
         args: list[Any] = [account_id, region, flow, after_seq]
         if newest_first:
@@ -280,14 +314,14 @@ class FlowRepo:
         if started_to is not None:
             sql += " AND started_at<=?"
             args.append(started_to)
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             order = " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
             rows = conn.execute(sql + order + " LIMIT ?", (*args, limit)).fetchall()
-        return [execution_row(r, with_state=False) for r in rows]
+        return [execution_row(r) for r in rows]
 
     def execution_counts(self, account_id: str, region: str, flow: str) -> dict[str, int]:
         """How many executions of ``flow`` have each status (statuses with none are absent)."""
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(
                 "SELECT status, COUNT(*) FROM executions WHERE account_id=? AND region=? "
                 "AND flow_name=? GROUP BY status", (account_id, region, flow)).fetchall()
@@ -295,7 +329,7 @@ class FlowRepo:
 
     def history(self, seq: int, *, from_event: int, limit: int) -> list[HistoryRow]:
         """History events with ``event_id >= from_event`` in ascending order."""
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(
                 "SELECT event_id, schedule_event_id, type, step_name, time, detail FROM history "
                 "WHERE exec_seq=? AND event_id>=? ORDER BY event_id LIMIT ?",
@@ -303,7 +337,7 @@ class FlowRepo:
         return [HistoryRow(*r) for r in rows]
 
     def task_by_token(self, account_id: str, region: str, token: str) -> list[TaskRow]:
-        with self.db.transaction() as conn:
+        with self.db.read() as conn:
             rows = conn.execute("SELECT * FROM tasks WHERE account_id=? AND region=? AND token=?",
                                 (account_id, region, token)).fetchall()
         return [task_row(r) for r in rows]

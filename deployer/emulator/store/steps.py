@@ -31,11 +31,12 @@ __all__ = [
     "all_timers",
     "command_text",
     "delete_timer",
-    "insert_started",
+    "insert_execution",
     "load_running",
     "output_text",
     "pending_tasks",
     "timer_exists",
+    "unstarted",
     "update_step",
 ]
 
@@ -56,6 +57,12 @@ def command_text(cmd: Command) -> str:
     return json.dumps(data)
 
 
+def state_text(ex: Execution) -> str:
+    """The ``state`` column: the execution as JSON without the last step's events (they are
+    rows of ``history``; serialising them only to drop them cost more than the rest)."""
+    return json.dumps(ex.clone().to_json())
+
+
 def output_text(ex: Execution) -> str | None:
     """The ``output`` column: the output JSON of a Succeeded execution, else None."""
     if ex.status.value != "Succeeded":
@@ -63,10 +70,13 @@ def output_text(ex: Execution) -> str | None:
     return json.dumps(ex.output, ensure_ascii=False, separators=(",", ":"))
 
 
-def insert_started(conn: sqlite3.Connection, *, account_id: str, region: str, flow_name: str,
-                   input_text: str, definition: str, environment: dict[str, Any] | None,
-                   ex: Execution, commands: Sequence[Command], timer_delay: float) -> int:
-    """Insert a new execution with its first step (version 1); return its ``seq``.
+def insert_execution(conn: sqlite3.Connection, *, account_id: str, region: str,
+                     flow_name: str, input_text: str, definition: str,
+                     environment: dict[str, Any] | None, ex: Execution) -> int:
+    """Insert a new, not yet started execution (version 1, no history, no timers, no tasks:
+    StartExecution's one small commit); return its ``seq``. Its first step (``Started``) is
+    committed later by :func:`update_step` from version 1; until then :func:`unstarted`
+    finds it, so a daemon killed in between starts it when it comes back.
 
     Raises :class:`ExecutionNameTaken` when the flow has an execution of that name."""
     try:
@@ -77,12 +87,17 @@ def insert_started(conn: sqlite3.Connection, *, account_id: str, region: str, fl
             (account_id, region, flow_name, ex.name, ex.status.value, input_text,
              output_text(ex), ex.started_at, ex.stopped_at, definition,
              json.dumps(environment) if environment is not None else None, ex.role_arn,
-             ex.execution_mode, json.dumps(ex.to_json() | {"new_events": []})))
+             ex.execution_mode, state_text(ex)))
     except sqlite3.IntegrityError:
         raise ExecutionNameTaken(f"execution {ex.name!r} of flow {flow_name!r} exists") from None
-    seq = int(cur.lastrowid or 0)
-    _write_effects(conn, seq, account_id, region, ex, commands, timer_delay)
-    return seq
+    return int(cur.lastrowid or 0)
+
+
+def unstarted(conn: sqlite3.Connection) -> list[int]:
+    """The ``seq`` of every Running execution whose first step is not committed yet
+    (version 1), in start order."""
+    return [int(r[0]) for r in conn.execute(
+        "SELECT seq FROM executions WHERE status='Running' AND version=1 ORDER BY seq")]
 
 
 def update_step(conn: sqlite3.Connection, seq: int, version: int, *, account_id: str,
@@ -93,7 +108,7 @@ def update_step(conn: sqlite3.Connection, seq: int, version: int, *, account_id:
         "UPDATE executions SET status=?, output=?, stopped_at=?, state=?, version=version+1 "
         "WHERE seq=? AND version=?",
         (ex.status.value, output_text(ex), ex.stopped_at,
-         json.dumps(ex.to_json() | {"new_events": []}), seq, version))
+         state_text(ex), seq, version))
     if cur.rowcount != 1:
         raise StaleStep(f"execution {seq} is not at version {version}")
     _write_effects(conn, seq, account_id, region, ex, commands, timer_delay)
@@ -105,8 +120,13 @@ def _write_effects(conn: sqlite3.Connection, seq: int, account_id: str, region: 
         "INSERT INTO history VALUES (?,?,?,?,?,?,?)",
         [(seq, h.event_id, h.schedule_event_id, h.type.value, h.step_name, h.time, h.detail)
          for h in ex.new_events])
+    ended = ex.status.is_terminal
     for cmd in commands:
         if isinstance(cmd, StartTimer):
+            # a timer started and gone within this step (a short flow's execution timeout)
+            # gets no row: _reconcile would delete it at once
+            if ended or cmd.timer_id not in ex.timers:
+                continue
             conn.execute("INSERT OR REPLACE INTO timers VALUES (?,?,?,?)",
                          (seq, cmd.timer_id, cmd.fire_at + timer_delay, cmd.purpose.value))
         elif isinstance(cmd, CancelTimer):

@@ -1,0 +1,136 @@
+"""Group commit: the steps that are ready at the same moment commit in ONE transaction.
+
+Every happening that becomes a step (an execution's first step after StartExecution, a task
+result, a due timer, a stop, a callback report) is queued here. One thread at a time, the
+*leader*, takes what is queued (up to ``max_batch``, oldest first) and hands it to the
+stepper as one batch: the stepper computes each step in turn and writes it, and the batch
+commits once. The durability contract is the one-step one: each step's state, history events,
+timers and tasks are written whole inside that transaction, and nothing of any step (no task,
+no answer, no notification) is carried out before the COMMIT.
+
+* :meth:`StepQueue.post` queues and returns (task results, first steps, delayed deliveries):
+  a pool job drains the queue unless a leader is already at work.
+* :meth:`StepQueue.call` queues and waits for the step to commit, returning its result (stops,
+  reports, timers: their callers answer or do bookkeeping after the commit). The caller leads
+  if nobody does, until its own step is done, then hands what is left to a pool job; so a
+  follower only ever waits for a leader that is running, never for a queued job.
+
+Steps of the same execution keep their order (a FIFO queue, one leader at a time).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from deployer.fdl.interpreter import Event, Execution
+
+__all__ = ["PendingStep", "StepQueue"]
+
+log = logging.getLogger("deployer.emulator.engine")
+
+EventFactory = Callable[[float], Event]
+MAX_BATCH = 32  # steps per transaction: bounds how long one commit holds the database lock
+
+
+@dataclass(slots=True, eq=False)
+class PendingStep:
+    """One queued step: what happened to execution ``seq``; ``fired`` names the timer it
+    fires. The stepper fills ``result``/``error`` and calls :meth:`finish`."""
+
+    seq: int
+    make_event: EventFactory
+    fired: str | None = None
+    result: Execution | None = None
+    error: BaseException | None = None
+    _done: threading.Event | None = field(default=None, repr=False)
+    finished: bool = False
+
+    def finish(self) -> None:
+        self.finished = True
+        if self._done is not None:
+            self._done.set()
+
+
+class StepQueue:
+    """See the module docstring. ``run_batch`` commits a batch (and finishes each step);
+    ``submit`` runs a job on the engine's pool, counted in flight."""
+
+    def __init__(self, run_batch: Callable[[Sequence[PendingStep]], None],
+                 submit: Callable[[Callable[[], None]], None], *,
+                 max_batch: int = MAX_BATCH) -> None:
+        self._run_batch = run_batch
+        self._submit = submit
+        self.max_batch = max_batch  # steps per transaction (1: no group commit)
+        self._lock = threading.Lock()
+        self._queue: deque[PendingStep] = deque()
+        self._leading = False
+        self._job_queued = False
+        self.batches = 0  # transactions committed by the queue (statistics)
+        self.steps = 0
+
+    def post(self, seq: int, make_event: EventFactory) -> None:
+        """Queue a step; it commits soon, in a pool job or with another leader's batch."""
+        with self._lock:
+            self._queue.append(PendingStep(seq, make_event))
+            if self._leading or self._job_queued:
+                return
+            self._job_queued = True
+        self._submit(self._job)
+
+    def call(self, seq: int, make_event: EventFactory, *,
+             fired: str | None = None) -> Execution | None:
+        """Queue a step and wait until it is committed; its new execution (None when it was
+        gone, stale or ignored). Errors of the step are raised here."""
+        item = PendingStep(seq, make_event, fired, _done=threading.Event())
+        with self._lock:
+            self._queue.append(item)
+            lead = not self._leading
+            self._leading = self._leading or lead
+        if lead:
+            self._lead(until=item)
+        else:
+            assert item._done is not None
+            item._done.wait()
+        if item.error is not None:
+            raise item.error
+        return item.result
+
+    def _job(self) -> None:
+        with self._lock:
+            self._job_queued = False
+            if self._leading:
+                return  # the running leader drains what this job was posted for
+            self._leading = True
+        self._lead(until=None)
+
+    def _lead(self, until: PendingStep | None) -> None:
+        """Commit batches until the queue is empty (``until``: until that step is done, then
+        hand the rest to a pool job)."""
+        hand_off = False
+        while True:
+            with self._lock:
+                if not self._queue or (until is not None and until.finished):
+                    self._leading = False
+                    if self._queue and not self._job_queued:
+                        self._job_queued = hand_off = True
+                    break
+                take = min(len(self._queue), self.max_batch)
+                batch = [self._queue.popleft() for _ in range(take)]
+            try:
+                self._run_batch(batch)
+            except Exception as exc:  # a bug: never leave the queue without a leader
+                log.exception("a batch of flow steps failed")
+                for item in batch:
+                    item.error = item.error or exc
+            for item in batch:
+                if not item.finished:
+                    item.error = item.error or RuntimeError("the step was not committed")
+                    item.finish()
+            self.batches += 1
+            self.steps += len(batch)
+        if hand_off:
+            self._submit(self._job)
