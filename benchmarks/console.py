@@ -4,11 +4,15 @@ For the seed execution (77 events) and a loop execution of about 5,000 events (t
 ``max_events`` default), in an in-process emulator: the execution view-model
 (``execution_model``), one live update (``execution_update``: the model plus the re-rendered
 fragments every ``step`` event carries) and the whole HTML page over HTTP. Wall time and CPU
-time (this thread's), median and p95 of ``--runs`` runs after two warm-up runs. The live
-latency from a step's commit to the browser's DOM is measured by
-``tests/browser/test_console_browser.py::test_live_latency_p95_under_250_ms_over_25_steps``.
+time (this thread's), median and p95 of ``--runs`` runs after two warm-up runs.
+
+``--browser`` measures in Debian's Chromium instead (Playwright, the browser tests' loopback-only
+pages): the first contentful paint of the seed's execution page, and the live latency from a
+step's commit (the engine's notification) to the DOM (the page's MutationObserver seeing the
+delta applied) over the 25 turns of a loop, ``--runs`` times; p50, p95 and max per run.
 
     python benchmarks/console.py [--runs 20] [--turns 400]
+    python benchmarks/console.py --browser [--runs 5]
 """
 
 from __future__ import annotations
@@ -57,7 +61,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--turns", type=int, default=400, help="loop turns (about 12 events each)")
+    parser.add_argument("--browser", action="store_true",
+                        help="first paint and commit-to-DOM latency in Chromium")
     args = parser.parse_args()
+    if args.browser:
+        browser_main(args.runs)
+        return
     with seed_cloud() as cloud:
         start_seed(cloud, "seed")
         cloud.wait_for_execution(FLOW, "seed")
@@ -82,6 +91,33 @@ def main() -> None:
                 w50, w95, c50, c95 = measure(fn, args.runs)
                 cpu = f"{c50:8.1f} {c95:7.1f}" if "HTTP" not in what else f"{'-':>8} {'-':>7}"
                 print(f"{name:<10} {events:>6}  {what:<34} {w50:9.1f} {w95:7.1f} {cpu}")
+
+
+def browser_main(runs: int) -> None:
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.chromium import ARGS, CHROMIUM, live_loop, loopback_page, node
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        for run in range(runs):
+            page = loopback_page(browser)
+            with seed_cloud() as cloud:
+                with cloud.auto_advance_disabled():
+                    start_seed(cloud, "seed")
+                    page.goto(cloud.url + execution_path(cloud, "seed"))
+                    page.wait_for_selector(node("Wait", status="waiting"))
+                    paint = page.evaluate("performance.getEntriesByName("
+                                          "'first-contentful-paint')[0]?.startTime")
+                applied, commits, _ = live_loop(cloud, page, "latency")
+            lags = sorted(1000 * (at - commits.wait(v)[0]) for v, at in applied.items())
+            p95 = lags[min(len(lags) - 1, int(0.95 * len(lags)))]
+            print(f"run {run + 1}: first contentful paint {paint:.0f} ms; commit -> DOM over "
+                  f"{len(lags)} steps: p50 {statistics.median(lags):.1f} ms, p95 {p95:.1f} ms, "
+                  f"max {lags[-1]:.1f} ms")
+            assert not page.foreign_requests, page.foreign_requests
+            page.context.close()
+        browser.close()
 
 
 if __name__ == "__main__":

@@ -11,9 +11,7 @@ from typing import Any
 
 import pytest
 
-CHROMIUM = os.environ.get("CONSOLE_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from tests.browser.chromium import ARGS, CHROMIUM, loopback_page
 
 
 def _unavailable(reason: str) -> None:
@@ -38,21 +36,8 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1360, "height": 900})
-    page = context.new_page()
-    page.foreign_requests = []  # type: ignore[attr-defined]
-    page.page_errors = []  # type: ignore[attr-defined]
-
-    def route(route: Any) -> None:
-        if route.request.url.startswith(("http://127.0.0.1:", "data:")):
-            route.continue_()
-        else:
-            page.foreign_requests.append(route.request.url)  # type: ignore[attr-defined]
-            route.abort()
-
-    page.route("**/*", route)
-    page.on("pageerror", lambda error: page.page_errors.append(str(error)))  # type: ignore
+    page = loopback_page(browser)
     yield page
-    assert page.foreign_requests == []  # type: ignore[attr-defined]
-    assert page.page_errors == []  # type: ignore[attr-defined]
-    context.close()
+    assert page.foreign_requests == []
+    assert page.page_errors == []
+    page.context.close()

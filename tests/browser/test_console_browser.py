@@ -1,5 +1,6 @@
 """The web console in a real browser: the seed live, start and stop, deep links, keyboard and
-ARIA, escaping, live latency. Synchronised on the page's own attributes and the virtual clock."""
+ARIA, escaping, live updates in order. Synchronised on the page's own attributes and the
+virtual clock."""
 
 from __future__ import annotations
 
@@ -10,11 +11,10 @@ from typing import Any
 
 import pytest
 
+from tests.browser.chromium import live_loop, node
 from tests.console.support import (
-    COUNTER,
     FLOW,
     NESTED,
-    CommitLog,
     create_flow,
     execution_path,
     seed_cloud,
@@ -27,10 +27,6 @@ pytestmark = pytest.mark.browser
 DOCS = (Path(__file__).resolve().parents[2] / "docs" if os.environ.get("CONSOLE_SCREENSHOTS")
         else Path(tempfile.mkdtemp(prefix="console-shots-")))
 PATH_STATES = ("StartJob", "Pass", "Wait", "GetJobStatus", "CheckJobComplete", "JobSucceeded")
-
-
-def node(name: str, **attrs: str) -> str:
-    return f"#n-{name}" + "".join(f'[data-{k}="{v}"]' for k, v in attrs.items())
 
 
 def test_seed_mid_run_then_final_with_body(page: Any) -> None:
@@ -77,43 +73,18 @@ def test_seed_mid_run_then_final_with_body(page: Any) -> None:
             ".textContent, r.querySelector('td').textContent])"))
         assert body["job_status"] == "success" and body["try_count"] == "4"
         page.screenshot(path=str(DOCS / "console-succeeded.png"), full_page=True)
-        assert paint is not None and paint < 2000
+        assert paint is not None and paint > 0  # how soon: benchmarks/console.py --browser
 
 
-RECORD_VERSIONS = """() => {
-  window.applied = [];
-  const summary = document.querySelector("[data-summary]");
-  new MutationObserver(() => window.applied.push(
-    [Number(summary.dataset.version), performance.timeOrigin + performance.now()]))
-    .observe(summary, {attributes: true, attributeFilter: ["data-version"]});
-}"""
-
-
-def test_live_latency_p95_under_250_ms_over_25_steps(page: Any) -> None:
-    """Commit (the engine's notification, in this process) to DOM (the page's MutationObserver
-    seeing the delta applied), for every turn of a 25-turn loop."""
+def test_every_step_reaches_the_open_page_live_in_commit_order(page: Any) -> None:
+    """All 25 turns of a loop reach the page over its live channel, each version applied
+    after its commit and in order (how fast: ``python benchmarks/console.py --browser``)."""
     with seed_cloud() as cloud:
-        create_flow(cloud, "Counter", COUNTER)
-        with cloud.auto_advance_disabled():
-            start(cloud.fnf_client(), "Counter", "latency", "{}")
-            page.goto(cloud.url + execution_path(cloud, "latency", "Counter"))
-            page.wait_for_selector(node("Tick", status="waiting", visits="1"))
-            page.wait_for_selector('[data-live="live"]')
-            page.evaluate(RECORD_VERSIONS)
-            first = int(page.get_attribute("[data-summary]", "data-version"))
-            commits = CommitLog(cloud, "latency", first, 30, flow="Counter")
-            for turn in range(2, 26):
-                cloud.advance(1)
-                page.wait_for_selector(node("Tick", visits=str(turn)))
-            cloud.advance(1)
-            page.wait_for_selector(node("Done", status="succeeded"))
-            applied = dict(page.evaluate("window.applied"))
-        lags = sorted(1000 * (applied[v] / 1000 - commits.wait(v)[0]) for v in applied)
-        p50, p95 = lags[len(lags) // 2], lags[min(len(lags) - 1, int(0.95 * len(lags)))]
-        print(f"live latency commit -> DOM over {len(lags)} steps: p50 {p50:.1f} ms, "
-              f"p95 {p95:.1f} ms, max {lags[-1]:.1f} ms")
-        assert len(lags) >= 25 and all(lag > 0 for lag in lags)
-        assert p95 < 250
+        applied, commits, first = live_loop(cloud, page, "latency")
+        versions = sorted(applied)
+        assert len(versions) >= 25 and versions[0] > first
+        assert [applied[v] for v in versions] == sorted(applied.values())  # in commit order
+        assert all(applied[v] > commits.wait(v)[0] for v in versions)  # never before its commit
 
 
 def test_parallel_branches_and_map_iterations_are_drawn_inside_their_node(page: Any) -> None:
