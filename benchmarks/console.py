@@ -96,7 +96,7 @@ def main() -> None:
 def browser_main(runs: int) -> None:
     from playwright.sync_api import sync_playwright
 
-    from tests.browser.chromium import ARGS, CHROMIUM, live_loop, loopback_page, node
+    from tests.browser.chromium import ARGS, CHROMIUM, live_loop, loopback_page, open_seed_waiting
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -104,15 +104,11 @@ def browser_main(runs: int) -> None:
             page = loopback_page(browser)
             with seed_cloud() as cloud:
                 with cloud.auto_advance_disabled():
-                    start_seed(cloud, "seed")
-                    page.goto(cloud.url + execution_path(cloud, "seed"))
-                    page.wait_for_selector(node("Wait", status="waiting"))
-                    paint = page.evaluate("performance.getEntriesByName("
-                                          "'first-contentful-paint')[0]?.startTime")
+                    paint = open_seed_waiting(cloud, page, "seed")
                 applied, commits, _ = live_loop(cloud, page, "latency")
             lags = sorted(1000 * (at - commits.wait(v)[0]) for v, at in applied.items())
             p95 = lags[min(len(lags) - 1, int(0.95 * len(lags)))]
-            print(f"run {run + 1}: first contentful paint {paint:.0f} ms; commit -> DOM over "
+            print(f"run {run + 1}: first contentful paint {paint or 0:.0f} ms; commit -> DOM over "
                   f"{len(lags)} steps: p50 {statistics.median(lags):.1f} ms, p95 {p95:.1f} ms, "
                   f"max {lags[-1]:.1f} ms")
             assert not page.foreign_requests, page.foreign_requests

@@ -7,7 +7,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tests.console.support import COUNTER, CommitLog, create_flow, execution_path
+from tests.console.support import (
+    COUNTER,
+    CommitLog,
+    create_flow,
+    execution_path,
+    start_seed,
+)
 from tests.emulator.cloudflow_support import start
 
 CHROMIUM = os.environ.get("CONSOLE_CHROMIUM", "/usr/bin/chromium")
@@ -37,6 +43,15 @@ def loopback_page(browser: Any) -> Any:
 
 def node(name: str, **attrs: str) -> str:
     return f"#n-{name}" + "".join(f'[data-{k}="{v}"]' for k, v in attrs.items())
+
+
+def open_seed_waiting(cloud: Any, page: Any, name: str) -> float | None:
+    """Start the seed execution ``name`` (the caller holds the clock) and open its page until
+    it shows Wait waiting; the page's first contentful paint (ms), None when not reported."""
+    start_seed(cloud, name)
+    page.goto(cloud.url + execution_path(cloud, name))
+    page.wait_for_selector(node("Wait", status="waiting"))
+    return page.evaluate("performance.getEntriesByName('first-contentful-paint')[0]?.startTime")
 
 
 RECORD_VERSIONS = """() => {

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.chromium import live_loop, node
+from tests.browser.chromium import live_loop, node, open_seed_waiting
 from tests.console.support import (
     FLOW,
     NESTED,
@@ -32,11 +32,7 @@ PATH_STATES = ("StartJob", "Pass", "Wait", "GetJobStatus", "CheckJobComplete", "
 def test_seed_mid_run_then_final_with_body(page: Any) -> None:
     with seed_cloud() as cloud:
         with cloud.auto_advance_disabled():
-            start_seed(cloud, "seed-run-1")
-            page.goto(cloud.url + execution_path(cloud, "seed-run-1"))
-            page.wait_for_selector(node("Wait", status="waiting"))
-            paint = page.evaluate("performance.getEntriesByName('first-contentful-paint')"
-                                  "[0]?.startTime")
+            paint = open_seed_waiting(cloud, page, "seed-run-1")
             print(f"first contentful paint: {paint} ms")
             cloud.advance(10)
             page.wait_for_selector(node("Wait", status="waiting", visits="2"))
