@@ -203,6 +203,17 @@ States:
 """
 
 
+def _started(client: Any, name: str) -> None:
+    """Wait until execution ``name`` of Late has run its first step (StartExecution answers
+    before it: its Wait's timer is stored by that step)."""
+    for _ in range(40):
+        if any(e.step_name == "Pause" for e in history(client, "Late", name)):
+            return
+        client.describe_execution(fnf.DescribeExecutionRequest(  # about a second: it waits
+            flow_name="Late", execution_name=name, wait_time_seconds=1))
+    raise AssertionError(f"Late/{name} never ran its first step")
+
+
 def _due_now(state_dir: Path) -> None:
     """Make every stored Wait due (the daemon is down): the restart fires them at once."""
     with sqlite3.connect(state_dir / "emulator.db") as conn:
@@ -218,6 +229,7 @@ def test_a_stored_step_with_the_pathological_regex_runs_at_start(tmp_path: Path)
         client.start_execution(fnf.StartExecutionRequest(
             flow_name="Late", execution_name="e1",
             input=json.dumps({"s": "a" * 10_000 + "b"})))
+        _started(client, "e1")
         daemon.kill()
         _due_now(tmp_path)
         daemon.start()  # answers health while (or after) the step runs
@@ -239,6 +251,7 @@ def test_a_stored_execution_that_cannot_be_stepped_fails_and_the_daemon_comes_up
         for name in ("broken", "fine"):
             client.start_execution(fnf.StartExecutionRequest(
                 flow_name="Late", execution_name=name, input=json.dumps({"s": "ab"})))
+            _started(client, name)
         daemon.kill()
         with sqlite3.connect(tmp_path / "emulator.db") as conn:  # a state this version
             conn.execute("UPDATE executions SET state='{\"status\": \"Running\"}' "  # can't load
