@@ -147,7 +147,7 @@ def _up_view(summary: UpSummary) -> Text:
     if r.kept:
         text.append(f"Kept {len(r.kept)} resource(s) that s.yaml no longer declares; "
                     "`deploy up --yes` removes them.\n", style="yellow")
-    text.append("Next: deploy execute --delay 20", style="dim")
+    text.append("Next: deploy execute --delay 30", style="dim")
     return text
 
 
