@@ -144,6 +144,13 @@ def translate(exc: BaseException, *, service: str, operation: str) -> CloudError
     from Tea.exceptions import UnretryableException as TeaUnretryable
 
     where = f"{service} {operation}"
+    inner = getattr(exc, "inner_exception", None)
+    if (isinstance(exc, (UnretryableException, TeaUnretryable))
+            and isinstance(inner, (ResponseException, TeaException))
+            and not isinstance(inner, (UnretryableException, TeaUnretryable))):
+        # the Log Service gateway SDK wraps every error answer in UnretryableException: the
+        # endpoint was reached and answered, so the answer is what to report
+        return translate(inner, service=service, operation=operation)
     if isinstance(exc, (ResponseException, TeaException)) and not isinstance(
         exc, (UnretryableException, TeaUnretryable)
     ):
@@ -158,6 +165,9 @@ def translate(exc: BaseException, *, service: str, operation: str) -> CloudError
         text = ""
         if isinstance(data, dict):
             text = str(data.get("Message") or data.get("message") or "")
+            request_id = request_id or str(data.get("requestId") or "")
+        if not text and isinstance(exc, TeaException) and exc.message != code:
+            text = _short(str(exc.message or ""))  # Log Service: errorMessage is not in data
         detail = text or code or "request failed"
         klass = _classify(code, int(status) if status else None)
         suffix = f" (HTTP {status}" + (f", request id {request_id})" if request_id else ")")
