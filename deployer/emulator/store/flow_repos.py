@@ -327,12 +327,10 @@ class FlowRepo:
         if started_to is not None:
             sql += " AND started_at<=?"
             args.append(started_to)
-        if flow_version is not None:
-            sql += " AND flow_version=?"
-            args.append(flow_version)
-        if alias is not None:
-            sql += " AND qualifier=?"
-            args.append(alias)
+        for column, wanted in (("flow_version", flow_version), ("qualifier", alias)):
+            if wanted is not None:
+                sql += f" AND {column}=?"
+                args.append(wanted)
         with self.db.read() as conn:
             order = " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
             rows = conn.execute(sql + order + " LIMIT ?", (*args, limit)).fetchall()
