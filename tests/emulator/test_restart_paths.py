@@ -203,6 +203,14 @@ States:
 """
 
 
+def _waits_pending(daemon: Daemon, count: int) -> None:
+    """Until ``count`` Waits are pending: StartExecution answers once the start is committed,
+    before the first step (which arms the Wait's timer) has run."""
+    deadline = time.monotonic() + 30
+    while _get(daemon, "/_emulator/health")["cloudflow"]["pendingTimers"] < count:
+        assert time.monotonic() < deadline, f"fewer than {count} Waits pending after 30 s"
+
+
 def _due_now(state_dir: Path) -> None:
     """Make every stored Wait due (the daemon is down): the restart fires them at once."""
     with sqlite3.connect(state_dir / "emulator.db") as conn:
@@ -218,6 +226,7 @@ def test_a_stored_step_with_the_pathological_regex_runs_at_start(tmp_path: Path)
         client.start_execution(fnf.StartExecutionRequest(
             flow_name="Late", execution_name="e1",
             input=json.dumps({"s": "a" * 10_000 + "b"})))
+        _waits_pending(daemon, 1)
         daemon.kill()
         _due_now(tmp_path)
         daemon.start()  # answers health while (or after) the step runs
@@ -239,6 +248,7 @@ def test_a_stored_execution_that_cannot_be_stepped_fails_and_the_daemon_comes_up
         for name in ("broken", "fine"):
             client.start_execution(fnf.StartExecutionRequest(
                 flow_name="Late", execution_name=name, input=json.dumps({"s": "ab"})))
+        _waits_pending(daemon, 2)
         daemon.kill()
         with sqlite3.connect(tmp_path / "emulator.db") as conn:  # a state this version
             conn.execute("UPDATE executions SET state='{\"status\": \"Running\"}' "  # can't load
