@@ -144,31 +144,17 @@ def translate(exc: BaseException, *, service: str, operation: str) -> CloudError
     from Tea.exceptions import UnretryableException as TeaUnretryable
 
     where = f"{service} {operation}"
+    inner = getattr(exc, "inner_exception", None)
+    if (isinstance(exc, (UnretryableException, TeaUnretryable))
+            and isinstance(inner, (ResponseException, TeaException))
+            and not isinstance(inner, (UnretryableException, TeaUnretryable))):
+        # the Log Service gateway SDK wraps every error answer in UnretryableException: the
+        # endpoint was reached and answered, so the answer is what to report
+        return translate(inner, service=service, operation=operation)
     if isinstance(exc, (ResponseException, TeaException)) and not isinstance(
         exc, (UnretryableException, TeaUnretryable)
     ):
-        code = str(getattr(exc, "code", "") or "")
-        status = getattr(exc, "status_code", None) or getattr(exc, "statusCode", None)
-        request_id = str(getattr(exc, "request_id", "") or "")
-        if code == "None":
-            code = ""
-        if request_id == "None":
-            request_id = ""
-        data = getattr(exc, "data", None) or {}
-        text = ""
-        if isinstance(data, dict):
-            text = str(data.get("Message") or data.get("message") or "")
-        detail = text or code or "request failed"
-        klass = _classify(code, int(status) if status else None)
-        suffix = f" (HTTP {status}" + (f", request id {request_id})" if request_id else ")")
-        return klass(
-            f"{where} failed: {code + ': ' if code else ''}{detail}{suffix if status else ''}",
-            service=service,
-            operation=operation,
-            code=code,
-            status=int(status) if status else None,
-            request_id=request_id,
-        )
+        return _answered(exc, service=service, operation=operation)
     if isinstance(exc, (UnretryableException, TeaUnretryable, ConnectionError, TimeoutError)):
         inner = getattr(exc, "inner_exception", None) or exc
         return CloudConnectionError(
@@ -181,6 +167,38 @@ def translate(exc: BaseException, *, service: str, operation: str) -> CloudError
     return CloudError(
         f"{where} failed: {type(exc).__name__}: {_short(str(exc))}", service=service,
         operation=operation,
+    )
+
+
+def _answered(exc: BaseException, *, service: str, operation: str) -> CloudError:
+    """The CloudError of an error answer (code, HTTP status, message, request id)."""
+    from Tea.exceptions import TeaException
+
+    code = str(getattr(exc, "code", "") or "")
+    status = getattr(exc, "status_code", None) or getattr(exc, "statusCode", None)
+    request_id = str(getattr(exc, "request_id", "") or "")
+    if code == "None":
+        code = ""
+    if request_id == "None":
+        request_id = ""
+    data = getattr(exc, "data", None) or {}
+    text = ""
+    if isinstance(data, dict):
+        text = str(data.get("Message") or data.get("message") or "")
+        request_id = request_id or str(data.get("requestId") or "")
+    if not text and isinstance(exc, TeaException) and exc.message != code:
+        text = _short(str(exc.message or ""))  # Log Service: errorMessage is not in data
+    detail = text or code or "request failed"
+    klass = _classify(code, int(status) if status else None)
+    suffix = f" (HTTP {status}" + (f", request id {request_id})" if request_id else ")")
+    return klass(
+        f"{service} {operation} failed: {code + ': ' if code else ''}{detail}"
+        f"{suffix if status else ''}",
+        service=service,
+        operation=operation,
+        code=code,
+        status=int(status) if status else None,
+        request_id=request_id,
     )
 
 

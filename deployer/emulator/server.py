@@ -86,7 +86,8 @@ class EmulatorServer:
         self.router.freshness = RequestFreshness(self.clock)
         self.router.faults = FaultInjector(emulator.faults, emulator.quotas, emulator.functions)
         self.router.add_roa(FcApi(emulator.functions))
-        self.router.add_roa(SlsApi(emulator.logs, ident.secret_for, self.router.freshness))
+        self.router.add_roa(SlsApi(emulator.logs, ident.secret_for, self.router.freshness,
+                                   access=self.router.access))
         self.router.add_rpc(RamApi(emulator.roles))
         self.router.add_rpc(StsApi(emulator.tokens))
         self.router.add_rpc(CloudFlowApi(emulator.flows, emulator.executions, self.watch,

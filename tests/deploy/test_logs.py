@@ -216,3 +216,79 @@ def test_follow_on_the_local_target_streams_as_it_happens(deploy, logged, monkey
         assert any(f"Stopped following the logs of {function}." in e for e in errors)
     finally:
         daemon.stop(state_dir)
+
+
+ROLE_KEYS = """
+import os
+def handler(event, context):
+    return "\\n".join(os.environ[k] for k in ("ALIBABA_CLOUD_ACCESS_KEY_ID",
+                      "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN"))
+"""
+
+
+def _role_session(cloud, role: str, *policies: str) -> dict[str, str]:
+    """Keys of a session of a new role with the given system policies (the keys FC gives a
+    function running with that role), as the credential chain reads them from the env."""
+    import base64
+    import io
+    import zipfile
+
+    from alibabacloud_fc20230330 import models as fc_models
+    from alibabacloud_ram20150501 import models as ram_models
+
+    ram = cloud.ram_client()
+    trust = {"Version": "1", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                            "Principal": {"Service": ["fc.aliyuncs.com"]}}]}
+    ram.create_role(ram_models.CreateRoleRequest(role_name=role,
+                                                 assume_role_policy_document=json.dumps(trust)))
+    for policy in policies:
+        ram.attach_policy_to_role(ram_models.AttachPolicyToRoleRequest(
+            role_name=role, policy_type="System", policy_name=policy))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("index.py", ROLE_KEYS)
+    fc = cloud.fc_client()
+    fc.create_function(fc_models.CreateFunctionRequest(body=fc_models.CreateFunctionInput(
+        function_name=f"keys-{role}", runtime="python3.10", handler="index.handler",
+        role=f"acs:ram::{cloud.account_id}:role/{role}",
+        code=fc_models.InputCodeLocation(zip_file=base64.b64encode(buffer.getvalue()).decode()))))
+    body = fc.invoke_function(f"keys-{role}", fc_models.InvokeFunctionRequest()).body.read()
+    key_id, secret, token = body.decode().split("\n")
+    return {"ALIBABA_CLOUD_ACCESS_KEY_ID": key_id, "ALIBABA_CLOUD_ACCESS_KEY_SECRET": secret,
+            "ALIBABA_CLOUD_SECURITY_TOKEN": token}
+
+
+def _as(keys: dict[str, str]):
+    """The CLI's default credential chain answering with ``keys`` (a role session)."""
+    from contextlib import ExitStack
+    from unittest import mock
+
+    from alibabacloud_credentials.utils import auth_util
+
+    stack = ExitStack()
+    stack.enter_context(mock.patch.dict(os.environ, keys))
+    for attr, name in (("environment_access_key_id", "ALIBABA_CLOUD_ACCESS_KEY_ID"),
+                       ("environment_access_key_secret", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
+                       ("environment_security_token", "ALIBABA_CLOUD_SECURITY_TOKEN")):
+        stack.enter_context(mock.patch.object(auth_util, attr, keys[name]))
+    return stack
+
+
+def test_logs_of_a_role_session_need_log_get_logstore_logs(deploy, logged):
+    from alibabacloud_fc20230330 import models as fc_models
+
+    with mock_cloud() as cloud:
+        deploy.json("up")
+        cloud.fc_client().invoke_function("GetJobStatus", fc_models.InvokeFunctionRequest(
+            body=b'{"job_id": "j1", "delay": 0}'))
+        reader = _role_session(cloud, "log-reader", "AliyunFCReadOnlyAccess",
+                               "AliyunLogReadOnlyAccess")
+        outsider = _role_session(cloud, "outsider", "AliyunFCReadOnlyAccess")
+        with _as(reader):
+            allowed = deploy.json("logs", "GetJobStatus", "--limit", "1")
+        with _as(outsider):
+            denied = deploy("logs", "GetJobStatus", "--limit", "1")
+    assert [i["status"] for i in allowed["invocations"]] == ["Succeeded"]
+    assert denied.exit_code == 1, denied.stderr
+    assert ("denied by sts or ram, action: log:GetLogStoreLogs, resource: acs:log:cn-hangzhou:"
+            f"{cloud.account_id}:project/job-poller-logs/logstore/fc-logs") in denied.stderr

@@ -282,7 +282,8 @@ class CloudFlowApi:
         metadata_only = _bool(call, "MetadataOnly")
         filt = ExecutionFilter(
             status=p.get("Status", ""), name_prefix=p.get("ExecutionNamePrefix", ""),
-            started_from=p.get("StartedTimeBegin", ""), started_to=p.get("StartedTimeEnd", ""))
+            started_from=p.get("StartedTimeBegin", ""), started_to=p.get("StartedTimeEnd", ""),
+            qualifier=p.get("Qualifier", ""), map_run_name=p.get("MapRunName", ""))
         views, token = self._executions.list(
             ctx.account_id, ctx.region, _required(call, "FlowName"),
             limit=_int(call, "Limit", 60, 1, 99), next_token=p.get("NextToken", ""),

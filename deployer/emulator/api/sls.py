@@ -16,6 +16,13 @@ with its sorted decoded query. Errors are SLS's ``{"errorCode", "errorMessage"}`
 (``400 RequestTimeExpired``; unparsable: ``400 InvalidRequestTime``). A GetLogsV2 client
 asking for ``gzip`` or ``deflate`` gets the body as SLS sends it then: a zlib stream with
 ``x-log-compresstype`` and ``x-log-bodyrawsize``.
+
+Authorization is RAM's, as for FC and CloudFlow (docs/emulator.md "Log Service
+authorization"): the account's own AccessKey may read every logstore; a role session (an
+``STS.`` key with its ``x-acs-security-token``) needs ``log:GetLogStoreLogs`` on
+``acs:log:{region}:{account}:project/{project}/logstore/{logstore}``. A refusal is SLS's
+``401 Unauthorized`` with ``denied by sts or ram, action: ..., resource: ...``; a missing,
+forged or expired security token is ``401 Unauthorized`` too, checked before the project.
 """
 
 from __future__ import annotations
@@ -31,17 +38,21 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 from deployer.emulator.api import errors as e
+from deployer.emulator.api.access import RequestAccess
 from deployer.emulator.api.errors import Style, error_response, from_service_error
 from deployer.emulator.api.freshness import RequestFreshness
 from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
 from deployer.emulator.api.router import REGION_HEADER, RequestContext
 from deployer.emulator.api.signing import SecretLookup, SignatureError, SignatureFailure
+from deployer.emulator.services.authorization import AccessDenied
 from deployer.emulator.services.errors import ServiceError
 from deployer.emulator.services.logs import LogQuery, LogResult, LogService
+from deployer.emulator.services.security_tokens import RoleSession
 
-__all__ = ["PROJECT_HEADER", "SlsApi", "sls_signature"]
+__all__ = ["GET_LOGS_ACTION", "PROJECT_HEADER", "SlsApi", "sls_signature"]
 
 PROJECT_HEADER = "x-deployer-sls-project"
+GET_LOGS_ACTION = "log:GetLogStoreLogs"  # GetLogs and GetLogsV2 (docs: "RAM authorization")
 _LOGS_PATH = re.compile(r"^/logstores/(?P<logstore>[^/]+)(?P<logs>/logs)?$")
 _SLS_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?P<region>[a-z0-9-]+?)"
                        r"(?:-intranet|-share)?\.(?:log|sls)\.aliyuncs\.com$")
@@ -69,22 +80,27 @@ def _request_id() -> str:
 
 class SlsApi:
     """HTTP in and out for GetLogs; authentication is SLS's own (``auth`` is None, so the
-    router leaves it to :meth:`handle`)."""
+    router leaves it to :meth:`handle`). With ``access`` (the router's access hook), STS keys
+    are accepted and role sessions are authorized against RAM; without it only the
+    ``secret_for`` keys are known and nothing is authorized."""
 
     prefix = "/logstores/"
     auth = None
 
     def __init__(self, logs: LogService, secret_for: SecretLookup,
-                 freshness: RequestFreshness | None = None) -> None:
+                 freshness: RequestFreshness | None = None, *,
+                 access: RequestAccess | None = None) -> None:
         self._logs = logs
-        self._secret_for = secret_for
+        self._secret_for = access.secret_for if access is not None else secret_for
         self._freshness = freshness
+        self._access = access
 
     def handle(self, ctx: RequestContext) -> HttpResponse:
         rid = _request_id()
         try:
-            self._verify(ctx.request)
-            return self._dispatch(ctx, rid)
+            key = self._verify(ctx.request)
+            caller = self._caller(ctx.request, key)
+            return self._dispatch(ctx, rid, caller)
         except e.ApiError as exc:
             return error_response(exc, rid, Style.SLS)
         except ServiceError as exc:
@@ -92,7 +108,8 @@ class SlsApi:
 
     # --- routing ------------------------------------------------------------------------------
 
-    def _dispatch(self, ctx: RequestContext, rid: str) -> HttpResponse:
+    def _dispatch(self, ctx: RequestContext, rid: str,
+                  caller: RoleSession | None) -> HttpResponse:
         request = ctx.request
         m = _LOGS_PATH.match(request.raw_path)
         if m is None:
@@ -100,6 +117,8 @@ class SlsApi:
                                         "not supported by the emulated Log Service")
         project, region = self._where(ctx)
         logstore = unquote(m["logstore"])
+        self._authorize(caller, f"acs:log:{region}:{ctx.account_id}:project/{project}"
+                                f"/logstore/{logstore}")
         if m["logs"] and request.method == "POST":
             body = self._json_body(request)
             query = self._query(project, logstore, body)
@@ -182,9 +201,29 @@ class SlsApi:
                 break
         return response
 
-    # --- authentication -----------------------------------------------------------------------
+    # --- authentication and authorization -------------------------------------------------------
 
-    def _verify(self, request: HttpRequest) -> None:
+    def _caller(self, request: HttpRequest, access_key_id: str) -> RoleSession | None:
+        """The role session of an STS key (None: the account's own key, or no access hook);
+        a bad security token is SLS's ``401 Unauthorized``."""
+        if self._access is None:
+            return None
+        try:
+            return self._access.caller(request, access_key_id, {})
+        except e.ApiError as exc:
+            raise e.SlsUnauthorized(f"{exc.code}: {exc.message}") from None
+
+    def _authorize(self, caller: RoleSession | None, resource: str) -> None:
+        if caller is None or self._access is None:
+            return
+        try:
+            self._access.authorizer.check(caller.subject(), GET_LOGS_ACTION, resource)
+        except AccessDenied:
+            raise e.SlsUnauthorized(f"denied by sts or ram, action: {GET_LOGS_ACTION}, "
+                                    f"resource: {resource}") from None
+
+    def _verify(self, request: HttpRequest) -> str:
+        """Check the SLS signature (and the Date's freshness); the AccessKeyId that signed."""
         auth = request.headers.get("authorization") or ""
         m = re.fullmatch(r"LOG ([^:\s]+):(\S+)", auth)
         if not auth:
@@ -215,3 +254,4 @@ class SlsApi:
                 cls = (e.SlsRequestTimeExpired if exc.reason is SignatureFailure.EXPIRED
                        else e.SlsInvalidRequestTime)
                 raise cls(exc.detail) from None
+        return m[1]

@@ -135,15 +135,17 @@ class FlowEngine:
     # --- entry points for the execution service -------------------------------------------------
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str,
-              input_value: object) -> Execution:
+              input_value: object, flow_version: str = "", qualifier: str = "") -> Execution:
         """Create an execution on a snapshot of ``flow`` and commit it (``Running``, nothing
         run yet); its first step runs from the engine's queue after this returns (and, should
         the daemon die first, when the engine starts again). Returns it as committed.
 
         Raises :class:`~deployer.emulator.store.errors.ExecutionNameTaken` when the name is
-        taken (the caller re-reads)."""
+        taken (the caller re-reads). ``flow_version`` and ``qualifier`` record the published
+        version and the alias it was started with (ListExecutions' Qualifier filter)."""
         return self._stepper.begin(flow, name=name, input_text=input_text,
-                                   input_value=input_value)
+                                   input_value=input_value, flow_version=flow_version,
+                                   qualifier=qualifier)
 
     def deliver(self, seq: int, make_event: EventFactory) -> Execution | None:
         """Apply one event now, in the caller's thread; the new execution (None if gone)."""

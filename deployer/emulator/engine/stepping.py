@@ -85,9 +85,10 @@ class Stepper:
         return self._flows.get(definition)
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str,
-              input_value: object) -> Execution:
+              input_value: object, flow_version: str = "", qualifier: str = "") -> Execution:
         """Create an execution of a snapshot of ``flow`` and commit it, not yet started
         (``Running``, no event); its first step is queued and runs after this returns.
+        ``flow_version``/``qualifier``: the published version and alias it was started with.
 
         Raises :class:`~deployer.emulator.store.errors.ExecutionNameTaken` when the name is
         taken."""
@@ -101,7 +102,8 @@ class Stepper:
                     seq = steps.insert_execution(
                         conn, account_id=flow.account_id, region=flow.region,
                         flow_name=flow.name, input_text=input_text, definition=flow.definition,
-                        environment=flow.environment, ex=ex)
+                        environment=flow.environment, ex=ex, flow_version=flow_version,
+                        qualifier=qualifier)
                 self.live.put(seq, LiveExecution(1, ex, parsed, flow.account_id, flow.region))
                 self._changes.committed(seq, 1)
             self.queue.post(seq, Started)

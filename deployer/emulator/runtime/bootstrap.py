@@ -1,22 +1,23 @@
 """Worker process of one function instance: FC's python3 runtime, locally.
 
 Run by path (``python -S bootstrap.py REQUEST_FD RESPONSE_FD``) with the code root as working
-directory. It imports only the standard library and its sibling modules ``context``,
-``routing``, ``cloud_access`` and ``sandbox`` (loaded by path under private names), so user
-code sees no emulator modules; ``-S`` skips the host's site-packages. Before user code runs it
-enters the sandbox (``sandbox.py``), sets ``sys.path`` to the code root, the standard library
-and FC's built-in packages (``packages.py``), keeps only FC's safe ``FC_*`` variables, injects
-the role credentials and installs the cloud routing (``cloud_access.py`` over ``routing.py``).
+directory. It imports only the standard library and its sibling modules ``frames`` (the
+protocol below), ``context``, ``routing``, ``cloud_access`` and ``sandbox`` (loaded by path
+under private names), so user code sees no emulator modules; ``-S`` skips the host's
+site-packages. Before user code runs it enters the sandbox (``sandbox.py``), sets ``sys.path`` to
+the code root, the standard library and FC's built-in packages (``packages.py``), keeps only
+FC's safe ``FC_*`` variables, injects the role credentials and installs the cloud routing
+(``cloud_access.py`` over ``routing.py``).
 
-Protocol with the parent, both directions: frames of ``>II`` (header length, body length),
-a JSON header, then raw body bytes. The parent first sends the instance config; the worker
-answers ``{"ok": true}`` when ready. Each later frame is one ``initialize`` or ``invoke``
-request answered by one frame ``{"ok": bool, "duration_ms": float}`` + body; a request may
-carry renewed ``credentials``. The first request of a new instance may carry ``cold_start``
-(seconds): the instance's initialisation, spent after its module is imported and before the
-handler is called (slept on the real clock; on a virtual clock the call's ``now`` moves on by
-it), reported back as ``cold_start`` and left out of ``duration_ms``. EOF on the request pipe
-ends the process (exit 0).
+Protocol with the parent (``frames.py``), both directions: frames of ``>II`` (header length,
+body length), a JSON header, then raw body bytes. The parent first sends the instance config;
+the worker answers ``{"ok": true}`` when ready. Each later frame is one ``initialize`` or
+``invoke`` request answered by one frame ``{"ok": bool, "duration_ms": float}`` + body; a
+request may carry renewed ``credentials``. The first request of a new instance may carry
+``cold_start`` (seconds): the instance's initialisation, spent after its module is imported and
+before the handler is called (slept on the real clock; on a virtual clock the call's ``now``
+moves on by it), reported back as ``cold_start`` and left out of ``duration_ms``. EOF on the
+request pipe ends the process (exit 0).
 
 Logs (fd 1 and 2, one pipe to the parent) carry FC's markers; semantics in docs/runtime.md and
 reference fc3-api.md §8.
@@ -33,14 +34,12 @@ import json
 import logging
 import os
 import signal
-import struct
 import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-FRAME = struct.Struct(">II")
 MAX_LOG_WRITE = 128 * 1024  # FC truncates one write to the log at 128 KB
 LOG_FORMAT = "%(asctime)s.%(msecs)03dZ %(fc_request_id)s [%(levelname)s] %(message)s"
 ERROR_SUFFIX = ", Error: Unhandled function error"
@@ -49,38 +48,24 @@ ERROR_SUFFIX = ", Error: Unhandled function error"
 # ---------------------------------------------------------------- framing (shared with parent)
 
 
-def encode_frame(header: dict[str, Any], body: bytes = b"") -> bytes:
-    """One protocol frame: lengths, JSON header, raw body."""
-    raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    return FRAME.pack(len(raw), len(body)) + raw + body
+def _sibling(name: str) -> Any:
+    """Load ``<this dir>/<name>.py`` under a private module name (user code cannot import it)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_fc_emulator_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _read_exact(fd: int, size: int) -> bytes | None:
-    chunks = bytearray()
-    while len(chunks) < size:
-        chunk = os.read(fd, min(size - len(chunks), 1 << 20))
-        if not chunk:
-            return None
-        chunks += chunk
-    return bytes(chunks)
-
-
-def read_frame(fd: int) -> tuple[dict[str, Any], bytes] | None:
-    """Read one frame; None on EOF."""
-    lengths = _read_exact(fd, FRAME.size)
-    if lengths is None:
-        return None
-    header_size, body_size = FRAME.unpack(lengths)
-    payload = _read_exact(fd, header_size + body_size)
-    if payload is None:
-        return None
-    return json.loads(payload[:header_size]), payload[header_size:]
+if __package__:  # imported by the parent as deployer.emulator.runtime.bootstrap
+    from deployer.emulator.runtime import frames
+else:  # run by path in the worker
+    frames = _sibling("frames")
+encode_frame, read_frame, write_all = frames.encode_frame, frames.read_frame, frames.write_all
 
 
 # ---------------------------------------------------------------- results and errors (§8.3/8.4)
@@ -238,19 +223,6 @@ SAFE_FC_VARIABLES = frozenset((
 CREDENTIAL_VARIABLES = {"access_key_id": "ALIBABA_CLOUD_ACCESS_KEY_ID",
                         "access_key_secret": "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
                         "security_token": "ALIBABA_CLOUD_SECURITY_TOKEN"}
-
-
-def _sibling(name: str) -> Any:
-    """Load ``<this dir>/<name>.py`` under a private module name (user code cannot import it)."""
-    import importlib.util
-
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"_fc_emulator_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 class Call(NamedTuple):

@@ -16,12 +16,18 @@ import sys
 import threading
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.runtime.codecache import CodeCache
+from deployer.emulator.runtime.invocation_results import (
+    InvocationLog,
+    append_failure,
+    failure_body,
+    invocation_result,
+)
 from deployer.emulator.runtime.isolation import Isolation
 from deployer.emulator.runtime.launch import (
     credentials_frame,
@@ -31,7 +37,6 @@ from deployer.emulator.runtime.launch import (
 )
 from deployer.emulator.runtime.model import (
     Credentials,
-    FunctionErrorType,
     FunctionSpec,
     InvocationResult,
     RuntimeUnavailableError,
@@ -45,9 +50,7 @@ __all__ = ["DEFAULT_MAX_INSTANCES", "ProcessRuntime", "worker_environment"]
 log = logging.getLogger("deployer.emulator")
 
 DEFAULT_MAX_INSTANCES = 10
-LOG_TAIL_BYTES = 4096
 STARTUP_TIMEOUT_S = 30.0  # real seconds for a new worker to become ready
-_ERROR_SUFFIX = ", Error: Unhandled function error"
 
 
 @dataclass(eq=False, slots=True)
@@ -63,14 +66,6 @@ class _Slot:
     initialized: bool = False
     tmp_dir: Path | None = None
     credentials: Credentials | None = None  # the role keys the worker has
-
-
-@dataclass(slots=True)
-class _Log:
-    """The log of one invocation; ``tail_from`` marks where the invocation proper starts."""
-
-    data: bytearray = field(default_factory=bytearray)
-    tail_from: int = 0
 
 
 class ProcessRuntime:
@@ -291,11 +286,12 @@ class ProcessRuntime:
         self, slot: _Slot, spec: FunctionSpec, request_id: str, ready: Exchange, tail: bool
     ) -> InvocationResult:
         """A worker that died or hung before it was ready: a crash of this invocation."""
-        log = _Log(bytearray(ready.log))
+        log = InvocationLog(bytearray(ready.log))
         crash = dataclasses.replace(ready, outcome=Outcome.CRASHED)
-        _append_failure(log, crash, "Invoke", request_id, spec.timeout, "")
-        body = _failure_body(crash, spec.timeout, "")
-        result = self._result(slot, spec, request_id, body, log, crash, True, False)
+        append_failure(log, crash, "Invoke", request_id, spec.timeout, "")
+        body = failure_body(crash, spec.timeout, "")
+        at = (slot.instance_id, spec, request_id)
+        result = invocation_result(*at, body, log, crash, True, False)
         return result if tail else dataclasses.replace(result, log_tail=b"")
 
     def _run(
@@ -306,7 +302,8 @@ class ProcessRuntime:
         The first request of a new instance carries the cold start (docs/runtime.md "Latency
         model"); it does not count against the function's timeout."""
         assert slot.worker is not None
-        log = _Log()
+        log = InvocationLog()
+        at = (slot.instance_id, spec, request_id)  # what every result of this call names
         clock = RequestClock(self._clock)
         cold_start = self.cold_start if cold else 0.0
         if spec.initializer_handler and not slot.initialized:
@@ -317,9 +314,9 @@ class ProcessRuntime:
             cold_start = 0.0
             log.data += init.log
             if init.outcome is not Outcome.OK:
-                _append_failure(log, init, "Initialize", request_id, timeout, "initialization ")
-                body = _failure_body(init, timeout, "initialization ")
-                return self._result(slot, spec, request_id, body, log, init, cold, True), True
+                append_failure(log, init, "Initialize", request_id, timeout, "initialization ")
+                body = failure_body(init, timeout, "initialization ")
+                return invocation_result(*at, body, log, init, cold, True), True
             slot.initialized = True
             log.tail_from = len(log.data)
         header = clock.request("invoke", request_id, cold_start)
@@ -328,42 +325,10 @@ class ProcessRuntime:
         clock.spent(answer)
         log.data += answer.log
         if answer.outcome in (Outcome.TIMEOUT, Outcome.CRASHED, Outcome.OUT_OF_MEMORY):
-            _append_failure(log, answer, "Invoke", request_id, spec.timeout, "")
-            body = _failure_body(answer, spec.timeout, "")
-            return self._result(slot, spec, request_id, body, log, answer, cold, False), True
-        return self._result(slot, spec, request_id, answer.body, log, answer, cold, False), False
-
-    @staticmethod
-    def _result(
-        slot: _Slot,
-        spec: FunctionSpec,
-        request_id: str,
-        body: bytes,
-        log: _Log,
-        exchange: Exchange,
-        cold: bool,
-        initialization: bool,
-    ) -> InvocationResult:
-        if initialization:
-            error_type: str | None = FunctionErrorType.INITIALIZATION.value
-        elif exchange.outcome is Outcome.OK:
-            error_type = None
-        else:
-            error_type = FunctionErrorType.UNHANDLED.value
-        data = bytes(log.data)
-        tail_source = data if initialization else data[log.tail_from :]
-        return InvocationResult(
-            request_id=request_id,
-            payload=body,
-            error_type=error_type,
-            log_tail=tail_source[-LOG_TAIL_BYTES:],
-            log_text=data.decode("utf-8", "replace"),
-            instance_id=slot.instance_id,
-            duration_ms=round(exchange.duration_ms, 3),
-            code_checksum=spec.code_checksum,
-            cold_start=cold,
-            max_memory_mb=exchange.max_memory_mb,
-        )
+            append_failure(log, answer, "Invoke", request_id, spec.timeout, "")
+            body = failure_body(answer, spec.timeout, "")
+            return invocation_result(*at, body, log, answer, cold, False), True
+        return invocation_result(*at, answer.body, log, answer, cold, False), False
 
     @staticmethod
     def _renew_credentials(slot: _Slot, spec: FunctionSpec, header: dict[str, Any]) -> None:
@@ -374,36 +339,6 @@ class ProcessRuntime:
         if current is not None and current != slot.credentials:
             header["credentials"] = credentials_frame(current)
             slot.credentials = current
-
-
-def _failure_body(exchange: Exchange, timeout: int, phase: str) -> bytes:
-    """Platform-made error body of a timeout or a dead worker (docs/runtime.md)."""
-    if exchange.outcome is Outcome.TIMEOUT:
-        message = f"Function {phase}timed out after {timeout} seconds"
-    elif exchange.outcome in (Outcome.CRASHED, Outcome.OUT_OF_MEMORY):
-        memory = exchange.max_memory_mb or 0.0
-        message = (
-            "Process exited unexpectedly before completing request "
-            f"(duration: {round(exchange.duration_ms)}ms, maxMemoryUsage: {memory:.2f}MB)"
-        )
-    else:
-        return exchange.body
-    return json.dumps({"errorMessage": message}).encode("utf-8")
-
-
-def _append_failure(
-    log: _Log, exchange: Exchange, phase: str, request_id: str, timeout: int, what: str
-) -> None:
-    """The worker could not log its own end marker: the platform does it."""
-    if exchange.outcome not in (Outcome.TIMEOUT, Outcome.CRASHED, Outcome.OUT_OF_MEMORY):
-        return
-    if log.data and not log.data.endswith(b"\n"):
-        log.data += b"\n"
-    if exchange.outcome is Outcome.OUT_OF_MEMORY:
-        log.data += (f"Function ran out of memory: the instance used more than its memorySize "
-                     f"({exchange.max_memory_mb or 0:.0f} MB) and was stopped\n").encode()
-    log.data += _failure_body(exchange, timeout, what) + b"\n"
-    log.data += f"FC {phase} End RequestId: {request_id}{_ERROR_SUFFIX}\n".encode()
 
 
 def _stop_all(slots: list[_Slot]) -> None:

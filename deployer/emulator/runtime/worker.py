@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deployer.emulator.runtime import bootstrap
+from deployer.emulator.runtime import bootstrap, frames
 from deployer.emulator.runtime.isolation import MemoryMonitor, kill_tree
 
 __all__ = ["MAX_STORED_LOG", "Exchange", "Outcome", "Worker"]
@@ -129,7 +129,7 @@ class Worker:
         except OSError:
             self.monitor = MemoryMonitor(self.monitor.limit_mb, None, 0)
             self.monitor.attach(self.process.pid)
-        self._send(bootstrap.encode_frame(config))
+        self._send(frames.encode_frame(config))
 
     @property
     def pid(self) -> int:
@@ -155,7 +155,7 @@ class Worker:
         """
         started = time.monotonic()
         self.monitor.before_request()
-        if not self._send(bootstrap.encode_frame(header, body)):
+        if not self._send(frames.encode_frame(header, body)):
             return self._died(self._take_pending_log(), started)
         return self._await(started, timeout_s)
 
@@ -238,7 +238,7 @@ class Worker:
 
     def _send(self, frame: bytes) -> bool:
         try:
-            bootstrap.write_all(self._request_write, frame)
+            frames.write_all(self._request_write, frame)
         except (BrokenPipeError, OSError):
             return False
         return True
@@ -314,16 +314,16 @@ class Worker:
 
 
 def _complete_frame(buffer: bytearray) -> tuple[dict[str, Any], bytes] | None:
-    if len(buffer) < bootstrap.FRAME.size:
+    if len(buffer) < frames.FRAME.size:
         return None
-    header_size, body_size = bootstrap.FRAME.unpack_from(buffer)
-    end = bootstrap.FRAME.size + header_size + body_size
+    header_size, body_size = frames.FRAME.unpack_from(buffer)
+    end = frames.FRAME.size + header_size + body_size
     if len(buffer) < end:
         return None
-    header = json.loads(bytes(buffer[bootstrap.FRAME.size : bootstrap.FRAME.size + header_size]))
+    header = json.loads(bytes(buffer[frames.FRAME.size : frames.FRAME.size + header_size]))
     if not isinstance(header, dict):
         raise ValueError("the worker's answer header is not an object")
-    return header, bytes(buffer[bootstrap.FRAME.size + header_size : end])
+    return header, bytes(buffer[frames.FRAME.size + header_size : end])
 
 
 def _elapsed_ms(started: float) -> float:

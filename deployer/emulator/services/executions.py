@@ -64,10 +64,11 @@ class QualifierResolver(Protocol):
 class ExecutionEngine(Protocol):
     """The port to the engine that runs steps (``emulator.engine.FlowEngine``)."""
 
-    def begin(self, flow: FlowRecord, *, name: str, input_text: str,
-              input_value: Any) -> Execution:
+    def begin(self, flow: FlowRecord, *, name: str, input_text: str, input_value: Any,
+              flow_version: str = "", qualifier: str = "") -> Execution:
         """Create an execution and commit it, not yet started (``Running``): its first step
-        runs after this returns; ExecutionNameTaken when the name is in use."""
+        runs after this returns; ExecutionNameTaken when the name is in use. It records the
+        published version and the alias it was started with ('' for LATEST / none)."""
         ...
 
     def deliver(self, seq: int, make_event: Callable[[float], Event]) -> Execution | None:
@@ -120,6 +121,8 @@ class ExecutionFilter:
     name_prefix: str = ""
     started_from: str = ""
     started_to: str = ""
+    qualifier: str = ""  # LATEST, a version or an alias the executions were started with
+    map_run_name: str = ""
 
 
 def _view(row: ExecutionRow) -> ExecutionView:
@@ -175,17 +178,18 @@ class ExecutionService:
         A running one of that name is returned as is, a finished one raises
         AlreadyExists(kind='execution'). With ``qualifier`` (a published version or an alias)
         the execution runs that version's definition."""
-        flow = self._qualified(self._flows.get(account_id, region, flow_name), qualifier)
+        flow, version, alias = self._qualified(self._flows.get(account_id, region, flow_name),
+                                               qualifier)
         if flow.execution_mode != "Standard":
             raise InvalidArgument(f"Flow {flow_name} is an Express flow: use "
                                   "StartSyncExecution", field="FlowName")
         if name:
             check_name(name, "ExecutionName")
         name = name or str(uuid.uuid4())  # generated names are UUIDs, as the cloud's
-        return self._begin(flow, name, input_text, reuse=True, frozen=bool(qualifier))
+        return self._begin(flow, name, input_text, reuse=True, version=version, alias=alias)
 
     def _begin(self, flow: FlowRecord, name: str, input_text: str, *,
-               reuse: bool, frozen: bool = False) -> ExecutionView:
+               reuse: bool, version: str = "", alias: str = "") -> ExecutionView:
         text, value = _input(input_text)
         for attempt in range(2):
             status = self._repo.execution_status(flow.account_id, flow.region, flow.name, name)
@@ -200,9 +204,10 @@ class ExecutionService:
                                     kind="execution", name=name)
             if attempt:  # the flow may have changed meanwhile; a version never does
                 fresh = self._flows.get(flow.account_id, flow.region, flow.name)
-                flow = flow if frozen else fresh
+                flow = flow if version else fresh
             try:
-                ex = self._engine.begin(flow, name=name, input_text=text, input_value=value)
+                ex = self._engine.begin(flow, name=name, input_text=text, input_value=value,
+                                        flow_version=version, qualifier=alias)
             except ExecutionNameTaken:
                 continue  # started concurrently under the same name: re-read it
             return ExecutionView(name, flow.name, ex.status.value, text, output_text(ex),
@@ -221,24 +226,27 @@ class ExecutionService:
         except AlreadyExists:
             return _view(self._row(account_id, region, flow_name, name))
 
-    def _qualified(self, flow: FlowRecord, qualifier: str) -> FlowRecord:
+    def _qualified(self, flow: FlowRecord, qualifier: str) -> tuple[FlowRecord, str, str]:
+        """The flow ``qualifier`` runs, its version ('' for LATEST) and alias ('' for none)."""
         if not qualifier or qualifier == "LATEST":
-            return flow
+            return flow, "", ""
         if self.versions is None:
             raise NotFound(f"Qualifier {qualifier} of flow {flow.name} does not exist.",
                            kind="alias", name=qualifier)
-        return self.versions.resolve(flow, qualifier)[0]
+        frozen, version = self.versions.resolve(flow, qualifier)
+        return frozen, version, "" if qualifier.isdigit() else qualifier
 
     def start_sync(self, account_id: str, region: str, flow_name: str, *, name: str = "",
                    input_text: str = "", qualifier: str = "") -> SyncResult:
         """Run an Express execution to its end and return it (name ``<name>:<uuid>``)."""
-        flow = self._qualified(self._flows.get(account_id, region, flow_name), qualifier)
+        flow, version, alias = self._qualified(self._flows.get(account_id, region, flow_name),
+                                               qualifier)
         if flow.execution_mode != "Express":
             raise ServiceError("Standard execution is not supported", kind="unsupported")
         if name:
             check_name(name, "ExecutionName")
         full = f"{name or uuid.uuid4()}:{uuid.uuid4()}"
-        self._begin(flow, full, input_text, reuse=False, frozen=bool(qualifier))
+        self._begin(flow, full, input_text, reuse=False, version=version, alias=alias)
         view = self.describe(account_id, region, flow_name, full, wait_seconds=SYNC_TIMEOUT)
         if view.status == "Succeeded":
             return SyncResult(view, "", "")
@@ -261,8 +269,16 @@ class ExecutionService:
              next_token: str = "", filt: ExecutionFilter = ExecutionFilter(),
              newest_first: bool = False) -> tuple[list[ExecutionView], str]:
         """One page in start order (``newest_first``: newest first, the console's order) and
-        the next page's token ('' on the last page)."""
-        self._flows.get(account_id, region, flow_name)
+        the next page's token ('' on the last page). ``filt.qualifier``: ``LATEST``, a version
+        (started with it or through an alias that picked it) or an alias (started through it);
+        an unknown one raises NotFound as StartExecution does. A ``filt.map_run_name`` raises
+        InvalidArgument: the emulator runs no distributed Map, so no map run exists."""
+        flow = self._flows.get(account_id, region, flow_name)
+        version, alias = self._started_with(flow, filt.qualifier)
+        if filt.map_run_name:
+            raise InvalidArgument(f"MapRunName '{filt.map_run_name}' does not exist: the "
+                                  "emulator runs no distributed Map, so there are no map runs",
+                                  field="MapRunName")
         if filt.status and filt.status not in STATUSES:
             raise InvalidArgument(f"Status '{filt.status}' is invalid: use one of "
                                   + ", ".join(STATUSES), field="Status")
@@ -276,9 +292,17 @@ class ExecutionService:
             account_id, region, flow_name, after_seq=after, limit=limit + 1,
             status=filt.status, prefix=filt.name_prefix,
             started_from=_parse_time(filt.started_from, "StartedTimeBegin"),
-            started_to=_parse_time(filt.started_to, "StartedTimeEnd"), newest_first=newest_first)
+            started_to=_parse_time(filt.started_to, "StartedTimeEnd"), newest_first=newest_first,
+            flow_version=version, alias=alias)
         token = rows[limit].name if len(rows) > limit else ""
         return [_view(r) for r in rows[:limit]], token
+
+    def _started_with(self, flow: FlowRecord, qualifier: str) -> tuple[str | None, str | None]:
+        """ListExecutions' Qualifier as (flow version, alias) to match; None matches any."""
+        if not qualifier:
+            return None, None
+        _frozen, version, alias = self._qualified(flow, qualifier)
+        return (None, alias) if alias else (version, None)
 
     def counts_by_status(self, account_id: str, region: str, flow_name: str) -> dict[str, int]:
         """The number of executions of the flow per status (every status, zeros included)."""

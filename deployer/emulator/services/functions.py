@@ -2,7 +2,10 @@
 
 No HTTP here: the API layer passes typed values and gets :class:`Function` /
 :class:`Invocation` back. Time comes from the injected clock; handlers run in the injected
-:class:`FunctionRuntime`. Async invocations run on a bounded worker pool.
+:class:`FunctionRuntime`. The service is the front of four parts: the values it hands out
+(``function_model``), the role FC assumes for a function (``function_roles``), the
+resolution of a name and qualifier to what runs (``function_resolution``), and the running
+and recording of invocations, async ones on a bounded pool (``function_invocations``).
 """
 
 from __future__ import annotations
@@ -10,23 +13,23 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import logging
-import re
 import threading
 import uuid
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import wait as wait_for_futures
-from dataclasses import dataclass, field
 from typing import Any
 
 from deployer.checksums import crc64_decimal
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import (
-    AlreadyExists,
-    InvalidArgument,
-    NotFound,
-    PayloadTooLarge,
+from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.services.function_invocations import InvocationRunner
+from deployer.emulator.services.function_model import (
+    Function,
+    FunctionConfig,
+    Invocation,
+    function_from_record,
 )
+from deployer.emulator.services.function_resolution import FunctionResolver
+from deployer.emulator.services.function_roles import check_function_role
 from deployer.emulator.services.function_rules import (
     check_config_values,
     check_function_name,
@@ -35,18 +38,8 @@ from deployer.emulator.services.function_rules import (
 )
 from deployer.emulator.services.function_versions import FunctionReleases
 from deployer.emulator.services.invocation_watch import InvocationWatch
-from deployer.emulator.services.ports import (
-    Credentials,
-    FunctionRuntime,
-    FunctionSpec,
-    InvocationResult,
-    RuntimeUnavailableError,
-)
-from deployer.emulator.services.security_tokens import (
-    FC_SERVICE,
-    AssumeRoleRefused,
-    SecurityTokenService,
-)
+from deployer.emulator.services.ports import FunctionRuntime
+from deployer.emulator.services.security_tokens import SecurityTokenService
 from deployer.emulator.store.repos import (
     CodeStore,
     FunctionRecord,
@@ -58,111 +51,6 @@ from deployer.emulator.store.repos import (
 __all__ = ["Function", "FunctionConfig", "FunctionService", "Invocation"]
 
 log = logging.getLogger("deployer.emulator")
-
-SYNC_PAYLOAD_LIMIT = 32 * 1024 * 1024
-ASYNC_PAYLOAD_LIMIT = 128 * 1024
-ASYNC_WORKERS = 4
-ASYNC_QUEUE = 256
-
-
-@dataclass(frozen=True, slots=True)
-class FunctionConfig:
-    """Settings of a function. ``opaque`` holds settings stored and echoed verbatim."""
-
-    runtime: str
-    handler: str
-    memory_size: int = 512
-    cpu: float = 0.35
-    disk_size: int = 512
-    timeout: int = 3
-    instance_concurrency: int = 1
-    environment: Mapping[str, str] = field(default_factory=dict)
-    description: str = ""
-    role: str = ""
-    internet_access: bool = True
-    layers: tuple[str, ...] = ()
-    initializer_handler: str | None = None
-    initializer_timeout: int | None = None
-    opaque: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_record(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        data["layers"] = list(self.layers)
-        return data
-
-    @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> FunctionConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
-        values["layers"] = tuple(values.get("layers", ()))
-        return cls(**values)
-
-
-@dataclass(frozen=True, slots=True)
-class Function:
-    account_id: str
-    region: str
-    name: str
-    function_id: str
-    config: FunctionConfig
-    tags: tuple[tuple[str, str], ...]
-    code_checksum: str
-    code_size: int
-    created_at: float
-    modified_at: float
-    state: str = "Active"
-    last_update_status: str = "Successful"
-    warnings: tuple[str, ...] = ()  # said once, by the Create/UpdateFunction that caused them
-
-    @property
-    def arn(self) -> str:
-        return f"acs:fc:{self.region}:{self.account_id}:functions/{self.name}"
-
-
-@dataclass(frozen=True, slots=True)
-class Invocation:
-    """Outcome of an invocation; ``result`` is None for an accepted async invocation."""
-
-    request_id: str
-    asynchronous: bool
-    result: InvocationResult | None
-    version_id: str = "LATEST"  # the version that ran (or will run)
-
-
-def _to_function(rec: FunctionRecord) -> Function:
-    return Function(rec.account_id, rec.region, rec.name, rec.function_id,
-                    FunctionConfig.from_record(rec.config), rec.tags, rec.code_checksum,
-                    rec.code_size, rec.created_at, rec.modified_at)
-
-
-class RoleCredentials:
-    """The temporary keys of a function's role, obtained from STS as FC does (valid 36 hours)
-    and renewed when less than the function's timeout plus ten minutes remain, so a request
-    never runs with keys that expire before it ends. Thread-safe."""
-
-    def __init__(self, tokens: SecurityTokenService, clock: Clock, account_id: str,
-                 role_arn: str, function_name: str, timeout: int) -> None:
-        self._tokens = tokens
-        self._clock = clock
-        self._account_id = account_id
-        self._role_arn = role_arn
-        self._session = re.sub(r"[^A-Za-z0-9.@_-]", "-", f"fc-{function_name}")[:64]
-        self._margin = timeout + 600
-        self._lock = threading.Lock()
-        self._current: Credentials | None = None
-
-    def __call__(self) -> Credentials | None:
-        with self._lock:
-            now = self._clock.now()
-            if self._current is None or self._current.expiration - now < self._margin:
-                try:
-                    creds = self._tokens.for_service(self._account_id, self._role_arn,
-                                                     FC_SERVICE, self._session)
-                except (NotFound, AssumeRoleRefused) as exc:
-                    log.warning("no credentials for role %s: %s", self._role_arn, exc.message)
-                    return None
-                self._current = creds
-            return self._current
 
 
 class FunctionService:
@@ -177,24 +65,37 @@ class FunctionService:
                  runtime: FunctionRuntime, clock: Clock, *,
                  tokens: SecurityTokenService | None = None) -> None:
         self._tokens = tokens
-        self.cloud_endpoint = ""
         self._functions = functions
         self._invocations = invocations
         self._code = code
         self._runtime = runtime
         self._clock = clock
-        self._pool = ThreadPoolExecutor(ASYNC_WORKERS, thread_name_prefix="fc-async")
-        self._slots = threading.BoundedSemaphore(ASYNC_QUEUE)
-        self._pending: set[Future[InvocationResult]] = set()  # async invocations not done
-        self.invocation_watch = InvocationWatch()  # readers following invocations
         self._lock = threading.Lock()
-        # record (as cached by the repository) -> its Function and FunctionSpec
-        self._resolved: dict[tuple[str, str, str], tuple[FunctionRecord, Function,
-                                                         FunctionSpec]] = {}
-        # (function key, qualifier, version) -> (snapshot identity, Function, FunctionSpec)
-        self._versioned: dict[tuple[str, ...], tuple[tuple[Any, ...], Function,
-                                                     FunctionSpec]] = {}
-        self.versions: FunctionReleases | None = None  # published versions and aliases
+        self._resolver = FunctionResolver(functions, code, clock, tokens)
+        self._runner = InvocationRunner(runtime, invocations, clock)
+
+    @property
+    def cloud_endpoint(self) -> str:
+        """``host:port`` where SDK calls made by handlers are routed."""
+        return self._resolver.cloud_endpoint
+
+    @cloud_endpoint.setter
+    def cloud_endpoint(self, endpoint: str) -> None:
+        self._resolver.cloud_endpoint = endpoint
+
+    @property
+    def versions(self) -> FunctionReleases | None:
+        """Published versions and aliases (None until wired)."""
+        return self._resolver.versions
+
+    @versions.setter
+    def versions(self, releases: FunctionReleases | None) -> None:
+        self._resolver.versions = releases
+
+    @property
+    def invocation_watch(self) -> InvocationWatch:
+        """Wake-ups for readers following a function's invocations."""
+        return self._runner.watch
 
     # --- management ---------------------------------------------------------------------------
 
@@ -211,21 +112,11 @@ class FunctionService:
                              tags, code_checksum, len(code), now, now)
         if not self._functions.insert(rec):
             raise AlreadyExists(f"function '{name}' already exists", kind="function", name=name)
-        return self._warned(_to_function(rec), None)
+        return self._warned(function_from_record(rec), None)
 
     def _check_role(self, account_id: str, role: str) -> None:
-        """FC assumes the role through STS: it must exist and trust fc.aliyuncs.com."""
-        if not role or self._tokens is None:
-            return
-        try:
-            self._tokens.check_service_role(account_id, role, FC_SERVICE)
-        except NotFound:
-            raise InvalidArgument(
-                f"role '{role}' cannot be assumed by Function Compute: the role does not exist "
-                f"in account {account_id}", field="role") from None
-        except AssumeRoleRefused as exc:
-            raise InvalidArgument(f"role '{role}' cannot be assumed by Function Compute: "
-                                  f"{exc.message}", field="role") from None
+        if self._tokens is not None:
+            check_function_role(self._tokens, account_id, role)
 
     @staticmethod
     def _warned(fn: Function, previous_runtime: str | None) -> Function:
@@ -240,44 +131,7 @@ class FunctionService:
             qualifier: str | None = None) -> Function:
         """The function's settings: current ones for ``LATEST`` (or no qualifier), those a
         published version froze for a version id or an alias (its main version)."""
-        return self._resolve(account_id, region, name, qualifier, weighted=False)[0]
-
-    def _resolve(self, account_id: str, region: str, name: str, qualifier: str | None, *,
-                 weighted: bool = True) -> tuple[Function, FunctionSpec]:
-        rec = self._functions.get(account_id, region, name)
-        if rec is None:
-            raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
-        if qualifier not in (None, "", "LATEST"):
-            return self._resolve_published(account_id, region, name, str(qualifier),
-                                           weighted)
-        key = (account_id, region, name)
-        cached = self._resolved.get(key)
-        if cached is not None and cached[0] is rec:
-            return cached[1], cached[2]
-        fn = _to_function(rec)
-        spec = self._spec(fn)
-        self._resolved[key] = (rec, fn, spec)
-        return fn, spec
-
-    def _resolve_published(self, account_id: str, region: str, name: str, qualifier: str,
-                           weighted: bool) -> tuple[Function, FunctionSpec]:
-        """A version id or an alias: the frozen snapshot it runs (cached per version)."""
-        if self.versions is None:
-            kind = "version" if qualifier.isdigit() else "alias"
-            raise NotFound(f"{kind} '{qualifier}' of function '{name}' does not exist",
-                           kind=kind, name=qualifier)
-        found = self.versions.resolve(account_id, region, name, qualifier, weighted=weighted)
-        snap = found.record
-        identity = (snap.function_id, snap.code_checksum, snap.modified_at)
-        key = (account_id, region, name, qualifier, found.version_id)
-        cached = self._versioned.get(key)
-        if cached is not None and cached[0] == identity:
-            return cached[1], cached[2]
-        fn = _to_function(snap)
-        spec = dataclasses.replace(self._spec(fn), qualifier=qualifier,
-                                   version_id=found.version_id)
-        self._versioned[key] = (identity, fn, spec)
-        return fn, spec
+        return self._resolver.resolve(account_id, region, name, qualifier, weighted=False)[0]
 
     def update(self, account_id: str, region: str, name: str, changes: Mapping[str, Any],
                *, code: bytes | None = None, checksum: str | None = None) -> Function:
@@ -297,7 +151,7 @@ class FunctionService:
                                  current.created_at, max(self._clock.now(), current.modified_at))
             self._functions.update(rec)
         self._runtime.retire(account_id, region, name, qualifier="LATEST")
-        return self._warned(_to_function(rec), current.config.runtime)
+        return self._warned(function_from_record(rec), current.config.runtime)
 
     def delete(self, account_id: str, region: str, name: str) -> None:
         if not self._functions.delete(account_id, region, name):
@@ -315,7 +169,7 @@ class FunctionService:
         recs = self._functions.list(account_id, region, prefix=prefix, start=next_token,
                                     limit=limit + 1)
         token = recs[limit].name if len(recs) > limit else None
-        return [_to_function(r) for r in recs[:limit]], token
+        return [function_from_record(r) for r in recs[:limit]], token
 
     def code_path(self, checksum: str) -> Any:
         return self._code.path(checksum)
@@ -339,65 +193,14 @@ class FunctionService:
         (32 MB sync, 128 KB async), or InvalidArgument when the async queue is full. Function
         errors are results, not exceptions.
         """
-        limit = ASYNC_PAYLOAD_LIMIT if asynchronous else SYNC_PAYLOAD_LIMIT
-        if len(event) > limit:
-            raise PayloadTooLarge(f"payload size exceeds maximum allowed size ({limit} bytes)",
-                                  limit=limit)
-        _fn, spec = self._resolve(account_id, region, name, qualifier)
+        self._runner.check_payload(event, asynchronous)
+        _fn, spec = self._resolver.resolve(account_id, region, name, qualifier)
         if not asynchronous:
             return Invocation(request_id, False,
-                              self._run(spec, event, request_id, "Sync", tail_logs),
+                              self._runner.run(spec, event, request_id, tail_logs),
                               spec.version_id)
-        if not self._slots.acquire(blocking=False):
-            raise InvalidArgument("too many queued asynchronous invocations", field="body")
-        future: Future[InvocationResult] = self._pool.submit(
-            self._run, spec, event, request_id, "Async")
-        self._pending.add(future)
-        future.add_done_callback(self._async_done)
+        self._runner.submit(spec, event, request_id)
         return Invocation(request_id, True, None, spec.version_id)
-
-    def _async_done(self, future: Future[InvocationResult]) -> None:
-        self._pending.discard(future)
-        self._slots.release()
-        exc = future.exception() if not future.cancelled() else None
-        if exc is not None and not isinstance(exc, InvalidArgument):
-            log.error("asynchronous invocation failed", exc_info=exc)
-
-    def _spec(self, fn: Function) -> FunctionSpec:
-        c = fn.config
-        source = None
-        if c.role and self._tokens is not None:
-            source = RoleCredentials(self._tokens, self._clock, fn.account_id, c.role, fn.name,
-                                     c.timeout)
-        return FunctionSpec(fn.account_id, fn.region, fn.name, c.handler, c.runtime, c.timeout,
-                            c.memory_size, dict(c.environment), fn.code_checksum,
-                            self._code.path(fn.code_checksum), c.initializer_handler,
-                            c.initializer_timeout, role=c.role,
-                            disable_inject_credentials=str(
-                                c.opaque.get("disableInjectCredentials") or "None"),
-                            disk_size=c.disk_size, internet_access=c.internet_access,
-                            cloud_endpoint=self.cloud_endpoint, credentials=source)
-
-    def _run(self, spec: FunctionSpec, event: bytes, request_id: str, kind: str,
-             tail: bool = False) -> InvocationResult:
-        started = self._clock.now()
-        try:
-            result = self._runtime.invoke(spec, event, request_id=request_id, tail_logs=tail)
-        except RuntimeUnavailableError as exc:
-            self._record(InvocationRecord(
-                spec.account_id, spec.region, spec.function_name, request_id, started, kind,
-                "Failed", "RuntimeUnavailable", None, exc.message))
-            raise InvalidArgument(f"the emulator cannot run function '{spec.function_name}': "
-                                  f"{exc.message}", field="runtime") from None
-        self._record(InvocationRecord(
-            spec.account_id, spec.region, spec.function_name, request_id, started, kind,
-            "Failed" if result.error_type else "Succeeded", result.error_type,
-            result.duration_ms, result.log_text, result.instance_id, result.cold_start))
-        return result
-
-    def _record(self, rec: InvocationRecord) -> None:
-        self._invocations.record(rec)
-        self.invocation_watch.changed((rec.account_id, rec.region, rec.function_name))
 
     def invocations_after(self, account_id: str, region: str, name: str, after_seq: int,
                           limit: int = 100) -> builtins.list[InvocationRecord]:
@@ -413,7 +216,7 @@ class FunctionService:
     def wait_async(self, timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until every asynchronous invocation accepted
         so far has finished; True when they have."""
-        return not wait_for_futures(list(self._pending), timeout=timeout).not_done
+        return self._runner.wait_async(timeout)
 
     def invocation(self, account_id: str, region: str,
                    request_id: str) -> InvocationRecord | None:
@@ -426,4 +229,4 @@ class FunctionService:
 
     def close(self, wait: bool = True) -> None:
         """Stop the async pool (waiting for running invocations when ``wait``)."""
-        self._pool.shutdown(wait=wait, cancel_futures=not wait)
+        self._runner.close(wait)

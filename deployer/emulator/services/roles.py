@@ -67,6 +67,8 @@ SYSTEM_POLICIES: dict[str, tuple[str, str]] = {
     "AliyunSTSAssumeRoleAccess": ("Assume roles through STS",
                                   _doc(_statement("sts:AssumeRole"))),
     "AliyunLogFullAccess": ("Full access to Simple Log Service", _doc(_statement("log:*"))),
+    "AliyunLogReadOnlyAccess": ("Read-only access to Simple Log Service",
+                                _doc(_statement(["log:Get*", "log:List*"]))),
 }
 
 

@@ -7,6 +7,8 @@ Schema (migration 2), all regional rows keyed by (account_id, region):
   interpreter's :class:`Execution` as JSON and ``version`` counts the steps committed; every
   step is written with ``WHERE version = <the version it was computed from>`` so a stale or
   repeated step never commits twice.
+  Migration 7 adds ``flow_version`` (the published version it runs, '' for LATEST) and
+  ``qualifier`` (the alias it was started through, '' for none).
 * ``history``: the interpreter's history events as served (``GetExecutionHistory``).
 * ``timers``: every pending Wait, retry back-off and timeout, ``fire_at`` in clock seconds.
 * ``tasks``: every task the execution waits for (``command`` = the InvokeTask JSON);
@@ -62,6 +64,15 @@ register_migration(
         PRIMARY KEY (exec_seq, task_id));
     CREATE INDEX tasks_by_token ON tasks (account_id, region, token);
     CREATE TABLE engine_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
+    """,
+)
+
+register_migration(
+    7,
+    "executions record the flow version and the alias they were started with",
+    """
+    ALTER TABLE executions ADD COLUMN flow_version TEXT NOT NULL DEFAULT '';
+    ALTER TABLE executions ADD COLUMN qualifier TEXT NOT NULL DEFAULT ''
     """,
 )
 
@@ -293,9 +304,11 @@ class FlowRepo:
                         limit: int, status: str = "", prefix: str = "",
                         started_from: float | None = None,
                         started_to: float | None = None,
-                        newest_first: bool = False) -> list[ExecutionRow]:
+                        newest_first: bool = False, flow_version: str | None = None,
+                        alias: str | None = None) -> list[ExecutionRow]:
         """Executions in start order (``seq`` ascending) with ``seq >= after_seq``; with
-        ``newest_first``, descending with ``seq <= after_seq`` (0: from the newest)."""
+        ``newest_first``, descending with ``seq <= after_seq`` (0: from the newest).
+        ``flow_version`` ('' for LATEST) and ``alias`` keep those started with them."""
         sql = (f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE account_id=? AND region=? "
                "AND flow_name=? "
                + ("AND (seq<=? OR ?=0)" if newest_first else "AND seq>=?"))
@@ -314,6 +327,10 @@ class FlowRepo:
         if started_to is not None:
             sql += " AND started_at<=?"
             args.append(started_to)
+        for column, wanted in (("flow_version", flow_version), ("qualifier", alias)):
+            if wanted is not None:
+                sql += f" AND {column}=?"
+                args.append(wanted)
         with self.db.read() as conn:
             order = " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
             rows = conn.execute(sql + order + " LIMIT ?", (*args, limit)).fetchall()

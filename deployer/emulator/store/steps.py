@@ -72,7 +72,8 @@ def output_text(ex: Execution) -> str | None:
 
 def insert_execution(conn: sqlite3.Connection, *, account_id: str, region: str,
                      flow_name: str, input_text: str, definition: str,
-                     environment: dict[str, Any] | None, ex: Execution) -> int:
+                     environment: dict[str, Any] | None, ex: Execution,
+                     flow_version: str = "", qualifier: str = "") -> int:
     """Insert a new, not yet started execution (version 1, no history, no timers, no tasks:
     StartExecution's one small commit); return its ``seq``. Its first step (``Started``) is
     committed later by :func:`update_step` from version 1; until then :func:`unstarted`
@@ -83,11 +84,11 @@ def insert_execution(conn: sqlite3.Connection, *, account_id: str, region: str,
         cur = conn.execute(
             "INSERT INTO executions (account_id, region, flow_name, name, status, input, "
             "output, started_at, stopped_at, definition, environment, role_arn, mode, state, "
-            "version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,1)",
+            "version, flow_version, qualifier) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)",
             (account_id, region, flow_name, ex.name, ex.status.value, input_text,
              output_text(ex), ex.started_at, ex.stopped_at, definition,
              json.dumps(environment) if environment is not None else None, ex.role_arn,
-             ex.execution_mode, state_text(ex)))
+             ex.execution_mode, state_text(ex), flow_version, qualifier))
     except sqlite3.IntegrityError:
         raise ExecutionNameTaken(f"execution {ex.name!r} of flow {flow_name!r} exists") from None
     return int(cur.lastrowid or 0)

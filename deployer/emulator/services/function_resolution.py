@@ -1,0 +1,99 @@
+"""Which function an invocation runs: a name and a qualifier (none or ``LATEST``, a version
+id, an alias) resolved to the :class:`Function` and the :class:`FunctionSpec` the runtime is
+given. Specs are cached per stored record (or per published snapshot), so a hot function is
+resolved without rebuilding its spec or its role credentials.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from deployer.emulator.clock import Clock
+from deployer.emulator.services.errors import NotFound
+from deployer.emulator.services.function_model import Function, function_from_record
+from deployer.emulator.services.function_roles import RoleCredentials
+from deployer.emulator.services.function_versions import FunctionReleases
+from deployer.emulator.services.ports import FunctionSpec
+from deployer.emulator.services.security_tokens import SecurityTokenService
+from deployer.emulator.store.repos import CodeStore, FunctionRecord, FunctionRepo
+
+__all__ = ["FunctionResolver"]
+
+
+class FunctionResolver:
+    """Resolve a function and qualifier to what runs (see the module docstring).
+
+    ``versions`` (published versions and aliases) and ``cloud_endpoint`` (``host:port`` where
+    SDK calls made by handlers are routed) are set once the emulator is wired and listening.
+    """
+
+    def __init__(self, functions: FunctionRepo, code: CodeStore, clock: Clock,
+                 tokens: SecurityTokenService | None) -> None:
+        self._functions = functions
+        self._code = code
+        self._clock = clock
+        self._tokens = tokens
+        self.cloud_endpoint = ""
+        self.versions: FunctionReleases | None = None
+        # record (as cached by the repository) -> its Function and FunctionSpec
+        self._current: dict[tuple[str, str, str], tuple[FunctionRecord, Function,
+                                                        FunctionSpec]] = {}
+        # (function key, qualifier, version) -> (snapshot identity, Function, FunctionSpec)
+        self._published: dict[tuple[str, ...], tuple[tuple[Any, ...], Function,
+                                                      FunctionSpec]] = {}
+
+    def resolve(self, account_id: str, region: str, name: str, qualifier: str | None, *,
+                weighted: bool = True) -> tuple[Function, FunctionSpec]:
+        """The function and its spec: current settings for ``LATEST`` (or no qualifier), the
+        snapshot a version froze for a version id, an alias's version (picked by its weights
+        when ``weighted``, else its main version). Raises NotFound."""
+        rec = self._functions.get(account_id, region, name)
+        if rec is None:
+            raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
+        if qualifier not in (None, "", "LATEST"):
+            return self._resolve_published(account_id, region, name, str(qualifier),
+                                           weighted)
+        key = (account_id, region, name)
+        cached = self._current.get(key)
+        if cached is not None and cached[0] is rec:
+            return cached[1], cached[2]
+        fn = function_from_record(rec)
+        spec = self._spec(fn)
+        self._current[key] = (rec, fn, spec)
+        return fn, spec
+
+    def _resolve_published(self, account_id: str, region: str, name: str, qualifier: str,
+                           weighted: bool) -> tuple[Function, FunctionSpec]:
+        """A version id or an alias: the frozen snapshot it runs (cached per version)."""
+        if self.versions is None:
+            kind = "version" if qualifier.isdigit() else "alias"
+            raise NotFound(f"{kind} '{qualifier}' of function '{name}' does not exist",
+                           kind=kind, name=qualifier)
+        found = self.versions.resolve(account_id, region, name, qualifier, weighted=weighted)
+        snap = found.record
+        identity = (snap.function_id, snap.code_checksum, snap.modified_at)
+        key = (account_id, region, name, qualifier, found.version_id)
+        cached = self._published.get(key)
+        if cached is not None and cached[0] == identity:
+            return cached[1], cached[2]
+        fn = function_from_record(snap)
+        spec = dataclasses.replace(self._spec(fn), qualifier=qualifier,
+                                   version_id=found.version_id)
+        self._published[key] = (identity, fn, spec)
+        return fn, spec
+
+    def _spec(self, fn: Function) -> FunctionSpec:
+        c = fn.config
+        source = None
+        if c.role and self._tokens is not None:
+            source = RoleCredentials(self._tokens, self._clock, fn.account_id, c.role, fn.name,
+                                     c.timeout)
+        return FunctionSpec(fn.account_id, fn.region, fn.name, c.handler, c.runtime, c.timeout,
+                            c.memory_size, dict(c.environment), fn.code_checksum,
+                            self._code.path(fn.code_checksum), c.initializer_handler,
+                            c.initializer_timeout, role=c.role,
+                            disable_inject_credentials=str(
+                                c.opaque.get("disableInjectCredentials") or "None"),
+                            disk_size=c.disk_size, internet_access=c.internet_access,
+                            cloud_endpoint=self.cloud_endpoint, credentials=source)
