@@ -102,8 +102,12 @@ def unstarted(conn: sqlite3.Connection) -> list[int]:
 
 def update_step(conn: sqlite3.Connection, seq: int, version: int, *, account_id: str,
                 region: str, ex: Execution, commands: Sequence[Command],
-                timer_delay: float) -> None:
-    """Commit a step computed from ``version``; :class:`StaleStep` if that is not current."""
+                timer_delay: float, had_waits: bool = True) -> None:
+    """Commit a step computed from ``version``; :class:`StaleStep` if that is not current.
+
+    ``had_waits=False`` says the execution at ``version`` had no timers and no tasks: then
+    it has no such rows (only steps write them, and each step drops the rows its execution
+    no longer waits for), so unless this step writes some there is nothing to drop."""
     cur = conn.execute(
         "UPDATE executions SET status=?, output=?, stopped_at=?, state=?, version=version+1 "
         "WHERE seq=? AND version=?",
@@ -111,16 +115,20 @@ def update_step(conn: sqlite3.Connection, seq: int, version: int, *, account_id:
          state_text(ex), seq, version))
     if cur.rowcount != 1:
         raise StaleStep(f"execution {seq} is not at version {version}")
-    _write_effects(conn, seq, account_id, region, ex, commands, timer_delay)
+    wrote = _write_effects(conn, seq, account_id, region, ex, commands, timer_delay)
+    if wrote or had_waits:
+        _reconcile(conn, seq, ex)
 
 
 def _write_effects(conn: sqlite3.Connection, seq: int, account_id: str, region: str,
-                   ex: Execution, commands: Sequence[Command], timer_delay: float) -> None:
+                   ex: Execution, commands: Sequence[Command], timer_delay: float) -> bool:
+    """Write the step's history, timers and tasks; whether a timer or task row was written."""
     conn.executemany(
         "INSERT INTO history VALUES (?,?,?,?,?,?,?)",
         [(seq, h.event_id, h.schedule_event_id, h.type.value, h.step_name, h.time, h.detail)
          for h in ex.new_events])
     ended = ex.status.is_terminal
+    wrote = False
     for cmd in commands:
         if isinstance(cmd, StartTimer):
             # a timer started and gone within this step (a short flow's execution timeout)
@@ -129,6 +137,7 @@ def _write_effects(conn: sqlite3.Connection, seq: int, account_id: str, region: 
                 continue
             conn.execute("INSERT OR REPLACE INTO timers VALUES (?,?,?,?)",
                          (seq, cmd.timer_id, cmd.fire_at + timer_delay, cmd.purpose.value))
+            wrote = True
         elif isinstance(cmd, CancelTimer):
             conn.execute("DELETE FROM timers WHERE exec_seq=? AND timer_id=?",
                          (seq, cmd.timer_id))
@@ -137,7 +146,8 @@ def _write_effects(conn: sqlite3.Connection, seq: int, account_id: str, region: 
             conn.execute("INSERT OR REPLACE INTO tasks VALUES (?,?,?,?,?,?,?,0)",
                          (seq, cmd.task_id, command_text(cmd), cmd.task_token,
                           account_id, region, int(callback)))
-    _reconcile(conn, seq, ex)
+            wrote = True
+    return wrote
 
 
 def _reconcile(conn: sqlite3.Connection, seq: int, ex: Execution) -> None:
