@@ -240,6 +240,9 @@ class Router:
     def dispatch(self, request: HttpRequest) -> Answer:
         """Answer ``request``; never raises."""
         path = request.raw_path
+        if path == "/":  # every other surface has a longer prefix
+            return self._guard(request, Style.RPC, request.headers.get("host") or "",
+                               lambda rid: self._rpc(request, rid))
         admin = self.admin
         if admin is not None and path.startswith(admin.prefix):
             return self._guard(request, Style.ROA, "", lambda rid: admin.handle(request))
@@ -251,9 +254,6 @@ class Router:
             if path.startswith(api.prefix):
                 return self._guard(request, Style.ROA, "",
                                    lambda rid, api=api: self._roa(api, request, rid))
-        if path == "/":
-            return self._guard(request, Style.RPC, request.headers.get("host") or "",
-                               lambda rid: self._rpc(request, rid))
         return self._guard(request, Style.ROA, "", lambda rid: self._unknown(request))
 
     def is_quick(self, request: HttpRequest) -> bool:

@@ -35,6 +35,7 @@ from deployer.emulator.api.http import (
     wait_for_wake,
 )
 from deployer.emulator.httpd.limits import BodyBudget, ServerLimits
+from deployer.emulator.httpd.responses import prebuilt
 
 __all__ = ["Connection", "FrontDoor", "Server"]
 
@@ -109,7 +110,11 @@ class FrontDoor:
                 answer = await loop.run_in_executor(None, answer.then)
             if isinstance(answer, StreamingResponse):
                 return await self._stream(request, answer)
-            return self.response(answer)
+            headers = {"Server": self._server_header, **answer.headers}
+            fast = prebuilt(request, answer.status, answer.body, headers)
+            if fast is not None:  # (a response is a mapping: never test its truth)
+                return fast
+            return web.Response(status=answer.status, body=answer.body, headers=headers)
         finally:
             if reserved:
                 self.budget.release(reserved)
