@@ -162,3 +162,30 @@ def test_json_responses_are_what_json_dumps_gives(value: object) -> None:
     body = json_response(200, {"RequestId": "r", "Value": value}, {}).body
     assert body == json.dumps({"RequestId": "r", "Value": value}, ensure_ascii=False,
                               separators=(",", ":")).encode()
+
+
+@given(st.integers(min_value=0, max_value=120), st.integers(min_value=1, max_value=5))
+def test_history_rows_in_multi_row_inserts_are_the_rows_one_by_one(count: int,
+                                                                   first: int) -> None:
+    import sqlite3
+    from types import SimpleNamespace
+
+    from deployer.emulator.store import steps
+
+    schema = ("CREATE TABLE history (exec_seq INTEGER NOT NULL, event_id INTEGER NOT NULL, "
+              "schedule_event_id INTEGER NOT NULL, type TEXT NOT NULL, step_name TEXT NOT "
+              "NULL, time TEXT NOT NULL, detail TEXT NOT NULL, PRIMARY KEY (exec_seq, "
+              "event_id)) WITHOUT ROWID")
+    events = [SimpleNamespace(event_id=first + i, schedule_event_id=i // 2,
+                              type=SimpleNamespace(value=f"Type{i % 3}"), step_name=f"s{i}",
+                              time=f"t{i}", detail="{}" if i % 2 else '{"a": 1}')
+              for i in range(count)]
+    fast, plain = sqlite3.connect(":memory:"), sqlite3.connect(":memory:")
+    for conn in (fast, plain):
+        conn.execute(schema)
+    steps._insert_history(fast, 7, SimpleNamespace(new_events=events))  # type: ignore[arg-type]
+    plain.executemany("INSERT INTO history VALUES (?,?,?,?,?,?,?)",
+                      [(7, h.event_id, h.schedule_event_id, h.type.value, h.step_name, h.time,
+                        h.detail) for h in events])
+    query = "SELECT * FROM history ORDER BY exec_seq, event_id"
+    assert fast.execute(query).fetchall() == plain.execute(query).fetchall()
