@@ -4,8 +4,9 @@
 strict): it reads the body (de-chunked; ``Expect: 100-continue`` answered once the body is
 accepted; large bodies wait for the :class:`~.limits.BodyBudget`), builds an
 :class:`HttpRequest`, runs the synchronous router in the worker pool (or, for requests the
-router calls quick, right on the loop), and writes the :class:`Answer`: a complete response, a
-stream, or a deferred one awaited without a thread.
+router calls quick, right on the loop), and writes the :class:`Answer`: a complete response (one
+pre-built buffer when small, :mod:`.responses`), a stream, or a deferred one awaited without a
+thread.
 
 :class:`Connection` is aiohttp's per-connection protocol with the emulator's touches: a
 header-read timeout (``408``), and the cloud's JSON error body for requests the parser refuses.
