@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +57,14 @@ def _pending_timers(cloud: LocalCloud) -> int:
 
 
 def _token(client: Any, flow: str, name: str) -> str:
-    submitted = [e for e in history(client, flow, name) if e.type == "TaskSubmitted"]
-    return str(json.loads(submitted[-1].event_detail)["TaskToken"])
+    """The token of the execution's callback task. StartExecution answers before the first
+    step is committed (as the cloud's does), so the history is read again until the task's
+    TaskSubmitted event is in it (each read is a real request; bounded)."""
+    deadline = time.monotonic() + 30
+    while True:
+        submitted = [e for e in history(client, flow, name) if e.type == "TaskSubmitted"]
+        if submitted or time.monotonic() > deadline:
+            return str(json.loads(submitted[-1].event_detail)["TaskToken"])
 
 
 def test_an_input_over_64_kib_is_refused_at_start(client: Any, cloud: LocalCloud) -> None:

@@ -311,8 +311,13 @@ def json_response(
     status: int, payload: Mapping[str, Any], headers: Mapping[str, str]
 ) -> HttpResponse:
     """A JSON response (UTF-8, compact) with ``headers`` added."""
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    body = _COMPACT.encode(payload).encode("utf-8")
     return HttpResponse(status, body, {"Content-Type": "application/json", **headers})
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""``json.dumps(..., ensure_ascii=False, separators=(",", ":"))`` without a new encoder
+object per call."""
 
 
 def wire_time(ts: float) -> str:

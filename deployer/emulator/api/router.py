@@ -17,12 +17,10 @@ of that request was committed); anything else is logged and answered
 
 from __future__ import annotations
 
-import errno
 import logging
+import os
 import re
 import secrets
-import sqlite3
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -45,6 +43,7 @@ from deployer.emulator.api.signing import (
     verify_acs3,
     verify_rpc_v1,
 )
+from deployer.emulator.api.storage_errors import storage_error
 from deployer.emulator.api.strict import check_json_params, check_request
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.errors import ServiceError
@@ -178,47 +177,36 @@ def fc_request_id(now: float) -> str:
 
 
 _QUICK_ADMIN = frozenset({"/_emulator/health", "/_emulator/clock"})
-_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
-
-
-def storage_error(exc: BaseException, where: str) -> ApiError | None:
-    """The wire error for a failure to write the state directory ``where`` (disk full,
-    read-only, I/O error), or None when ``exc`` is something else."""
-    reason = ""
-    if isinstance(exc, sqlite3.OperationalError):
-        name = getattr(exc, "sqlite_errorname", "")
-        text = str(exc)
-        if name.startswith("SQLITE_FULL") or "disk is full" in text:
-            reason = "full"
-        elif name.startswith("SQLITE_READONLY") or "readonly database" in text:
-            reason = "read-only"
-        elif name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) or "disk I/O error" in text:
-            reason = "io"
-    elif isinstance(exc, OSError) and exc.errno is not None:
-        reason = ("full" if exc.errno in _FULL else "read-only" if exc.errno in _READ_ONLY
-                  else "io" if exc.errno == errno.EIO else "")
-    if not reason:
-        return None
-    tail = (" Nothing of this request was saved; what was saved before is intact. The emulator "
-            "keeps running: retry once the state directory is writable again.")
-    if reason == "full":
-        return e.StorageFull(f"the emulator cannot save its state: the disk holding {where} is "
-                             f"full ({exc}).{tail}")
-    if reason == "read-only":
-        return e.StorageReadOnly(f"the emulator cannot save its state: {where} is read-only "
-                                 f"({exc}).{tail}")
-    return e.StorageError(f"the emulator cannot save its state in {where}: I/O error "
-                          f"({exc}).{tail}")
-
-
 def region_from_host(host: str, default: str) -> str:
+    found = _HOST_REGIONS.get(host)
+    if found is None:
+        found = _region_of_host(host)
+        if len(_HOST_REGIONS) >= 256:
+            _HOST_REGIONS.clear()
+        _HOST_REGIONS[host] = found
+    return found or default
+
+
+_HOST_REGIONS: dict[str, str] = {}  # Host header -> its region ("": none), recent ones
+
+
+def _region_of_host(host: str) -> str:
     name = host.rsplit(":", 1)[0] if not host.startswith("[") else host
     for pattern in _REGION_HOSTS:
         m = pattern.match(name.lower())
         if m:
             return m.group(1)
-    return default
+    return ""
+
+
+def rpc_request_id() -> str:
+    """A random (version 4) UUID in capitals, as the RPC products' request ids; what
+    ``str(uuid.uuid4()).upper()`` gives, without building a UUID object."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex().upper()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 @dataclass
@@ -252,6 +240,9 @@ class Router:
     def dispatch(self, request: HttpRequest) -> Answer:
         """Answer ``request``; never raises."""
         path = request.raw_path
+        if path == "/":  # every other surface has a longer prefix
+            return self._guard(request, Style.RPC, request.headers.get("host") or "",
+                               lambda rid: self._rpc(request, rid))
         admin = self.admin
         if admin is not None and path.startswith(admin.prefix):
             return self._guard(request, Style.ROA, "", lambda rid: admin.handle(request))
@@ -263,9 +254,6 @@ class Router:
             if path.startswith(api.prefix):
                 return self._guard(request, Style.ROA, "",
                                    lambda rid, api=api: self._roa(api, request, rid))
-        if path == "/":
-            return self._guard(request, Style.RPC, request.headers.get("host") or "",
-                               lambda rid: self._rpc(request, rid))
         return self._guard(request, Style.ROA, "", lambda rid: self._unknown(request))
 
     def is_quick(self, request: HttpRequest) -> bool:
@@ -284,7 +272,7 @@ class Router:
     def _guard(self, request: HttpRequest, style: Style, host: str,
                fn: Callable[[str], Answer], rid: str = "") -> Answer:
         rid = rid or (fc_request_id(self.clock.now()) if style is Style.ROA
-                      else str(uuid.uuid4()).upper())
+                      else rpc_request_id())
         try:
             check_request(request)
             return fn(rid)
@@ -312,7 +300,8 @@ class Router:
         region = region_from_host(request.headers.get("host") or "", "")
         if not region:  # a loopback endpoint
             wanted = (request.headers.get(REGION_HEADER)
-                      if REGION_HEADER in signed_header_names(request) else None)
+                      if REGION_HEADER in request.headers
+                      and REGION_HEADER in signed_header_names(request) else None)
             wanted = wanted or params.get("RegionId") or ""
             region = wanted if _REGION_RE.match(wanted) else self.default_region
         caller = None

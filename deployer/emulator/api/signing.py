@@ -17,11 +17,13 @@ async clients encode ``:`` differently.
 from __future__ import annotations
 
 import base64
+import binascii
 import enum
 import hashlib
 import hmac
 import re
 from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import parse_qsl, quote
 
 from deployer.emulator.api.http import HttpRequest
@@ -167,22 +169,88 @@ def verify_acs3(request: HttpRequest, secret_for: SecretLookup) -> str:
 
 
 _UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch
+_ENCODED: dict[str, str] = {}  # recent short names and values -> their encoding (bounded)
+_ENCODED_MAX = 4096
+_MEMO_LENGTH = 64  # longer texts (an Input, a Definition) are encoded every time
 
 
 def _enc(text: str) -> str:
+    """RFC 3986 percent-encoding of ``text`` (UTF-8; ``-_.~`` and alphanumerics kept)."""
     if _UNRESERVED(text):  # nothing to escape (most parameter names and values)
         return text
     return quote(text, safe="-_.~", encoding="utf-8")
 
 
-def rpc_v1_signature(method: str, params: Mapping[str, str], secret: str) -> tuple[str, str]:
-    """``(signature, string_to_sign)`` of RPC v1 over decoded ``params`` (without Signature)."""
-    canon = "&".join(f"{_enc(k)}={_enc(params[k])}" for k in sorted(params))
+def _canonical(params: Mapping[str, str], skip: str = "") -> str:
+    """The RPC v1 canonical query of ``params`` (sorted by name, every name and value
+    encoded by :func:`_enc`) leaving out the parameter named ``skip``. Encodings are
+    memoised: names, and values such as the version, the key id or this second's timestamp,
+    repeat from one request to the next."""
+    memo = _ENCODED
+    parts = []
+    for name in sorted(params):
+        if name == skip:
+            continue
+        value = params[name]
+        enc_name = memo.get(name)
+        if enc_name is None:
+            enc_name = _remember(name)
+        enc_value = memo.get(value)
+        if enc_value is None:
+            enc_value = _remember(value)
+        parts.append(f"{enc_name}={enc_value}")
+    return "&".join(parts)
+
+
+def _remember(text: str) -> str:
+    encoded = _enc(text)
+    if len(text) <= _MEMO_LENGTH:
+        if len(_ENCODED) >= _ENCODED_MAX:
+            _ENCODED.clear()
+        _ENCODED[text] = encoded
+    return encoded
+
+
+def _string_to_sign(method: str, canon: str) -> str:
     # canon holds only unreserved characters, "%", "=" and "&": encoding it again is three
     # replacements (the same as _enc(canon), without a per-character loop)
     encoded = canon.replace("%", "%25").replace("=", "%3D").replace("&", "%26")
-    to_sign = f"{method.upper()}&%2F&{encoded}"
-    digest = hmac.new(f"{secret}&".encode(), to_sign.encode("utf-8"), hashlib.sha1).digest()
+    return f"{method.upper()}&%2F&{encoded}"
+
+
+_PADS: dict[str, tuple[Any, Any]] = {}  # secret -> SHA-1 states after its HMAC pads
+
+
+def _rpc_v1_digest(secret: str, to_sign: str) -> bytes:
+    """HMAC-SHA1 (RFC 2104) keyed ``secret&``: the hash states after the inner and outer
+    key pads are computed once per secret and copied, instead of keying a new HMAC each
+    time (OpenSSL 3 looks the algorithm up on every keying); the same bytes as
+    ``hmac.digest``."""
+    pads = _PADS.get(secret)
+    if pads is None:
+        pads = _pads(f"{secret}&".encode())
+        if len(_PADS) >= 64:
+            _PADS.clear()
+        _PADS[secret] = pads
+    inner, outer = pads[0].copy(), pads[1].copy()
+    inner.update(to_sign.encode("utf-8"))
+    outer.update(inner.digest())
+    digest: bytes = outer.digest()
+    return digest
+
+
+def _pads(key: bytes) -> tuple[Any, Any]:
+    if len(key) > 64:  # SHA-1's block size
+        key = hashlib.sha1(key).digest()
+    key = key.ljust(64, b"\0")
+    return (hashlib.sha1(bytes(b ^ 0x36 for b in key)),
+            hashlib.sha1(bytes(b ^ 0x5C for b in key)))
+
+
+def rpc_v1_signature(method: str, params: Mapping[str, str], secret: str) -> tuple[str, str]:
+    """``(signature, string_to_sign)`` of RPC v1 over decoded ``params`` (without Signature)."""
+    to_sign = _string_to_sign(method, _canonical(params))
+    digest = _rpc_v1_digest(secret, to_sign)
     return base64.b64encode(digest).decode("ascii"), to_sign
 
 
@@ -191,8 +259,8 @@ def verify_rpc_v1(request: HttpRequest, secret_for: SecretLookup) -> str:
 
     Parameters are the query merged with a form body (body wins), blank values kept.
     """
-    params = {**request.query_params(), **request.form_params()}
-    signature = params.pop("Signature", None)
+    params = request.rpc_params()  # parsed once per request; read only
+    signature = params.get("Signature")
     if signature is None:
         raise SignatureError(SignatureFailure.MISSING, "the request is not signed")
     if params.get("SignatureMethod") != "HMAC-SHA1" or params.get("SignatureVersion") != "1.0":
@@ -201,7 +269,8 @@ def verify_rpc_v1(request: HttpRequest, secret_for: SecretLookup) -> str:
     secret = secret_for(access_key_id) if access_key_id else None
     if secret is None:
         raise SignatureError(SignatureFailure.UNKNOWN_KEY, access_key_id, access_key_id)
-    want, _ = rpc_v1_signature(request.method, params, secret)
-    if not hmac.compare_digest(want.encode(), signature.encode()):
+    to_sign = _string_to_sign(request.method, _canonical(params, skip="Signature"))
+    want = binascii.b2a_base64(_rpc_v1_digest(secret, to_sign), newline=False)
+    if not hmac.compare_digest(want, signature.encode()):
         raise SignatureError(SignatureFailure.MISMATCH, "signature mismatch", access_key_id)
     return access_key_id

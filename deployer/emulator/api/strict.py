@@ -66,7 +66,8 @@ def check_request(request: HttpRequest) -> None:
     if not _valid_encoded(query, plus_is_space=True):
         raise e.InvalidArgument("the query string is not valid UTF-8 (after percent-decoding)")
     for name, value in request.headers.items:
-        if has_surrogate(name) or has_surrogate(value):
+        if not (name.isascii() and value.isascii()) and (has_surrogate(name)
+                                                         or has_surrogate(value)):
             raise e.InvalidArgument(f"header {_printable(name)!r} is not valid UTF-8")
     ctype = (request.headers.get("content-type") or "").lower()
     if request.body and ctype.startswith("application/x-www-form-urlencoded"):
@@ -140,9 +141,11 @@ def _check_value(value: Any) -> None:
 def check_json_params(params: Mapping[str, str], names: Iterable[str]) -> None:
     """Refuse (``400 InvalidArgument``) a parameter among ``names`` that is JSON beyond the
     limits; a value that is not JSON at all is left to the API, which names its own error."""
-    for name in names:
-        value = params.get(name)
-        if not value or value.lstrip()[:1] not in ("{", "["):
+    pairs = (params.items() if names is params
+             else ((name, params.get(name)) for name in names))
+    for name, value in pairs:
+        if not value or (value[0] not in "{[" and (not value[0].isspace()
+                                                  or value.lstrip()[:1] not in ("{", "["))):
             continue
         try:
             loads(value)

@@ -187,7 +187,8 @@ class Stepper:
             return _Outcome(new, None, [])
         done = LiveExecution(live.version + 1, new, live.flow, live.account_id, live.region)
         overlay[seq] = done
-        return _Outcome(new, done, commands, base=live.version)
+        return _Outcome(new, done, commands, base=live.version,
+                        had_waits=bool(live.ex.timers or live.ex.tasks))
 
     def _end_broken(self, item: PendingStep, exc: Exception) -> None:
         """End the execution whose step raised ``exc`` (:func:`recovery.fail_broken_step`;
@@ -213,7 +214,7 @@ class Stepper:
         try:
             steps.update_step(conn, item.seq, outcome.base, account_id=live.account_id,
                               region=live.region, ex=live.ex, commands=outcome.commands,
-                              timer_delay=self.step_latency)
+                              timer_delay=self.step_latency, had_waits=outcome.had_waits)
         except steps.StaleStep:
             log.debug("dropped a stale step of execution %s", item.seq)
             outcome.stale = True
@@ -291,5 +292,6 @@ class _Outcome:
     live: LiveExecution | None
     commands: list[Command]
     base: int = 0  # the version the step was computed from
+    had_waits: bool = True  # the execution at ``base`` had timers or tasks (rows to drop)
     stale: bool = False
     broken: Exception | None = None  # what the step raised (its execution is ended)

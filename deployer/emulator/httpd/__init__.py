@@ -5,7 +5,8 @@ an accept loop bounded by ``max_connections``, one event-loop thread) → :mod:`
 (aiohttp's strict parser; header-read and idle timeouts; the cloud's JSON error body for what
 the parser refuses; bodies de-chunked, ``Expect: 100-continue``, large bodies within a shared
 memory budget) → the synchronous router in a worker pool → a complete response, a chunked
-stream (server-sent events) or a deferred answer awaited without a thread (long polls).
+stream (server-sent events) or a deferred answer awaited without a thread (long polls);
+small complete answers are written as one pre-built buffer (:mod:`.responses`).
 Limits: :class:`ServerLimits`. Why aiohttp: docs/emulator.md "The HTTP server".
 """
 

@@ -4,8 +4,9 @@
 strict): it reads the body (de-chunked; ``Expect: 100-continue`` answered once the body is
 accepted; large bodies wait for the :class:`~.limits.BodyBudget`), builds an
 :class:`HttpRequest`, runs the synchronous router in the worker pool (or, for requests the
-router calls quick, right on the loop), and writes the :class:`Answer`: a complete response, a
-stream, or a deferred one awaited without a thread.
+router calls quick, right on the loop), and writes the :class:`Answer`: a complete response (one
+pre-built buffer when small, :mod:`.responses`), a stream, or a deferred one awaited without a
+thread.
 
 :class:`Connection` is aiohttp's per-connection protocol with the emulator's touches: a
 header-read timeout (``408``), and the cloud's JSON error body for requests the parser refuses.
@@ -35,6 +36,7 @@ from deployer.emulator.api.http import (
     wait_for_wake,
 )
 from deployer.emulator.httpd.limits import BodyBudget, ServerLimits
+from deployer.emulator.httpd.responses import prebuilt
 
 __all__ = ["Connection", "FrontDoor", "Server"]
 
@@ -109,7 +111,11 @@ class FrontDoor:
                 answer = await loop.run_in_executor(None, answer.then)
             if isinstance(answer, StreamingResponse):
                 return await self._stream(request, answer)
-            return self.response(answer)
+            headers = {"Server": self._server_header, **answer.headers}
+            fast = prebuilt(request, answer.status, answer.body, headers)
+            if fast is not None:  # (a response is a mapping: never test its truth)
+                return fast
+            return web.Response(status=answer.status, body=answer.body, headers=headers)
         finally:
             if reserved:
                 self.budget.release(reserved)

@@ -191,25 +191,27 @@ class ExecutionService:
     def _begin(self, flow: FlowRecord, name: str, input_text: str, *,
                reuse: bool, version: str = "", alias: str = "") -> ExecutionView:
         text, value = _input(input_text)
-        for attempt in range(2):
-            status = self._repo.execution_status(flow.account_id, flow.region, flow.name, name)
-            if status is not None:
-                existing = self._repo.get_execution(flow.account_id, flow.region, flow.name,
-                                                    name)
-                if existing is None:
-                    continue  # deleted meanwhile
-                if reuse and existing.status == "Running":
-                    return _view(existing)
-                raise AlreadyExists(f"Execution {name} for flow {flow.name} already exists.",
-                                    kind="execution", name=name)
-            if attempt:  # the flow may have changed meanwhile; a version never does
+        for attempt in range(3):
+            if attempt:  # the name is taken (the INSERT said so): the existing one answers
+                status = self._repo.execution_status(flow.account_id, flow.region, flow.name,
+                                                     name)
+                if status is not None:
+                    existing = self._repo.get_execution(flow.account_id, flow.region,
+                                                        flow.name, name)
+                    if existing is None:
+                        continue  # deleted meanwhile
+                    if reuse and existing.status == "Running":
+                        return _view(existing)
+                    raise AlreadyExists(f"Execution {name} for flow {flow.name} already "
+                                        "exists.", kind="execution", name=name)
+                # deleted meanwhile: the flow may have changed too; a version never does
                 fresh = self._flows.get(flow.account_id, flow.region, flow.name)
                 flow = flow if version else fresh
             try:
                 ex = self._engine.begin(flow, name=name, input_text=text, input_value=value,
                                         flow_version=version, qualifier=alias)
             except ExecutionNameTaken:
-                continue  # started concurrently under the same name: re-read it
+                continue  # in use (perhaps started concurrently): read it
             return ExecutionView(name, flow.name, ex.status.value, text, output_text(ex),
                                  ex.started_at, ex.stopped_at, flow.definition,
                                  flow.environment, ex.role_arn, ex.error_code, ex.error_detail,

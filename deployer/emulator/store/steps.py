@@ -103,8 +103,12 @@ def unstarted(conn: sqlite3.Connection) -> list[int]:
 
 def update_step(conn: sqlite3.Connection, seq: int, version: int, *, account_id: str,
                 region: str, ex: Execution, commands: Sequence[Command],
-                timer_delay: float) -> None:
-    """Commit a step computed from ``version``; :class:`StaleStep` if that is not current."""
+                timer_delay: float, had_waits: bool = True) -> None:
+    """Commit a step computed from ``version``; :class:`StaleStep` if that is not current.
+
+    ``had_waits=False`` says the execution at ``version`` had no timers and no tasks: then
+    it has no such rows (only steps write them, and each step drops the rows its execution
+    no longer waits for), so unless this step writes some there is nothing to drop."""
     cur = conn.execute(
         "UPDATE executions SET status=?, output=?, stopped_at=?, state=?, version=version+1 "
         "WHERE seq=? AND version=?",
@@ -112,16 +116,17 @@ def update_step(conn: sqlite3.Connection, seq: int, version: int, *, account_id:
          state_text(ex), seq, version))
     if cur.rowcount != 1:
         raise StaleStep(f"execution {seq} is not at version {version}")
-    _write_effects(conn, seq, account_id, region, ex, commands, timer_delay)
+    wrote = _write_effects(conn, seq, account_id, region, ex, commands, timer_delay)
+    if wrote or had_waits:
+        _reconcile(conn, seq, ex)
 
 
 def _write_effects(conn: sqlite3.Connection, seq: int, account_id: str, region: str,
-                   ex: Execution, commands: Sequence[Command], timer_delay: float) -> None:
-    conn.executemany(
-        "INSERT INTO history VALUES (?,?,?,?,?,?,?)",
-        [(seq, h.event_id, h.schedule_event_id, h.type.value, h.step_name, h.time, h.detail)
-         for h in ex.new_events])
+                   ex: Execution, commands: Sequence[Command], timer_delay: float) -> bool:
+    """Write the step's history, timers and tasks; whether a timer or task row was written."""
+    _insert_history(conn, seq, ex)
     ended = ex.status.is_terminal
+    wrote = False
     for cmd in commands:
         if isinstance(cmd, StartTimer):
             # a timer started and gone within this step (a short flow's execution timeout)
@@ -130,6 +135,7 @@ def _write_effects(conn: sqlite3.Connection, seq: int, account_id: str, region: 
                 continue
             conn.execute("INSERT OR REPLACE INTO timers VALUES (?,?,?,?)",
                          (seq, cmd.timer_id, cmd.fire_at + timer_delay, cmd.purpose.value))
+            wrote = True
         elif isinstance(cmd, CancelTimer):
             conn.execute("DELETE FROM timers WHERE exec_seq=? AND timer_id=?",
                          (seq, cmd.timer_id))
@@ -138,7 +144,29 @@ def _write_effects(conn: sqlite3.Connection, seq: int, account_id: str, region: 
             conn.execute("INSERT OR REPLACE INTO tasks VALUES (?,?,?,?,?,?,?,0)",
                          (seq, cmd.task_id, command_text(cmd), cmd.task_token,
                           account_id, region, int(callback)))
-    _reconcile(conn, seq, ex)
+            wrote = True
+    return wrote
+
+
+_HISTORY_ROWS = (32, 16, 8, 4, 2, 1)
+_INSERT_HISTORY = {n: "INSERT INTO history VALUES " + ",".join(["(?,?,?,?,?,?,?)"] * n)
+                   for n in _HISTORY_ROWS}
+
+
+def _insert_history(conn: sqlite3.Connection, seq: int, ex: Execution) -> None:
+    """The step's history events as rows: a few multi-row INSERTs (32, 16, ... 1 rows: six
+    statement texts, each prepared once) instead of one statement run per event."""
+    events = ex.new_events
+    i, total = 0, len(events)
+    while i < total:
+        left = total - i
+        size = next(n for n in _HISTORY_ROWS if n <= left)
+        values: list[Any] = []
+        for h in events[i:i + size]:
+            values += (seq, h.event_id, h.schedule_event_id, h.type.value, h.step_name,
+                       h.time, h.detail)
+        conn.execute(_INSERT_HISTORY[size], values)
+        i += size
 
 
 def _reconcile(conn: sqlite3.Connection, seq: int, ex: Execution) -> None:
