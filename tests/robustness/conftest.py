@@ -25,3 +25,18 @@ def zip_b64() -> str:
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("index.py", "def handler(event, context):\n    return event\n")
     return base64.b64encode(buf.getvalue()).decode()
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A copy of the repository's application (s.yaml, functions/, templates/)."""
+    import shutil
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parents[2]
+    root = tmp_path / "app"
+    root.mkdir()
+    shutil.copy(source / "s.yaml", root / "s.yaml")
+    for folder in ("functions", "templates"):
+        shutil.copytree(source / folder, root / folder)
+    return root

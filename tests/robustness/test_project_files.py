@@ -1,0 +1,52 @@
+"""Broken project files through the CLI: every failure names the file and line, exits with the
+documented code (3: invalid manifest or flow) and never reports a bug; ``--output json``
+stays one JSON document."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from deployer.cli.main import cli
+
+TEMPLATE_FAULTS = [
+    ("{{ 1 // 0 }}", "ZeroDivisionError"),
+    ("{% include 'other.j2' %}", "include"),
+    ("{% import 'macros.j2' as m %}", "import"),
+    ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "unsafe"),
+    ("{% for i in range(10 ** 9) %}{% endfor %}", "range"),
+    ("{{ [1][5] }}", "template"),
+    ("{{ {}['k'].x }}", "k"),
+]
+
+
+def _validate(project):
+    return CliRunner().invoke(cli, ["-C", str(project), "validate", "--output", "json"])
+
+
+@pytest.mark.parametrize(("snippet", "reason"), TEMPLATE_FAULTS)
+def test_a_template_that_fails_while_rendering_names_its_line(project, snippet, reason):
+    template = project / "templates" / "flow.yaml.j2"
+    text = template.read_text()
+    line = text.count("\n") + 1
+    template.write_text(f"{text}# {snippet}\n")
+    result = _validate(project)
+    assert result.exit_code == 3, result.stderr
+    assert "bug" not in result.stderr and "Traceback" not in result.stderr
+    [diagnostic] = json.loads(result.stdout)["flows"][0]["diagnostics"]
+    assert (diagnostic["source"], diagnostic["line"]) == ("templates/flow.yaml.j2", line)
+    assert reason in diagnostic["message"]
+
+
+def test_a_manifest_nested_too_deeply_is_invalid_not_a_bug(project):
+    manifest = project / "s.yaml"
+    lines = manifest.read_text().count("\n")
+    manifest.write_text(manifest.read_text() + "extra: " + "[" * 5000 + "]" * 5000 + "\n")
+    result = _validate(project)
+    assert result.exit_code == 3, result.stderr
+    assert "bug" not in result.stderr and "Traceback" not in result.stderr
+    [problem] = json.loads(result.stdout)["manifest"]["problems"]
+    assert problem["file"] == "s.yaml" and problem["line"] == lines + 1
+    assert "nest" in problem["message"]
