@@ -50,3 +50,13 @@ def test_a_manifest_nested_too_deeply_is_invalid_not_a_bug(project):
     [problem] = json.loads(result.stdout)["manifest"]["problems"]
     assert problem["file"] == "s.yaml" and problem["line"] == lines + 1
     assert "nest" in problem["message"]
+
+
+def test_a_rendered_flow_over_cloudflows_size_limit_fails_validation(project):
+    """CloudFlow refuses a Definition over 128 KiB at CreateFlow, so validate must too."""
+    template = project / "templates" / "flow.yaml.j2"
+    template.write_text(template.read_text() + "# {{ 'x' * 140000 }}\n")
+    result = _validate(project)
+    assert result.exit_code == 3, result.stderr
+    [diagnostic] = json.loads(result.stdout)["flows"][0]["diagnostics"]
+    assert diagnostic["code"] == "FDL007" and "131072" in diagnostic["message"]
