@@ -243,7 +243,7 @@ class FcApi:
     def list(self, ctx: RequestContext) -> HttpResponse:
         q = ctx.request.query_params()
         raw_limit = q.get("limit", "20")
-        if not raw_limit.isdigit():
+        if not (raw_limit.isascii() and raw_limit.isdigit()):
             raise e.InvalidArgument(
                 f"limit must be an integer between 1 and 100, got {raw_limit!r}")
         fns, token = self._svc.list(ctx.account_id, ctx.region, prefix=q.get("prefix", ""),
