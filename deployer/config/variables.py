@@ -47,7 +47,7 @@ def format_path(path: Path_) -> str:
     """``('resources', 'a', 'props', 'tags', 0)`` -> ``resources.a.props.tags[0]``."""
     text = ""
     for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
     return text
 
 

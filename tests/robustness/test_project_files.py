@@ -60,3 +60,19 @@ def test_a_rendered_flow_over_cloudflows_size_limit_fails_validation(project):
     assert result.exit_code == 3, result.stderr
     [diagnostic] = json.loads(result.stdout)["flows"][0]["diagnostics"]
     assert diagnostic["code"] == "FDL007" and "131072" in diagnostic["message"]
+
+
+@pytest.mark.parametrize("key", ["", "~", "null"])
+def test_a_top_level_key_that_is_null_is_reported_with_its_line(project, key):
+    """``: 5`` at the top level is a null key; resolving a reference then walked over it."""
+    manifest = project / "s.yaml"
+    text = manifest.read_text().replace("access: default",
+                                        "access: ${resources.start_job.props.code}")
+    text = text.replace("\nvars:", f"\n{key}: 5\nvars:", 1)
+    manifest.write_text(text)
+    line = text.splitlines().index(f"{key}: 5") + 1
+    result = _validate(project)
+    assert result.exit_code == 3, result.stderr
+    assert "bug" not in result.stderr and "Traceback" not in result.stderr
+    problems = json.loads(result.stdout)["manifest"]["problems"]
+    assert any(p["file"] == "s.yaml" and p["line"] == line for p in problems), problems
