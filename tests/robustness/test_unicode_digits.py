@@ -79,3 +79,9 @@ def test_admin_log_limit_in_other_digits(cloud) -> None:
     resp, data = _call(cloud, "GET", "/_emulator/logs?function=f&limit=%C2%B2",
                        headers={"X-Emulator-Token": cloud.admin_token})
     assert resp.status == 400, data
+
+
+@pytest.mark.parametrize("limit", ["1_0", "\uff19", " 5", "5 ", "+5", "0x10"])
+def test_cloudflow_integers_are_plain_decimals(cloud, limit) -> None:
+    got = _rpc(cloud.fnf_client(), "ListFlows", "2019-03-15", Limit=limit)
+    assert got.code == "InvalidArgument" and "Limit" in got.message
