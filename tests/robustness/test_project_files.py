@@ -76,3 +76,16 @@ def test_a_top_level_key_that_is_null_is_reported_with_its_line(project, key):
     assert "bug" not in result.stderr and "Traceback" not in result.stderr
     problems = json.loads(result.stdout)["manifest"]["problems"]
     assert any(p["file"] == "s.yaml" and p["line"] == line for p in problems), problems
+
+
+def test_a_function_description_over_256_characters_fails_validation(project):
+    """The emulated CreateFunction refuses it (fc3-api.md §6.1), so validate must too."""
+    manifest = project / "s.yaml"
+    text = manifest.read_text()
+    old = "description: Starts a long-running job and returns its job_id"
+    line = text.splitlines().index(f"      {old}") + 1
+    manifest.write_text(text.replace(old, "description: " + "d" * 257, 1))
+    result = _validate(project)
+    assert result.exit_code == 3, result.stderr
+    [problem] = json.loads(result.stdout)["manifest"]["problems"]
+    assert problem["line"] == line and "256" in problem["message"]
