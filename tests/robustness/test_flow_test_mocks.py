@@ -22,3 +22,12 @@ def test_mock_keys_in_other_digits_name_the_line(tmp_path: Path, key: str) -> No
                                                "templates/flow.yaml.j2", "--mocks", str(mocks)])
     assert result.exit_code == ExitCode.INVALID_INPUT, result.stderr
     assert f"{mocks}:5" in result.stderr and "invocation indexes" in result.stderr
+
+
+def test_an_endless_input_file_is_refused_not_read_forever() -> None:
+    result = CliRunner().invoke(cli_main.cli, [
+        "-C", str(ROOT), "flow", "test", "templates/flow.yaml.j2", "--mocks",
+        str(ROOT / "tests" / "fixtures" / "flows" / "seed-mocks.yaml"), "--case", "HappyPath",
+        "--input", "@/dev/zero"])
+    assert result.exit_code == ExitCode.INVALID_INPUT, result.stderr
+    assert "/dev/zero" in result.stderr and "MiB" in result.stderr
