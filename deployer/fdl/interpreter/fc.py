@@ -6,6 +6,7 @@ shapes ``TaskSucceeded.output``) and by engines/mocks (which map FC errors befor
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from deployer.fdl.ast import TaskMode
@@ -30,12 +31,37 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
+#: A ``\\uD800``-``\\uDFFF`` escape: the JSON text may decode to a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def decode_body(text: str) -> Any:
-    """The response text decoded as JSON when it is JSON, else the text itself."""
+    """The response text decoded as JSON when it is JSON, else the text itself.
+
+    A lone surrogate escape (``"\\ud800"``) decodes to U+FFFD, as CloudFlow's (Go's) JSON
+    decoder reads it: the value must be valid Unicode to be stored and shown."""
     try:
-        return _DECODER.decode(text)
+        value = _DECODER.decode(text)
     except (ValueError, RecursionError):
         return text
+    if not _SURROGATE_ESCAPE.search(text):
+        return value
+    try:
+        return _valid_unicode(value)
+    except RecursionError:
+        return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def _valid_unicode(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_valid_unicode(item) for item in value]
+    if isinstance(value, dict):
+        return {_valid_unicode(k): _valid_unicode(v) for k, v in value.items()}
+    return value
 
 
 def shape_output(action: str, mode: TaskMode, raw: str) -> Any:
