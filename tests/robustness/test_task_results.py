@@ -55,3 +55,18 @@ def test_a_lone_surrogate_in_a_function_result_ends_the_execution(case) -> None:
         assert "\ufffd" in text and not any("\ud800" <= ch <= "\udfff" for ch in text)
         if status == "Succeeded":
             assert json.loads(text)["Body"] == {"s": "\ufffd lone", "k": ["\ufffd"]}
+
+
+@pytest.mark.parametrize("expression", ['stringToJson(`"\\ud800"`)',
+                                        'stringToJson(`{"\\udc00": ["\\udfff"]}`)',
+                                        'format("{}", fromJSON(`"a\\ud800b"`))'])
+def test_a_lone_surrogate_decoded_by_an_expression_ends_the_execution(expression) -> None:
+    with mock_cloud(intercept=False) as cloud:
+        flows = cloud.fnf_client()
+        create(flows, "f", "Type: StateMachine\nSpecVersion: v1\nName: f\nStartAt: a\n"
+                           "States:\n  - Type: Pass\n    Name: a\n    OutputConstructor:\n"
+                           f"      r.$: '{expression}'\n    End: true\n")
+        flows.start_execution(fnf.StartExecutionRequest(flow_name="f", execution_name="e"))
+        ended = cloud.wait_for_execution("f", "e", timeout=30)
+        assert ended["Status"] == "Succeeded" and "\ufffd" in json.dumps(ended["Output"],
+                                                                         ensure_ascii=False)

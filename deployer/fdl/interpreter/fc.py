@@ -6,10 +6,10 @@ shapes ``TaskSucceeded.output``) and by engines/mocks (which map FC errors befor
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from deployer.fdl.ast import TaskMode
+from deployer.fdl.values import decode_json
 
 __all__ = [
     "FC_ACTION_PREFIX",
@@ -24,44 +24,13 @@ FC_ACTION_PREFIX = "FC:"
 UNKNOWN_FUNCTION_ERROR = "FC.Unknown"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-#: A ``\\uD800``-``\\uDFFF`` escape: the JSON text may decode to a lone surrogate.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def decode_body(text: str) -> Any:
-    """The response text decoded as JSON when it is JSON, else the text itself.
-
-    A lone surrogate escape (``"\\ud800"``) decodes to U+FFFD, as CloudFlow's (Go's) JSON
-    decoder reads it: the value must be valid Unicode to be stored and shown."""
+    """The response text decoded as JSON when it is JSON, else the text itself (a lone
+    surrogate escape reads as U+FFFD: :func:`~deployer.fdl.values.decode_json`)."""
     try:
-        value = _DECODER.decode(text)
+        return decode_json(text)
     except (ValueError, RecursionError):
         return text
-    if not _SURROGATE_ESCAPE.search(text):
-        return value
-    try:
-        return _valid_unicode(value)
-    except RecursionError:
-        return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-def _valid_unicode(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_valid_unicode(item) for item in value]
-    if isinstance(value, dict):
-        return {_valid_unicode(k): _valid_unicode(v) for k, v in value.items()}
-    return value
 
 
 def shape_output(action: str, mode: TaskMode, raw: str) -> Any:
