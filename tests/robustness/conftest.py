@@ -11,6 +11,7 @@ import pytest
 
 from deployer.testing.environment import LocalCloud, mock_cloud
 from deployer.testing.runtimes import EchoRuntime
+from tests.deploy.conftest import project  # noqa: F401 (a copy of the application)
 
 
 @pytest.fixture
@@ -26,17 +27,3 @@ def zip_b64() -> str:
         zf.writestr("index.py", "def handler(event, context):\n    return event\n")
     return base64.b64encode(buf.getvalue()).decode()
 
-
-@pytest.fixture
-def project(tmp_path):
-    """A copy of the repository's application (s.yaml, functions/, templates/)."""
-    import shutil
-    from pathlib import Path
-
-    source = Path(__file__).resolve().parents[2]
-    root = tmp_path / "app"
-    root.mkdir()
-    shutil.copy(source / "s.yaml", root / "s.yaml")
-    for folder in ("functions", "templates"):
-        shutil.copytree(source / folder, root / folder)
-    return root
