@@ -133,6 +133,11 @@ def _parse(path: Path) -> Any:
                             ) from None
     try:
         document = _yaml_document(text)
+    except RecursionError:
+        line, column = _deep_position(text)
+        raise ManifestError([_problem(path, line, column, "",
+                                      f"nests more than {MAX_NESTING} levels deep; s.yaml "
+                                      "holds a few levels of maps and lists")]) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -158,6 +163,28 @@ def _yaml_document(text: str) -> Any:
 
 #: The most values s.yaml may hold once its aliases are expanded (a real one has a few hundred).
 MAX_EXPANDED_VALUES = 100_000
+
+#: How deep s.yaml may nest when the YAML reader's own recursion gives up (reported where).
+MAX_NESTING = 64
+
+
+def _deep_position(text: str) -> tuple[int, int]:
+    """Where ``text`` first nests deeper than :data:`MAX_NESTING` (read as a flat stream of
+    YAML events, which needs no recursion); (1, 1) if it does not."""
+    depth = 0
+    try:
+        for event in YAML(typ="rt").parse(text):
+            kind = type(event).__name__
+            if kind in ("MappingStartEvent", "SequenceStartEvent"):
+                depth += 1
+                if depth > MAX_NESTING:
+                    mark = event.start_mark
+                    return mark.line + 1, mark.column + 1
+            elif kind in ("MappingEndEvent", "SequenceEndEvent"):
+                depth -= 1
+    except (YAMLError, RecursionError):
+        pass
+    return 1, 1
 
 
 def _check_expansion(path: Path, document: Mapping[str, Any]) -> None:

@@ -174,11 +174,12 @@ def _alias(name: str, version: Any, description: str, weights: Any, at: Path_,
         log.error(at, f"alias name {name!r} must start with a letter or _ and use letters, "
                       "digits, _ and - (1-128 chars)")
         ok = False
-    if version.lower() != LATEST and not version.isdigit():
+    if version.lower() != LATEST and not (version.isascii() and version.isdigit()):
         log.error(at, f"versionId must be latest or a version number (got {version!r})")
         ok = False
     if not isinstance(weights, Mapping) or len(weights) > 1 or not all(
-            str(k).isdigit() and isinstance(v, (int, float)) and not isinstance(v, bool)
+            str(k).isascii() and str(k).isdigit()
+            and isinstance(v, (int, float)) and not isinstance(v, bool)
             and 0 <= v <= 1 for k, v in weights.items()):
         log.error(at, 'additionalVersionWeight must map one version number to a share between '
                       '0 and 1, e.g. {"2": 0.1}')

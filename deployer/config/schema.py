@@ -47,6 +47,8 @@ HANDLER = r"(?:[A-Za-z0-9_.-]+/)*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_
 HANDLER += r"\.[A-Za-z_][A-Za-z0-9_]*"
 ENV_NAME = r"[A-Za-z][A-Za-z0-9_]*"
 ENV_TOTAL_LIMIT = 4096
+#: The longest function description Function Compute takes (fc3-api.md §6.1; the emulator too).
+MAX_FUNCTION_DESCRIPTION = 256
 
 FC3_PROPS = (
     "region", "functionName", "runtime", "handler", "code", "description", "memorySize",
@@ -115,7 +117,7 @@ def build_function(
     memory = _memory(reader)
     cpu = _cpu(reader, memory)
     spec_args: dict[str, Any] = dict(
-        description=reader.string("description", default="") or "",
+        description=_function_description(reader),
         memory_size=memory,
         timeout=reader.integer("timeout", default=3, low=1, high=86400, unit=" seconds"),
         cpu=cpu,
@@ -278,6 +280,14 @@ def _environment(reader: PropReader) -> Mapping[str, str]:
         reader.error("environmentVariables",
                      f"names and values total {total} bytes; the limit is 4 KB ({ENV_TOTAL_LIMIT})")
     return MappingProxyType(result)
+
+
+def _function_description(reader: PropReader) -> str:
+    description = reader.string("description", default="") or ""
+    if len(description) > MAX_FUNCTION_DESCRIPTION:
+        reader.error("description", f"must be at most {MAX_FUNCTION_DESCRIPTION} characters "
+                                    f"(got {len(description)})")
+    return description
 
 
 def _function_role(reader: PropReader) -> str | None:

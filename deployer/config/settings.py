@@ -35,7 +35,7 @@ def emulator_port(environ: Mapping[str, str] | None = None) -> int:
     text = (os.environ if environ is None else environ).get(EMULATOR_PORT_ENV, "").strip()
     if not text:
         return DEFAULT_EMULATOR_PORT
-    if not text.isdigit() or not 1 <= int(text) <= 65535:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 65535:
         raise SettingError(f"{EMULATOR_PORT_ENV}={text!r} is not a TCP port",
                            hint=f"set it to a number from 1 to 65535 (default "
                            f"{DEFAULT_EMULATOR_PORT}), or unset it")

@@ -47,7 +47,7 @@ def format_path(path: Path_) -> str:
     """``('resources', 'a', 'props', 'tags', 0)`` -> ``resources.a.props.tags[0]``."""
     text = ""
     for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
     return text
 
 
@@ -244,7 +244,7 @@ class Resolver:
             if raw and isinstance(node, str) and "${" in node:
                 node, raw = self._string(where, node), False
             step: str | int = key
-            if isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            if isinstance(node, list) and key.isascii() and key.isdigit() and int(key) < len(node):
                 step = int(key)
             elif not (isinstance(node, Mapping) and key in node):
                 known = list(node) if isinstance(node, Mapping) else []

@@ -57,9 +57,15 @@ def read_json_document(text: str, *, option: str, base: Path) -> JsonDocument:
     return JsonDocument(value, text, source)
 
 
+#: The largest document read from ``@FILE``: 32 MiB, FC's synchronous payload limit (the most any
+#: call takes). Reading stops there, so ``@/dev/zero`` is an error rather than a hang.
+MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+
+
 def _read_utf8(path: Path, option: str) -> str:
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            data = stream.read(MAX_DOCUMENT_BYTES + 1)
     except FileNotFoundError:
         raise InvalidInputError(f"{option}: file {path} does not exist",
                                 hint="a relative path is taken from the project directory "
@@ -68,6 +74,9 @@ def _read_utf8(path: Path, option: str) -> str:
         raise InvalidInputError(f"{option}: {path} is a directory, not a file") from None
     except OSError as exc:
         raise InvalidInputError(f"{option}: cannot read {path}: {exc.strerror}") from None
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise InvalidInputError(f"{option}: {path} holds more than 32 MiB, more than any call "
+                                "takes (Function Compute's payload limit)")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -208,7 +208,7 @@ def _entry(name: str, key: Any, value: Any, source: str, line: int) -> MockedRes
     where = f"{source}:{line}: response {name!r}, key {key!r}"
     text = str(key).strip()
     low, _, high = text.partition("-")
-    if not low.isdigit() or (high and not high.isdigit()):
+    if not _index(low) or (high and not _index(high)):
         raise MockError(f"{where}: keys are invocation indexes like \"0\" or ranges like \"0-2\"")
     first, last = int(low), int(high or low)
     if last < first:
@@ -224,6 +224,11 @@ def _entry(name: str, key: Any, value: Any, source: str, line: int) -> MockedRes
         raise MockError(f"{where}: Throw needs a string Code (and optionally Detail)")
     detail = throw.get("Detail", "")
     return MockedResponse(first, last, throw=(throw["Code"], str(detail)), line=line)
+
+
+def _index(text: str) -> bool:
+    """Whether ``text`` is an invocation index in ASCII digits ('²' and '１' are not)."""
+    return text.isascii() and text.isdigit()
 
 
 def _plain(value: Any) -> Any:

@@ -10,6 +10,7 @@ directory -> check the handler module is in the package -> write the zip (sorted
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import os
@@ -163,6 +164,13 @@ def _walk(
     for entry in sorted(os.scandir(directory), key=lambda e: e.name):
         name = f"{prefix}{entry.name}"
         path = Path(entry.path)
+        if not _utf8(entry.name):
+            raise InvalidInputError(
+                f"{root.name}/{name.encode('utf-8', 'replace').decode()} has a name that is not "
+                f"valid UTF-8 ({os.fsencode(entry.name)!r}); Function Compute's zip names files "
+                "in UTF-8", hint="rename the file")
+        if entry.is_symlink() and _symlink_loop(path):
+            raise InvalidInputError(f"{root.name}/{name} is a symlink loop")
         real = path.resolve()
         if entry.is_symlink() and not real.is_relative_to(root):
             raise InvalidInputError(
@@ -180,6 +188,23 @@ def _walk(
             found[name] = real
 
 
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _symlink_loop(path: Path) -> bool:
+    """Whether following ``path`` never ends (a symlink to nothing is not a loop: left out)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
 def build_zip(entries: dict[str, Path]) -> bytes:
     """The zip bytes of ``entries`` (name -> file): deterministic, no directory entries."""
     buffer = io.BytesIO()
@@ -191,7 +216,11 @@ def build_zip(entries: dict[str, Path]) -> bytes:
             mode = EXEC_MODE if os.access(path, os.X_OK) else FILE_MODE
             info.external_attr = (0o100000 | mode) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, path.read_bytes(), compresslevel=COMPRESS_LEVEL)
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise InvalidInputError(f"cannot read {path}: {exc.strerror}") from None
+            archive.writestr(info, data, compresslevel=COMPRESS_LEVEL)
     return buffer.getvalue()
 
 

@@ -1,5 +1,9 @@
 """Flow definitions: a Jinja2 template (``*.j2``) rendered with StrictUndefined, or a plain
-YAML file read verbatim."""
+YAML file read verbatim.
+
+Templates render in Jinja2's sandbox: no reaching Python internals (``__class__``...), no
+ranges over 100,000, and no ``{% include %}`` or ``{% import %}`` (a flow template is one file).
+Whatever fails while rendering is a TemplateError naming the template line."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.sandbox
 
 from deployer.config.specs import FlowSpec
 from deployer.core.template_map import TemplateLineMap, build_line_map
@@ -88,9 +93,19 @@ def render_flow(
     return RenderedFlow(spec.name, text, spec.definition, spec.execution_mode.value, line_map)
 
 
+class _OneFileLoader(jinja2.BaseLoader):
+    """Refuses every ``{% include %}``, ``{% import %}`` and ``{% extends %}``."""
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> Any:
+        raise jinja2.TemplateNotFound(
+            template, f"{{% include %}}, {{% import %}} and {{% extends %}} of '{template}' "
+                      "are not supported: a flow template is one file")
+
+
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                              autoescape=False)
+    return jinja2.sandbox.SandboxedEnvironment(
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
+        loader=_OneFileLoader())
 
 
 def render_mapped(source: str, shown: str, context: Mapping[str, Any]
@@ -119,6 +134,9 @@ def render_template(source: str, shown: str, context: Mapping[str, Any]) -> str:
         ) from None
     except jinja2.TemplateError as exc:
         raise TemplateError(shown, _template_line(exc), f"template error: {exc}") from None
+    except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as exc:
+        raise TemplateError(shown, _template_line(exc),
+                            f"template error: {type(exc).__name__}: {exc}") from None
 
 
 def _template_line(exc: BaseException) -> int | None:

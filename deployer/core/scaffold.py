@@ -88,7 +88,11 @@ def create_project(directory: Path, *, template: str = "seed", name: str | None 
             hint="2-42 characters: lower-case letters, digits and '-', starting with a letter")
     base = resources.files("deployer") / "project_templates"
     files = _files(base / COMMON) + _files(base / template)
-    existing = [rel for rel, _ in files if (directory / rel).exists()]
+    try:
+        existing = [rel for rel, _ in files if (directory / rel).exists()]
+    except OSError as exc:  # a name too long for the file system, a file where a folder goes
+        raise OperationError(f"cannot write the project into {directory}: {exc.strerror}",
+                             hint="choose another directory: deploy init DIR") from None
     if existing:
         raise OperationError(
             f"{directory} already has {', '.join(existing[:5])}"

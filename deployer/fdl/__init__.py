@@ -47,6 +47,7 @@ from deployer.fdl.evaluator import UNAVAILABLE, NullMode, evaluate
 from deployer.fdl.evaluator import Scope as ExpressionScope
 from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
 from deployer.fdl.expressions import Expression, parse_expression, variables_used
+from deployer.fdl.limits import DEFINITION_BYTES
 from deployer.fdl.parser import ParseResult, parse_flow
 from deployer.fdl.validator import EXECUTION_MODES, validate_flow
 
@@ -110,6 +111,12 @@ def check_flow(text: str, *, source: str = "<flow>", execution_mode: str = "Stan
     ``Express`` (Wait limits, callback task modes). Never raises on bad input, whatever the
     text: every problem is a diagnostic. Pure; no I/O.
     """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > DEFINITION_BYTES:
+        return FlowCheck(None, (Diagnostic(
+            Code.TOO_LARGE.value, f"the definition is {size} bytes; CloudFlow accepts at most "
+            f"{DEFINITION_BYTES}", Severity.ERROR, 1, 1, "",
+            "split the flow, or move large constants into the execution input", source),))
     parsed = parse_flow(text, source=source)
     if parsed.flow is None:
         return FlowCheck(None, parsed.diagnostics)

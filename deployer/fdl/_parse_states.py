@@ -185,7 +185,7 @@ def literal_timeout(get: Getter) -> int | None:
     """``Timeout`` as an integer or a string of digits (a Task's, or the flow's)."""
     timeout = as_int(get("Timeout"))
     literal = as_text(get("Timeout"))
-    if timeout is None and literal is not None and literal.strip().isdigit():
+    if timeout is None and literal is not None and literal.isascii() and literal.strip().isdigit():
         timeout = int(literal.strip())
     return timeout
 

@@ -182,7 +182,8 @@ def is_kind(value: RawValue, kind: Kind) -> bool:
     if kind is Kind.EXPRESSION:
         return isinstance(value, str)
     if kind is Kind.TIMEOUT:
-        return is_kind(value, Kind.INT) or (isinstance(value, str) and value.strip().isdigit())
+        return is_kind(value, Kind.INT) or (isinstance(value, str) and value.isascii()
+                                                and value.strip().isdigit())
     return True
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 import random
 import uuid
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from deployer.fdl.values import (
     INT64_MAX,
     INT64_MIN,
     canonical_key,
+    decode_json,
     json_equal,
     kind_name,
     render_text,
@@ -331,17 +331,13 @@ def _uuid(meter: Meter, entropy: Entropy) -> str:
     return str(entropy.uuid4())
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 @_builtin("stringToJson", 1, 1)
 def _string_to_json(meter: Meter, text: Any, function: str = "stringToJson") -> Any:
     _need(function, 1, text, str)
     meter.charge_text(len(text))
     meter.charge(text.count(",") + 1)  # elements and entries: the result's size is charged
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return decode_json(text)
     except (ValueError, RecursionError) as exc:
         _fail(function, f"invalid JSON text: {exc}", EvaluationReason.FUNCTION)
 

@@ -54,6 +54,7 @@ class Code(str, Enum):
     EXPECTED_MAPPING = "FDL004"
     BAD_KEY = "FDL005"
     TOO_DEEP = "FDL006"
+    TOO_LARGE = "FDL007"
     # structure (validator)
     MISSING_FIELD = "FDL101"
     WRONG_TYPE = "FDL102"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 __all__ = [
     "DATA_LIMIT_BYTES",
+    "DEFINITION_BYTES",
     "EVALUATION_STEPS",
     "GLOBAL_KEY_BYTES",
     "GLOBAL_VALUE_BYTES",
@@ -26,6 +27,9 @@ MAX_TIMEOUT_SECONDS = 604_800
 #: The longest execution per mode (reference §9.1): 1 year Standard, 5 minutes Express; the
 #: flow-level ``Timeout`` may only shorten it.
 MAX_DURATION_SECONDS: dict[str, int] = {"Standard": 365 * 86_400, "Express": 300}
+
+#: A flow definition (UTF-8): 128 KiB, what CreateFlow and UpdateFlow accept.
+DEFINITION_BYTES = 128 * 1024
 
 #: State input and output, execution input, Task parameters (compact JSON, UTF-8): 64 KiB.
 DATA_LIMIT_BYTES = 64 * 1024

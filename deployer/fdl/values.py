@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "canonical_key",
+    "decode_json",
     "is_number",
     "json_equal",
     "kind_name",
@@ -125,3 +127,35 @@ def render_text(value: Any) -> str:
             return str(int(value))
         return repr(value)
     return to_json_text(value)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+#: A ``\\uD800``-``\\uDFFF`` escape: the JSON text may decode to a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def decode_json(text: str) -> Any:
+    """Strict JSON ``text`` (no NaN/Infinity) as a value; ValueError or RecursionError when it
+    is not JSON.
+
+    A lone surrogate escape (``"\\ud800"``) decodes to U+FFFD, as CloudFlow's (Go's) JSON
+    decoder reads it: every value must be valid Unicode to be stored, shown and sent on."""
+    value = _DECODER.decode(text)
+    if not _SURROGATE_ESCAPE.search(text):
+        return value
+    return _valid_unicode(value)
+
+
+def _valid_unicode(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_valid_unicode(item) for item in value]
+    if isinstance(value, dict):
+        return {_valid_unicode(k): _valid_unicode(v) for k, v in value.items()}
+    return value

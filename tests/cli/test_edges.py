@@ -18,7 +18,8 @@ def _run(project: Path, *args: str, env: dict[str, str] | None = None):
     return CliRunner().invoke(cli, ["-C", str(project), *args], env=env)
 
 
-@pytest.mark.parametrize("value", ["abc", "99999", "-1", "0", "9125x"])
+@pytest.mark.parametrize("value", ["abc", "99999", "-1", "0", "9125x",
+                                   "\u00b2", "\u0669\u0661\u0662\u0665"])
 def test_a_bad_emulator_port_is_a_clear_usage_error(project: Path, value: str) -> None:
     result = _run(project, "plan", "--target", "local", env={"DEPLOY_EMULATOR_PORT": value})
     assert result.exit_code == ExitCode.USAGE

@@ -85,7 +85,7 @@ class AdminApi:
         if not function:
             raise e.InvalidArgument("query parameter 'function' is required")
         limit = params.get("limit") or "20"
-        if not limit.isdigit() or not 1 <= int(limit) <= 1000:
+        if not (limit.isascii() and limit.isdigit()) or not 1 <= int(limit) <= 1000:
             raise e.InvalidArgument("limit must be a whole number in 1-1000")
         records = self._logs(params.get("region") or "", function, int(limit))
         return json_response(200, {"function": function, "invocations": records}, {})

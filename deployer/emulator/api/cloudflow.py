@@ -8,6 +8,7 @@ Every action reads its parameters by wire name, calls :mod:`services.flows` or
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -51,6 +52,7 @@ FNF_AUTH = AuthScheme(Style.RPC, {
 })
 
 Handler = Callable[[RpcCall], Any]
+_INTEGER = re.compile(r"-?[0-9]{1,18}")
 
 # resource kind -> the CloudFlow code for "does not exist" / "exists already"
 _NOT_EXISTS: dict[str, type[e.ApiError]] = {
@@ -94,10 +96,9 @@ def _int(call: RpcCall, name: str, default: int, low: int, high: int) -> int:
     raw = call.params.get(name)
     if raw is None or raw == "":
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise e.InvalidArgument(f"{name} must be an integer, got {raw!r}.") from None
+    if not _INTEGER.fullmatch(raw):
+        raise e.InvalidArgument(f"{name} must be an integer, got {raw!r}.")
+    value = int(raw)
     if not low <= value <= high:
         raise e.InvalidArgument(f"{name} must be between {low} and {high}, got {value}.")
     return value

@@ -161,8 +161,8 @@ class ConsoleApi:
         if len(args) == 4 and args[3] == "stream" and as_json:
             since = request.headers.get("last-event-id") or _one(query, "since")
             return self.live.execution(region, flow, name, self._selection(query),
-                                       int(since) if since.isdigit() and len(since) < 10
-                                       else None)
+                                       int(since) if since.isascii() and since.isdigit()
+                                       and len(since) < 10 else None)
         if len(args) == 4 and args[3] == "panel" and as_json:
             return self._panel(region, flow, name, query)
         raise _Refused(404, "NotFound", "no such page")
@@ -287,4 +287,4 @@ def _one(query: dict[str, list[str]], key: str) -> str:
 
 def _int(query: dict[str, list[str]], key: str) -> int | None:
     text = _one(query, key)
-    return int(text) if text.isdigit() and len(text) < 10 else None
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None

@@ -21,6 +21,7 @@ from werkzeug.routing import Map, Rule
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api import strict
+from deployer.emulator.api.fc_shapes import check_settings
 from deployer.emulator.api.fc_versions import VersionRoutes
 from deployer.emulator.api.http import HttpResponse, json_response, wire_time
 from deployer.emulator.api.router import FC_AUTH, RequestContext
@@ -102,6 +103,7 @@ def _settings(body: Mapping[str, Any]) -> dict[str, Any]:
             raise e.InvalidArgument("layers must be a list of layer version ARNs")
         out["layers"] = tuple(out["layers"])
     opaque = {k: body[k] for k in OPAQUE_KEYS if k in body and body[k] is not None}
+    check_settings(opaque)
     lifecycle = opaque.get("instanceLifecycleConfig")
     if lifecycle is not None:
         init = lifecycle.get("initializer") if isinstance(lifecycle, dict) else None
@@ -241,7 +243,7 @@ class FcApi:
     def list(self, ctx: RequestContext) -> HttpResponse:
         q = ctx.request.query_params()
         raw_limit = q.get("limit", "20")
-        if not raw_limit.isdigit():
+        if not (raw_limit.isascii() and raw_limit.isdigit()):
             raise e.InvalidArgument(
                 f"limit must be an integer between 1 and 100, got {raw_limit!r}")
         fns, token = self._svc.list(ctx.account_id, ctx.region, prefix=q.get("prefix", ""),

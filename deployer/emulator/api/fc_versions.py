@@ -59,7 +59,7 @@ def _int(ctx: RequestContext, key: str, default: int) -> int:
     raw = ctx.request.query_params().get(key)
     if raw is None or raw == "":
         return default
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):
         raise e.InvalidArgument(f"{key} must be an integer between 1 and 100, got {raw!r}")
     return int(raw)
 

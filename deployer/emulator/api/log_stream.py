@@ -69,7 +69,8 @@ class LogStreamApi:
             raise e.NotFound(f"function '{function}' does not exist") from None
         key = (self._account_id, region, function)
         generation = self._functions.invocation_watch.generation(key)
-        after = int(last) if last.isdigit() and len(last) < 19 else self._newest(key)
+        numeric = last.isascii() and last.isdigit() and len(last) < 19
+        after = int(last) if numeric else self._newest(key)
         return event_stream(self._events(key, generation, after), heartbeat=HEARTBEAT)
 
     def _newest(self, key: tuple[str, str, str]) -> int:

@@ -28,7 +28,7 @@ def _int(call: RpcCall, name: str, default: int) -> int:
     raw = call.params.get(name)
     if raw is None or raw == "":
         return default
-    if not raw.lstrip("-").isdigit():
+    if not (raw.isascii() and raw.lstrip("-").isdigit()):
         raise e.InvalidParameter(f"The parameter {name} must be an integer, got {raw!r}.")
     return int(raw)
 

@@ -169,7 +169,8 @@ class SlsApi:
             value = values.get(key, default)
             if value is None:
                 raise e.ParameterInvalid(f"parameter {key} is required")
-            if isinstance(value, bool) or not str(value).lstrip("-").isdigit():
+            text = str(value)
+            if isinstance(value, bool) or not (text.isascii() and text.lstrip("-").isdigit()):
                 raise e.ParameterInvalid(f"parameter {key} must be an integer, got {value!r}")
             return int(value)
 

@@ -74,7 +74,7 @@ class StsApi:
     def assume_role(self, call: RpcCall) -> dict[str, Any]:
         assert self._tokens is not None
         raw_duration = call.params.get("DurationSeconds") or ""
-        if raw_duration and not raw_duration.isdigit():
+        if raw_duration and not (raw_duration.isascii() and raw_duration.isdigit()):
             raise _REFUSALS["duration"](f"DurationSeconds must be an integer, got "
                                         f"{raw_duration!r}.")
         try:

@@ -28,6 +28,7 @@ from deployer.emulator.services.errors import (
     ServiceError,
 )
 from deployer.emulator.services.flows import FlowService, check_name
+from deployer.emulator.services.numbers import parse_number
 from deployer.emulator.store.errors import ExecutionNameTaken
 from deployer.emulator.store.flow_repos import ExecutionRow, FlowRecord, FlowRepo, HistoryRow
 from deployer.emulator.store.steps import output_text
@@ -328,11 +329,9 @@ class ExecutionService:
                 limit: int, next_token: str = "") -> tuple[builtins.list[HistoryEvent], str]:
         """History events in event id order; the token is the next page's first event id."""
         row = self._row(account_id, region, flow_name, name)
-        start = 1
-        if next_token:
-            if not next_token.isdigit():
-                raise InvalidArgument(f"NextToken '{next_token}' is invalid", field="NextToken")
-            start = int(next_token)
+        start = parse_number(next_token) if next_token else 1
+        if start is None:
+            raise InvalidArgument(f"NextToken '{next_token}' is invalid", field="NextToken")
         events = self._repo.history(row.seq, from_event=start, limit=limit + 1)
         token = str(events[limit].event_id) if len(events) > limit else ""
         return events[:limit], token

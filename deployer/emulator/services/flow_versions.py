@@ -26,6 +26,7 @@ from typing import Any
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
 from deployer.emulator.services.flows import FlowService, check_name
+from deployer.emulator.services.numbers import parse_number
 from deployer.emulator.store.flow_repos import FlowRecord
 from deployer.emulator.store.release_repos import AliasRow, ReleaseRepo, VersionRow
 
@@ -75,8 +76,8 @@ def parse_routing(text: str | None) -> tuple[Route, ...] | None:
         version, weight = item.get("Version"), item.get("Weight")
         if isinstance(version, int) and not isinstance(version, bool):
             version = str(version)
-        if isinstance(weight, str) and weight.isdigit():
-            weight = int(weight)
+        if isinstance(weight, str) and parse_number(weight) is not None:
+            weight = parse_number(weight)
         if not isinstance(version, str) or isinstance(weight, bool) \
                 or not isinstance(weight, int):
             raise InvalidArgument("each RoutingConfigurations item needs a Version (string) "
@@ -124,10 +125,10 @@ class FlowReleases:
                       next_token: str = "") -> tuple[list[FlowVersion], str]:
         """Newest first; the token is the next page's first version."""
         self._flows.get(account_id, region, flow_name)
-        if next_token and not next_token.isdigit():
+        start = parse_number(next_token) if next_token else None
+        if next_token and start is None:
             raise InvalidArgument(f"NextToken '{next_token}' is invalid", field="NextToken")
-        rows = self._repo.versions(account_id, region, flow_name,
-                                   start=int(next_token) if next_token else None,
+        rows = self._repo.versions(account_id, region, flow_name, start=start,
                                    limit=limit + 1, descending=True)
         token = str(rows[limit].version) if len(rows) > limit else ""
         return [_version(r) for r in rows[:limit]], token
@@ -135,19 +136,20 @@ class FlowReleases:
     def delete_version(self, account_id: str, region: str, flow_name: str,
                        version: str) -> None:
         self._flows.get(account_id, region, flow_name)
-        self._existing(account_id, region, flow_name, version)
+        number = self._existing(account_id, region, flow_name, version).version
         users = [a.alias for a in self._repo.all_aliases(account_id, region, flow_name)
                  if any(str(r["version"]) == version for r in a.routing or [])]
         if users:
             raise InvalidArgument(f"FlowVersion {version} of flow {flow_name} is used by alias "
                                   f"{', '.join(users)}: route the alias elsewhere first",
                                   field="FlowVersion")
-        self._repo.delete_version(account_id, region, flow_name, int(version))
+        self._repo.delete_version(account_id, region, flow_name, number)
 
     def _existing(self, account_id: str, region: str, flow_name: str,
                   version: str) -> VersionRow:
-        row = (self._repo.version(account_id, region, flow_name, int(version))
-               if version.isdigit() else None)
+        number = parse_number(version)
+        row = (self._repo.version(account_id, region, flow_name, number)
+               if number is not None else None)
         if row is None:
             raise NotFound(f"FlowVersion {version} of flow {flow_name} does not exist.",
                            kind="version", name=version)

@@ -20,6 +20,7 @@ from deployer.emulator.clock import Clock
 from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
 from deployer.emulator.store.flow_repos import FlowRecord, FlowRepo
 from deployer.fdl import check_flow
+from deployer.fdl.limits import DEFINITION_BYTES
 
 __all__ = ["FLOW_NAME_RE", "MODES", "FlowChanges", "FlowRecord", "FlowService",
            "parse_environment"]  # FlowRecord: a flow as the service returns it (stored as is)
@@ -27,7 +28,7 @@ __all__ = ["FLOW_NAME_RE", "MODES", "FlowChanges", "FlowRecord", "FlowService",
 FLOW_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
 MODES = ("Standard", "Express")
 FNF_SERVICE = "fnf.aliyuncs.com"
-MAX_DEFINITION = 128 * 1024
+MAX_DEFINITION = DEFINITION_BYTES
 
 RoleCheck = Callable[[str, str, str], bool]
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.services.numbers import parse_number
 from deployer.emulator.store.release_repos import AliasRow, ReleaseRepo, VersionRow
 from deployer.emulator.store.repos import FunctionRecord, FunctionRepo
 
@@ -148,10 +149,10 @@ class FunctionReleases:
         if direction not in DIRECTIONS:
             raise InvalidArgument(f"direction must be BACKWARD or FORWARD, got {direction!r}",
                                   field="direction")
-        if next_token and not next_token.isdigit():
+        start = parse_number(next_token) if next_token else None
+        if next_token and start is None:
             raise InvalidArgument(f"nextToken '{next_token}' is invalid", field="nextToken")
-        rows = self._repo.versions(account_id, region, name,
-                                   start=int(next_token) if next_token else None,
+        rows = self._repo.versions(account_id, region, name, start=start,
                                    limit=_limit(limit) + 1, descending=direction == "BACKWARD")
         token = str(rows[limit].version) if len(rows) > limit else ""
         return [_version(r) for r in rows[:limit]], token, direction
@@ -171,15 +172,17 @@ class FunctionReleases:
 
     @staticmethod
     def _number(name: str, version_id: str) -> int:
-        if not version_id.isdigit() or int(version_id) < 1:
+        number = parse_number(version_id)
+        if number is None or number < 1:
             raise NotFound(f"version '{version_id}' of function '{name}' does not exist",
                            kind="version", name=version_id)
-        return int(version_id)
+        return number
 
     def _existing_version(self, account_id: str, region: str, name: str,
                           version_id: str) -> VersionRow:
-        row = (self._repo.version(account_id, region, name, int(version_id))
-               if version_id.isdigit() else None)
+        number = parse_number(version_id)
+        row = (self._repo.version(account_id, region, name, number)
+               if number is not None else None)
         if row is None:
             raise NotFound(f"version '{version_id}' of function '{name}' does not exist",
                            kind="version", name=version_id)

@@ -128,7 +128,7 @@ def parse_expression(text: str) -> ScheduleExpression:
 
 def _check_fields(text: str, fields: list[str]) -> None:
     seconds = fields[0]
-    if not seconds.isdigit() or not 0 <= int(seconds) <= 59:
+    if not (seconds.isascii() and seconds.isdigit()) or not 0 <= int(seconds) <= 59:
         raise _invalid(text, "the Seconds field must be a number from 0 to 59 (schedules fire "
                              "at most once a minute)")
     names = ("Minutes", "Hours", "Day-of-month", "Month", "Day-of-week")

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from deployer.fdl.ast import TaskMode
+from deployer.fdl.values import decode_json
 
 __all__ = [
     "FC_ACTION_PREFIX",
@@ -23,17 +24,11 @@ FC_ACTION_PREFIX = "FC:"
 UNKNOWN_FUNCTION_ERROR = "FC.Unknown"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-
-
 def decode_body(text: str) -> Any:
-    """The response text decoded as JSON when it is JSON, else the text itself."""
+    """The response text decoded as JSON when it is JSON, else the text itself (a lone
+    surrogate escape reads as U+FFFD: :func:`~deployer.fdl.values.decode_json`)."""
     try:
-        return _DECODER.decode(text)
+        return decode_json(text)
     except (ValueError, RecursionError):
         return text
 

@@ -134,7 +134,8 @@ class TaskEvaluator(StateEvaluator):
         if isinstance(raw, CompiledExpression):
             raw = raw.evaluate(scope, "Timeout.$")
         seconds = whole_number(raw)
-        if seconds is None and isinstance(raw, str) and raw.strip().isdigit():
+        if seconds is None and isinstance(raw, str) and raw.isascii() \
+                and raw.strip().isdigit():
             seconds = int(raw.strip())
         if seconds is None or not 0 <= seconds <= MAX_TIMEOUT_SECONDS:
             raise StateFailure(
