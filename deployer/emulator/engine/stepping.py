@@ -132,7 +132,8 @@ class Stepper:
         computes steps, so only its own writes move a version), write them all in one
         transaction, COMMIT, then do the bookkeeping (in commit order) and carry out their
         commands. If the transaction fails, each step is tried alone, so only the failing one
-        reports an error."""
+        reports an error; a step that cannot be written for a reason other than the database's
+        ends its execution Failed, as one that cannot be computed does."""
         overlay: dict[int, LiveExecution | None] = {}
         planned = [(item, self._plan(item, overlay)) for item in batch]
         with self._db.lock:
@@ -147,10 +148,13 @@ class Stepper:
                     for item in batch:
                         self._run_batch((item,))
                     return
-                batch[0].error = exc
-                if batch[0]._done is None:
-                    log.error("a step of execution %s could not be committed", batch[0].seq,
-                              exc_info=exc)
+                if not isinstance(exc, sqlite3.Error):  # it would fail again: end the execution
+                    self._end_broken(batch[0], exc)
+                else:  # the database refused (full, read-only): the caller hears of it
+                    batch[0].error = exc
+                    if batch[0]._done is None:
+                        log.error("a step of execution %s could not be committed",
+                                  batch[0].seq, exc_info=exc)
                 batch[0].finish()
                 return
             for item, outcome in planned:
