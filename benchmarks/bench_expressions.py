@@ -7,6 +7,7 @@ transition of the seed flow evaluates at most a handful of these expressions.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 
@@ -84,4 +85,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    if {"-h", "--help"} & set(sys.argv):  # the docstring is the help
+        print(__doc__)
+        raise SystemExit(0)
     main()

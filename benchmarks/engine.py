@@ -216,4 +216,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    if {"-h", "--help"} & set(sys.argv):  # the docstring is the help
+        print(__doc__)
+        raise SystemExit(0)
     main()

@@ -293,29 +293,35 @@ def run_round(peer: Any, clients: list[Any], prefix: str, n: int) -> tuple[dict[
     barrier = threading.Barrier(threads + 1)
 
     def work(client: Any, names: list[str]) -> None:
-        polled = 0
         barrier.wait()
         for name in names:
             peer.start(client, name)
-        pending = list(names)
-        while pending:
-            still = []
-            for name in pending:
-                status = peer.status(client, name)
-                polled += 1
-                if status is None:
-                    still.append(name)
-                else:
-                    with lock:
-                        outcome[status] = outcome.get(status, 0) + 1
-            pending = still
-            if pending:
-                time.sleep(POLL_PAUSE)
-        with lock:
-            outcome["polls"] = outcome.get("polls", 0) + polled
+        _poll_until_ended(names, lambda name: peer.status(client, name), outcome, lock)
 
     return outcome, _timed(barrier, [threading.Thread(target=work, args=(clients[t], shares[t]))
                                      for t in range(threads)])
+
+
+def _poll_until_ended(names: list[str], status: Callable[[str], str | None],
+                      outcome: dict[str, int], lock: threading.Lock) -> None:
+    """Poll the executions ``names`` in turn (a pause between rounds) until each has ended;
+    count their end statuses and the polls in ``outcome``: the strategy of every peer."""
+    pending, polled = list(names), 0
+    while pending:
+        still = []
+        for name in pending:
+            ended = status(name)
+            polled += 1
+            if ended is None:
+                still.append(name)
+            else:
+                with lock:
+                    outcome[ended] = outcome.get(ended, 0) + 1
+        pending = still
+        if pending:
+            time.sleep(POLL_PAUSE)
+    with lock:
+        outcome["polls"] = outcome.get("polls", 0) + polled
 
 
 def _timed(barrier: threading.Barrier, workers: list[threading.Thread]) -> float:
@@ -346,30 +352,18 @@ def run_raw_round(peer: Any, conns: list[Connection], prefix: str,
     barrier = threading.Barrier(threads + 1)
 
     def work(conn: Connection, names: list[str]) -> None:
-        polled = 0
         barrier.wait()
         for name in names:
             answer = conn.exchange(starts[name])
             if not peer.raw_started(answer):
                 raise RuntimeError(f"start refused: {answer}")
-        pending = list(names)
-        while pending:
-            still = []
-            for name in pending:
-                queued = polls[name]
-                status = peer.raw_status(conn.exchange(
-                    queued.pop() if queued else peer.raw_describe(name)))
-                polled += 1
-                if status is None:
-                    still.append(name)
-                else:
-                    with lock:
-                        outcome[status] = outcome.get(status, 0) + 1
-            pending = still
-            if pending:
-                time.sleep(POLL_PAUSE)
-        with lock:
-            outcome["polls"] = outcome.get("polls", 0) + polled
+
+        def status(name: str) -> str | None:
+            queued = polls[name]
+            return peer.raw_status(conn.exchange(
+                queued.pop() if queued else peer.raw_describe(name)))
+
+        _poll_until_ended(names, status, outcome, lock)
 
     return outcome, _timed(barrier, [threading.Thread(target=work, args=(conns[t], shares[t]))
                                      for t in range(threads)])
@@ -753,7 +747,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if "--worker" in sys.argv:
+    if {"-h", "--help"} & set(sys.argv):
+        print(__doc__)
+    elif "--worker" in sys.argv:
         i = sys.argv.index("--worker")
         worker(*sys.argv[i + 1:i + 5])
     elif "--instructions" in sys.argv:

@@ -407,6 +407,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    if {"-h", "--help"} & set(sys.argv):  # the docstring is the help
+        print(__doc__)
+        raise SystemExit(0)
     if "--serve" in sys.argv:
         i = sys.argv.index("--serve")
         threading.current_thread().name = "server"

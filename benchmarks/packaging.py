@@ -6,6 +6,7 @@ Run: python benchmarks/packaging.py   (prints a table; not part of the test suit
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -45,4 +46,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    if {"-h", "--help"} & set(sys.argv):  # the docstring is the help
+        print(__doc__)
+        raise SystemExit(0)
     main()
