@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.cloud.connection import CloudConnection
+from deployer.cloud.connection import ServiceClient
 from deployer.cloud.errors import CloudNotFoundError
 
 SERVICE = "CloudFlow"
@@ -84,19 +84,10 @@ def _detail(text: str | None) -> Any:
         return text
 
 
-class CloudFlowClient:
+class CloudFlowClient(ServiceClient):
     """Flows and executions."""
 
-    def __init__(self, connection: CloudConnection) -> None:
-        self._conn = connection
-
-    @property
-    def connection(self) -> CloudConnection:
-        """The connection this client calls through (shared by the release clients)."""
-        return self._conn
-
-    def _call(self, operation: str, fn: Any) -> Any:
-        return self._conn.call(SERVICE, operation, fn)
+    SERVICE = SERVICE
 
     def describe_flow(self, name: str) -> RemoteFlow | None:
         from alibabacloud_fnf20190315 import models

@@ -181,3 +181,21 @@ class CloudConnection:
         from alibabacloud_sts20150401.client import Client
 
         return Client(self.sdk_config(self.endpoints.sts))
+
+
+class ServiceClient:
+    """What every product client shares: the connection it calls through and ``_call``, one
+    SDK call of ``SERVICE`` with the connection's error translation and retries."""
+
+    SERVICE = ""
+
+    def __init__(self, connection: CloudConnection) -> None:
+        self._conn = connection
+
+    @property
+    def connection(self) -> CloudConnection:
+        """The connection this client calls through (shared by the release clients)."""
+        return self._conn
+
+    def _call(self, operation: str, fn: Any) -> Any:
+        return self._conn.call(self.SERVICE, operation, fn)

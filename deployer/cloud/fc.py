@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from deployer.cloud.connection import CloudConnection
+from deployer.cloud.connection import ServiceClient
 from deployer.cloud.errors import CloudNotFoundError
 
 SERVICE = "Function Compute"
@@ -174,19 +174,10 @@ def _remote(fn: Any, warnings: tuple[str, ...] = ()) -> RemoteFunction:
     )
 
 
-class FunctionComputeClient:
+class FunctionComputeClient(ServiceClient):
     """Create, read, update, delete, list and invoke FC 3.0 functions."""
 
-    def __init__(self, connection: CloudConnection) -> None:
-        self._conn = connection
-
-    @property
-    def connection(self) -> CloudConnection:
-        """The connection this client calls through (shared by the release clients)."""
-        return self._conn
-
-    def _call(self, operation: str, fn: Any) -> Any:
-        return self._conn.call(SERVICE, operation, fn)
+    SERVICE = SERVICE
 
     def get_function(self, name: str) -> RemoteFunction | None:
         """The function ``name``, or None when it does not exist."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.cloud.connection import CloudConnection
+from deployer.cloud.connection import ServiceClient
 from deployer.cloud.errors import CloudClientError, CloudNotFoundError
 
 SERVICE = "RAM"
@@ -34,14 +34,10 @@ def _role(body_role: Any) -> Role:
     )
 
 
-class RamClient:
+class RamClient(ServiceClient):
     """Roles and policies, with idempotent helpers (already-exists / not-found are data)."""
 
-    def __init__(self, connection: CloudConnection) -> None:
-        self._conn = connection
-
-    def _call(self, operation: str, fn: Any) -> Any:
-        return self._conn.call(SERVICE, operation, fn)
+    SERVICE = SERVICE
 
     def get_role(self, name: str) -> Role | None:
         from alibabacloud_ram20150501 import models

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from deployer.cloud.connection import CloudConnection
+from deployer.cloud.connection import ServiceClient
 from deployer.cloud.errors import CloudNotFoundError
 from deployer.cloud.fc import RemoteFunction, _remote
 
@@ -46,17 +46,12 @@ class RemoteSchedule:
     enable: bool
 
 
-class FunctionReleaseClient:
+class FunctionReleaseClient(ServiceClient):
     """FC 3.0 ``PublishFunctionVersion``, ``ListFunctionVersions``, ``GetFunction`` with a
     qualifier and the alias actions."""
 
     SERVICE = "Function Compute"
 
-    def __init__(self, connection: CloudConnection) -> None:
-        self._conn = connection
-
-    def _call(self, operation: str, fn: Any) -> Any:
-        return self._conn.call(self.SERVICE, operation, fn)
 
     def latest_version(self, function: str) -> RemoteVersion | None:
         """The newest published version (ListFunctionVersions is newest first)."""
@@ -161,16 +156,11 @@ class FunctionReleaseClient:
         return True
 
 
-class FlowReleaseClient:
+class FlowReleaseClient(ServiceClient):
     """CloudFlow flow versions, aliases and schedules."""
 
     SERVICE = "CloudFlow"
 
-    def __init__(self, connection: CloudConnection) -> None:
-        self._conn = connection
-
-    def _call(self, operation: str, fn: Any) -> Any:
-        return self._conn.call(self.SERVICE, operation, fn)
 
     # --- versions -----------------------------------------------------------------------------
 
