@@ -17,11 +17,31 @@ from pathlib import Path
 
 from deployer.emulator.clock import Clock, SystemClock, VirtualClock
 from deployer.emulator.daemon import clear_runtime_files, write_runtime_files
-from deployer.emulator.latency import CLOUD_COLD_START, CLOUD_STEP_LATENCY, latency_model
+from deployer.emulator.latency import (
+    CLOUD_COLD_START,
+    CLOUD_STEP_LATENCY,
+    LatencyModel,
+    latency_model,
+)
 from deployer.emulator.server import EmulatorServer, StateDirInUse
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    clock: Clock = VirtualClock() if args.clock == "virtual" else SystemClock()
+    try:
+        latency = latency_model(virtual=clock.is_virtual, cold_start=args.cold_start,
+                                step_latency=args.step_latency)
+    except ValueError as exc:
+        parser.error(str(exc).replace("_", "-"))
+    server = _open(args, clock, latency)
+    return 1 if server is None else _serve(server, args, latency)
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m deployer.emulator")
     parser.add_argument("--state-dir", type=Path, default=Path(".deploy/emulator"))
     parser.add_argument("--host", default="127.0.0.1")
@@ -37,27 +57,27 @@ def main(argv: list[str] | None = None) -> int:
                              "real clock, 0 on the virtual one)")
     parser.add_argument("--throttle", choices=("off", "cloud"), default="off",
                         help="cloud: apply the cloud's documented API quotas (docs/emulator.md)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    clock: Clock = VirtualClock() if args.clock == "virtual" else SystemClock()
+    return parser
+
+
+def _open(args: argparse.Namespace, clock: Clock, latency: LatencyModel) -> EmulatorServer | None:
+    """The server listening and holding the state directory; None (said on stderr) when the
+    directory is in use or the port cannot be had."""
     try:
-        latency = latency_model(virtual=clock.is_virtual, cold_start=args.cold_start,
-                                step_latency=args.step_latency)
-    except ValueError as exc:
-        parser.error(str(exc).replace("_", "-"))
-    try:
-        server = EmulatorServer(args.state_dir, args.host, args.port, clock, region=args.region,
-                                step_latency=latency.step_latency,
-                                cold_start=latency.cold_start, throttle=args.throttle)
+        return EmulatorServer(args.state_dir, args.host, args.port, clock, region=args.region,
+                              step_latency=latency.step_latency,
+                              cold_start=latency.cold_start, throttle=args.throttle)
     except StateDirInUse as exc:
         print(f"Error: {exc}; stop it first (deploy emulator stop) or use another --state-dir",
               file=sys.stderr)
-        return 1
     except OSError as exc:
         print(f"Error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
               file=sys.stderr)
-        return 1
+    return None
+
+
+def _serve(server: EmulatorServer, args: argparse.Namespace, latency: LatencyModel) -> int:
+    """Write the runtime files, serve until SIGTERM/SIGINT, then stop and clear them."""
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

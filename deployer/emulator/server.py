@@ -78,21 +78,7 @@ class EmulatorServer:
                                     emulator.flow_engine.notify)
         emulator.engines.append(self.watch)
         emulator.engines.extend(engines)
-        ident = emulator.identity
-        self.router = Router(ident.account_id, ident.secret_for, self.clock, region,
-                             state_dir=str(self.state_dir))
-        self.router.access = RequestAccess(ident.account_id, ident.secret_for,
-                                           emulator.tokens, emulator.authorizer)
-        self.router.freshness = RequestFreshness(self.clock)
-        self.router.faults = FaultInjector(emulator.faults, emulator.quotas, emulator.functions)
-        self.router.add_roa(FcApi(emulator.functions))
-        self.router.add_roa(SlsApi(emulator.logs, ident.secret_for, self.router.freshness,
-                                   access=self.router.access))
-        self.router.add_rpc(RamApi(emulator.roles))
-        self.router.add_rpc(StsApi(emulator.tokens))
-        self.router.add_rpc(CloudFlowApi(emulator.flows, emulator.executions, self.watch,
-                                         releases=emulator.flow_versions,
-                                         schedules=emulator.schedules))
+        self.router = self._cloud_router(region)
         self.admin_token = new_token()
         door = FrontDoor(self.router.dispatch, self.limits, self._request_id,
                          f"cloudflow-deployer-emulator/{__version__}", self.router.is_quick)
@@ -105,19 +91,43 @@ class EmulatorServer:
         self.host = host
         self.port = self._httpd.port
         self.guard = LocalGuard(self.admin_token, self.port, host)
-        self.router.admin = AdminApi(clock=self.clock, health=self._health,
-                                     reset=emulator.reset, code_path=emulator.code.path,
-                                     guard=self.guard, advanced=emulator.flow_engine.clock_moved,
-                                     logs=self._recent_logs,
-                                     faults=FaultAdmin(self.router.faults).handle,
-                                     log_stream=LogStreamApi(
-                                         emulator.functions, ident.account_id,
-                                         emulator.region).handle)
+        self.router.admin = self._admin()
         self.console = self._console() if console else None
         self.router.public_url = self.url
         self.emulator.serve_at(self.endpoint)
         self._lock.record(self.endpoint)
         self._started = False
+
+    def _cloud_router(self, region: str) -> Router:
+        """The router with the cloud APIs (FC, Log Service, RAM, STS, CloudFlow) and the
+        checks every request passes: signature and access, freshness, injected faults."""
+        emulator, ident = self.emulator, self.emulator.identity
+        router = Router(ident.account_id, ident.secret_for, self.clock, region,
+                        state_dir=str(self.state_dir))
+        router.access = RequestAccess(ident.account_id, ident.secret_for, emulator.tokens,
+                                      emulator.authorizer)
+        router.freshness = RequestFreshness(self.clock)
+        router.faults = FaultInjector(emulator.faults, emulator.quotas, emulator.functions)
+        router.add_roa(FcApi(emulator.functions))
+        router.add_roa(SlsApi(emulator.logs, ident.secret_for, router.freshness,
+                              access=router.access))
+        router.add_rpc(RamApi(emulator.roles))
+        router.add_rpc(StsApi(emulator.tokens))
+        router.add_rpc(CloudFlowApi(emulator.flows, emulator.executions, self.watch,
+                                    releases=emulator.flow_versions,
+                                    schedules=emulator.schedules))
+        return router
+
+    def _admin(self) -> AdminApi:
+        """The admin surface (``/_emulator/...``), behind the local guard."""
+        emulator = self.emulator
+        return AdminApi(clock=self.clock, health=self._health, reset=emulator.reset,
+                        code_path=emulator.code.path, guard=self.guard,
+                        advanced=emulator.flow_engine.clock_moved, logs=self._recent_logs,
+                        faults=FaultAdmin(self.router.faults).handle,
+                        log_stream=LogStreamApi(emulator.functions,
+                                                emulator.identity.account_id,
+                                                emulator.region).handle)
 
     @property
     def http(self) -> HttpServer | None:

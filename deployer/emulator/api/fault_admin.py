@@ -83,40 +83,15 @@ def parse_fault(body: dict[str, Any]) -> FaultSpec:
     if len(effects) != 1:
         raise _bad("give exactly one of error, function_error, timeout, latency"
                    + (f" (got {', '.join(effects)})" if effects else ""))
-    service = _text(body, "service", None, 32).lower()
-    if not service:
-        raise _bad("service is required (fc, cloudflow, ram or sts)")
-    service = _SERVICE_ALIASES.get(service, service)
-    if service not in SERVICES:
-        raise _bad(f"service must be one of {', '.join(SERVICES)} (or fnf); got {service!r}")
+    service = _service(body)
     fields: dict[str, Any] = {
         "service": service, "action": _text(body, "action"),
         "function": _text(body, "function"), "flow": _text(body, "flow"),
         "times": _int(body, "times", 1, 1_000_000),
         "probability": _number(body, "probability", 1.0),
         "seed": _int(body, "seed", -(2**63), 2**63 - 1)}
-    message = _text(body, "message", None)
     effect = effects[0]
-    if effect == "error":
-        code = _text(body, "error", _CODE, 64)
-        code, status, default = resolve_error(service, code, _int(body, "status", 400, 599))
-        fields.update(kind=FaultKind.ERROR, code=code, status=status,
-                      message=message or default,
-                      retry_after_ms=_int(body, "retry_after_ms", 1, 3_600_000))
-    elif effect == "function_error":
-        raw = body["function_error"]
-        if raw is not True and not isinstance(raw, str):
-            raise _bad("function_error must be true or the error message")
-        fields.update(kind=FaultKind.FUNCTION_ERROR,
-                      message=message or (raw if isinstance(raw, str) else "")
-                      or "injected function error",
-                      error_type=_text(body, "error_type", _CODE, 64) or "Exception")
-    elif effect == "timeout":
-        if body["timeout"] is not True:
-            raise _bad("timeout must be true")
-        fields["kind"] = FaultKind.TIMEOUT
-    else:
-        fields.update(kind=FaultKind.LATENCY, seconds=_number(body, "latency", 0.0))
+    fields.update(_effect(body, service, effect))
     extra = {"error": ("status", "retry_after_ms"), "function_error": ("error_type",)}
     misplaced = [key for other, keys in extra.items() if other != effect for key in keys
                  if key in body]
@@ -129,6 +104,41 @@ def parse_fault(body: dict[str, Any]) -> FaultSpec:
     except ServiceError as exc:
         raise _bad(exc.message) from None
     return spec
+
+
+def _service(body: dict[str, Any]) -> str:
+    service = _text(body, "service", None, 32).lower()
+    if not service:
+        raise _bad("service is required (fc, cloudflow, ram or sts)")
+    service = _SERVICE_ALIASES.get(service, service)
+    if service not in SERVICES:
+        raise _bad(f"service must be one of {', '.join(SERVICES)} (or fnf); got {service!r}")
+    return service
+
+
+def _effect(body: dict[str, Any], service: str, effect: str) -> dict[str, Any]:
+    """The FaultSpec fields of the one effect asked for (error, function_error, timeout or
+    latency)."""
+    message = _text(body, "message", None)
+    if effect == "error":
+        code = _text(body, "error", _CODE, 64)
+        code, status, default = resolve_error(service, code, _int(body, "status", 400, 599))
+        return {"kind": FaultKind.ERROR, "code": code, "status": status,
+                "message": message or default,
+                "retry_after_ms": _int(body, "retry_after_ms", 1, 3_600_000)}
+    if effect == "function_error":
+        raw = body["function_error"]
+        if raw is not True and not isinstance(raw, str):
+            raise _bad("function_error must be true or the error message")
+        return {"kind": FaultKind.FUNCTION_ERROR,
+                "message": message or (raw if isinstance(raw, str) else "")
+                or "injected function error",
+                "error_type": _text(body, "error_type", _CODE, 64) or "Exception"}
+    if effect == "timeout":
+        if body["timeout"] is not True:
+            raise _bad("timeout must be true")
+        return {"kind": FaultKind.TIMEOUT}
+    return {"kind": FaultKind.LATENCY, "seconds": _number(body, "latency", 0.0)}
 
 
 class FaultAdmin:
