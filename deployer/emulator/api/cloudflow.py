@@ -8,11 +8,11 @@ Every action reads its parameters by wire name, calls :mod:`services.flows` or
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from deployer.emulator.api import errors as e
+from deployer.emulator.api.cloudflow_params import boolean, integer, listing, required
 from deployer.emulator.api.cloudflow_releases import ReleaseActions
 from deployer.emulator.api.errors import Style
 from deployer.emulator.api.router import AuthScheme, LongPoll, RpcCall
@@ -52,7 +52,6 @@ FNF_AUTH = AuthScheme(Style.RPC, {
 })
 
 Handler = Callable[[RpcCall], Any]
-_INTEGER = re.compile(r"-?[0-9]{1,18}")
 
 # resource kind -> the CloudFlow code for "does not exist" / "exists already"
 _NOT_EXISTS: dict[str, type[e.ApiError]] = {
@@ -83,34 +82,6 @@ def _wire_errors(fn: Handler) -> Handler:
                 raise e.ActionNotSupported(exc.message) from None
             raise e.InvalidArgument(exc.message) from None
     return wrapper
-
-
-def _required(call: RpcCall, name: str) -> str:
-    value = call.params.get(name)
-    if value is None or value == "":
-        raise e.MissingRequiredParams(f"The required parameter {name} is missing.")
-    return value
-
-
-def _int(call: RpcCall, name: str, default: int, low: int, high: int) -> int:
-    raw = call.params.get(name)
-    if raw is None or raw == "":
-        return default
-    if not _INTEGER.fullmatch(raw):
-        raise e.InvalidArgument(f"{name} must be an integer, got {raw!r}.")
-    value = int(raw)
-    if not low <= value <= high:
-        raise e.InvalidArgument(f"{name} must be between {low} and {high}, got {value}.")
-    return value
-
-
-def _bool(call: RpcCall, name: str) -> bool:
-    raw = (call.params.get(name) or "").strip().lower()
-    if raw in ("", "false", "0"):
-        return False
-    if raw in ("true", "1"):
-        return True
-    raise e.InvalidArgument(f"{name} must be true or false, got {raw!r}.")
 
 
 def _flow(rec: FlowRecord) -> dict[str, Any]:
@@ -179,7 +150,7 @@ class CloudFlowApi:
             "StopExecution": self.stop_execution,
             "ReportTaskSucceeded": self.report_task_succeeded,
             "ReportTaskFailed": self.report_task_failed,
-            **ReleaseActions(releases, schedules, _required, _int).table(),
+            **ReleaseActions(releases, schedules).table(),
         }
         self.actions: Mapping[str, Handler] = {k: _wire_errors(v) for k, v in table.items()}
 
@@ -192,8 +163,8 @@ class CloudFlowApi:
     def create_flow(self, call: RpcCall) -> dict[str, Any]:
         p, ctx = call.params, call.context
         rec = self._flows.create(
-            ctx.account_id, ctx.region, _required(call, "Name"),
-            definition=_required(call, "Definition"), description=p.get("Description", ""),
+            ctx.account_id, ctx.region, required(call, "Name"),
+            definition=required(call, "Definition"), description=p.get("Description", ""),
             type=p.get("Type", "FDL"), role_arn=p.get("RoleArn", ""),
             execution_mode=p.get("ExecutionMode", ""),
             environment=parse_environment(p.get("Environment")),
@@ -206,12 +177,12 @@ class CloudFlowApi:
         changes = FlowChanges(definition=p.get("Definition"), description=p.get("Description"),
                               type=p.get("Type"), role_arn=p.get("RoleArn"),
                               environment=parse_environment(p.get("Environment")))
-        rec = self._flows.update(ctx.account_id, ctx.region, _required(call, "Name"), changes)
+        rec = self._flows.update(ctx.account_id, ctx.region, required(call, "Name"), changes)
         return _flow(rec)
 
     def describe_flow(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
-        name, version = _required(call, "Name"), call.params.get("FlowVersion", "")
+        name, version = required(call, "Name"), call.params.get("FlowVersion", "")
         if version and self._releases is not None:
             return _flow(self._releases.describe_version(ctx.account_id, ctx.region, name,
                                                          version))
@@ -220,17 +191,14 @@ class CloudFlowApi:
     def list_flows(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
         flows, token = self._flows.list(
-            ctx.account_id, ctx.region, limit=_int(call, "Limit", 60, 1, 999),
+            ctx.account_id, ctx.region, limit=integer(call, "Limit", 60, 1, 999),
             next_token=call.params.get("NextToken", ""),
             resource_group_id=call.params.get("ResourceGroupId", ""))
-        body: dict[str, Any] = {"Flows": [_flow(f) for f in flows]}
-        if token:
-            body["NextToken"] = token
-        return body
+        return listing("Flows", [_flow(f) for f in flows], token)
 
     def delete_flow(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
-        name = _required(call, "Name")
+        name = required(call, "Name")
         self._flows.delete(ctx.account_id, ctx.region, name)
         self._executions.forget_flow(ctx.account_id, ctx.region, name)
         return {}
@@ -239,7 +207,7 @@ class CloudFlowApi:
 
     def start_execution(self, call: RpcCall) -> dict[str, Any]:
         ctx, p = call.context, call.params
-        view = self._executions.start(ctx.account_id, ctx.region, _required(call, "FlowName"),
+        view = self._executions.start(ctx.account_id, ctx.region, required(call, "FlowName"),
                                       name=p.get("ExecutionName", ""),
                                       input_text=p.get("Input", ""),
                                       qualifier=p.get("Qualifier", ""))
@@ -248,7 +216,7 @@ class CloudFlowApi:
     def start_sync_execution(self, call: RpcCall) -> dict[str, Any]:
         ctx, p = call.context, call.params
         result = self._executions.start_sync(
-            ctx.account_id, ctx.region, _required(call, "FlowName"),
+            ctx.account_id, ctx.region, required(call, "FlowName"),
             name=p.get("ExecutionName", ""), input_text=p.get("Input", ""),
             qualifier=p.get("Qualifier", ""))
         body = _execution(result.view)
@@ -263,8 +231,8 @@ class CloudFlowApi:
         """With ``WaitTimeSeconds`` and a running execution: a long poll answered when the
         execution ends or the time is up (through the watch, no thread waits)."""
         ctx = call.context
-        flow, name = _required(call, "FlowName"), _required(call, "ExecutionName")
-        wait = _int(call, "WaitTimeSeconds", 0, 0, 60)
+        flow, name = required(call, "FlowName"), required(call, "ExecutionName")
+        wait = integer(call, "WaitTimeSeconds", 0, 0, 60)
         watch = self._watch
         if watch is None:
             return _execution(self._executions.describe(ctx.account_id, ctx.region, flow, name,
@@ -280,36 +248,30 @@ class CloudFlowApi:
 
     def list_executions(self, call: RpcCall) -> dict[str, Any]:
         ctx, p = call.context, call.params
-        metadata_only = _bool(call, "MetadataOnly")
+        metadata_only = boolean(call, "MetadataOnly")
         filt = ExecutionFilter(
             status=p.get("Status", ""), name_prefix=p.get("ExecutionNamePrefix", ""),
             started_from=p.get("StartedTimeBegin", ""), started_to=p.get("StartedTimeEnd", ""),
             qualifier=p.get("Qualifier", ""), map_run_name=p.get("MapRunName", ""))
         views, token = self._executions.list(
-            ctx.account_id, ctx.region, _required(call, "FlowName"),
-            limit=_int(call, "Limit", 60, 1, 99), next_token=p.get("NextToken", ""),
+            ctx.account_id, ctx.region, required(call, "FlowName"),
+            limit=integer(call, "Limit", 60, 1, 99), next_token=p.get("NextToken", ""),
             filt=filt)
-        body: dict[str, Any] = {
-            "Executions": [_execution(v, metadata_only=metadata_only) for v in views]}
-        if token:
-            body["NextToken"] = token
-        return body
+        return listing("Executions",
+                       [_execution(v, metadata_only=metadata_only) for v in views], token)
 
     def get_execution_history(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
         events, token = self._executions.history(
-            ctx.account_id, ctx.region, _required(call, "FlowName"),
-            _required(call, "ExecutionName"), limit=_int(call, "Limit", 60, 1, 999),
+            ctx.account_id, ctx.region, required(call, "FlowName"),
+            required(call, "ExecutionName"), limit=integer(call, "Limit", 60, 1, 999),
             next_token=call.params.get("NextToken", ""))
-        body: dict[str, Any] = {"Events": [history_event(ev) for ev in events]}
-        if token:
-            body["NextToken"] = token
-        return body
+        return listing("Events", [history_event(ev) for ev in events], token)
 
     def stop_execution(self, call: RpcCall) -> dict[str, Any]:
         ctx, p = call.context, call.params
-        view = self._executions.stop(ctx.account_id, ctx.region, _required(call, "FlowName"),
-                                     _required(call, "ExecutionName"),
+        view = self._executions.stop(ctx.account_id, ctx.region, required(call, "FlowName"),
+                                     required(call, "ExecutionName"),
                                      error=p.get("Error", ""), cause=p.get("Cause", ""))
         body = _execution(view)
         if view.role_arn:
@@ -319,14 +281,14 @@ class CloudFlowApi:
     def report_task_succeeded(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
         event_id = self._executions.report(ctx.account_id, ctx.region,
-                                           _required(call, "TaskToken"),
-                                           output=_required(call, "Output"))
+                                           required(call, "TaskToken"),
+                                           output=required(call, "Output"))
         return {"EventId": event_id}
 
     def report_task_failed(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
         event_id = self._executions.report(ctx.account_id, ctx.region,
-                                           _required(call, "TaskToken"),
-                                           error=_required(call, "Error"),
+                                           required(call, "TaskToken"),
+                                           error=required(call, "Error"),
                                            cause=call.params.get("Cause", ""))
         return {"EventId": event_id}

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deployer.emulator.api import errors as e
+from deployer.emulator.api.cloudflow_params import integer, listing, required
 from deployer.emulator.api.router import RpcCall
 from deployer.emulator.services.flow_versions import (
     FlowAlias,
@@ -27,8 +28,6 @@ from deployer.fdl.interpreter.history import format_time
 __all__ = ["ReleaseActions"]
 
 Handler = Callable[[RpcCall], dict[str, Any]]
-Required = Callable[[RpcCall, str], str]
-Int = Callable[[RpcCall, str, int, int, int], int]
 
 
 def _version(v: FlowVersion) -> dict[str, Any]:
@@ -65,12 +64,10 @@ class ReleaseActions:
     """The action table entries of :class:`~deployer.emulator.api.cloudflow.CloudFlowApi`
     for versions, aliases, schedules and regions."""
 
-    def __init__(self, releases: FlowReleases | None, schedules: ScheduleService | None,
-                 required: Required, integer: Int) -> None:
+    def __init__(self, releases: FlowReleases | None, schedules: ScheduleService | None
+                 ) -> None:
         self._releases = releases
         self._schedules = schedules
-        self._required = required
-        self._int = integer
 
     def table(self) -> dict[str, Handler]:
         return {
@@ -99,7 +96,7 @@ class ReleaseActions:
 
     def publish_version(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
-        flow = self._required(call, "FlowName")
+        flow = required(call, "FlowName")
         version = self.releases.publish(ctx.account_id, ctx.region, flow,
                                         call.params.get("Description", ""))
         return {"FlowName": flow, **_version(version)}
@@ -107,28 +104,25 @@ class ReleaseActions:
     def list_versions(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
         found, token = self.releases.list_versions(
-            ctx.account_id, ctx.region, self._required(call, "FlowName"),
-            limit=self._int(call, "Limit", 60, 1, 999),
+            ctx.account_id, ctx.region, required(call, "FlowName"),
+            limit=integer(call, "Limit", 60, 1, 999),
             next_token=call.params.get("NextToken", ""))
-        body: dict[str, Any] = {"FlowVersions": [_version(v) for v in found]}
-        if token:
-            body["NextToken"] = token
-        return body
+        return listing("FlowVersions", [_version(v) for v in found], token)
 
     def delete_version(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
         self.releases.delete_version(ctx.account_id, ctx.region,
-                                     self._required(call, "FlowName"),
-                                     self._required(call, "FlowVersion"))
+                                     required(call, "FlowName"),
+                                     required(call, "FlowVersion"))
         return {}
 
     # --- aliases ------------------------------------------------------------------------------
 
     def create_alias(self, call: RpcCall) -> dict[str, Any]:
         ctx, p = call.context, call.params
-        flow = self._required(call, "FlowName")
+        flow = required(call, "FlowName")
         alias = self.releases.create_alias(
-            ctx.account_id, ctx.region, flow, self._required(call, "Name"),
+            ctx.account_id, ctx.region, flow, required(call, "Name"),
             routes=parse_routing(p.get("RoutingConfigurations")),
             description=p.get("Description", ""))
         return {"FlowName": flow, **_alias(alias)}
@@ -136,52 +130,49 @@ class ReleaseActions:
     def describe_alias(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
         alias = self.releases.describe_alias(ctx.account_id, ctx.region,
-                                             self._required(call, "FlowName"),
-                                             self._required(call, "Name"))
+                                             required(call, "FlowName"),
+                                             required(call, "Name"))
         return {"Alias": _alias(alias)}
 
     def update_alias(self, call: RpcCall) -> dict[str, Any]:
         ctx, p = call.context, call.params
         alias = self.releases.update_alias(
-            ctx.account_id, ctx.region, self._required(call, "FlowName"),
-            self._required(call, "Name"), routes=parse_routing(p.get("RoutingConfigurations")),
+            ctx.account_id, ctx.region, required(call, "FlowName"),
+            required(call, "Name"), routes=parse_routing(p.get("RoutingConfigurations")),
             description=p.get("Description"))
         return {"Alias": _alias(alias)}
 
     def delete_alias(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
         self.releases.delete_alias(ctx.account_id, ctx.region,
-                                   self._required(call, "FlowName"),
-                                   self._required(call, "Name"))
+                                   required(call, "FlowName"),
+                                   required(call, "Name"))
         return {}
 
     def list_aliases(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
         found, token = self.releases.list_aliases(
-            ctx.account_id, ctx.region, self._required(call, "FlowName"),
-            limit=self._int(call, "Limit", 60, 1, 999),
+            ctx.account_id, ctx.region, required(call, "FlowName"),
+            limit=integer(call, "Limit", 60, 1, 999),
             next_token=call.params.get("NextToken", ""))
-        body: dict[str, Any] = {"Aliases": [_alias(a) for a in found]}
-        if token:
-            body["NextToken"] = token
-        return body
+        return listing("Aliases", [_alias(a) for a in found], token)
 
     # --- schedules ----------------------------------------------------------------------------
 
     def create_schedule(self, call: RpcCall) -> dict[str, Any]:
         ctx, p = call.context, call.params
         row = self.schedules.create(
-            ctx.account_id, ctx.region, self._required(call, "FlowName"),
-            self._required(call, "ScheduleName"),
-            cron=self._required(call, "CronExpression"), payload=p.get("Payload", ""),
+            ctx.account_id, ctx.region, required(call, "FlowName"),
+            required(call, "ScheduleName"),
+            cron=required(call, "CronExpression"), payload=p.get("Payload", ""),
             description=p.get("Description", ""), enable=bool(_enable(call)))
         return _schedule(row)
 
     def describe_schedule(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
         return _schedule(self.schedules.describe(ctx.account_id, ctx.region,
-                                                 self._required(call, "FlowName"),
-                                                 self._required(call, "ScheduleName")))
+                                                 required(call, "FlowName"),
+                                                 required(call, "ScheduleName")))
 
     def update_schedule(self, call: RpcCall) -> dict[str, Any]:
         ctx, p = call.context, call.params
@@ -189,25 +180,22 @@ class ReleaseActions:
                                   payload=p.get("Payload"), description=p.get("Description"),
                                   enable=_enable(call))
         return _schedule(self.schedules.update(ctx.account_id, ctx.region,
-                                               self._required(call, "FlowName"),
-                                               self._required(call, "ScheduleName"), changes))
+                                               required(call, "FlowName"),
+                                               required(call, "ScheduleName"), changes))
 
     def delete_schedule(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
-        self.schedules.delete(ctx.account_id, ctx.region, self._required(call, "FlowName"),
-                              self._required(call, "ScheduleName"))
+        self.schedules.delete(ctx.account_id, ctx.region, required(call, "FlowName"),
+                              required(call, "ScheduleName"))
         return {}
 
     def list_schedules(self, call: RpcCall) -> dict[str, Any]:
         ctx = call.context
         rows, token = self.schedules.list(
-            ctx.account_id, ctx.region, self._required(call, "FlowName"),
-            limit=self._int(call, "Limit", 60, 1, 1000),
+            ctx.account_id, ctx.region, required(call, "FlowName"),
+            limit=integer(call, "Limit", 60, 1, 1000),
             next_token=call.params.get("NextToken", ""))
-        body: dict[str, Any] = {"Schedules": [_schedule(r) for r in rows]}
-        if token:
-            body["NextToken"] = token
-        return body
+        return listing("Schedules", [_schedule(r) for r in rows], token)
 
     # --- regions ------------------------------------------------------------------------------
 
