@@ -34,6 +34,7 @@ from typing import Any
 from deployer.config.problems import ProblemLog
 from deployer.config.props import PropReader, type_name
 from deployer.config.variables import Path_
+from deployer.digits import is_decimal
 
 __all__ = ["AliasSpec", "ReleaseSpec", "ScheduleSpec", "fc3_release", "flow_release",
            "flow_schedules"]
@@ -174,11 +175,11 @@ def _alias(name: str, version: Any, description: str, weights: Any, at: Path_,
         log.error(at, f"alias name {name!r} must start with a letter or _ and use letters, "
                       "digits, _ and - (1-128 chars)")
         ok = False
-    if version.lower() != LATEST and not (version.isascii() and version.isdigit()):
+    if version.lower() != LATEST and not is_decimal(version):
         log.error(at, f"versionId must be latest or a version number (got {version!r})")
         ok = False
     if not isinstance(weights, Mapping) or len(weights) > 1 or not all(
-            str(k).isascii() and str(k).isdigit()
+            is_decimal(str(k))
             and isinstance(v, (int, float)) and not isinstance(v, bool)
             and 0 <= v <= 1 for k, v in weights.items()):
         log.error(at, 'additionalVersionWeight must map one version number to a share between '

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deployer.config.schema import CLOUDFLOW_REGIONS
+from deployer.digits import is_decimal
 from deployer.errors import DeployerError, ExitCode, InvalidInputError
 
 __all__ = ["CLOUDFLOW_REGIONS", "EMULATOR_PORT_ENV", "SettingError", "Target", "TargetSettings",
@@ -35,7 +36,7 @@ def emulator_port(environ: Mapping[str, str] | None = None) -> int:
     text = (os.environ if environ is None else environ).get(EMULATOR_PORT_ENV, "").strip()
     if not text:
         return DEFAULT_EMULATOR_PORT
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 65535:
+    if not is_decimal(text) or not 1 <= int(text) <= 65535:
         raise SettingError(f"{EMULATOR_PORT_ENV}={text!r} is not a TCP port",
                            hint=f"set it to a number from 1 to 65535 (default "
                            f"{DEFAULT_EMULATOR_PORT}), or unset it")

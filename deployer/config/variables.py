@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping
 from difflib import get_close_matches
 from typing import Any
 
+from deployer.digits import is_decimal
+
 __all__ = ["BROKEN", "Path_", "Resolver", "VariableProblem", "format_path"]
 
 Path_ = tuple[str | int, ...]
@@ -244,7 +246,7 @@ class Resolver:
             if raw and isinstance(node, str) and "${" in node:
                 node, raw = self._string(where, node), False
             step: str | int = key
-            if isinstance(node, list) and key.isascii() and key.isdigit() and int(key) < len(node):
+            if isinstance(node, list) and is_decimal(key) and int(key) < len(node):
                 step = int(key)
             elif not (isinstance(node, Mapping) and key in node):
                 known = list(node) if isinstance(node, Mapping) else []

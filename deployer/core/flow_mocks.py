@@ -26,6 +26,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError
 
+from deployer.digits import is_decimal
 from deployer.errors import InvalidInputError
 from deployer.fdl.ast import TaskMode
 from deployer.fdl.interpreter.commands import InvokeTask
@@ -208,7 +209,7 @@ def _entry(name: str, key: Any, value: Any, source: str, line: int) -> MockedRes
     where = f"{source}:{line}: response {name!r}, key {key!r}"
     text = str(key).strip()
     low, _, high = text.partition("-")
-    if not _index(low) or (high and not _index(high)):
+    if not is_decimal(low) or (high and not is_decimal(high)):
         raise MockError(f"{where}: keys are invocation indexes like \"0\" or ranges like \"0-2\"")
     first, last = int(low), int(high or low)
     if last < first:
@@ -224,11 +225,6 @@ def _entry(name: str, key: Any, value: Any, source: str, line: int) -> MockedRes
         raise MockError(f"{where}: Throw needs a string Code (and optionally Detail)")
     detail = throw.get("Detail", "")
     return MockedResponse(first, last, throw=(throw["Code"], str(detail)), line=line)
-
-
-def _index(text: str) -> bool:
-    """Whether ``text`` is an invocation index in ASCII digits ('²' and '１' are not)."""
-    return text.isascii() and text.isdigit()
 
 
 def _plain(value: Any) -> Any:

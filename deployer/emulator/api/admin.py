@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse, json_response, wire_time
 from deployer.emulator.api.local_guard import LocalGuard
@@ -85,7 +86,7 @@ class AdminApi:
         if not function:
             raise e.InvalidArgument("query parameter 'function' is required")
         limit = params.get("limit") or "20"
-        if not (limit.isascii() and limit.isdigit()) or not 1 <= int(limit) <= 1000:
+        if not is_decimal(limit) or not 1 <= int(limit) <= 1000:
             raise e.InvalidArgument("limit must be a whole number in 1-1000")
         records = self._logs(params.get("region") or "", function, int(limit))
         return json_response(200, {"function": function, "invocations": records}, {})

@@ -24,6 +24,7 @@ from deployer.console import execution as ex
 from deployer.console import views
 from deployer.console.render import render_fragment, render_page
 from deployer.console.sources import Sources
+from deployer.digits import is_decimal
 from deployer.emulator.api.cloudflow import history_event
 from deployer.emulator.api.console_live import LiveStreams
 from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse
@@ -161,7 +162,7 @@ class ConsoleApi:
         if len(args) == 4 and args[3] == "stream" and as_json:
             since = request.headers.get("last-event-id") or _one(query, "since")
             return self.live.execution(region, flow, name, self._selection(query),
-                                       int(since) if since.isascii() and since.isdigit()
+                                       int(since) if is_decimal(since)
                                        and len(since) < 10 else None)
         if len(args) == 4 and args[3] == "panel" and as_json:
             return self._panel(region, flow, name, query)
@@ -287,4 +288,4 @@ def _one(query: dict[str, list[str]], key: str) -> str:
 
 def _int(query: dict[str, list[str]], key: str) -> int | None:
     text = _one(query, key)
-    return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
+    return int(text) if is_decimal(text) and len(text) < 10 else None

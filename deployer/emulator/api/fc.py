@@ -19,6 +19,7 @@ from urllib.parse import unquote
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 from werkzeug.routing import Map, Rule
 
+from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
 from deployer.emulator.api import strict
 from deployer.emulator.api.fc_shapes import check_settings
@@ -243,7 +244,7 @@ class FcApi:
     def list(self, ctx: RequestContext) -> HttpResponse:
         q = ctx.request.query_params()
         raw_limit = q.get("limit", "20")
-        if not (raw_limit.isascii() and raw_limit.isdigit()):
+        if not is_decimal(raw_limit):
             raise e.InvalidArgument(
                 f"limit must be an integer between 1 and 100, got {raw_limit!r}")
         fns, token = self._svc.list(ctx.account_id, ctx.region, prefix=q.get("prefix", ""),

@@ -13,6 +13,7 @@ from typing import Any
 
 from werkzeug.routing import Rule
 
+from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.http import HttpResponse, json_response, wire_time
 from deployer.emulator.api.router import RequestContext
@@ -59,7 +60,7 @@ def _int(ctx: RequestContext, key: str, default: int) -> int:
     raw = ctx.request.query_params().get(key)
     if raw is None or raw == "":
         return default
-    if not (raw.isascii() and raw.isdigit()):
+    if not is_decimal(raw):
         raise e.InvalidArgument(f"{key} must be an integer between 1 and 100, got {raw!r}")
     return int(raw)
 

@@ -21,6 +21,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.http import (
     HttpRequest,
@@ -69,7 +70,7 @@ class LogStreamApi:
             raise e.NotFound(f"function '{function}' does not exist") from None
         key = (self._account_id, region, function)
         generation = self._functions.invocation_watch.generation(key)
-        numeric = last.isascii() and last.isdigit() and len(last) < 19
+        numeric = is_decimal(last) and len(last) < 19
         after = int(last) if numeric else self._newest(key)
         return event_stream(self._events(key, generation, after), heartbeat=HEARTBEAT)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.access import NoPermission, access_denied_error
 from deployer.emulator.api.errors import ApiError
@@ -74,7 +75,7 @@ class StsApi:
     def assume_role(self, call: RpcCall) -> dict[str, Any]:
         assert self._tokens is not None
         raw_duration = call.params.get("DurationSeconds") or ""
-        if raw_duration and not (raw_duration.isascii() and raw_duration.isdigit()):
+        if raw_duration and not is_decimal(raw_duration):
             raise _REFUSALS["duration"](f"DurationSeconds must be an integer, got "
                                         f"{raw_duration!r}.")
         try:

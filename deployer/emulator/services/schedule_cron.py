@@ -29,6 +29,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
+from deployer.digits import is_decimal
 from deployer.emulator.services.errors import InvalidArgument
 
 __all__ = ["ScheduleExpression", "parse_expression"]
@@ -128,7 +129,7 @@ def parse_expression(text: str) -> ScheduleExpression:
 
 def _check_fields(text: str, fields: list[str]) -> None:
     seconds = fields[0]
-    if not (seconds.isascii() and seconds.isdigit()) or not 0 <= int(seconds) <= 59:
+    if not is_decimal(seconds) or not 0 <= int(seconds) <= 59:
         raise _invalid(text, "the Seconds field must be a number from 0 to 59 (schedules fire "
                              "at most once a minute)")
     names = ("Minutes", "Hours", "Day-of-month", "Month", "Day-of-week")
