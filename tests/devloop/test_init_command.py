@@ -116,3 +116,14 @@ def test_init_help_examples_name_real_templates():
     result = _deploy("init", "--help")
     assert "deploy init my-blank --template blank" in result.stdout
     assert "[default: seed]" in result.stdout
+
+
+def test_the_seed_template_ships_the_repositorys_own_handlers() -> None:
+    """The package carries a copy of functions/ (it must ship inside the wheel): the copy and
+    the repository's handlers stay the same file for file."""
+    ours = ROOT / "functions"
+    shipped = TEMPLATES / "seed" / "functions"
+    names = sorted(p.relative_to(ours) for p in ours.rglob("*.py"))
+    assert names == sorted(p.relative_to(shipped) for p in shipped.rglob("*.py"))
+    for name in names:
+        assert (shipped / name).read_bytes() == (ours / name).read_bytes(), name
