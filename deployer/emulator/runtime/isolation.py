@@ -34,6 +34,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from deployer.emulator.runtime.network import InstanceNetworks
+
 __all__ = ["Isolation", "MemoryMonitor", "kill_tree", "readable_roots"]
 
 _NOT_READABLE = frozenset((Path("/dev"),))  # device nodes: only those listed by the worker
@@ -299,6 +301,7 @@ class Isolation:
         self._readable: list[str] | None = None
         self.instances_dir = self.work_dir / "instances"
         self.instances_dir.mkdir(parents=True, exist_ok=True)
+        self.networks = InstanceNetworks(self.work_dir)
         if self.separate_uids:
             self._harden()
 
@@ -379,6 +382,7 @@ class Isolation:
         shutil.rmtree(path, onerror=unlock)
 
     def close(self) -> None:
+        self.networks.close()
         if self._cgroup is not None:
             with contextlib.suppress(OSError):
                 for child in self._cgroup.base.iterdir():

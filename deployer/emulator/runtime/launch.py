@@ -108,12 +108,15 @@ def worker_config(spec: FunctionSpec, *, packages: list[str], emulator_packages:
 
 def sandbox_settings(spec: FunctionSpec, *, tmp_dir: Path, code_root: Path, readable: list[str],
                      package_sources: list[str], landlock: bool, private_tmp: bool,
-                     separate_uid: bool, interpreter: str = "") -> dict[str, Any]:
+                     separate_uid: bool, interpreter: str = "",
+                     network: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``sandbox`` part of the config frame (applied by ``sandbox.py`` in the worker).
 
     ``interpreter`` is the worker's Python: its directory stays visible (read-only) inside the
     private /tmp, so a handler can start ``sys.executable`` even when the emulator's
-    environment lives below /tmp."""
+    environment lives below /tmp. ``network`` (``network.InstanceNetworks.settings``): the
+    instance gets a network namespace of its own whose only way out is the gateway; None
+    leaves it on the host's network."""
     bin_dir = [os.path.dirname(interpreter)] if interpreter else []
     return {
         "tmp_dir": str(tmp_dir),
@@ -126,4 +129,5 @@ def sandbox_settings(spec: FunctionSpec, *, tmp_dir: Path, code_root: Path, read
         "read": [*readable, str(code_root), *package_sources, *bin_dir],
         "keep": [str(code_root), *package_sources, *bin_dir],  # visible in the private /tmp
         "write": [str(tmp_dir), "/tmp" if private_tmp else str(tmp_dir), *DEVICES],
+        "network": network,
     }

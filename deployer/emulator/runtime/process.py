@@ -41,6 +41,7 @@ from deployer.emulator.runtime.model import (
     InvocationResult,
     RuntimeUnavailableError,
 )
+from deployer.emulator.runtime.network import Attach
 from deployer.emulator.runtime.packages import PackageViews, runtime_key
 from deployer.emulator.runtime.request_clock import RequestClock
 from deployer.emulator.runtime.worker import BOOTSTRAP_PATH, Exchange, Outcome, Worker
@@ -139,6 +140,11 @@ class ProcessRuntime:
             return result if tail_logs else dataclasses.replace(result, log_tail=b"")
         finally:
             self._release(slot, discard)
+
+    def attach_gateway(self, port: int, attach: Attach) -> None:
+        """New instances reach the emulator's cloud APIs only, at ``127.0.0.1:port`` of their
+        own network namespace (docs/runtime.md "Network"); ``attach`` serves a listener."""
+        self._isolation.networks.attach_gateway(port, attach)
 
     def _note_sandbox(self, ready: Exchange) -> None:
         """Log once what the host could not provide (docs/runtime.md "Sandbox")."""
@@ -265,7 +271,8 @@ class ProcessRuntime:
             readable=iso.readable() if self._sandbox else [],
             package_sources=[str(view), str(emulator_view), *sources, *emulator_sources],
             landlock=self._sandbox, private_tmp=self._sandbox, separate_uid=uid is not None,
-            interpreter=self._python)
+            interpreter=self._python,
+            network=iso.networks.settings(spec.internet_access) if self._sandbox else None)
         slot.credentials = spec.credentials() if spec.credentials is not None else None
         config = worker_config(spec, packages=[str(view)], emulator_packages=[str(emulator_view)],
                                sandbox=sandbox, virtual_time=self._clock.is_virtual,
