@@ -121,6 +121,11 @@ def _info(state_dir: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def admin_token(state_dir: Path) -> str:
+    """The running daemon's admin token ("" when none is recorded)."""
+    return str(_info(state_dir).get("token") or "")
+
+
 def admin_request(state_dir: Path, path: str, payload: dict[str, Any] | None = None, *,
                   timeout: float = 10.0, method: str = "POST") -> dict[str, Any]:
     """Send ``payload`` (JSON; ``method`` POST by default, or GET, PUT, DELETE) to the running

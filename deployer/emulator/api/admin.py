@@ -6,7 +6,8 @@ and the daemon's token for every POST).
 clock, JSON ``{"seconds": n}``; due timers then fire),
 ``POST reset``, ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode),
 ``GET logs?function=NAME[&region=R][&limit=N]`` (recent invocations of a function, newest
-first: the local stand-in for the function's SLS logstore), and ``faults[/...]`` (fault
+first: the local stand-in for the function's SLS logstore; like its stream ``logs/stream``, it
+needs the admin token in ``X-Emulator-Token``), and ``faults[/...]`` (fault
 injection, :mod:`deployer.emulator.api.fault_admin`).
 """
 
@@ -67,8 +68,10 @@ class AdminApi:
             self._reset()
             return json_response(200, {"reset": True}, {})
         if path == "/_emulator/logs" and method == "GET" and self._logs is not None:
+            self.guard.require_token(request)
             return self._recent_logs(request)
         if path == "/_emulator/logs/stream" and method == "GET" and self._log_stream is not None:
+            self.guard.require_token(request)
             return self._log_stream(request)
         m = _CODE_RE.match(path)
         if m and method == "GET":
