@@ -107,7 +107,10 @@ class AdminApi:
         if (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)
                 or not math.isfinite(seconds) or seconds < 0):
             raise e.InvalidArgument('body must be {"seconds": <finite non-negative number>}')
-        advance(float(seconds))
+        try:
+            advance(float(seconds))
+        except ValueError as exc:  # ClockHorizonError
+            raise e.InvalidArgument(str(exc)) from None
         if self._advanced is not None:
             self._advanced()
         return json_response(200, self._clock_state(), {})
