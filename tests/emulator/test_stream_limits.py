@@ -77,6 +77,7 @@ class Streams:
         self.loop.run_until_complete(asyncio.sleep(0.2))  # let the closes go out
 
 
+@pytest.mark.slow
 def test_ten_thousand_idle_streams_are_capped_and_api_clients_are_served(cloud) -> None:
     total, per_client = cloud.server.limits.stream_caps()
     assert (total, per_client) == (1024, 256)

@@ -96,6 +96,10 @@ class FrontDoor:
                 body, reserved = await self._read_body(request)
             except _Refused as refused:
                 return self._error(request, target, refused.error, close=refused.close)
+            if "text/event-stream" in request.headers.get("Accept", ""):
+                refused = self._no_room_for_stream(request.remote or "")
+                if refused is not None:  # answered before any work (checked again below)
+                    return self._error(request, target, refused, close=True)
             http_request = HttpRequest(request.method, target,
                                        Headers(tuple(request.headers.items())), body,
                                        request.remote or "")
