@@ -90,8 +90,9 @@ def test_follow_logs_reads_the_stream_and_never_polls(cloud: LocalCloud) -> None
         raise AssertionError(f"polled (slept {seconds} s) although the emulator streams")
 
     invoke(cloud, "before")
-    arriving = follow_logs(_fc(cloud), EmulatorLogs(cloud.endpoint, cloud.region, token=cloud.admin_token),
-                           "StartJob", sleep=no_polling)  # the stream is open from here on
+    logs = EmulatorLogs(cloud.endpoint, cloud.region, token=cloud.admin_token)
+    # the stream is open from here on
+    arriving = follow_logs(_fc(cloud), logs, "StartJob", sleep=no_polling)
     started = invoke(cloud, "streamed", function="StartJob")
     first = next(arriving)  # blocks until the emulator sends it
     assert first.request_id == started and first.status == "Succeeded"
