@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.emulator.latency import LatencyModel
-from deployer.emulator.state_lock import StateDirInUse, StateLock
+from deployer.emulator.state_lock import StartLock, StateDirInUse, StateLock
 from deployer.emulator.store.identity import load_or_create_identity
 from deployer.errors import NotFoundError, OperationError
 
@@ -271,22 +271,37 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
     ``step_latency`` and ``cold_start`` (seconds) set the latency model; None keeps the
     clock's default (:func:`deployer.emulator.latency.latency_model`).
 
-    Already running → its status with message "already running". Raises OperationError when
+    Commands started together start one daemon: each waits for ``emulator.start.lock``, and
+    those after the first find its daemon running. Already running → its status with message
+    "already running". Raises OperationError when
     the port is taken, another process holds the state dir, or the daemon exits / stays
     silent for ``timeout`` seconds; in the last two cases what was started is stopped (its
     process group, SIGTERM then SIGKILL) and its runtime files are removed.
     """
-    current = status(state_dir)
-    if current.running:
-        message = _already_running(current, cold_start, step_latency)
-        return EmulatorStatus(**{**_fields(current), "message": message})
+    try:
+        starting = StartLock.acquire(state_dir, timeout + 10, sleep)
+    except TimeoutError as exc:
+        raise OperationError(str(exc), hint=f"see {state_dir / LOG_FILE}") from None
+    with starting:  # commands started together: one starts the daemon, the others find it
+        current = status(state_dir)
+        if current.running:
+            message = _already_running(current, cold_start, step_latency)
+            return EmulatorStatus(**{**_fields(current), "message": message})
+        return _spawn(state_dir, host=host, port=port, clock=clock, timeout=timeout,
+                      sleep=sleep, throttle=throttle,
+                      latency=(("--step-latency", step_latency), ("--cold-start", cold_start)))
+
+
+def _spawn(state_dir: Path, *, host: str, port: int, clock: str, timeout: float, sleep: Sleep,
+           throttle: str, latency: tuple[tuple[str, float | None], ...]) -> EmulatorStatus:
+    """Start the daemon process and wait until it answers (see :func:`start`)."""
     _check_port_free(host, port)
     _probe_lock(state_dir, sleep)
     state_dir.mkdir(parents=True, exist_ok=True)
     log = open(state_dir / LOG_FILE, "ab")  # noqa: SIM115 - handed to the child
     command = [sys.executable, "-m", "deployer.emulator", "--state-dir", str(state_dir),
                "--host", host, "--port", str(port), "--clock", clock, "--throttle", throttle]
-    for flag, value in (("--step-latency", step_latency), ("--cold-start", cold_start)):
+    for flag, value in latency:
         if value is not None:
             command += [flag, repr(float(value))]
     proc = subprocess.Popen(
@@ -319,6 +334,9 @@ def _await_start(state_dir: Path, proc: subprocess.Popen[bytes], timeout: float,
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            current = status(state_dir)
+            if current.running:  # another daemon (a foreground one) took the directory first
+                return EmulatorStatus(**{**_fields(current), "message": "already running"})
             tail = (state_dir / LOG_FILE).read_text(errors="replace").strip().splitlines()[-1:]
             raise OperationError(f"the emulator exited during start: {' '.join(tail)}",
                                  hint=f"see {state_dir / LOG_FILE}")
