@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from deployer.emulator.runtime.model import Credentials, FunctionSpec
+from deployer.emulator.runtime.pid_limits import MAX_PROCESSES
 
 __all__ = ["QUALIFIER", "VERSION_ID", "credentials_frame", "host_python", "runtime_version",
            "version_variable", "worker_config", "worker_environment"]
 
 QUALIFIER = "LATEST"
 VERSION_ID = "LATEST"  # the version a LATEST invocation runs
-MAX_PROCESSES = 1024  # FC: processes + threads per instance
 MAX_OPEN_FILES = 100_000
 _PASSED_HOST_VARIABLES = ("PATH", "LANG")
 # the device nodes a worker may use (the rest of /dev, disks included, is out of its reach)

@@ -89,6 +89,11 @@ def _libc() -> Any:
 
 
 def _limit(kind: int, wanted: int) -> None:
+    """Set ``kind`` to ``wanted`` (a worker left with root may raise its hard limit), else to
+    as much of it as the hard limit allows."""
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(kind, (wanted, wanted))
+        return
     _soft, hard = resource.getrlimit(kind)
     value = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     resource.setrlimit(kind, (value, value if hard != resource.RLIM_INFINITY else hard))
