@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.emulator.latency import LatencyModel
+from deployer.emulator.state_dir import StateDirUnusable, check_writable, unwritable
 from deployer.emulator.state_lock import StartLock, StateDirInUse, StateLock
 from deployer.emulator.store.identity import load_or_create_identity
 from deployer.errors import NotFoundError, OperationError
@@ -279,6 +280,10 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
     process group, SIGTERM then SIGKILL) and its runtime files are removed.
     """
     try:
+        check_writable(state_dir)
+    except StateDirUnusable as exc:
+        raise OperationError(exc.message, hint=exc.hint) from None
+    try:
         starting = StartLock.acquire(state_dir, timeout + 10, sleep)
     except TimeoutError as exc:
         raise OperationError(str(exc), hint=f"see {state_dir / LOG_FILE}") from None
@@ -337,9 +342,11 @@ def _await_start(state_dir: Path, proc: subprocess.Popen[bytes], timeout: float,
             current = status(state_dir)
             if current.running:  # another daemon (a foreground one) took the directory first
                 return EmulatorStatus(**{**_fields(current), "message": "already running"})
-            tail = (state_dir / LOG_FILE).read_text(errors="replace").strip().splitlines()[-1:]
-            raise OperationError(f"the emulator exited during start: {' '.join(tail)}",
-                                 hint=f"see {state_dir / LOG_FILE}")
+            tail = " ".join((state_dir / LOG_FILE).read_text(errors="replace").strip()
+                            .splitlines()[-1:])
+            said, _, hint = tail.removeprefix("Error: ").partition(" Hint: ")
+            raise OperationError(f"the emulator exited during start: {said}",
+                                 hint=hint or f"see {state_dir / LOG_FILE}")
         current = status(state_dir)
         if current.running and current.pid == proc.pid:
             return EmulatorStatus(**{**_fields(current), "message": "started"})
@@ -386,13 +393,17 @@ def reset(state_dir: Path) -> EmulatorStatus:
     if current.running and current.endpoint:
         admin_request(state_dir, "/_emulator/reset")
         return EmulatorStatus(**{**_fields(current), "message": "reset (running emulator)"})
-    _probe_lock(state_dir)
-    from deployer.emulator.app import DB_FILE
-
-    for name in (DB_FILE, f"{DB_FILE}-wal", f"{DB_FILE}-shm"):
-        (state_dir / name).unlink(missing_ok=True)
     import shutil
 
+    from deployer.emulator.app import DB_FILE
+
+    try:
+        _probe_lock(state_dir)
+        for name in (DB_FILE, f"{DB_FILE}-wal", f"{DB_FILE}-shm"):
+            (state_dir / name).unlink(missing_ok=True)
+    except OSError as exc:
+        unusable = unwritable(state_dir, exc)
+        raise OperationError(f"cannot reset: {unusable.message}", hint=unusable.hint) from None
     shutil.rmtree(state_dir / "code", ignore_errors=True)
     shutil.rmtree(state_dir / "runtime", ignore_errors=True)
     return EmulatorStatus(False, state_dir, message="reset")

@@ -1,8 +1,10 @@
 """The emulator behind its HTTP front door (:mod:`deployer.emulator.httpd`, on aiohttp).
 
 ``EmulatorServer(state_dir, host, port, clock, runtime)`` takes the state directory's lock
-(a second emulator on it is refused with :class:`StateDirInUse`), binds 127.0.0.1 by default
-(another interface only when ``host`` says so; port 0 picks a free port) and listens at once.
+(a second emulator on it is refused with :class:`StateDirInUse`; a directory it cannot write
+or a damaged database with :class:`~deployer.emulator.state_dir.StateDirUnusable`), binds
+127.0.0.1 by default (another interface only when ``host`` says so; port 0 picks a free port)
+and listens at once.
 ``start()`` serves from a background event-loop thread; ``stop()`` shuts it down, closes the
 state and releases the lock.
 
@@ -45,7 +47,9 @@ from deployer.emulator.httpd.listener import listening_socket
 from deployer.emulator.latency import LatencyModel
 from deployer.emulator.services.execution_watch import ExecutionWatch
 from deployer.emulator.services.ports import FunctionRuntime
+from deployer.emulator.state_dir import check_writable, damaged_database
 from deployer.emulator.state_lock import StateDirInUse, StateLock
+from deployer.emulator.store.errors import DatabaseDamaged
 
 __all__ = ["MAX_BODY", "EmulatorServer", "ServerLimits", "StateDirInUse"]
 
@@ -66,11 +70,15 @@ class EmulatorServer:
         self.limits = limits or ServerLimits()
         if max_body is not None:
             self.limits = replace(self.limits, max_body=max_body)
+        check_writable(self.state_dir)  # StateDirUnusable: read-only, no permission, full
         self._lock = StateLock.acquire(self.state_dir)
         try:
             self.emulator = Emulator(self.state_dir, self.clock, runtime, region=region,
                                      latency=LatencyModel(cold_start, step_latency),
                                      throttle=throttle)
+        except DatabaseDamaged as exc:
+            self._lock.release()
+            raise damaged_database(self.state_dir, str(exc)) from None
         except BaseException:
             self._lock.release()
             raise
