@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from tests.parity.schema import SharedRules
 from tests.parity.targets import Target, provenance
 
 REDACTED = "<redacted>"
+_GONE = re.compile(r"(NotFound|NotExists?)(\.|$)")  # FunctionNotFound, FlowNotExists, ...
 GLOBAL_SAVE_LENGTH = 8
 
 
@@ -96,13 +98,16 @@ def _save(step: Step, answer: Answer, result: Run) -> None:
 
 
 def _clean(client: Any, product: str, request: Request, result: Run) -> None:
+    """Send one cleanup request; a Delete* that neither succeeds nor finds the resource gone
+    is a leftover (other cleanup requests, such as stopping an execution, may fail)."""
     try:
         expanded = _expanded(request, result.variables, "cleanup")
     except ScenarioError:
         return  # it names something the steps never produced, so never created
     answer = call(client, product, expanded)
-    if answer.failure or answer.status >= 500 or answer.status in (401, 403, 429):
-        code = answer.failure or (answer.body or {}).get("Code", answer.status)
+    code = answer.failure or str((answer.body or {}).get("Code") or answer.status)
+    gone = answer.status < 300 or answer.status == 404 or _GONE.search(code) is not None
+    if expanded.action.startswith("Delete") and (answer.failure or not gone):
         result.leftovers.append(f"{expanded.action} {expanded.path} {dict(expanded.query)} "
                                 f"{expanded.body or ''}: {code}")
 
