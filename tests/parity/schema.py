@@ -139,8 +139,11 @@ def _request(raw: Any, where: str) -> Request:
     body_text = raw.get("body_text")
     if body_text is not None and ("body" in raw or not isinstance(body_text, str)):
         raise FormatError(f"{where}: body_text must be a string, without body")
+    path = raw.get("path", "/")
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise FormatError(f"{where}: path must be a string starting with '/', got {path!r}")
     return Request(action=_text(raw.get("action"), f"{where}: action"), method=method,
-                   path=str(raw.get("path") or "/"),
+                   path=path,
                    query=_strings(raw.get("query"), f"{where}: query"),
                    headers=_strings(raw.get("headers"), f"{where}: headers"),
                    body=raw.get("body"), body_text=body_text)
@@ -157,6 +160,8 @@ def _rules(raw: Any, where: str) -> tuple[Rule, ...]:
             raise FormatError(f"{here}: compare must be one of {COMPARES}, got {compare!r}")
         if compare == "pattern" and not isinstance(item.get("pattern"), str):
             raise FormatError(f"{here}: compare: pattern needs a pattern")
+        if compare == "pattern":
+            _check_regex(item["pattern"], f"{here}: pattern")
         if compare == "contains" and not isinstance(item.get("key"), str):
             raise FormatError(f"{here}: compare: contains needs the key that matches items")
         if item.get("redact") and compare in ("equal", "contains", "prefix"):

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.parity.compare import Comparison, compare_answer, path_matches
@@ -191,6 +191,10 @@ steps:
     (("response: {status: 404}", "response: {status: 404}\n    save: {region: body.x}"),
      "'region' cannot name a variable"),
     (("format: 1", "format: 2"), "format must be 1"),
+    (("query: {Name: x}", "query: {Limit: 10}"), "query.Limit: must be a string"),
+    (("method: GET,", "method: GET, path: functions,"), "path must be a string starting"),
+    (("response: {status: 404}", "response: {status: 404}\n    rules: [{path: x, compare: "
+      "pattern, pattern: '(unclosed'}]"), "not a regular expression"),
 ])
 def test_a_malformed_recording_is_refused_by_place(tmp_path: Path, change: tuple[str, str],
                                                    message: str) -> None:
@@ -198,6 +202,39 @@ def test_a_malformed_recording_is_refused_by_place(tmp_path: Path, change: tuple
     with pytest.raises(FormatError) as info:
         load_recording(path)
     assert str(path) in str(info.value) and message in str(info.value)
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=3),
+    max_leaves=12)
+FIELDS = st.sampled_from(["format", "scenario", "product", "source", "documented", "names",
+                          "files", "rules", "steps", "cleanup", "keys"])
+
+
+@settings(max_examples=60)
+@given(st.dictionaries(FIELDS, JSONISH, max_size=6), st.data())
+def test_any_document_loads_or_is_refused_by_place(document: dict[str, Any],
+                                                   data: st.DataObject) -> None:
+    """Whatever a file holds, loading it succeeds or raises FormatError naming the file."""
+    import json
+    import tempfile
+
+    base = {"format": 1, "scenario": "s", "product": "fc", "source": "documented",
+            "documented": {}, "steps": [{"name": "a", "request": {
+                "action": "GetFunction", "method": "GET"}, "response": {"status": 200}}]}
+    step = data.draw(st.dictionaries(st.sampled_from(
+        ["name", "request", "response", "save", "rules", "decode_body"]), JSONISH, max_size=3))
+    base["steps"][0].update(step)
+    base.update(document)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "fuzz.yaml"
+        path.write_text(json.dumps(base))  # JSON is YAML
+        try:
+            load_recording(path)
+        except FormatError as exc:
+            assert str(path) in str(exc)
 
 
 def test_plain_scalars_with_colons_are_reported_with_their_line(tmp_path: Path) -> None:
