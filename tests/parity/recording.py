@@ -171,7 +171,7 @@ def lookup(document: Any, path: str) -> Any:
 
 def _yaml() -> YAML:
     yaml = YAML(typ="rt")
-    yaml.width = 92
+    yaml.width = 4096  # no folding: a folded plain scalar leaves trailing spaces
     yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.preserve_quotes = False
     return yaml
