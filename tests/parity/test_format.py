@@ -221,9 +221,10 @@ def test_any_document_loads_or_is_refused_by_place(document: dict[str, Any],
     import json
     import tempfile
 
-    base = {"format": 1, "scenario": "s", "product": "fc", "source": "documented",
-            "documented": {}, "steps": [{"name": "a", "request": {
-                "action": "GetFunction", "method": "GET"}, "response": {"status": 200}}]}
+    base: dict[str, Any] = {
+        "format": 1, "scenario": "s", "product": "fc", "source": "documented",
+        "documented": {}, "steps": [{"name": "a", "request": {
+            "action": "GetFunction", "method": "GET"}, "response": {"status": 200}}]}
     step = data.draw(st.dictionaries(st.sampled_from(
         ["name", "request", "response", "save", "rules", "decode_body"]), JSONISH, max_size=3))
     base["steps"][0].update(step)
