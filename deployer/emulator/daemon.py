@@ -388,10 +388,11 @@ def _silent_holder(state_dir: Path) -> int | None:
 
 
 def reset(state_dir: Path) -> EmulatorStatus:
-    """Forget every resource: through the admin API when running, else in the files."""
+    """Forget every resource: through the admin API when running (a virtual clock comes back
+    to the present too), else in the files (the clock's saved instant goes with them)."""
     current = status(state_dir)
     if current.running and current.endpoint:
-        admin_request(state_dir, "/_emulator/reset")
+        admin_request(state_dir, "/_emulator/reset", {"clock": "now"})
         return EmulatorStatus(**{**_fields(current), "message": "reset (running emulator)"})
     import shutil
 

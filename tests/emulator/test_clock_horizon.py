@@ -87,3 +87,47 @@ def test_a_clock_saved_past_year_9999_comes_back_to_the_horizon(tmp_path: Path) 
         assert cloud.now() == HORIZON
         assert cloud.health()["status"] == "ok"
         _every_service_answers(cloud, "restarted")
+
+
+def test_reset_of_a_daemon_brings_its_virtual_clock_back_to_the_present(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from deployer.cli.main import cli
+    from deployer.emulator.daemon import admin_request
+
+    state = tmp_path / "daemon"
+    runner = CliRunner()
+    started = runner.invoke(cli, ["emulator", "start", "--state-dir", str(state), "--port", "0",
+                                  "--clock", "virtual"])
+    assert started.exit_code == 0, started.stderr
+    try:
+        now = admin_request(state, "/_emulator/clock", method="GET")["now"]
+        moved = admin_request(state, "/_emulator/clock/advance", {"seconds": HORIZON - now})
+        assert moved["iso"] == "2100-01-01T00:00:00Z"
+        reset = runner.invoke(cli, ["emulator", "reset", "--yes", "--state-dir", str(state)])
+        assert reset.exit_code == 0, reset.stderr
+        after = admin_request(state, "/_emulator/clock", method="GET")["now"]
+        assert now <= after < now + 3600  # the present again, and it moves
+        assert admin_request(state, "/_emulator/clock/advance", {"seconds": 60})["now"] \
+            == after + 60
+    finally:
+        runner.invoke(cli, ["emulator", "stop", "--state-dir", str(state)])
+
+
+def test_reset_keeps_the_clock_unless_asked(cloud) -> None:
+    def reset(body: dict) -> tuple[int, dict]:
+        request = urllib.request.Request(
+            cloud.url + "/_emulator/reset", method="POST", data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", "X-Emulator-Token": cloud.admin_token})
+        try:
+            with urllib.request.urlopen(request, timeout=20) as answer:
+                return answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    cloud.advance(3600)
+    moved = cloud.now()
+    assert reset({})[1]["now"] == moved  # LocalCloud.reset() and tests keep their clock
+    status, body = reset({"clock": "yesterday"})
+    assert status == 400 and '"clock" must be "keep"' in body["Message"]
+    assert reset({"clock": "now"})[1]["now"] < moved

@@ -4,7 +4,8 @@ and the daemon's token for every POST).
 
 ``GET health`` (with CloudFlow engine stats), ``GET clock``, ``POST clock/advance`` (virtual
 clock, JSON ``{"seconds": n}``; due timers then fire),
-``POST reset``, ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode),
+``POST reset`` (``{"clock": "now"}``: a virtual clock back to the present too; ``"keep"``, the
+default, leaves it), ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode),
 ``GET logs?function=NAME[&region=R][&limit=N]`` (recent invocations of a function, newest
 first: the local stand-in for the function's SLS logstore; like its stream ``logs/stream``, it
 needs the admin token in ``X-Emulator-Token``), and ``faults[/...]`` (fault
@@ -36,7 +37,7 @@ class AdminApi:
     prefix = "/_emulator/"
 
     def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
-                 reset: Callable[[], None], code_path: Callable[[str], os.PathLike[str]],
+                 reset: Callable[..., None], code_path: Callable[[str], os.PathLike[str]],
                  guard: LocalGuard, advanced: Callable[[], None] | None = None,
                  logs: LogsFn | None = None,
                  faults: Callable[[HttpRequest], HttpResponse] | None = None,
@@ -64,9 +65,11 @@ class AdminApi:
         if path == "/_emulator/clock/advance" and method == "POST":
             return self._advance(request)
         if path == "/_emulator/reset" and method == "POST":
-            json_object(request)
-            self._reset()
-            return json_response(200, {"reset": True}, {})
+            clock = json_object(request).get("clock", "keep")
+            if clock not in ("keep", "now"):
+                raise e.InvalidArgument('"clock" must be "keep" (the default) or "now"')
+            self._reset(rewind_clock=clock == "now")
+            return json_response(200, {"reset": True, **self._clock_state()}, {})
         if path == "/_emulator/logs" and method == "GET" and self._logs is not None:
             self.guard.require_token(request)
             return self._recent_logs(request)
