@@ -37,6 +37,7 @@ log = logging.getLogger("deployer.emulator")
 Attach = Callable[[socket.socket], Callable[[], None]]  # listener -> detach
 TICKET_BYTES = 43  # secrets.token_urlsafe(32)
 _OUTSTANDING = 4096  # tickets handed out and not claimed yet (oldest dropped beyond)
+_AWAITED = object()  # the data of a connection whose listener has not arrived yet
 
 
 class GatewayBroker:
@@ -82,34 +83,41 @@ class GatewayBroker:
                     return
                 if key.fileobj is self._server:
                     self._accept()
+                elif key.data is _AWAITED:
+                    self._listener_arrived(key.fileobj)  # type: ignore[arg-type]
                 else:
                     self._ended(key.fileobj, key.data)  # type: ignore[arg-type]
 
     def _accept(self) -> None:
+        """A worker connected; its listener follows once it is in its namespace (never wait
+        for it here: other workers connect meanwhile)."""
         try:
             conn, _ = self._server.accept()
         except OSError:
             return
+        conn.setblocking(False)
+        self._selector.register(conn, selectors.EVENT_READ, _AWAITED)
+
+    def _listener_arrived(self, conn: socket.socket) -> None:
+        self._selector.unregister(conn)
         try:
-            conn.settimeout(10.0)
             listener = self._receive(conn)
         except OSError as exc:
             log.warning("function gateway: a worker's listener was not received: %s", exc)
             listener = None
         if listener is None:
             with contextlib.suppress(OSError):
-                conn.sendall(b"\x00")
+                conn.send(b"\x00")
             conn.close()
             return
         try:
             detach = self._attach(listener)
-            conn.sendall(b"\x01")
+            conn.send(b"\x01")
         except OSError as exc:
             log.warning("function gateway: cannot serve a worker's listener: %s", exc)
             listener.close()
             conn.close()
             return
-        conn.setblocking(False)
         self._selector.register(conn, selectors.EVENT_READ, detach)
 
     def _receive(self, conn: socket.socket) -> socket.socket | None:
@@ -152,7 +160,7 @@ class GatewayBroker:
             self._wake_w.send(b"x")
         self._thread.join(timeout=5)
         for key in list(self._selector.get_map().values()):
-            if key.data is not None:
+            if callable(key.data):
                 with contextlib.suppress(Exception):
                     key.data()
             with contextlib.suppress(OSError):
