@@ -38,6 +38,7 @@ Attach = Callable[[socket.socket], Callable[[], None]]  # listener -> detach
 TICKET_BYTES = 43  # secrets.token_urlsafe(32)
 _OUTSTANDING = 4096  # tickets handed out and not claimed yet (oldest dropped beyond)
 _AWAITED = object()  # the data of a connection whose listener has not arrived yet
+_MAX_AWAITED = 256  # connections waiting for their listener at once (more are closed)
 
 
 class GatewayBroker:
@@ -94,6 +95,10 @@ class GatewayBroker:
         try:
             conn, _ = self._server.accept()
         except OSError:
+            return
+        awaited = sum(1 for key in self._selector.get_map().values() if key.data is _AWAITED)
+        if awaited >= _MAX_AWAITED:  # a flood (the socket is reachable by any local user)
+            conn.close()
             return
         conn.setblocking(False)
         self._selector.register(conn, selectors.EVENT_READ, _AWAITED)
