@@ -34,6 +34,22 @@ log = logging.getLogger("deployer.emulator")
 _RESOURCE_ERRORS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
+async def _readable(sock: socket.socket) -> None:
+    """Until ``sock`` has a connection to accept."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(sock.fileno(), wake)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(sock.fileno())
+
+
 def listening_socket(host: str, port: int, backlog: int) -> socket.socket:
     """A non-blocking TCP socket bound to ``(host, port)`` and listening."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -168,34 +184,45 @@ class HttpServer:
         task = self._accepting.pop(sock, None)
         if task is not None:
             task.cancel()
+        with contextlib.suppress(ValueError, OSError):  # before the number can be reused
+            asyncio.get_running_loop().remove_reader(sock.fileno())
         sock.close()
 
     async def _accept(self, server: Server, sock: socket.socket) -> None:
-        loop = asyncio.get_running_loop()
+        """Accept on ``sock`` while a connection slot is free. No slot is held while nothing
+        arrives (several listeners share the slots); a connection that finds none stays
+        queued in the kernel."""
         slots = self._slots
         assert slots is not None
-        closed = self._closed
         while True:
+            await _readable(sock)
             await slots.acquire()
             try:
-                conn, _ = await loop.sock_accept(sock)
-            except asyncio.CancelledError:
+                conn, _ = sock.accept()
+            except BlockingIOError:  # taken meanwhile, or gone: wait again
                 slots.release()
-                raise
+                continue
             except OSError as exc:
                 slots.release()
                 if exc.errno in _RESOURCE_ERRORS:  # out of file descriptors: wait, retry
                     log.warning("cannot accept a connection (%s); retrying", exc.strerror)
                     await asyncio.sleep(0.1)
                 continue
-            self._open += 1
-            self.accepted += 1
-            try:
-                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                await loop.connect_accepted_socket(server, conn)
-            except OSError:  # the client went away before the connection was set up
-                conn.close()
-                closed()
+            except BaseException:
+                slots.release()
+                raise
+            await self._serve_connection(server, conn)
+
+    async def _serve_connection(self, server: Server, conn: socket.socket) -> None:
+        self._open += 1
+        self.accepted += 1
+        try:
+            conn.setblocking(False)
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            await asyncio.get_running_loop().connect_accepted_socket(server, conn)
+        except OSError:  # the client went away before the connection was set up
+            conn.close()
+            self._closed()
 
     def stop(self) -> None:
         """Stop accepting, let requests in progress finish (``shutdown_grace``), end the loop
