@@ -195,12 +195,12 @@ class HttpServer:
         slots = self._slots
         assert slots is not None
         while True:
-            await _readable(sock)
             await slots.acquire()
             try:
                 conn, _ = sock.accept()
-            except BlockingIOError:  # taken meanwhile, or gone: wait again
+            except BlockingIOError:  # nothing queued: wait for a connection, holding no slot
                 slots.release()
+                await _readable(sock)
                 continue
             except OSError as exc:
                 slots.release()
