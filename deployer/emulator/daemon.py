@@ -24,6 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deployer.emulator.daemon_files import (
+    INFO_FILE,
+    PID_FILE,
+    admin_request,
+    admin_token,
+    clear_runtime_files,
+    read_info,
+    write_runtime_files,
+)
 from deployer.emulator.latency import LatencyModel
 from deployer.emulator.state_dir import StateDirUnusable, check_writable, unwritable
 from deployer.emulator.state_lock import StartLock, StateDirInUse, StateLock
@@ -34,6 +43,7 @@ __all__ = [
     "Credentials",
     "EmulatorStatus",
     "admin_request",
+    "admin_token",
     "clear_runtime_files",
     "credentials",
     "reset",
@@ -43,8 +53,6 @@ __all__ = [
     "write_runtime_files",
 ]
 
-PID_FILE = "emulator.pid"
-INFO_FILE = "emulator.json"
 LOG_FILE = "emulator.log"
 Sleep = Callable[[float], None]
 
@@ -99,71 +107,6 @@ class Credentials:
                 "ALIBABA_CLOUD_REGION": self.region}
 
 
-def write_runtime_files(state_dir: Path, endpoint: str, token: str) -> None:
-    """Record the running daemon (called by the daemon once it listens). ``emulator.json``
-    holds the admin token, so it is readable by its owner only."""
-    info = json.dumps({"pid": os.getpid(), "endpoint": endpoint, "token": token}).encode()
-    path = state_dir / INFO_FILE
-    partial = path.with_suffix(".json.tmp")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, info)
-    finally:
-        os.close(fd)
-    os.replace(partial, path)
-    (state_dir / PID_FILE).write_text(str(os.getpid()))
-
-
-def _info(state_dir: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((state_dir / INFO_FILE).read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def admin_token(state_dir: Path) -> str:
-    """The running daemon's admin token ("" when none is recorded)."""
-    return str(_info(state_dir).get("token") or "")
-
-
-def admin_request(state_dir: Path, path: str, payload: dict[str, Any] | None = None, *,
-                  timeout: float = 10.0, method: str = "POST") -> dict[str, Any]:
-    """Send ``payload`` (JSON; ``method`` POST by default, or GET, PUT, DELETE) to the running
-    daemon's admin ``path`` (``/_emulator/...``) with its token; the JSON answer.
-    OperationError when it is not running or refuses (with the emulator's message)."""
-    from deployer.emulator.api.local_guard import TOKEN_HEADER  # not needed to start or ask
-
-    info = _info(state_dir)
-    endpoint, token = info.get("endpoint"), info.get("token")
-    if not endpoint or not token:
-        raise OperationError(f"no running emulator recorded in {state_dir}",
-                             hint="run `deploy emulator start` first")
-    req = urllib.request.Request(
-        f"http://{endpoint}{path}", method=method,
-        data=None if method == "GET" else json.dumps(payload or {}).encode(),
-        headers={"Content-Type": "application/json", TOKEN_HEADER: str(token)})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            answer: dict[str, Any] = json.loads(resp.read() or b"{}")
-            return answer
-    except urllib.error.HTTPError as exc:
-        try:
-            message = json.loads(exc.read()).get("Message", "")
-        except ValueError:
-            message = ""
-        raise OperationError(f"the emulator refused {path}: {exc.code} {message}".strip()) \
-            from None
-    except (OSError, ValueError) as exc:
-        raise OperationError(f"the emulator at {endpoint} did not answer {path}: {exc}") \
-            from None
-
-
-def clear_runtime_files(state_dir: Path) -> None:
-    for name in (PID_FILE, INFO_FILE):
-        (state_dir / name).unlink(missing_ok=True)
-
-
 def _pid_alive(pid: int) -> bool:
     try:  # a daemon started by this very process is a zombie once it exits: reap it
         if os.waitpid(pid, os.WNOHANG)[0] == pid:
@@ -197,7 +140,7 @@ def status(state_dir: Path) -> EmulatorStatus:
         pid = int(pid_path.read_text().strip())
     except (ValueError, OSError):
         pid = 0
-    info = _info(state_dir) if info_path.exists() else {}
+    info = read_info(state_dir) if info_path.exists() else {}
     if not pid or not _pid_alive(pid):
         clear_runtime_files(state_dir)
         return EmulatorStatus(False, state_dir, message="not running (removed a stale pid file)")
@@ -317,7 +260,7 @@ def _spawn(state_dir: Path, *, host: str, port: int, clock: str, timeout: float,
         return _await_start(state_dir, proc, timeout, sleep)
     except BaseException:
         _end(proc, sleep)
-        if _info(state_dir).get("pid") == proc.pid:
+        if read_info(state_dir).get("pid") == proc.pid:
             clear_runtime_files(state_dir)
         raise
 
