@@ -26,7 +26,6 @@ from deployer.console.present import (
 )
 from deployer.console.sources import Sources
 from deployer.emulator.services.executions import ExecutionView
-from deployer.fdl.ast import Flow
 from deployer.fdl.progress import (
     ExecutionProgress,
     ScopeProgress,
@@ -36,6 +35,7 @@ from deployer.fdl.progress import (
     task_id,
     task_request_id,
 )
+from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["EVENTS_PAGE", "execution_model", "graph_model", "load"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deployer.fdl.ast import (
+from deployer.fdl.syntax.ast import (
     ChoiceState,
     MapState,
     ParallelState,

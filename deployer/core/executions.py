@@ -20,7 +20,7 @@ from deployer.core.documents import read_json_document
 
 if TYPE_CHECKING:
     from deployer.cloud.logs import LogSource
-    from deployer.fdl.ast import Flow
+    from deployer.fdl.syntax.ast import Flow
 from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
 
 __all__ = [
@@ -289,7 +289,7 @@ def watch(
 def execution_flow(flows: CloudFlowClient, flow: str) -> Flow | None:
     """The flow's parsed definition (NotFoundError if the flow does not exist; None when it
     cannot be parsed), for the live view's states and Wait times."""
-    from deployer.fdl.parser import parse_flow
+    from deployer.fdl.syntax.parser import parse_flow
 
     remote = flows.describe_flow(flow)
     if remote is None:

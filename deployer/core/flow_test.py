@@ -23,9 +23,9 @@ from deployer.core.template_map import TemplateLineMap
 from deployer.core.validation import on_template
 from deployer.errors import DeployerError, ExitCode, InvalidInputError
 from deployer.fdl import check_flow
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import ExecutionStatus, HistoryEvent, HistoryEventType
 from deployer.fdl.interpreter.simulate import Simulation, simulate
+from deployer.fdl.syntax.ast import Flow
 
 __all__ = [
     "DEFAULT_ACCOUNT_ID",

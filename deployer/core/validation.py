@@ -23,7 +23,7 @@ from deployer.core.template_map import TemplateLineMap
 from deployer.core.validated import PLACEHOLDER_ACCOUNT_ID
 from deployer.errors import DeployerError, ExitCode
 from deployer.fdl import Diagnostic, Scope, Severity, TaskState, check_flow
-from deployer.fdl.ast import MapState, ParallelState, Template
+from deployer.fdl.syntax.ast import MapState, ParallelState, Template
 
 __all__ = [
     "PLACEHOLDER_ACCOUNT_ID",

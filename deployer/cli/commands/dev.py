@@ -21,7 +21,7 @@ from deployer.core.watching import FileWatcher
 from deployer.errors import DeployerError
 
 if TYPE_CHECKING:
-    from deployer.fdl.ast import Flow
+    from deployer.fdl.syntax.ast import Flow
 
 EPILOG = """\b
 Examples:

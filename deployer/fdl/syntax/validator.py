@@ -16,36 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from deployer.fdl._check_states import (
-    check_branch_count,
-    check_flow_header,
-    check_flow_timeout,
-    check_map_concurrency,
-    check_task_timeout,
-    check_wait,
-    is_legacy_dialect,
-    report_legacy_dialect,
-)
-from deployer.fdl._check_transitions import Transitions
-from deployer.fdl._checks import (
-    check_action,
-    check_catch,
-    check_expression,
-    check_retry,
-    check_template,
-    indexed,
-    mapping_indexes,
-)
-from deployer.fdl._schema import (
-    CHOICE_BRANCH_FIELDS,
-    FLOW_FIELDS,
-    SCOPE_FIELDS,
-    STATE_FIELDS,
-    check_fields,
-    check_list,
-    did_you_mean,
-)
-from deployer.fdl.ast import (
+from deployer.fdl.syntax.ast import (
     ChoiceState,
     Flow,
     MapState,
@@ -56,7 +27,36 @@ from deployer.fdl.ast import (
     TaskState,
     WaitState,
 )
-from deployer.fdl.diagnostics import Code, Collector, Diagnostic, state_path
+from deployer.fdl.syntax.checks import (
+    check_action,
+    check_catch,
+    check_expression,
+    check_retry,
+    check_template,
+    indexed,
+    mapping_indexes,
+)
+from deployer.fdl.syntax.diagnostics import Code, Collector, Diagnostic, state_path
+from deployer.fdl.syntax.flow_rules import (
+    check_branch_count,
+    check_flow_header,
+    check_flow_timeout,
+    check_map_concurrency,
+    check_task_timeout,
+    check_wait,
+    is_legacy_dialect,
+    report_legacy_dialect,
+)
+from deployer.fdl.syntax.schema import (
+    CHOICE_BRANCH_FIELDS,
+    FLOW_FIELDS,
+    SCOPE_FIELDS,
+    STATE_FIELDS,
+    check_fields,
+    check_list,
+    did_you_mean,
+)
+from deployer.fdl.syntax.transitions import Transitions
 
 __all__ = ["EXECUTION_MODES", "validate_flow"]
 

@@ -5,16 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TypeVar
 
-from deployer.fdl._schema import (
-    CATCH_FIELDS,
-    RETRY_FIELDS,
-    Reporter,
-    check_fields,
-    check_list,
-    describe,
-    did_you_mean,
-)
-from deployer.fdl.ast import (
+from deployer.fdl.expressions.parser import ExpressionSyntaxError, parse_expression, variables_used
+from deployer.fdl.syntax.ast import (
     ROOT_EXPRESSION_KEY,
     CatchRule,
     Expr,
@@ -26,8 +18,16 @@ from deployer.fdl.ast import (
     TemplateList,
     TemplateValue,
 )
-from deployer.fdl.diagnostics import Code, Severity
-from deployer.fdl.expressions import ExpressionSyntaxError, parse_expression, variables_used
+from deployer.fdl.syntax.diagnostics import Code, Severity
+from deployer.fdl.syntax.schema import (
+    CATCH_FIELDS,
+    RETRY_FIELDS,
+    Reporter,
+    check_fields,
+    check_list,
+    describe,
+    did_you_mean,
+)
 
 __all__ = [
     "check_action",

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from deployer.fdl.ast import Position, RawField, RawValue
-from deployer.fdl.diagnostics import Code, Reporter, join_path
+from deployer.fdl.syntax.ast import Position, RawField, RawValue
+from deployer.fdl.syntax.diagnostics import Code, Reporter, join_path
 
 __all__ = [
     "CATCH_FIELDS",

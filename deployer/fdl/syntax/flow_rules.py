@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from deployer.fdl._schema import check_list
-from deployer.fdl.ast import Flow, MapState, ParallelState, RawField, TaskState, WaitState
-from deployer.fdl.diagnostics import Code, Reporter
 from deployer.fdl.limits import MAX_DURATION_SECONDS, MAX_TIMEOUT_SECONDS, WAIT_LIMITS
+from deployer.fdl.syntax.ast import Flow, MapState, ParallelState, RawField, TaskState, WaitState
+from deployer.fdl.syntax.diagnostics import Code, Reporter
+from deployer.fdl.syntax.schema import check_list
 
 __all__ = [
     "MAX_MAP_CONCURRENCY",
