@@ -36,7 +36,7 @@ from deployer.fdl.syntax import ast
 from deployer.fdl.syntax.ast import *  # noqa: F403 (every AST node type is part of the package API)
 from deployer.fdl.syntax.ast import Flow
 from deployer.fdl.syntax.diagnostics import Code, Diagnostic, Severity, sort_diagnostics
-from deployer.fdl.syntax.flow_rules import is_legacy_dialect
+from deployer.fdl.syntax.flow_checks import is_legacy_dialect
 from deployer.fdl.syntax.parser import ParseResult, parse_flow
 from deployer.fdl.syntax.validator import EXECUTION_MODES, validate_flow
 

@@ -11,8 +11,10 @@ Pipeline (pure Python: no I/O, no clock)::
               duplicate keys, non-mapping states...
     flow --validate_flow--> diagnostics                         validator.py
               a separate pass: fields and types (schema.py), names and transitions
-              (transitions.py), flow header and limits (flow_rules.py), expressions,
-              templates, Retry/Catch and Task actions (checks.py).
+              (transitions.py), the legacy dialect, header and Timeout of the flow
+              (flow_checks.py), limits of one state (state_checks.py), expressions and
+              templates (expression_checks.py), Retry/Catch (rule_checks.py), a Task's mode,
+              Action and parameters (task_checks.py).
 
 Both report :class:`~deployer.fdl.syntax.diagnostics.Diagnostic` values (diagnostics.py).
 Expressions are kept as text in the AST (:class:`~deployer.fdl.syntax.positions.Expr`); the
