@@ -13,8 +13,10 @@ import contextlib
 import enum
 import json
 import os
+import select
 import selectors
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -88,32 +90,44 @@ class Worker:
 
     def __init__(
         self, *, python: str, code_root: Path, env: dict[str, str], config: dict[str, Any],
-        monitor: MemoryMonitor | None = None, uid: int | None = None,
+        monitor: MemoryMonitor | None = None, uid: int | None = None, relay: bool = False,
     ) -> None:
+        """``relay``: the worker is a custom runtime's supervisor; requests reach its server
+        through :meth:`open_stream`, and a thread keeps reading its log (:meth:`log_since`)."""
         request_read, self._request_write = os.pipe()
         self._response_read, response_write = os.pipe()
         self._log_read, log_write = os.pipe()
+        self._control: socket.socket | None = None
+        theirs: socket.socket | None = None
+        if relay:
+            self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        child_fds = (request_read, response_write) + ((theirs.fileno(),) if theirs else ())
         identity: dict[str, Any] = (
             {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {})
         try:
             self.process = subprocess.Popen(
-                [python, "-S", "-u", str(BOOTSTRAP_PATH), str(request_read), str(response_write)],
+                [python, "-S", "-u", str(BOOTSTRAP_PATH), *map(str, child_fds)],
                 stdin=subprocess.DEVNULL,
                 stdout=log_write,
                 stderr=log_write,
                 cwd=code_root,
                 env=env,
-                pass_fds=(request_read, response_write),
+                pass_fds=child_fds,
                 start_new_session=True,
                 **identity,
             )
         except BaseException:
             for fd in (self._request_write, self._response_read, self._log_read):
                 os.close(fd)
+            if self._control is not None:
+                self._control.close()
             raise
         finally:
             for fd in (request_read, response_write, log_write):
                 os.close(fd)
+            if theirs is not None:
+                theirs.close()
+        self._tap: LogTap | None = None
         os.set_blocking(self._log_read, False)
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._response_read, selectors.EVENT_READ)
@@ -144,7 +158,49 @@ class Worker:
         ready = self._await(time.monotonic(), timeout_s)
         if ready.outcome is Outcome.OK:
             self._pending_log = bytearray(ready.log)
+            if self._control is not None:  # from now on the log is read by a thread
+                self._selector.unregister(self._log_read)
+                self._tap = LogTap(self._log_read, bytes(self._pending_log))
+                self._pending_log = bytearray()
         return ready
+
+    def open_stream(self) -> socket.socket | None:
+        """A new connection to the custom runtime's server, through the worker's relay (None
+        when the worker is gone)."""
+        if self._control is None:
+            raise RuntimeError("this worker has no relay")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            socket.send_fds(self._control, [b"c"], [theirs.fileno()])
+        except OSError:
+            ours.close()
+            return None
+        finally:
+            theirs.close()
+        return ours
+
+    def log_since(self, mark: int) -> tuple[bytes, int]:
+        """A relayed worker's log written since ``mark`` (a position :meth:`log_mark` gave) and
+        the new mark; what was dropped to keep the buffer bounded is left out."""
+        assert self._tap is not None
+        return self._tap.since(mark)
+
+    def log_mark(self) -> int:
+        assert self._tap is not None
+        return self._tap.mark()
+
+    def alive(self) -> bool:
+        """The worker process has not exited (it may still be reaped later)."""
+        if self.process.returncode is not None:
+            return False
+        try:
+            pid, _status = os.waitpid(self.process.pid, os.WNOHANG)[:2]
+        except ChildProcessError:
+            return False
+        if pid:
+            self.process.returncode = -1
+            return False
+        return True
 
     def exchange(self, header: dict[str, Any], body: bytes, timeout_s: float) -> Exchange:
         """Send one request and wait up to ``timeout_s`` real seconds for its answer.
@@ -303,6 +359,10 @@ class Worker:
             return
         self._closed = True
         self._selector.close()
+        if self._control is not None:
+            self._control.close()
+        if self._tap is not None:
+            self._tap.stop()
         for fd in (self._request_write, self._response_read, self._log_read):
             if fd >= 0:
                 with contextlib.suppress(OSError):
@@ -311,6 +371,63 @@ class Worker:
     def close(self) -> None:
         """Release the pipes of a worker already reaped (after a timeout or a crash)."""
         self._close_fds()
+
+
+class LogTap:
+    """Reads a relayed worker's log pipe on its own thread (requests of one custom runtime
+    instance may overlap, so no single exchange drains it); keeps the last ``MAX_STORED_LOG``
+    bytes, addressed by their position since the start. :meth:`since` drains the pipe itself
+    first, so whatever the server wrote before it answered is there."""
+
+    def __init__(self, fd: int, initial: bytes) -> None:
+        self._fd = fd
+        self._buffer = bytearray(initial)
+        self._start = 0  # position of self._buffer[0]
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._read, daemon=True, name="fc-log-tap")
+        self._thread.start()
+
+    def _read(self) -> None:
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        while not self._done.is_set():
+            if poller.poll(200) and not self._drain():
+                self._done.set()
+
+    def _drain(self) -> bool:
+        """Append what the pipe holds; False at EOF."""
+        with self._lock:
+            while True:
+                try:
+                    chunk = os.read(self._fd, 1 << 16)
+                except BlockingIOError:
+                    return True
+                except OSError:
+                    return False
+                if not chunk:
+                    return False
+                self._buffer += chunk
+                excess = len(self._buffer) - MAX_STORED_LOG
+                if excess > 0:
+                    del self._buffer[:excess]
+                    self._start += excess
+
+    def mark(self) -> int:
+        self._drain()
+        with self._lock:
+            return self._start + len(self._buffer)
+
+    def since(self, mark: int) -> tuple[bytes, int]:
+        """What arrived after ``mark``, and the new mark."""
+        self._drain()
+        with self._lock:
+            begin = max(mark, self._start) - self._start
+            return bytes(self._buffer[begin:]), self._start + len(self._buffer)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=1.0)
 
 
 def _complete_frame(buffer: bytearray) -> tuple[dict[str, Any], bytes] | None:
