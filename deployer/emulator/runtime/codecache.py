@@ -111,6 +111,8 @@ def _extract(zip_path: Path, root: Path) -> None:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 with archive.open(info) as source, open(destination, "wb") as sink:
                     shutil.copyfileobj(source, sink, 1 << 20)
+                if (info.external_attr >> 16) & 0o111:  # executable in the zip (bootstrap...)
+                    destination.chmod(0o755)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
         raise CodePackageError(f"cannot unpack code zip {zip_path}: {exc}") from exc
 

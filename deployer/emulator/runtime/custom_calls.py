@@ -18,6 +18,7 @@ handlers" / "Lifecycle hooks" of custom runtimes; CONFIRMED unless marked):
 from __future__ import annotations
 
 import http.client
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from deployer.emulator.runtime.worker import SAMPLE_S, Outcome, Worker
 
 __all__ = ["HttpAnswer", "call_server", "common_headers", "hook_ok", "invoke_ok"]
 
+DEATH_GRACE_S = 0.5  # a connection closed without an answer: does the instance die?
 MAX_RESPONSE = 32 * 1024 * 1024 + 1  # FC's synchronous response limit, plus one byte to see it
 
 
@@ -120,7 +122,7 @@ def call_server(worker: Worker, method: str, target: str, headers: list[tuple[st
             stream.close()
             return _finish(worker, HttpAnswer(Outcome.OUT_OF_MEMORY), mark, started)
     answer = result[0] if result else HttpAnswer(Outcome.CRASHED)
-    if answer.outcome is Outcome.CRASHED and worker.alive():
+    if answer.outcome is Outcome.CRASHED and not worker.exits_within(DEATH_GRACE_S):
         answer.outcome = Outcome.ERROR  # the server closed the connection without answering
     return _finish(worker, answer, mark, started)
 
@@ -132,10 +134,10 @@ def _finish(worker: Worker, answer: HttpAnswer, mark: int, started: float) -> Ht
     return answer
 
 
-def _send(stream: object, method: str, target: str, headers: list[tuple[str, str]],
+def _send(stream: socket.socket, method: str, target: str, headers: list[tuple[str, str]],
           body: bytes, out: list[HttpAnswer]) -> None:
     connection = http.client.HTTPConnection("instance")
-    connection.sock = stream  # type: ignore[assignment]
+    connection.sock = stream
     try:
         connection.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
         names = {name.lower() for name, _ in headers}

@@ -189,18 +189,18 @@ class Worker:
         assert self._tap is not None
         return self._tap.mark()
 
-    def alive(self) -> bool:
-        """The worker process has not exited (it may still be reaped later)."""
-        if self.process.returncode is not None:
-            return False
+    def exits_within(self, seconds: float) -> bool:
+        """Whether the worker exits within ``seconds`` real seconds (a custom runtime's
+        supervisor exits right after its server died)."""
         try:
-            pid, _status = os.waitpid(self.process.pid, os.WNOHANG)[:2]
-        except ChildProcessError:
-            return False
-        if pid:
-            self.process.returncode = -1
+            self._reap(timeout=seconds)
+        except subprocess.TimeoutExpired:
             return False
         return True
+
+    def alive(self) -> bool:
+        """The worker process has not exited (an exited one is reaped here)."""
+        return not self.exits_within(0.0)
 
     def exchange(self, header: dict[str, Any], body: bytes, timeout_s: float) -> Exchange:
         """Send one request and wait up to ``timeout_s`` real seconds for its answer.
