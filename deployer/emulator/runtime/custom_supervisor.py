@@ -24,6 +24,7 @@ Only the ready frame goes over the frame pipes; every request, hook included, is
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import signal
@@ -36,6 +37,7 @@ from typing import Any
 
 __all__ = ["run"]
 
+_HOOKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "custom_hooks")
 _LISTEN = "0A"
 _POLL_S = 0.01
 _stopping = threading.Event()
@@ -102,8 +104,20 @@ def _command(custom: dict[str, Any], code_root: str) -> tuple[str | None, list[s
 
 
 def _environment(config: dict[str, Any], port: int) -> dict[str, str]:
+    """The server's environment: the worker's (cleaned), the port, the role's credentials and,
+    when the emulator routes cloud calls, the hooks that install the routing in Python and
+    Node.js servers (``custom_hooks/``; other languages get no routing)."""
     env = dict(os.environ)
     env["FC_CUSTOM_LISTEN_PORT"] = str(port)
+    if config.get("cloud_endpoint"):
+        env["_FC_LOCAL_ROUTING"] = json.dumps({
+            "endpoint": config["cloud_endpoint"], "hosts": config.get("emulated_hosts", ""),
+            "internetAccess": config.get("internet_access", True)})
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (os.path.join(_HOOKS, "python"), env.get("PYTHONPATH", "")) if p)
+        preload = os.path.join(_HOOKS, "node_preload.js")
+        env["NODE_OPTIONS"] = " ".join(
+            p for p in (f"--require={preload}", env.get("NODE_OPTIONS", "")) if p)
     credentials = config.get("credentials")
     if credentials and config.get("disable_inject_credentials", "None") not in ("Env", "All"):
         env.update({"ALIBABA_CLOUD_ACCESS_KEY_ID": credentials.get("access_key_id", ""),

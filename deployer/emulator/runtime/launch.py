@@ -127,6 +127,7 @@ def worker_config(spec: FunctionSpec, *, packages: list[str], emulator_packages:
                       emulated_hosts=EMULATED_HOSTS.pattern)
     if spec.custom is not None:
         custom = spec.custom
+        config["emulated_hosts"] = EMULATED_HOSTS.pattern
         config["custom"] = {
             "command": list(custom.command), "args": list(custom.args), "port": custom.port,
             "health_check": dataclasses.asdict(custom.health_check),

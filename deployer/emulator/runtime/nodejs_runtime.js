@@ -11,7 +11,7 @@
 // or a string as is, anything else JSON.stringify'd; errors {errorMessage, errorType,
 // stackTrace}. Logs: console.* lines with time, request id and level; FC's markers around each
 // request. SDK calls to the emulated endpoints are routed to the emulator, other Alibaba Cloud
-// hosts refused, as the Python worker does (routing.py, cloud_access.py).
+// hosts refused, as the Python worker does (nodejs_routing.js; routing.py, cloud_access.py).
 'use strict';
 
 const fs = require('fs');
@@ -329,116 +329,14 @@ async function serve(header, event) {
   writeAll(RESPONSE_FD, encodeFrame(answer, body));
 }
 
-// ---------------------------------------------------------------- SDK routing
-
-const ALIBABA = /(^|\.)(aliyuncs|aliyun|aliyun-inc)\.com$/;
-const METADATA = '100.100.100.200';
-
-class UnmockedRequestError extends Error {
-  constructor(message) { super(message); this.name = this.constructor.name; this.code = 'ECONNREFUSED'; }
-}
-class CloudEndpointNotEmulated extends UnmockedRequestError {}
-class InternetAccessDisabled extends UnmockedRequestError {}
-
-function isLoopback(host) {
-  return host === 'localhost' || /^127\./.test(host) || host === '::1' || host === '[::1]';
-}
-
-function serviceOf(host) {
-  const labels = host.toLowerCase().split('.').slice(0, -2);
-  for (let i = labels.length - 1; i >= 0; i -= 1) {
-    const name = labels[i].replace(/-(?:[a-z]{2}-[a-z0-9-]+|internal|vpc)$/, '');
-    if (!/^(?:[a-z]{2}-[a-z0-9]+(?:-[a-z0-9]+)*|\d+|vpc|internal|share)$/.test(name)) return name;
-  }
-  return labels[0] || host;
-}
-
-function installRouting(endpoint, pattern, internetAccess) {
-  const emulated = new RegExp(`^(?:${pattern})$`);
-  const split = endpoint.lastIndexOf(':');
-  const local = { hostname: endpoint.slice(0, split), port: Number(endpoint.slice(split + 1)) };
-  const refusal = (host, url) => {
-    if (host === METADATA || ALIBABA.test(host)) {
-      return new CloudEndpointNotEmulated(`request to ${url || host} blocked: the local emulator `
-        + `does not serve the Alibaba Cloud service '${serviceOf(host)}' (${host}); only Function `
-        + 'Compute, CloudFlow, RAM, STS and Log Service are emulated');
-    }
-    if (!internetAccess) {
-      return new InternetAccessDisabled(
-        `the function has internetAccess disabled: ${url || host} cannot be reached`);
-    }
-    return null;
-  };
-  const http = require('http');
-  const https = require('https');
-  const plainRequest = http.request;
-  for (const mod of [http, https]) {
-    const original = mod.request;
-    const secure = mod === https;
-    mod.request = function request(...args) {
-      const { options, callback } = requestOptions(args, secure);
-      const host = String(options.hostname || options.host || 'localhost')
-        .replace(/:\d+$/, '').toLowerCase();
-      if (isLoopback(host)) return original.apply(this, args);
-      if (emulated.test(host)) {
-        const headers = { ...(options.headers || {}) };
-        if (!Object.keys(headers).some((k) => k.toLowerCase() === 'host')) headers.host = host;
-        const routed = { ...options, ...local, host: local.hostname, protocol: 'http:', headers };
-        delete routed.agent;
-        delete routed.createConnection;
-        return plainRequest(routed, callback);
-      }
-      const refused = refusal(host, `${secure ? 'https' : 'http'}://${host}${options.path || ''}`);
-      if (refused) throw refused;
-      return original.apply(this, args);
-    };
-    mod.get = function get(...args) {
-      const req = mod.request(...args);
-      req.end();
-      return req;
-    };
-  }
-  const connect = net.Socket.prototype.connect;
-  net.Socket.prototype.connect = function guarded(...args) {
-    const first = Array.isArray(args[0]) ? args[0][0] : args[0];
-    const host = typeof first === 'object' && first !== null ? first.host
-      : (typeof args[1] === 'string' ? args[1] : undefined);
-    if (typeof host === 'string' && host && !isLoopback(host.toLowerCase())) {
-      const name = host.toLowerCase();
-      if (emulated.test(name)) {
-        throw new CloudEndpointNotEmulated(`${name} was looked up by an HTTP client the local `
-          + 'emulator does not route; clients built on the http and https modules reach the '
-          + 'emulator, other clients (fetch) cannot');
-      }
-      const refused = refusal(name, null);
-      if (refused) throw refused;
-    }
-    return connect.apply(this, args);
-  };
-}
-
-function requestOptions(args, secure) {
-  let options = {};
-  let callback;
-  for (const arg of args) {
-    if (typeof arg === 'function') callback = arg;
-    else if (typeof arg === 'string' || arg instanceof URL) {
-      const url = new URL(arg);
-      options = { ...options, protocol: url.protocol, hostname: url.hostname,
-        port: url.port || undefined, path: `${url.pathname}${url.search}` };
-    } else if (arg && typeof arg === 'object') options = { ...options, ...arg };
-  }
-  if (!options.protocol) options.protocol = secure ? 'https:' : 'http:';
-  return { options, callback };
-}
-
 // ---------------------------------------------------------------- start
 
 function main() {
   installConsole();
   if (config.virtual_time) installVirtualTime();
   if (config.cloud_endpoint) {
-    installRouting(config.cloud_endpoint, config.emulated_hosts, config.internet_access !== false);
+    require(path.join(__dirname, 'nodejs_routing.js')).installRouting(
+      config.cloud_endpoint, config.emulated_hosts, config.internet_access !== false);
   }
   useCredentials(config.credentials);
   writeAll(RESPONSE_FD, encodeFrame({ ok: true, sandbox: config.sandbox_report || [] }));
