@@ -24,6 +24,7 @@ Only the ready frame goes over the frame pipes; every request, hook included, is
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import select
@@ -132,10 +133,11 @@ def _environment(config: dict[str, Any], port: int) -> dict[str, str]:
 def _listeners(port: int) -> list[tuple[str, int]]:
     """(local address hex, socket inode) of every TCP socket listening on ``port``."""
     found = []
+    needle = f":{port:04X} "
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             with open(table) as fh:
-                lines = fh.read().splitlines()[1:]
+                lines = [line for line in fh.read().splitlines()[1:] if needle in line]
         except OSError:
             continue
         for line in lines:
@@ -185,33 +187,59 @@ def _loopback_only(address: str) -> bool:
 
 
 def _port_taken(port: int) -> str | None:
-    if _listeners(port):
-        return (f"Failed to start function instance. Error: port {port} is already in use on "
-                "this machine by another process; instances of custom runtimes share the "
-                "machine's network here, so stop that process or set customRuntimeConfig.port")
-    return None
+    """Why the server could not listen on ``port`` (None when it is free): a bind test, which
+    a listening socket of any address makes fail (connections in TIME_WAIT do not)."""
+    for family, address in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind((address, port))
+            return None
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                break
+    else:
+        return None
+    return (f"Failed to start function instance. Error: port {port} is already in use on this "
+            "machine by another process; instances of custom runtimes share the machine's "
+            "network here, so stop that process or set customRuntimeConfig.port")
+
+
+def _accepts(port: int) -> bool:
+    for address in ("127.0.0.1", "::1"):
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            if probe.connect_ex((address, port)) == 0:
+                return True
+    return False
 
 
 def _wait_ready(server: subprocess.Popen[bytes], port: int, timeout: float) -> str | None:
-    """None once a process of this instance listens on ``port``; else why it never did."""
+    """None once a process of this instance listens on ``port`` (a TCP connect succeeds, as in
+    FC's check, and the listener is this instance's); else why it never did."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         code = server.poll()
         if code is not None:
             return (f"Function instance exited unexpectedly (code {code}) before it listened "
                     f"on port {port}")
-        listeners = _listeners(port)
-        if listeners:
-            ours = _our_sockets()
-            mine = [address for address, inode in listeners if inode in ours]
-            if mine and all(_loopback_only(address) for address in mine):
-                return (f"Function instance health check failed on port {port}: the server "
-                        f"listens on 127.0.0.1 only; listen on 0.0.0.0:{port} (Function "
-                        "Compute connects to the instance's address)")
-            if mine:
-                return None
+        if _accepts(port):
+            return _check_listener(port)
         time.sleep(_POLL_S)
     return f"Function instance health check failed on port {port} in {timeout:g} seconds."
+
+
+def _check_listener(port: int) -> str | None:
+    ours = _our_sockets()
+    mine = [address for address, inode in _listeners(port) if inode in ours]
+    if not mine:
+        return _port_taken(port) or (f"Failed to start function instance. Error: port {port} "
+                                     "is in use by another process of this machine")
+    if all(_loopback_only(address) for address in mine):
+        return (f"Function instance health check failed on port {port}: the server listens "
+                f"on 127.0.0.1 only; listen on 0.0.0.0:{port} (Function Compute connects to "
+                "the instance's address)")
+    return None
 
 
 def _netns() -> int:
@@ -249,6 +277,7 @@ def _pump(client: socket.socket, port: int) -> None:
         except OSError:
             client.close()
             return
+    server.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     open_ends = {client: server, server: client}
     try:
         while open_ends:
