@@ -125,6 +125,10 @@ def check_config_values(values: Mapping[str, object]) -> None:
     opaque = values.get("opaque") or {}
     if isinstance(opaque, Mapping):
         check_custom_runtime(opaque.get("customRuntimeConfig"))
+        idle = opaque.get("idleTimeout")
+        if isinstance(idle, int) and idle < 0:
+            raise InvalidArgument(f"idleTimeout must be a number of seconds (0: the default "
+                                  f"idle time), got {idle}", field="idleTimeout")
 
 
 _HEALTH_RANGES = {"initialDelaySeconds": (0, 120), "periodSeconds": (1, 120),
