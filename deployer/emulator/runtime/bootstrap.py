@@ -1,23 +1,28 @@
-"""Worker process of one function instance: FC's python3 runtime, locally.
+"""Worker process of one function instance: FC's python3 runtime locally, and the start of
+every other family's instance.
 
-Run by path (``python -S bootstrap.py REQUEST_FD RESPONSE_FD``) with the code root as working
-directory. It imports only the standard library and its sibling modules ``frames`` (the
-protocol below), ``context``, ``routing``, ``cloud_access`` and ``sandbox`` (loaded by path
-under private names), so user code sees no emulator modules; ``-S`` skips the host's
-site-packages. Before user code runs it enters the sandbox (``sandbox.py``), sets ``sys.path`` to
-the code root, the standard library and FC's built-in packages (``packages.py``), keeps only
-FC's safe ``FC_*`` variables, injects the role credentials and installs the cloud routing
-(``cloud_access.py`` over ``routing.py``).
+Run by path (``python -S bootstrap.py REQUEST_FD RESPONSE_FD [CONTROL_FD]``) with the code root
+as working directory. It imports only the standard library and its sibling modules
+(``frames`` — the protocol below —, ``python_results``, ``context``, ``routing``,
+``cloud_access``, ``sandbox``, ``layer_paths``, ``custom_supervisor``; loaded by path under
+private names), so user code sees no emulator modules; ``-S`` skips the host's site-packages.
+Before user code runs it enters the sandbox (``sandbox.py``), sets ``sys.path`` to the code
+root, the layers' paths, the standard library and FC's built-in packages (``packages.py``),
+keeps only FC's safe ``FC_*`` variables, injects the role credentials and installs the cloud
+routing (``cloud_access.py`` over ``routing.py``). The config's ``family`` then decides: a
+Python instance stays here; a Node.js one becomes ``node nodejs_runtime.js`` (``execve``: same
+process, same sandbox); a custom runtime's starts and relays the function's own HTTP server
+(``custom_supervisor.py``).
 
 Protocol with the parent (``frames.py``), both directions: frames of ``>II`` (header length,
 body length), a JSON header, then raw body bytes. The parent first sends the instance config;
-the worker answers ``{"ok": true}`` when ready. Each later frame is one ``initialize`` or
-``invoke`` request answered by one frame ``{"ok": bool, "duration_ms": float}`` + body; a
-request may carry renewed ``credentials``. The first request of a new instance may carry
-``cold_start`` (seconds): the instance's initialisation, spent after its module is imported and
-before the handler is called (slept on the real clock; on a virtual clock the call's ``now``
-moves on by it), reported back as ``cold_start`` and left out of ``duration_ms``. EOF on the
-request pipe ends the process (exit 0).
+the worker answers ``{"ok": true}`` when ready. Each later frame is one ``initializer``,
+``invoke`` or ``pre_stop`` request answered by one frame ``{"ok": bool, "duration_ms": float}``
++ body; a request may carry renewed ``credentials``. The first request of a new instance may
+carry ``cold_start`` (seconds): the instance's initialisation, spent after its module is
+imported and before the handler is called (slept on the real clock; on a virtual clock the
+call's ``now`` moves on by it), reported back as ``cold_start`` and left out of
+``duration_ms``. EOF on the request pipe ends the process (exit 0).
 
 Logs (fd 1 and 2, one pipe to the parent) carry FC's markers; semantics in docs/runtime.md and
 reference fc3-api.md §8.
@@ -26,8 +31,6 @@ reference fc3-api.md §8.
 from __future__ import annotations
 
 import contextlib
-import datetime
-import decimal
 import importlib
 import io
 import json
@@ -65,77 +68,14 @@ def _sibling(name: str) -> Any:
 
 if __package__:  # imported by the parent as deployer.emulator.runtime.bootstrap
     from deployer.emulator.runtime import frames
+    from deployer.emulator.runtime import python_results as results
 else:  # run by path in the worker
     frames = _sibling("frames")
+    results = _sibling("python_results")
 encode_frame, read_frame, write_all = frames.encode_frame, frames.read_frame, frames.write_all
-
-
-# ---------------------------------------------------------------- results and errors (§8.3/8.4)
-
-
-class RuntimeFailure(Exception):
-    """A runtime-level failure (import, handler name) with FC's errorType."""
-
-    def __init__(self, error_type: str, message: str, stack: list[str]) -> None:
-        super().__init__(message)
-        self.error_type = error_type
-        self.message = message
-        self.stack = stack
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()
-    to_json = getattr(value, "to_json", None)
-    if callable(to_json):
-        return to_json()
-    raise TypeError(f"{value!r} is not JSON serializable")
-
-
-def to_json(value: Any) -> str:
-    return json.dumps(value, indent=4, sort_keys=True, default=_default)
-
-
-def serialize_result(value: Any) -> bytes:
-    """Handler return value -> response body (§8.3); raises TypeError if not serializable."""
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    return to_json(value).encode("utf-8")
-
-
-def error_body(error_type: str, message: str, stack: list[Any]) -> bytes:
-    body: dict[str, Any] = {"errorMessage": message, "errorType": error_type}
-    if stack:
-        body["stackTrace"] = stack
-    return to_json(body).encode("utf-8")
-
-
-def handler_stack(exc: BaseException) -> list[list[str]]:
-    """``format_tb`` minus the runtime's own frame; each frame as [file, line, in, source]."""
-    frames = []
-    for text in traceback.format_tb(exc.__traceback__)[1:]:
-        lines = text.splitlines()
-        frame = [part.strip() for part in lines[0].split(",")]
-        if len(lines) > 1 and lines[1].strip():
-            frame.append(lines[1].strip())
-        frames.append(frame)
-    return frames
-
-
-def exception_only_stack(exc: BaseException) -> list[str]:
-    """``format_exception_only``: the File line split on commas, then the other lines."""
-    stack: list[str] = []
-    for line in "".join(traceback.format_exception_only(type(exc), exc)).splitlines():
-        stripped = line.strip()
-        if stripped.startswith('File "'):
-            stack.extend(part.strip() for part in stripped.split(","))
-        elif stripped:
-            stack.append(stripped)
-    return stack
+RuntimeFailure, error_body = results.RuntimeFailure, results.error_body
+handler_stack, exception_only_stack = results.handler_stack, results.exception_only_stack
+serialize_result = results.serialize_result
 
 
 # ---------------------------------------------------------------- logging (§8.7)
