@@ -71,20 +71,8 @@ class Worker:
         if relay:
             self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         child_fds = (request_read, response_write) + ((theirs.fileno(),) if theirs else ())
-        identity: dict[str, Any] = (
-            {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {})
         try:
-            self.process = subprocess.Popen(
-                [python, "-S", "-u", str(BOOTSTRAP_PATH), *map(str, child_fds)],
-                stdin=subprocess.DEVNULL,
-                stdout=log_write,
-                stderr=log_write,
-                cwd=code_root,
-                env=env,
-                pass_fds=child_fds,
-                start_new_session=True,
-                **identity,
-            )
+            self.process = _start(python, code_root, env, uid, child_fds, log_write)
         except BaseException:
             for fd in (self._request_write, self._response_read, self._log_read):
                 os.close(fd)
@@ -340,6 +328,18 @@ class Worker:
     def close(self) -> None:
         """Release the pipes of a worker already reaped (after a timeout or a crash)."""
         self._close_fds()
+
+
+def _start(python: str, code_root: Path, env: dict[str, str], uid: int | None,
+           child_fds: tuple[int, ...], log_write: int) -> subprocess.Popen[bytes]:
+    """The worker process: ``bootstrap.py`` with the pipes (and relay socket) it is given, in a
+    session of its own, under the instance's uid when there is one."""
+    identity: dict[str, Any] = (
+        {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {})
+    return subprocess.Popen(
+        [python, "-S", "-u", str(BOOTSTRAP_PATH), *map(str, child_fds)],
+        stdin=subprocess.DEVNULL, stdout=log_write, stderr=log_write, cwd=code_root, env=env,
+        pass_fds=child_fds, start_new_session=True, **identity)
 
 
 def _complete_frame(buffer: bytearray) -> tuple[dict[str, Any], bytes] | None:
