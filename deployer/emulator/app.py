@@ -145,6 +145,9 @@ class Emulator:
         """
         for account_id, region, name in self.function_repo.all_keys():
             self.runtime.retire(account_id, region, name)
+        settle = getattr(self.runtime, "settle", None)
+        if callable(settle):
+            settle()  # preStop hooks report before the logs are wiped, not after
         self.db.wipe()
         self.faults.clear()
         self.flow_engine.resync()

@@ -266,3 +266,17 @@ def test_layers_set_by_the_service_are_mounted_on_opt(cloud, tmp_path: Path):
         assert [layer.arn for layer in got.layers] == [arn]
     finally:
         functions.layer_source = None
+
+
+def test_reset_lets_pre_stop_hooks_finish_before_the_logs_are_wiped(tmp_path: Path):
+    with mock_cloud(state_dir=tmp_path / "state") as local:
+        hooks = fc.InstanceLifecycleConfig(
+            pre_stop=fc.LifecycleHook(handler="index.pre_stop", timeout=5))
+        slow = HOOKED.replace('print("flushing before stop"',
+                              'import time; time.sleep(0.5); print("flushing before stop"')
+        create(local, "resetme", {"index.py": slow}, runtime="python3.10",
+               handler="index.handler", instance_lifecycle_config=hooks)
+        invoke(local, "resetme")
+        local.reset()
+        assert local.server.emulator.runtime.settle(30)  # nothing is left stopping
+        assert local.invocations("resetme") == []  # the preStop record did not outlive it

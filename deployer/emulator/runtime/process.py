@@ -16,8 +16,9 @@ import logging
 import os
 import secrets
 import sys
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_all
 from pathlib import Path
 
@@ -100,6 +101,8 @@ class ProcessRuntime:
         self.cold_start = max(0.0, float(cold_start))
         self._pool = InstancePool(max_instances, self._ttl)
         self._stoppers = ThreadPoolExecutor(STOPPERS, thread_name_prefix="fc-stop")
+        self._stopping: set[Future[None]] = set()  # stops running in the background
+        self._stopping_lock = threading.Lock()
         self.hook_sink: Callable[[HookRun], None] | None = None
         """Told about every hook that ran outside an invocation (preStop), for the logs."""
 
@@ -283,9 +286,24 @@ class ProcessRuntime:
     def _stop_later(self, slots: list[Instance]) -> None:
         for slot in slots:
             try:
-                self._stoppers.submit(self._stop, slot)
+                future = self._stoppers.submit(self._stop, slot)
             except RuntimeError:  # shutting down: stop it here
                 self._stop(slot)
+                continue
+            with self._stopping_lock:
+                self._stopping.add(future)
+            future.add_done_callback(self._stopped)
+
+    def _stopped(self, future: Future[None]) -> None:
+        with self._stopping_lock:
+            self._stopping.discard(future)
+
+    def settle(self, timeout: float = 120.0) -> bool:
+        """Wait up to ``timeout`` real seconds until the instances stopping in the background
+        (retired, expired) are stopped, their preStop hooks reported; True when they are."""
+        with self._stopping_lock:
+            pending = list(self._stopping)
+        return not wait_all(pending, timeout=timeout).not_done
 
     def _stop(self, slot: Instance) -> None:
         """Run the preStop hook of an instance that served (and did not die), then stop it."""
