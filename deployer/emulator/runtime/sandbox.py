@@ -13,7 +13,8 @@ Loaded by path inside the worker (standard library only). :func:`enter_sandbox` 
 
    * ``/tmp``: a private mount namespace where the instance's own directory is bind-mounted on
      ``/tmp`` (as on FC, ``/tmp`` is the writable scratch space); otherwise only ``TMPDIR``
-     points there;
+     points there; the function's merged layers (``opt``) are bind-mounted read-only on
+     ``/opt`` in the same namespace;
    * the network (``network``): a network namespace of the instance's own, with its own
      loopback and nothing else: no port of this machine (the emulator's admin API, console and
      log endpoints, other instances, any other service) can be reached from it. Before entering
@@ -214,6 +215,17 @@ def _own_network(network: dict[str, Any], conn: socket.socket | None,
     return True
 
 
+def _mount_opt(tree: str, report: list[str]) -> None:
+    """The function's merged layers, read-only on ``/opt`` (in the private mount namespace)."""
+    libc = _libc()
+    if not os.path.isdir("/opt"):
+        report.append("layers: this host has no /opt to mount them on")
+        return
+    if libc.mount(tree.encode(), b"/opt", None, _MS_BIND | _MS_REC, None) != 0 or libc.mount(
+            None, b"/opt", None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY, None) != 0:
+        report.append(f"layers: mount on /opt: {os.strerror(ctypes.get_errno())}")
+
+
 def _drop_capabilities(report: list[str]) -> None:
     """A worker left with uid 0 keeps no capability (no DAC override, no mount, no raw IO)."""
     libc = _libc()
@@ -299,6 +311,8 @@ def enter_sandbox(settings: dict[str, Any]) -> list[str]:
     entered = bool(flags) and _unshare(flags, report)
     if entered and private_tmp and _private_tmp(tmp, list(settings.get("keep", [])), report):
         os.environ["TMPDIR"] = "/tmp"
+        if settings.get("opt"):
+            _mount_opt(settings["opt"], report)
     elif tmp:
         os.environ["TMPDIR"] = tmp
     isolated = entered and bool(network) and _own_network(network, conn, report)
