@@ -87,10 +87,49 @@ def handler(event, context):
 '''
 
 
-def _zip() -> str:
+NODE_HANDLER = r"""
+const net = require('net');
+const { execFileSync } = require('child_process');
+
+function connect(port, host = '127.0.0.1') {
+  return new Promise((resolve) => {
+    const sock = net.connect({ port, host, timeout: 3000 }, () => {
+      sock.destroy(); resolve('reached');
+    });
+    sock.on('error', (e) => resolve('refused: ' + e.code));
+    sock.on('timeout', () => { sock.destroy(); resolve('refused: timeout'); });
+  });
+}
+
+exports.handler = async (event) => {
+  const e = JSON.parse(event.toString());
+  const seen = {
+    'raw socket': await connect(e.main),
+    'raw socket ipv6': await connect(e.main, '::1'),
+    'other port': await connect(e.other),
+    'gateway': await connect(Number(e.gateway.split(':')[1])),
+  };
+  try {
+    const r = await fetch(`http://127.0.0.1:${e.main}/_console/`);
+    seen['fetch console'] = 'reached: ' + r.status;
+  } catch (err) {
+    seen['fetch console'] = 'refused: ' + (err.cause ? err.cause.code : err.message);
+  }
+  if (e.curl) {
+    try {
+      execFileSync(e.curl, ['-sS', '-m', '3', `http://127.0.0.1:${e.main}/_emulator/health`]);
+      seen['curl'] = 'reached';
+    } catch (err) { seen['curl'] = 'refused: ' + err.status; }
+  }
+  return seen;
+};
+"""
+
+
+def _zip(name: str = "index.py", source: str = HANDLER) -> str:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("index.py", HANDLER)
+        archive.writestr(name, source)
     return base64.b64encode(buffer.getvalue()).decode()
 
 
@@ -139,3 +178,23 @@ def test_a_handler_reaches_no_control_surface_and_no_other_port(cloud, other_por
         assert seen[path].startswith("refused: HTTPError: HTTP Error 400"), seen[path]
     assert seen["own loopback"] == "reached: own port"
     assert seen["sdk"] == "reached: AssumedRoleUser"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_a_nodejs_handler_and_its_child_process_reach_no_control_surface(cloud, other_port):
+    fc = cloud.fc_client()
+    fc.create_function(fc_models.CreateFunctionRequest(body=fc_models.CreateFunctionInput(
+        function_name="prober-node", runtime="nodejs20", handler="index.handler", timeout=60,
+        memory_size=256, code=fc_models.InputCodeLocation(
+            zip_file=_zip("index.js", NODE_HANDLER)))))
+    server = cloud.server
+    event = {"main": server.port, "other": other_port, "curl": shutil.which("curl"),
+             "gateway": f"127.0.0.1:{server.gateway_port}"}
+    response = fc.invoke_function("prober-node", fc_models.InvokeFunctionRequest(
+        body=json.dumps(event).encode()))
+    seen = json.loads(response.body.read())
+    assert "x-fc-error-type" not in response.headers, seen
+    for path in ("raw socket", "raw socket ipv6", "other port", "fetch console", "curl"):
+        if path in seen:
+            assert seen[path].startswith("refused: "), (path, seen[path])
+    assert seen["gateway"] == "reached"  # the one way out: the cloud APIs
