@@ -69,7 +69,7 @@ class AdminApi:
             if clock not in ("keep", "now"):
                 raise e.InvalidArgument('"clock" must be "keep" (the default) or "now"')
             self._reset(rewind_clock=clock == "now")
-            return json_response(200, {"reset": True, **self._clock_state()}, {})
+            return json_response(200, {"reset": True}, {})
         if path == "/_emulator/logs" and method == "GET" and self._logs is not None:
             self.guard.require_token(request)
             return self._recent_logs(request)
