@@ -23,11 +23,11 @@ from typing import Any
 from deployer.fdl.interpreter.program import CompiledFlow, CompiledScope
 from deployer.fdl.interpreter.runtime import RUNTIME_ERROR_CODE, dump
 from deployer.fdl.interpreter.states.base import Catch, StateEvaluator
-from deployer.fdl.interpreter.steps.choice import Arm, LegacyChoiceEvaluator
 from deployer.fdl.interpreter.steps.children import (
     LegacyForeachEvaluator,
     LegacyParallelEvaluator,
 )
+from deployer.fdl.interpreter.steps.choice import Arm, LegacyChoiceEvaluator
 from deployer.fdl.interpreter.steps.control import (
     LegacyFailEvaluator,
     LegacyPassEvaluator,
