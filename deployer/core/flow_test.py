@@ -22,10 +22,9 @@ from deployer.core.rendering import render_mapped, template_context
 from deployer.core.template_map import TemplateLineMap
 from deployer.core.validation import on_template
 from deployer.errors import DeployerError, ExitCode, InvalidInputError
-from deployer.fdl import check_flow
+from deployer.fdl import AnyFlow, check_flow
 from deployer.fdl.interpreter import ExecutionStatus, HistoryEvent, HistoryEventType
 from deployer.fdl.interpreter.simulate import Simulation, simulate
-from deployer.fdl.syntax.ast import Flow
 
 __all__ = [
     "DEFAULT_ACCOUNT_ID",
@@ -122,8 +121,8 @@ def _wire_event(event: HistoryEvent) -> dict[str, Any]:
     }
 
 
-def load_flow(request: FlowTestRequest) -> Flow:
-    """Read (and render, for ``.j2``) the flow file and validate it."""
+def load_flow(request: FlowTestRequest) -> AnyFlow:
+    """Read (and render, for ``.j2``) the flow file (either dialect) and validate it."""
     path = request.flow_file
     try:
         text = path.read_text(encoding="utf-8")
