@@ -29,7 +29,7 @@ from typing import Any, Union
 from deployer.fdl.legacy.errors import LegacyEvaluationError, PathSyntaxError
 from deployer.fdl.legacy.paths import Path, evaluate_path, read_path
 
-__all__ = ["Condition", "condition_holds", "parse_condition"]
+__all__ = ["Condition", "condition_holds", "parse_condition", "render_condition"]
 
 #: Deeper nesting (brackets and operators) is refused when parsing.
 MAX_CONDITION_DEPTH = 50
@@ -283,3 +283,26 @@ def _kind(value: Any) -> str:
     if isinstance(value, str):
         return "a string"
     return "a list" if isinstance(value, list) else "an object"
+
+
+def render_condition(condition: Condition, path: Callable[[Path], str],
+                     literal: Callable[[Any], str], truth: Callable[[str], str]) -> str:
+    """The condition written again, each path by ``path``, each literal by ``literal``, and
+    each operand taken as a boolean (of ``&&``, ``||``, ``!`` and the whole condition) by
+    ``truth``; every operation is bracketed. For rewriting a condition in another language
+    (``deploy flow migrate``)."""
+    return _render(condition.node, path, literal, truth, boolean=True)
+
+
+def _render(node: _Node, path: Callable[[Path], str], literal: Callable[[Any], str],
+            truth: Callable[[str], str], *, boolean: bool) -> str:
+    if isinstance(node, (_Literal, _PathRef)):
+        text = literal(node.value) if isinstance(node, _Literal) else path(node.path)
+        return truth(text) if boolean and not isinstance(getattr(node, "value", None), bool) \
+            else text
+    if isinstance(node, _Not):
+        return f"!({_render(node.operand, path, literal, truth, boolean=True)})"
+    logical = node.operator in ("&&", "||")
+    left = _render(node.left, path, literal, truth, boolean=logical)
+    right = _render(node.right, path, literal, truth, boolean=logical)
+    return f"({left} {node.operator} {right})"
