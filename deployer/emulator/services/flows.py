@@ -3,8 +3,8 @@
 A definition is checked with :func:`deployer.fdl.check_flow` for the flow's execution mode; any
 error diagnostic refuses the request with :class:`InvalidArgument` whose message lists every
 error as ``Definition:<line>:<col>: error <code>: <path>: <message>``. The definition's
-``Name`` must equal the flow name (a legacy-dialect definition, ``version``/``type: flow``/``steps``,
-has none: the API names it). A ``RoleArn`` must name a role of the emulator's RAM whose
+``Name`` must equal the flow name (a legacy-dialect definition, ``version`` / ``type: flow`` /
+``steps``, has none: the API names it). A ``RoleArn`` must name a role of the emulator's RAM whose
 trust policy lets ``fnf.aliyuncs.com`` assume it.
 """
 

@@ -422,7 +422,10 @@ class Migrator:
         begin: State = {"Type": "Pass", "Name": entry, "OutputConstructor": {
             "input.$": f"jsonMerge($Global[{literal(name)}], {item})", "local": {}}}
         body = self._list(inner) if step.steps is not None else []
-        begin["Next" if body else "End"] = inner.entry[step.steps.first] if body else True
+        if step.steps is not None and body:
+            begin["Next"] = inner.entry[step.steps.first]
+        else:
+            begin["End"] = True
         collection = self._path(iteration.collection.text, x, f"{path}.iterationMapping",
                                 iteration.position)
         prepare: State = {"Type": "Pass", "Name": scope.entry[step.name],
