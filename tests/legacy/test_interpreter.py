@@ -233,7 +233,7 @@ FOREACH = """steps:
 def test_foreach_runs_at_most_100_iterations_at_once_and_keeps_their_order() -> None:
     flow = legacy(FOREACH)
     program = compile_flow(flow)
-    execution, commands = step(program, Execution("run", "f", {"items": list(range(150))}),
+    _execution, commands = step(program, Execution("run", "f", {"items": list(range(150))}),
                                Started(0.0))
     invokes = [c for c in commands if isinstance(c, InvokeTask)]
     assert len(invokes) == 100
