@@ -40,7 +40,7 @@ class PatientDaemon(Daemon):
                     self.proc.wait(timeout=0.1)  # doubles as the pause between attempts
                 except subprocess.TimeoutExpired:
                     continue
-                raise AssertionError((self.state_dir / "daemon.log").read_text()[-2000:])
+                raise AssertionError((self.state_dir / "daemon.log").read_text()[-2000:]) from None
         raise AssertionError("the daemon did not answer")
 
 
