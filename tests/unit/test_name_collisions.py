@@ -46,6 +46,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         "HistoryEvent": [
             "cloud.cloudflow", "emulator.services.executions", "fdl.interpreter.history",
         ],
+        "Instance": ["emulator.runtime.bootstrap", "emulator.runtime.pool"],
         "InvalidArgument": ["emulator.api.errors", "emulator.services.errors"],
         "Invocation": ["cloud.fc", "emulator.services.function_model"],
         "InvocationLog": ["cloud.logs", "emulator.runtime.invocation_results"],

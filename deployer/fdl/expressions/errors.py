@@ -46,7 +46,7 @@ class EvaluationReason(str, Enum):
     SYNTAX = "EXPR_SYNTAX"  # a constructor expression does not parse (run-time use only)
     CONSTRUCTOR = "EXPR_CONSTRUCTOR"  # a constructor template is malformed
     LIMIT = "EXPR_LIMIT"  # nesting too deep for the evaluator
-    BUDGET = "EXPR_BUDGET"  # the evaluation ran out of steps (expression_budget.py)
+    BUDGET = "EXPR_BUDGET"  # the evaluation ran out of steps (budget.py)
     SIZE = "EXPR_SIZE"  # a built string over the size cap (code FnF.DataLimitExceeded)
 
 

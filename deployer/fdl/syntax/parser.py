@@ -13,8 +13,8 @@ Field coercion (documented in docs/fdl-semantics.md): string fields (Name, Next,
 leaves the field at its empty default. A state whose ``Type`` is missing or unknown is built as a
 :class:`PassState` so names and transitions can still be checked; the validator reports the Type.
 
-Modules: ``_yaml`` composes the text into positioned nodes, this module builds the document and
-its scopes, ``_parse_states`` the states (with their templates and rules) and ``_parse_fields``
+Modules: ``yaml_tree`` composes the text into positioned nodes, this module builds the document
+and its scopes, ``state_builder`` the states (with their templates and rules) and ``fields``
 reads mappings and coerces field values.
 """
 
