@@ -59,5 +59,5 @@ def test_the_fold_knows_legacy_steps_and_their_waits() -> None:
         "wait", "task", "choice", "fail"]
     assert states["Refused"].status.value == "not-reached"
     assert states["AskApprover"].status.value == "running"  # waits for its callback
-    waiting = fold(sim.history[:4], flow).root.states["Settle"].visits[0]
+    waiting = fold(sim.history[:3], flow).root.states["Settle"].visits[0]
     assert (waiting.status.value, waiting.fires_at) == ("waiting", 5.0)
