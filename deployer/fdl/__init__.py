@@ -46,7 +46,7 @@ from deployer.fdl.limits import DEFINITION_BYTES
 from deployer.fdl.syntax import ast
 from deployer.fdl.syntax.ast import *  # noqa: F403 (every AST node type is part of the package API)
 from deployer.fdl.syntax.diagnostics import Code, Diagnostic, Severity, sort_diagnostics
-from deployer.fdl.syntax.parser import ParseResult, build_flow, load_document, parse_flow
+from deployer.fdl.syntax.parser import ParseResult, build_state_machine, load_document, parse_flow
 from deployer.fdl.syntax.validator import EXECUTION_MODES, validate_flow
 
 __all__ = [
@@ -104,7 +104,7 @@ def read_flow(text: str, *, source: str = "<flow>") -> FlowRead:
     if is_legacy_document(key for key, _, _ in document.entries):
         flow, found = build_legacy_flow(document)
         return FlowRead(flow, tuple(d.with_source(source) for d in found))
-    parsed = build_flow(document, source=source)
+    parsed = build_state_machine(document, source=source)
     return FlowRead(parsed.flow, parsed.diagnostics)
 
 

@@ -26,7 +26,6 @@ from deployer.fdl.syntax.positions import Expr, Position, RawField, RawValue, no
 __all__ = [
     "LEGACY_VERSIONS",
     "AnyFlow",
-    "CatchPolicy",
     "ChoiceDefault",
     "ChoiceOption",
     "ChoiceStep",
@@ -34,11 +33,12 @@ __all__ = [
     "FailStep",
     "ForeachStep",
     "IterationMapping",
+    "LegacyCatch",
     "LegacyFlow",
+    "LegacyRetry",
     "MappingSource",
     "ParallelStep",
     "PassStep",
-    "RetryPolicy",
     "Step",
     "StepList",
     "StepType",
@@ -88,7 +88,7 @@ class DataMapping:
 
 
 @dataclass(frozen=True, slots=True)
-class RetryPolicy:
+class LegacyRetry:
     """One ``retry`` entry. The delay before retry n (1-based) is
     ``min(interval_seconds * multiplier ** (n - 1), max_interval_seconds)``; the defaults are
     the documented ones (1 s, 3 attempts, x2, 86,400 s)."""
@@ -103,7 +103,7 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True, slots=True)
-class CatchPolicy:
+class LegacyCatch:
     """One ``catch`` entry: on a matching error go to the sibling step ``goto``."""
 
     errors: tuple[str, ...]
@@ -166,8 +166,8 @@ class TaskStep(_StepBase):
     pattern: str = "requestResponse"
     timeout_seconds: int | None = None
     service_params: RawValue = None
-    retry: tuple[RetryPolicy, ...] = ()
-    catch: tuple[CatchPolicy, ...] = ()
+    retry: tuple[LegacyRetry, ...] = ()
+    catch: tuple[LegacyCatch, ...] = ()
     error_mappings: tuple[DataMapping, ...] | None = None
 
     @property

@@ -10,7 +10,7 @@ from datetime import datetime
 from deployer.fdl.legacy.ast import (
     DataMapping,
     IterationMapping,
-    RetryPolicy,
+    LegacyRetry,
     TaskStep,
     WaitStep,
 )
@@ -42,10 +42,10 @@ __all__ = [
     "check_iteration",
     "check_mappings",
     "check_path",
-    "check_retry",
+    "check_retry_rule",
     "check_task",
-    "check_wait",
-    "parse_timestamp",
+    "check_wait_step",
+    "rfc3339_seconds",
 ]
 
 #: The only sources an ``errorMappings`` entry may read (documented).
@@ -165,7 +165,7 @@ def _check_integration(step: TaskStep, found: Integration, path: str,
                hint="valid for the cloud; mock it in `deploy flow test`")
 
 
-def check_retry(rule: RetryPolicy, path: str, report: Reporter) -> None:
+def check_retry_rule(rule: LegacyRetry, path: str, report: Reporter) -> None:
     """Keys, ``errors`` not empty, and the documented ranges."""
     check_keys(rule.raw, RETRY_KEYS, rule.position, path, report, where="retry rule")
     raw = rule.raw
@@ -191,7 +191,7 @@ def check_retry(rule: RetryPolicy, path: str, report: Reporter) -> None:
                f"{rule.multiplier}", multiplier.value_position, f"{path}.multiplier")
 
 
-def parse_timestamp(text: str) -> float | None:
+def rfc3339_seconds(text: str) -> float | None:
     """Seconds since the epoch of an RFC 3339 timestamp (``2019-05-02T15:04:05Z``, an offset,
     fractions), or None when ``text`` is not one."""
     value = text.strip()
@@ -207,7 +207,7 @@ def parse_timestamp(text: str) -> float | None:
     return stamp.timestamp() if stamp.tzinfo is not None else None
 
 
-def check_wait(step: WaitStep, path: str, report: Reporter) -> None:
+def check_wait_step(step: WaitStep, path: str, report: Reporter) -> None:
     """One of duration and timestamp; a literal within two days, or a valid path."""
     raw = step.raw
     duration, timestamp = raw.get("duration"), raw.get("timestamp")
@@ -228,7 +228,7 @@ def check_wait(step: WaitStep, path: str, report: Reporter) -> None:
                step.position, f"{path}.duration")
     if isinstance(step.timestamp, Expr):
         check_path(step.timestamp, f"{path}.timestamp", report)
-    elif isinstance(step.timestamp, str) and parse_timestamp(step.timestamp) is None:
+    elif isinstance(step.timestamp, str) and rfc3339_seconds(step.timestamp) is None:
         report(Code.INVALID_VALUE, f"timestamp '{step.timestamp}' is not an RFC 3339 time",
                timestamp.value_position if timestamp else step.position, f"{path}.timestamp",
                hint="e.g. 2019-05-02T15:04:05Z")

@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from typing import TypedDict
 
 from deployer.fdl.legacy.ast import (
-    CatchPolicy,
     ChoiceDefault,
     ChoiceOption,
     ChoiceStep,
@@ -27,11 +26,12 @@ from deployer.fdl.legacy.ast import (
     FailStep,
     ForeachStep,
     IterationMapping,
+    LegacyCatch,
     LegacyFlow,
+    LegacyRetry,
     MappingSource,
     ParallelStep,
     PassStep,
-    RetryPolicy,
     Step,
     StepList,
     SucceedStep,
@@ -182,12 +182,12 @@ class LegacyBuilder:
             error_mappings=self.mappings(get("errorMappings"), f"{path}.errorMappings"),
         )
 
-    def _retry(self, node: YNode, path: str) -> RetryPolicy:
+    def _retry(self, node: YNode, path: str) -> LegacyRetry:
         fields = self.reader.fields(node, path)
         get = getter(fields)
         attempts, interval = as_int(get("maxAttempts")), as_int(get("intervalSeconds"))
         longest = as_int(get("maxIntervalSeconds"))
-        return RetryPolicy(
+        return LegacyRetry(
             as_strings(get("errors")), node.position,
             interval_seconds=1 if interval is None else interval,
             max_attempts=3 if attempts is None else attempts,
@@ -196,10 +196,10 @@ class LegacyBuilder:
             raw=self.reader.raw(fields),
         )
 
-    def _catch(self, node: YNode, path: str) -> CatchPolicy:
+    def _catch(self, node: YNode, path: str) -> LegacyCatch:
         fields = self.reader.fields(node, path)
         get = getter(fields)
-        return CatchPolicy(as_strings(get("errors")), as_text(get("goto")), node.position,
+        return LegacyCatch(as_strings(get("errors")), as_text(get("goto")), node.position,
                            self.reader.raw(fields))
 
     def _choice(self, fields: Fields, path: str, common: _Common) -> ChoiceStep:

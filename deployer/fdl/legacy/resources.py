@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 from deployer.fdl.legacy.ast import TaskStep
 from deployer.fdl.syntax.ast import TaskMode
+from deployer.fdl.syntax.task_checks import FC_INVOKE
 
 __all__ = ["FC_INVOKE", "FORMS", "PATTERNS", "Integration", "Problem", "resolve_task"]
 
-FC_INVOKE = "FC:InvokeFunction"
 PATTERNS: dict[str, TaskMode] = {
     "requestResponse": TaskMode.REQUEST_COMPLETE,
     "sync": TaskMode.WAIT_FOR_SYSTEM_CALLBACK,

@@ -31,9 +31,9 @@ from deployer.fdl.legacy.checks import (
     check_condition,
     check_iteration,
     check_mappings,
-    check_retry,
+    check_retry_rule,
     check_task,
-    check_wait,
+    check_wait_step,
 )
 from deployer.fdl.legacy.parser import step_path
 from deployer.fdl.legacy.schema import (
@@ -159,7 +159,7 @@ class _Validator:
         if isinstance(step, TaskStep):
             self._task(step, path, steps)
         elif isinstance(step, WaitStep):
-            check_wait(step, path, self.report)
+            check_wait_step(step, path, self.report)
         elif isinstance(step, ChoiceStep):
             self._choice(step, path, steps)
         elif isinstance(step, ParallelStep):
@@ -173,7 +173,7 @@ class _Validator:
         check_task(step, path, self.report, self.execution_mode)
         check_mappings(step.error_mappings, f"{path}.errorMappings", self.report, errors=True)
         for index, rule in enumerate(step.retry):
-            check_retry(rule, f"{path}.retry[{index}]", self.report)
+            check_retry_rule(rule, f"{path}.retry[{index}]", self.report)
         for index, catch in enumerate(step.catch):
             where = f"{path}.catch[{index}]"
             check_keys(catch.raw, CATCH_KEYS, catch.position, where, self.report,
@@ -234,7 +234,7 @@ class _Validator:
             step = steps.by_name.get(name)
             if step is None:
                 continue
-            for target in successors(step, steps):
+            for target in next_steps(step, steps):
                 if target not in reached:
                     reached.add(target)
                     pending.append(target)
@@ -245,7 +245,7 @@ class _Validator:
                             step_path(prefix, index, step.name), severity=Severity.WARNING)
 
 
-def successors(step: Step, steps: StepList) -> list[str]:
+def next_steps(step: Step, steps: StepList) -> list[str]:
     """The steps of ``steps`` that may run right after ``step``: the next one written (unless
     the step ends the list), goto targets and catch targets."""
     found: list[str] = []

@@ -48,7 +48,7 @@ from deployer.fdl.syntax.positions import Position
 
 __all__ = ["MigrationNote", "Migrator"]
 
-State = dict[str, Any]
+StateDoc = dict[str, Any]
 #: (frame expression, the scope's new local) -> the scope's result.
 Finish = Callable[[str, str], str]
 
@@ -135,7 +135,7 @@ class Migrator:
 
     # -- the flow ---------------------------------------------------------------------------
 
-    def states(self) -> tuple[str, list[State]]:
+    def states(self) -> tuple[str, list[StateDoc]]:
         """The top scope: a first Pass making the frame from the execution input, then the
         flow's steps."""
         flow = self.flow
@@ -145,7 +145,7 @@ class Migrator:
         if flow.input_mappings is not None:
             given = map_literal(self.exprs(flow.input_mappings,
                                            self.roots(input=Base("$Input")), "inputMappings"))
-        entry: State = {"Type": "Pass", "Name": first,
+        entry: StateDoc = {"Type": "Pass", "Name": first,
                         "OutputConstructor": {"input.$": given, "local": {}},
                         "Next": top.entry[flow.steps.first]}
         return first, [entry, *self._list(top)]
@@ -156,8 +156,8 @@ class Migrator:
         roots = self.roots(input=Base(f"{frame}.input", True), local=Base(local, True))
         return map_literal(self.exprs(self.flow.output_mappings, roots, "outputMappings"))
 
-    def _list(self, scope: _List) -> list[State]:
-        states: list[State] = []
+    def _list(self, scope: _List) -> list[StateDoc]:
+        states: list[StateDoc] = []
         for index, step in enumerate(scope.steps.steps):
             states += self._step(step, scope, _path(scope.prefix, index, step))
         return states
@@ -184,7 +184,7 @@ class Migrator:
             built["outer.$"] = f"{base}.outer"
         return built
 
-    def close(self, state: State, step: Step, scope: _List, local: str,
+    def close(self, state: StateDoc, step: Step, scope: _List, local: str,
               base: str = "$Input", target: str | None = None) -> None:
         """The state's output (the new frame, or the scope's result) and its transition."""
         target = target if target is not None else self.after(step, scope)
@@ -206,7 +206,7 @@ class Migrator:
 
     # -- steps ------------------------------------------------------------------------------
 
-    def _step(self, step: Step, scope: _List, path: str) -> list[State]:
+    def _step(self, step: Step, scope: _List, path: str) -> list[StateDoc]:
         if isinstance(step, TaskStep):
             return [self._task(step, scope, path)]
         if isinstance(step, ChoiceStep):
@@ -216,7 +216,7 @@ class Migrator:
         if isinstance(step, ForeachStep):
             return self._foreach(step, scope, path)
         if isinstance(step, FailStep):
-            failed: State = {"Type": "Fail", "Name": scope.names[step.name]}
+            failed: StateDoc = {"Type": "Fail", "Name": scope.names[step.name]}
             if step.error:
                 failed["Code"] = step.error
             if step.cause:
@@ -224,10 +224,10 @@ class Migrator:
             return [failed]
         return [self._quiet(step, scope, path)]
 
-    def _quiet(self, step: Step, scope: _List, path: str) -> State:
+    def _quiet(self, step: Step, scope: _List, path: str) -> StateDoc:
         """pass, wait and succeed: their ``$local`` is empty."""
         name = scope.names[step.name]
-        state: State = {"Type": "Pass", "Name": name}
+        state: StateDoc = {"Type": "Pass", "Name": name}
         if isinstance(step, WaitStep):
             state = self._wait(step, name, path)
         x = self.step_input(step, path)
@@ -240,7 +240,7 @@ class Migrator:
         self.close(state, step, scope, local)
         return state
 
-    def _wait(self, step: WaitStep, name: str, path: str) -> State:
+    def _wait(self, step: WaitStep, name: str, path: str) -> StateDoc:
         where = step.position
         if step.timestamp is not None:
             self.note(where, path, "a wait until a timestamp has no v1 counterpart (v1 waits "
@@ -269,11 +269,11 @@ class Migrator:
             self.note(position, path, f"{getattr(exc, 'reason', exc)}; migrated as null")
             return "null"
 
-    def _task(self, step: TaskStep, scope: _List, path: str) -> State:
+    def _task(self, step: TaskStep, scope: _List, path: str) -> StateDoc:
         call = resolve_task(step)
         assert isinstance(call, Integration)
         x = self.step_input(step, path)
-        state: State = {"Type": "Task", "Name": scope.names[step.name]}
+        state: StateDoc = {"Type": "Task", "Name": scope.names[step.name]}
         local, notes = task_fields(state, step, call, x, self.roots(**{"": x}))
         for message in notes:
             self.note(step.position, path, message)
@@ -285,11 +285,11 @@ class Migrator:
                    f"jsonMerge($Input.local, {output if output is not None else local.expr})")
         return state
 
-    def _rules(self, state: State, step: TaskStep, scope: _List, path: str) -> None:
+    def _rules(self, state: StateDoc, step: TaskStep, scope: _List, path: str) -> None:
         if step.retry:
             state["Retry"] = []
         for rule in step.retry:
-            entry: State = {"Errors": self._errors(rule.errors, step, path),
+            entry: StateDoc = {"Errors": self._errors(rule.errors, step, path),
                             "IntervalSeconds": rule.interval_seconds,
                             "MaxAttempts": rule.max_attempts, "BackoffRate": rule.multiplier}
             if "maxIntervalSeconds" in rule.raw:
@@ -298,7 +298,7 @@ class Migrator:
         if step.catch:
             state["Catch"] = []
         for catch in step.catch:
-            caught: State = {"Errors": self._errors(catch.errors, step, path),
+            caught: StateDoc = {"Errors": self._errors(catch.errors, step, path),
                              "Next": scope.entry.get(catch.goto or "", catch.goto)}
             if step.error_mappings is not None:
                 error = Base("{}", fields={"error": "$Context.Current.Error.Code",
@@ -323,12 +323,12 @@ class Migrator:
 
     # -- choice -----------------------------------------------------------------------------
 
-    def _choice(self, step: ChoiceStep, scope: _List, path: str) -> list[State]:
+    def _choice(self, step: ChoiceStep, scope: _List, path: str) -> list[StateDoc]:
         name = scope.names[step.name]
         x = self.step_input(step, path)
         inline = any(arm.steps is not None for arm in step.arms)
-        extra: list[State] = []
-        state: State = {"Type": "Choice", "Name": name}
+        extra: list[StateDoc] = []
+        state: StateDoc = {"Type": "Choice", "Name": name}
         roots = self.roots(**{"": x})
         if inline:
             state["InputConstructor"] = {"input.$": _expr(x), "local": {}, "outer.$": "$Input"}
@@ -357,14 +357,14 @@ class Migrator:
 
     def _arm(self, step: ChoiceStep, scope: _List, path: str, label: str,
              arm: ChoiceOption | ChoiceDefault | None, x: Base, inline: bool,
-             extra: list[State]) -> str:
+             extra: list[StateDoc]) -> str:
         """The v1 target of one arm; its inline steps and closing Pass go to ``extra``."""
         goto = scope.entry.get(arm.goto, arm.goto) if arm is not None and arm.goto else None
         target = goto or self.after(step, scope)
         if not inline and step.output_mappings is None and target is not None:
             return target
         closing = self.unique(f"{scope.names[step.name]}/{label}")
-        state: State = {"Type": "Pass", "Name": closing}
+        state: StateDoc = {"Type": "Pass", "Name": closing}
         if inline:  # the arm's frame: {input: X, local: <the arm's>, outer: <the list's>}
             output = self.outputs(step, Base("$Input.input", True),
                                   Base("$Input.local", True), path)
@@ -384,7 +384,7 @@ class Migrator:
 
     # -- parallel and foreach ---------------------------------------------------------------
 
-    def _parallel(self, step: ParallelStep, scope: _List, path: str) -> State:
+    def _parallel(self, step: ParallelStep, scope: _List, path: str) -> StateDoc:
         x = self.step_input(step, path)
         branches = []
         for index, branch in enumerate(step.branches):
@@ -392,7 +392,7 @@ class Migrator:
             branches.append({"StartAt": inner.entry[branch.first], "States": self._list(inner)})
         locals_ = Base("", elements=tuple(f"$Output.Branch{i}" for i in range(len(branches))))
         output = self.outputs(step, Base("$Input.input", True), locals_, path)
-        state: State = {"Type": "Parallel", "Name": scope.names[step.name],
+        state: StateDoc = {"Type": "Parallel", "Name": scope.names[step.name],
                         "InputConstructor": {"input.$": _expr(x), "local": {},
                                              "outer.$": "$Input"},
                         "Branches": branches}
@@ -401,7 +401,7 @@ class Migrator:
         self.close(state, step, scope, local, "$Input.outer")
         return state
 
-    def _foreach(self, step: ForeachStep, scope: _List, path: str) -> list[State]:
+    def _foreach(self, step: ForeachStep, scope: _List, path: str) -> list[StateDoc]:
         name = scope.names[step.name]
         x = self.step_input(step, path)
         iteration = step.iteration
@@ -419,7 +419,7 @@ class Migrator:
             self.note(step.position, path, "the foreach input is kept in $Global under its "
                       "name; two of its runs at once (inside a parallel or another foreach) "
                       "would share it")
-        begin: State = {"Type": "Pass", "Name": entry, "OutputConstructor": {
+        begin: StateDoc = {"Type": "Pass", "Name": entry, "OutputConstructor": {
             "input.$": f"jsonMerge($Global[{literal(name)}], {item})", "local": {}}}
         body = self._list(inner) if step.steps is not None else []
         if step.steps is not None and body:
@@ -428,9 +428,9 @@ class Migrator:
             begin["End"] = True
         collection = self._path(iteration.collection.text, x, f"{path}.iterationMapping",
                                 iteration.position)
-        prepare: State = {"Type": "Pass", "Name": scope.entry[step.name],
+        prepare: StateDoc = {"Type": "Pass", "Name": scope.entry[step.name],
                           "GlobalConstructor": {f"{name}.$": _expr(x)}, "Next": name}
-        state: State = {"Type": "Map", "Name": name, "ItemsPath": collection,
+        state: StateDoc = {"Type": "Map", "Name": name, "ItemsPath": collection,
                         "MaxConcurrency": 100,
                         "Processor": {"StartAt": entry, "States": [begin, *body]}}
         items = Base("$Output.Items", fields=None)

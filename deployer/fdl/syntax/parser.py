@@ -29,7 +29,7 @@ from deployer.fdl.syntax.fields import MappingReader, as_text, describe_node, ge
 from deployer.fdl.syntax.state_builder import StateBuilder, literal_timeout
 from deployer.fdl.syntax.yaml_tree import LoadError, YNode
 
-__all__ = ["ParseResult", "build_flow", "load_document", "parse_flow", "state_path"]
+__all__ = ["ParseResult", "build_state_machine", "load_document", "parse_flow", "state_path"]
 
 _HINT = "start with 'Type: StateMachine', 'SpecVersion: v1', 'StartAt' and 'States'"
 
@@ -51,7 +51,7 @@ def parse_flow(text: str, *, source: str = "<flow>") -> ParseResult:
     loaded = load_document(text, source=source)
     if isinstance(loaded, tuple):
         return ParseResult(None, loaded)
-    return build_flow(loaded, source=source)
+    return build_state_machine(loaded, source=source)
 
 
 def load_document(text: str, *, source: str = "<flow>") -> YNode | tuple[Diagnostic, ...]:
@@ -72,7 +72,7 @@ def load_document(text: str, *, source: str = "<flow>") -> YNode | tuple[Diagnos
     return loaded
 
 
-def build_flow(node: YNode, *, source: str = "<flow>") -> ParseResult:
+def build_state_machine(node: YNode, *, source: str = "<flow>") -> ParseResult:
     """The SpecVersion v1 flow of a document mapping (:func:`load_document`), with the
     document-level diagnostics. Never raises."""
     diagnostics = Collector(once_per_place=True)

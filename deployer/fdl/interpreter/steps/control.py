@@ -18,7 +18,7 @@ from deployer.fdl.interpreter.runtime import Ctx, StateFailure
 from deployer.fdl.interpreter.states.base import Done, StateEvaluator, WakeEvent
 from deployer.fdl.interpreter.states.wait import WaitEvaluator, WaitTimer, whole_number
 from deployer.fdl.interpreter.steps.data import kind_of
-from deployer.fdl.legacy.checks import parse_timestamp
+from deployer.fdl.legacy.checks import rfc3339_seconds
 from deployer.fdl.legacy.errors import RUNTIME_CODE, PathSyntaxError
 from deployer.fdl.legacy.paths import Path, evaluate_path, parse_path
 from deployer.fdl.limits import LEGACY_WAIT_SECONDS
@@ -93,7 +93,7 @@ class LegacyWaitEvaluator(WaitEvaluator):
     def _fire_at(self, ctx: Ctx, step_input: Any) -> float:
         if self.timestamp is not None:
             text = self._value(self.timestamp, step_input)
-            moment = parse_timestamp(text) if isinstance(text, str) else None
+            moment = rfc3339_seconds(text) if isinstance(text, str) else None
             if moment is None:
                 raise StateFailure(RUNTIME_CODE, f"timestamp of wait {self.name!r} is "
                                    f"{text!r}, not an RFC 3339 time")
