@@ -18,7 +18,7 @@ from deployer.core.flow_test import FlowTestRequest, FlowTestResult, parse_test_
 Examples:
   deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml --case HappyPath
   deploy flow test templates/flow.yaml.j2 --mocks mocks.yaml --case NeverFinishes   exit 5
-  deploy flow migrate flows/legacy.yaml -o flows/flow.yaml
+  deploy flow migrate legacy.yaml -o flow-v1.yaml
 """)
 def flow() -> None:
     """Run and inspect CloudFlow flow definitions locally."""
@@ -91,9 +91,9 @@ def _human(result: FlowTestResult) -> str:
 
 MIGRATE_EPILOG = """\b
 Examples:
-  deploy flow migrate flows/legacy.yaml                       the v1 text on stdout
-  deploy flow migrate flows/legacy.yaml -o flows/flow.yaml    written to a file
-  deploy flow migrate flows/legacy.yaml --name MyFlow --output json
+  deploy flow migrate legacy.yaml                      the v1 text on stdout
+  deploy flow migrate legacy.yaml -o flow-v1.yaml      written to a file
+  deploy flow migrate legacy.yaml --name MyFlow --output json
 \b
 FILE is a flow in the legacy dialect (version: v1beta1 or v1, type: flow, steps). The result
 keeps step names and comments, passes `deploy validate`, and behaves like the original; every

@@ -159,8 +159,8 @@ def _check_integration(step: TaskStep, found: Integration, path: str,
         entry = step.raw.get("resourceArn") or step.raw.get("action")
         position = entry.value_position if entry is not None else step.position
         report(Code.ACTION_NOT_EMULATED,
-               f"this task calls {found.action} ({found.target}); the emulator runs only "
-               f"{FC_INVOKE}, so it fails with FnF.UnsupportedAction there",
+               f"this task calls {found.action} ({found.target}), not a function: the "
+               "emulator runs it only where it emulates that integration",
                position, path, severity=Severity.WARNING,
                hint="valid for the cloud; mock it in `deploy flow test`")
 
