@@ -140,6 +140,11 @@ def test_create_update_and_refuse_legacy_definitions() -> None:
         frames = {f["key"]: f["label"] for f in model["graph"]["frames"]}
         assert frames == {"Each/*": "For each x", "Route/0": "$.go", "Route/1": "Default",
                           "Fan/0": "Branch 1", "Fan/1": "Branch 2"}
+        page = get_json(cloud, f"/_console/api/r/{cloud.region}/flows/Nested")
+        drawn = {n["key"]: n["type"] for n in page["graph"]["nodes"]}
+        assert drawn["Route"] == "choice" and drawn["Route/1/Hold"] == "pass"
+        assert {e["key"] for e in page["graph"]["edges"]} >= {"Each->Route", "Route->Done",
+                                                             "Route->Fan", "Fan->Done"}
 
 
 @pytest.mark.parametrize("name", ["orders", "integrations"])
