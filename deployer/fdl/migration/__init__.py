@@ -2,8 +2,9 @@
 
 Pipeline (pure: text in, text and notes out)::
 
-    legacy text --read_flow--> LegacyFlow --Migrator (states.py)--> v1 states
-        --comments.py: the legacy comments by step--> YAML text (ruamel.yaml), notes
+    legacy text --read_flow--> LegacyFlow --Migrator (states.py; choice, parallel and foreach
+        in compound.py; calls in integrations.py; paths and conditions in expressions.py)-->
+        v1 states --comments.py: the legacy comments by step--> YAML text (ruamel.yaml), notes
 
 How the data model carries over (docs/fdl-semantics.md, "Migrating the legacy dialect"): every
 v1 state's data is the frame of its legacy steps list, ``{"input": <the parent step's input>,
