@@ -8,6 +8,10 @@ on failure, Retry (a back-off timer, then the attempt again) and, when no retry 
 goes to the Catch's ``Next``) or failure of the enclosing scope. A scope that ends wakes up the
 Parallel/Map owning it; a top-level scope that ends ends the execution.
 
+A legacy step (:mod:`.steps`) has a ``data`` object that selects its input and output in place of
+constructors, and merges its output into its steps list's frame before the next step (or the
+end of the list, whose result is then the list's local).
+
 States entered in one step go through a FIFO queue, so a loop of Pass/Choice states never
 recurses; the per-execution event limit bounds it.
 """
