@@ -230,3 +230,13 @@ def test_a_flow_level_name_is_refused_by_name() -> None:
     check = check_flow("version: v1\ntype: flow\nname: x\nsteps:\n  - type: pass\n    name: p\n")
     assert [(d.code, d.path, d.message) for d in check.errors] == [
         ("FDL103", "name", "unknown field 'name' in the flow")]
+
+
+def test_the_v1_validator_alone_names_the_dialect_it_does_not_read() -> None:
+    from deployer.fdl import parse_flow, validate_flow
+
+    text = "version: v1beta1\ntype: flow\nsteps:\n  - {type: pass, name: p}\n"
+    (error,) = validate_flow(parse_flow(text).flow)  # type: ignore[arg-type]
+    assert (error.code, error.line, error.path) == ("FDL105", 1, "")
+    assert "legacy CloudFlow dialect (version: v1beta1, type: flow, steps)" in error.message
+    assert "check_flow" in (error.hint or "") and check_flow(text).ok
