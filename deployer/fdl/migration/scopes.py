@@ -11,7 +11,7 @@ from deployer.fdl.legacy.ast import Step, StepList, walk_steps
 from deployer.fdl.migration.expressions import Base, map_literal, member
 
 __all__ = ["Finish", "StateDoc", "StepsList", "all_steps", "expr_of", "keys_chain",
-           "local_result", "step_path"]
+           "local_result"]
 
 #: A v1 state as plain data, written out as YAML in the end.
 StateDoc = dict[str, Any]
@@ -43,12 +43,6 @@ def local_result(frame: str, local: str) -> str:
 def expr_of(base: Base) -> str:
     """The expression of a step's input (its mapped fields as one object literal)."""
     return map_literal(base.fields) if base.fields is not None else base.expr
-
-
-def step_path(prefix: str, index: int, step: Step) -> str:
-    """``steps[3](Name)`` under ``prefix``."""
-    label = f"steps[{index}]({step.name})" if step.name else f"steps[{index}]"
-    return f"{prefix}.{label}" if prefix else label
 
 
 def all_steps(steps: StepList | None) -> list[Step]:

@@ -27,6 +27,7 @@ from deployer.fdl.legacy.ast import (
     WaitStep,
 )
 from deployer.fdl.legacy.errors import PathSyntaxError
+from deployer.fdl.legacy.parser import step_path
 from deployer.fdl.legacy.paths import parse_path
 from deployer.fdl.legacy.resources import Integration, resolve_task
 from deployer.fdl.migration import compound
@@ -44,7 +45,6 @@ from deployer.fdl.migration.scopes import (
     StateDoc,
     StepsList,
     all_steps,
-    step_path,
 )
 from deployer.fdl.syntax.positions import Position
 
@@ -99,7 +99,7 @@ class Migrator:
         for index, step in enumerate(steps.steps):
             name = self.unique(step.name)
             if name != step.name:
-                self.note(step.position, step_path(prefix, index, step),
+                self.note(step.position, step_path(prefix, index, step.name),
                           f"step name '{step.name}' is used elsewhere in the flow; the state "
                           f"is named '{name}' (v1 names are unique flow-wide)")
             scope.names[step.name] = name
@@ -143,7 +143,7 @@ class Migrator:
     def _list(self, scope: StepsList) -> list[StateDoc]:
         states: list[StateDoc] = []
         for index, step in enumerate(scope.steps.steps):
-            states += self._step(step, scope, step_path(scope.prefix, index, step))
+            states += self._step(step, scope, step_path(scope.prefix, index, step.name))
         return states
 
     # -- shared pieces ----------------------------------------------------------------------
