@@ -118,14 +118,18 @@ class EmulatorPeer:
 
         self.server_pid: int | None = None
         self._stop: Callable[[], None]
+        self.address: tuple[str, int]
         if mode == "in-process":
             from deployer.testing.environment import mock_cloud
 
-            cm = mock_cloud(intercept=False)
+            cm = mock_cloud()
             cloud = cm.__enter__()
             self._stop = lambda: cm.__exit__(None, None, None)
             config = {"access_key_id": cloud.access_key_id,
-                      "access_key_secret": cloud.access_key_secret, "endpoint": cloud.endpoint}
+                      "access_key_secret": cloud.access_key_secret}
+            # no endpoint: the SDK's own (cn-hangzhou.fnf.aliyuncs.com, https), which
+            # mock_cloud() answers in-process, as mock_aws answers boto3's
+            self.address = ("127.0.0.1", cloud.server.port)  # the raw client's socket
             account = cloud.account_id
         else:
             from deployer.emulator.store.identity import load_or_create_identity
@@ -142,14 +146,13 @@ class EmulatorPeer:
             ident = load_or_create_identity(state)
             config = {"access_key_id": ident.access_key_id,
                       "access_key_secret": ident.access_key_secret,
-                      "endpoint": f"127.0.0.1:{port}"}
+                      "endpoint": f"127.0.0.1:{port}", "protocol": "http"}
+            self.address = ("127.0.0.1", port)
             account = ident.account_id
-        self._config = open_api.Config(protocol="http", region_id="cn-hangzhou",
-                                       read_timeout=120000, connect_timeout=10000, **config)
-        host, _, port = str(config["endpoint"]).partition(":")
-        self.address = (host, int(port))
-        self._signer = FnfSigner(str(config["endpoint"]), str(config["access_key_id"]),
-                                 str(config["access_key_secret"]))
+        self._config = open_api.Config(region_id="cn-hangzhou", read_timeout=120000,
+                                       connect_timeout=10000, **config)
+        self._signer = FnfSigner(f"{self.address[0]}:{self.address[1]}",
+                                 str(config["access_key_id"]), str(config["access_key_secret"]))
         self.flow = "MyWorkFlow" if flow == "seed" else "pass6"
         self.input = '{"delay": -1}' if flow == "seed" else "{}"
         self._setup(flow, account)

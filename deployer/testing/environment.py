@@ -38,6 +38,7 @@ from deployer.emulator.runtime.routing import EMULATED_HOSTS, UnmockedRequestErr
 from deployer.emulator.server import EmulatorServer
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.testing.faults import LocalFaults
+from deployer.testing.transport import InProcessTransport
 
 __all__ = ["EMULATED_HOSTS", "LocalCloud", "UnmockedRequestError", "mock_cloud"]
 
@@ -252,6 +253,21 @@ class LocalCloud:
 
 
 @contextmanager
+def _in_process(cloud: LocalCloud) -> Iterator[InProcessTransport]:
+    """The SDK routing with the emulator as its in-process endpoint, for the emulated cloud
+    hosts and for the emulator's own address (``cloud.config()`` clients); its streams end
+    before the server stops."""
+    transport = InProcessTransport(cloud.server)
+    port = cloud.server.port
+    addresses = {cloud.endpoint: transport, f"localhost:{port}": transport}
+    try:
+        with routing.Routing({EMULATED_HOSTS: transport}, addresses=addresses).install():
+            yield transport
+    finally:
+        transport.close()
+
+
+@contextmanager
 def _credentials_env(cloud: LocalCloud) -> Iterator[None]:
     from alibabacloud_credentials.utils import auth_util
 
@@ -312,7 +328,7 @@ class mock_cloud:
             server.start()
             cloud = LocalCloud(server, self.region)
             if self.intercept:
-                stack.enter_context(routing.install(cloud._routes()))
+                stack.enter_context(_in_process(cloud))
                 stack.enter_context(_credentials_env(cloud))
             stack.enter_context(cloud._activated(intercepts=self.intercept))
         except BaseException:
