@@ -27,7 +27,7 @@ import shutil
 import tempfile
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 from unittest import mock
@@ -223,7 +223,7 @@ class LocalCloud:
     def _routes(self) -> dict[Any, str]:
         return {EMULATED_HOSTS: self.endpoint}
 
-    # --- the deploy CLI inside this cloud (deployer.testing.active, deployer.testing.projects)
+    # --- the deploy CLI inside this cloud (deployer.cli.in_process, deployer.testing.projects)
 
     def workspace(self, project_dir: str | Path) -> Path:
         """Where ``deploy`` commands run inside this cloud keep what they would write under
@@ -239,16 +239,11 @@ class LocalCloud:
 
         return deploy_project(self, Path(project_dir), **options)
 
-    @contextmanager
-    def _activated(self, *, intercepts: bool) -> Iterator[None]:
+    def _activated(self, *, intercepts: bool) -> AbstractContextManager[object]:
+        """This cloud handed to the ``deploy`` CLI of this process while the block runs."""
         from deployer.testing import active
 
-        handle = active.ActiveCloud.of(self, intercepts=intercepts)
-        active.push(handle)
-        try:
-            yield
-        finally:
-            active.pop(handle)
+        return active.activate(active.handle(self, intercepts=intercepts))
 
 
 

@@ -181,6 +181,12 @@ class FlowEngine:
         returns the unsubscribe function (no engine activity, like :meth:`watch_changes`)."""
         return self._changes.watch_engine(after_generation, wake)
 
+    @property
+    def stepping(self) -> bool:
+        """Steps are queued or being committed right now: work this process is about to do
+        (a snapshot; :attr:`facts_generation` moves as steps commit)."""
+        return self._stepper.queue.busy
+
     def wait_for_waiters(self, count: int, timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until ``count`` callers are blocked in
         :meth:`wait_ended`; True when they are."""

@@ -72,6 +72,11 @@ class StepQueue:
         self.batches = 0  # transactions committed by the queue (statistics)
         self.steps = 0
 
+    @property
+    def busy(self) -> bool:
+        """Steps are queued or being committed (a snapshot, read without the lock)."""
+        return bool(self._queue) or self._leading or self._job_queued
+
     def post(self, seq: int, make_event: EventFactory) -> None:
         """Queue a step; it commits soon, in a pool job or with another leader's batch."""
         with self._lock:

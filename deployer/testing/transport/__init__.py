@@ -24,6 +24,15 @@ generator, aiohttp options it does not know, ``ws_connect``, the copy of request
 the old core SDK) goes to the emulator's socket instead, as before; function workers, being
 other processes, always do.
 
+**The cloud keeps pace with its caller.** Over the wire the emulator runs beside its client;
+in-process they share one interpreter lock, and a busy caller (a test polling in a loop, eight
+threads calling at once) would starve the flow engine, so executions would lag behind as they
+never do in the cloud. So after each answer the caller waits, at most :data:`SETTLE` (20 ms),
+while the engine has steps queued or being committed (work of this process, ready to run),
+and goes on once they are committed. Functions running in worker processes and timers are
+not waited for, and the answer itself is unchanged (StartExecution answers ``Running`` before
+the execution's first step, as always).
+
 Differences from the wire, by design: a request being handled is not abandoned at the read
 timeout (the handler runs in the caller's thread); ``Expect: 100-continue`` and the
 header-read timeout have no meaning without a connection. See docs/architecture.md "SDK traffic".
@@ -31,6 +40,8 @@ header-read timeout have no meaning without a connection. See docs/architecture.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import threading
 import time
 from email.utils import formatdate
@@ -53,6 +64,7 @@ class InProcessTransport:
         if http is None:
             raise RuntimeError("the emulator is not running")
         self.address = server.endpoint
+        self._engine = server.emulator.flow_engine
         self.client_address = "127.0.0.1"  # what the emulator sees (its local guard: loopback)
         self._door = http.door
         self._dispatch = server.router.dispatch
@@ -85,6 +97,46 @@ class InProcessTransport:
         if refused is not None:
             return refused
         return self._dispatch(request)
+
+    def settle(self) -> None:
+        """Block (up to :data:`SETTLE` seconds) while the engine has steps queued or being
+        committed, so the caller does not run ahead of the cloud (see the module docstring)."""
+        engine = self._engine
+        if not engine.stepping:
+            return
+        deadline = time.monotonic() + SETTLE
+        woken = threading.Event()
+        while engine.stepping:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            unsubscribe = engine.watch_facts(engine.facts_generation, woken.set)
+            try:
+                woken.wait(min(left, _SLICE))
+            finally:
+                unsubscribe()
+            woken.clear()
+
+    async def settle_async(self) -> None:
+        """:meth:`settle` for asyncio callers: the loop goes on meanwhile."""
+        engine = self._engine
+        if not engine.stepping:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = time.monotonic() + SETTLE
+        while engine.stepping:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            woken = loop.create_future()
+            unsubscribe = engine.watch_facts(
+                engine.facts_generation, functools.partial(loop.call_soon_threadsafe, _settle,
+                                                           woken))
+            try:
+                await asyncio.wait((woken,), timeout=min(left, _SLICE))
+            finally:
+                unsubscribe()
+                woken.cancel()
 
     def head(self, answer: HttpResponse) -> list[tuple[str, str]]:
         """The headers the front door writes with a complete answer."""
@@ -128,6 +180,16 @@ class InProcessTransport:
             pump.end()
         if loop_thread is not None:
             loop_thread.stop()
+
+
+SETTLE = 0.02
+"""The longest a caller waits after an answer for the engine's ready steps (seconds)."""
+_SLICE = 0.001  # the queue drains between two commits: look again this often
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 _date: list[Any] = [0, ""]

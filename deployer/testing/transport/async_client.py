@@ -185,6 +185,7 @@ async def _respond(transport: InProcessTransport, session: Any, built: _Built,
         answer = await _settled(answer, read_timeout)
     except ConnectionRefusedError as exc:
         raise aiohttp.ClientConnectionError(str(exc)) from None
+    await transport.settle_async()
     response = _response(transport, built, answer)
     if response.status in _REDIRECTS and options.get("allow_redirects", True):
         redirected: InProcessResponse = await _redirected(session, built, response, options)

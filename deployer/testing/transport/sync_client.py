@@ -70,6 +70,7 @@ def send(transport: InProcessTransport, adapter: Any, request: Any, stream: bool
         answer = _settled(transport.answer(incoming), read_timeout, request)
     except ConnectionRefusedError as exc:
         raise RequestsConnectionError(str(exc), request=request) from None
+    transport.settle()
     if isinstance(answer, StreamingResponse):
         raw: Any = _streamed(transport, answer, request.method, read_timeout)
     else:
