@@ -434,3 +434,32 @@ def test_what_cannot_be_handed_over_goes_over_the_socket(cloud: LocalCloud) -> N
     refused = requests.post(f"{cloud.url}/2023-03-30/functions", data=b"x" * 2048, timeout=10)
     assert (refused.status_code, refused.json()["Code"]) == (400, "EntityTooLarge")
     assert cloud.server.http.accepted == accepted + 1
+
+
+def test_the_engine_keeps_pace_with_a_busy_caller(cloud: LocalCloud,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller sharing the interpreter lock does not run ahead of the flow engine: an
+    in-process call returns once the steps it queued are committed (bounded by
+    ``transport.SETTLE``, raised here so a slow machine cannot make the test flaky). The
+    answer itself is the wire's: StartExecution still answers before any step ran."""
+    from deployer.testing import transport
+
+    monkeypatch.setattr(transport, "SETTLE", 60.0)
+    flows = FnfClient(_default_config(protocol="http"))
+    flows.create_flow(fnf.CreateFlowRequest(name="p", definition=PASS.format(name="p"),
+                                            description="", type="FDL"))
+    for i in range(5):
+        started = flows.start_execution(fnf.StartExecutionRequest(
+            flow_name="p", execution_name=f"e{i}")).body
+        assert started.status == "Running"
+        now = flows.describe_execution(fnf.DescribeExecutionRequest(  # no long poll
+            flow_name="p", execution_name=f"e{i}")).body
+        assert now.status == "Succeeded"
+
+    async def scenario() -> str:
+        await flows.start_execution_async(fnf.StartExecutionRequest(
+            flow_name="p", execution_name="a"))
+        return str((await flows.describe_execution_async(fnf.DescribeExecutionRequest(
+            flow_name="p", execution_name="a"))).body.status)
+
+    assert asyncio.run(scenario()) == "Succeeded"

@@ -182,10 +182,12 @@ class FlowEngine:
         return self._changes.watch_engine(after_generation, wake)
 
     @property
-    def stepping(self) -> bool:
-        """Steps are queued or being committed right now: work this process is about to do
-        (a snapshot; :attr:`facts_generation` moves as steps commit)."""
-        return self._stepper.queue.busy
+    def step_counts(self) -> tuple[int, int]:
+        """(steps queued, steps done) since the engine started: the steps queued before a
+        moment are all committed (or failed) once the second count reaches the first's value
+        read at that moment."""
+        queue = self._stepper.queue
+        return queue.queued, queue.steps
 
     def wait_for_waiters(self, count: int, timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until ``count`` callers are blocked in

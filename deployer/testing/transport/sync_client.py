@@ -60,9 +60,9 @@ def send(transport: InProcessTransport, adapter: Any, request: Any, stream: bool
         body = bytes(body)
     elif not isinstance(body, bytes):
         return None
-    headers = tuple(request.headers.items())
-    if "Host" not in request.headers:
-        headers = (("Host", _host(request.url)), *headers)
+    headers = tuple(request.headers.lower_items())  # names are case-insensitive
+    if not any(name == "host" for name, _ in headers):
+        headers = (("host", _host(request.url)), *headers)
     incoming = HttpRequest(request.method, _target(request.url), Headers(headers), body,
                            transport.client_address)
     read_timeout = _read_timeout(timeout)
