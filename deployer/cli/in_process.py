@@ -33,6 +33,7 @@ class InProcessCloud:
     account_id: str
     intercepts: bool  # SDK requests to real cloud hosts reach this cloud too
     workspace_root: Path
+    admin_token: str = ""  # for its log endpoints (``deploy logs``)
 
     def workspace(self, project_dir: Path) -> Path:
         """The directory that stands in for ``<project_dir>/.deploy`` (build output, rendered

@@ -20,4 +20,5 @@ def handle(cloud: Any, *, intercepts: bool = True) -> InProcessCloud:
     """What the CLI needs of a :class:`~deployer.testing.LocalCloud` (its workspaces live
     under its state directory, so they go when the cloud's temporary state goes)."""
     return InProcessCloud(cloud.endpoint, cloud.access_key_id, cloud.access_key_secret,
-                          cloud.account_id, intercepts, Path(cloud.state_dir) / "projects")
+                          cloud.account_id, intercepts, Path(cloud.state_dir) / "projects",
+                          cloud.admin_token)
