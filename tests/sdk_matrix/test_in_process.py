@@ -303,8 +303,9 @@ def test_event_streams_are_read_as_they_come(cloud: LocalCloud, no_sockets: list
         function_name="f", runtime="python3.10", handler="index.handler",
         code=fc.InputCodeLocation(zip_file=_zip()))))
     query = {"function": "f", "region": REGION}
+    token = {"X-Emulator-Token": cloud.admin_token}  # the log endpoints want it
     with requests.get(f"{cloud.url}/_emulator/logs/stream", params=query, stream=True,
-                      timeout=10) as answer:
+                      headers=token, timeout=10) as answer:
         assert answer.headers["Content-Type"].startswith("text/event-stream")
         lines = answer.iter_lines(decode_unicode=True)
         assert _next_event(lines)[0] == "ready"
@@ -315,7 +316,8 @@ def test_event_streams_are_read_as_they_come(cloud: LocalCloud, no_sockets: list
     async def scenario() -> list[str]:
         seen = []
         async with aiohttp.ClientSession() as session, session.get(
-                f"{cloud.url}/_emulator/logs/stream", params=query) as streamed:
+                f"{cloud.url}/_emulator/logs/stream", params=query,
+                headers=token) as streamed:
             lines = streamed.content.__aiter__()
             while len(seen) < 2:
                 line = (await lines.__anext__()).decode().strip()
