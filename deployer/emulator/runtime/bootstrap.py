@@ -382,13 +382,12 @@ def main(argv: list[str]) -> int:
 def _exec_node(config: dict[str, Any], request_fd: int, response_fd: int,
                report: list[str]) -> int:
     """Become ``node nodejs_runtime.js`` in the sandbox just entered: the instance config (with
-    the sandbox report) travels through a pipe, the request and response pipes stay open."""
+    the sandbox report) travels in an anonymous file (a pipe may hold as little as one page
+    when the user's pipe quota is spent), the request and response pipes stay open."""
     data = json.dumps({**config, "sandbox_report": report}).encode("utf-8")
-    read_end, write_end = os.pipe()
-    if len(data) > 60_000:  # more than a pipe holds before node reads it
-        raise SystemExit("the instance config is too large to hand to node")
-    write_all(write_end, data)
-    os.close(write_end)
+    read_end = os.memfd_create("fc-instance-config")
+    write_all(read_end, data)
+    os.lseek(read_end, 0, os.SEEK_SET)
     for fd in (request_fd, response_fd, read_end):
         os.set_inheritable(fd, True)
     node, script = config["node"], config["node_script"]
