@@ -4,8 +4,9 @@ every other family's instance.
 Run by path (``python -S bootstrap.py REQUEST_FD RESPONSE_FD [CONTROL_FD]``) with the code root
 as working directory. It imports only the standard library and its sibling modules
 (``frames`` — the protocol below —, ``python_results``, ``context``, ``routing``,
-``cloud_access``, ``sandbox``, ``layer_paths``, ``custom_supervisor``; loaded by path under
-private names), so user code sees no emulator modules; ``-S`` skips the host's site-packages.
+``cloud_access``, ``own_network``, ``sandbox``, ``layer_paths``, ``custom_supervisor``; loaded
+by path under private names), so user code sees no emulator modules; ``-S`` skips the host's
+site-packages.
 Before user code runs it enters the sandbox (``sandbox.py``), sets ``sys.path`` to the code
 root, the layers' paths, the standard library and FC's built-in packages (``packages.py``),
 keeps only FC's safe ``FC_*`` variables, injects the role credentials and installs the cloud
@@ -317,6 +318,7 @@ def prepare(config: dict[str, Any]) -> list[str]:
     _sibling("layer_paths")
     if config.get("family") == "custom":
         _sibling("custom_supervisor")
+    _sibling("own_network")  # which sandbox builds on
     report = _sibling("sandbox").enter_sandbox(config.get("sandbox", {}))
     layer_paths = _layer_search_paths(config)
     stdlib = [p for p in sys.path if p and os.path.abspath(p) != os.path.dirname(
