@@ -29,6 +29,8 @@ import pytest
 from alibabacloud_fc20230330 import models as fc_models
 from alibabacloud_ram20150501 import models as ram_models
 
+from deployer.emulator.runtime.internet import InternetLinks
+from deployer.emulator.runtime.network import InstanceNetworks
 from deployer.testing.environment import LocalCloud, mock_cloud
 
 HANDLER = r'''
@@ -310,3 +312,27 @@ def test_without_the_relay_an_instance_stays_isolated_and_says_so_once(
              if "internet access unavailable" in r.getMessage()]
     assert len(notes) == 1, notes
     assert notes[0].startswith("function internet access unavailable: install slirp4netns")
+
+
+def test_the_broker_attaches_no_stack_to_a_process_on_this_machines_network(tmp_path, caplog):
+    """A valid ticket from a process that shares this machine's network namespace (here: the
+    test itself) gets its answer, but no network stack: one would change this machine's own
+    network."""
+    marker = tmp_path / "relay-started"
+    relay = tmp_path / "relay"
+    relay.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    relay.chmod(0o755)
+    caplog.set_level(logging.WARNING, logger="deployer.emulator")
+    networks = InstanceNetworks(tmp_path, InternetLinks(tmp_path, str(relay)))
+    try:
+        settings = networks.settings(internet_access=True)
+        assert settings["internet"] and settings["ticket"]
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.settimeout(10)
+            conn.connect(str(settings["broker"]))
+            conn.sendall(str(settings["ticket"]).encode())
+            assert conn.recv(1) == b"\x01"
+    finally:
+        networks.close()
+    assert not marker.exists()
+    assert any("has no network namespace of its own" in r.getMessage() for r in caplog.records)

@@ -196,6 +196,8 @@ class GatewayBroker:
         try:
             pid = struct.unpack("3i", conn.getsockopt(
                 socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[0]
+            if os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat("/proc/self/ns/net").st_ino:
+                raise OSError(f"process {pid} has no network namespace of its own")
             relay = self._links.start(pid, cidr)
         except OSError as exc:
             self._link_failed(str(exc))
