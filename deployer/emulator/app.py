@@ -1,9 +1,9 @@
 """Wiring of one emulator instance without HTTP: identity, database, services, engines.
 
 The composition root: the only module that knows both the services and the engine. The
-services reach the engine through ``ExecutionEngine`` (a port of ``services.executions``), the
-engine reaches Function Compute through ``TaskRunner`` (a port of ``engine.ports``), and
-neither imports the other.
+services reach the engine through ``ExecutionEngine`` and ``ScheduleTimers``, the engine reaches
+Function Compute through ``TaskRunner`` and the schedules through ``ScheduleSource`` (the ports
+of ``emulator/ports.py``), and neither imports the other.
 """
 
 from __future__ import annotations
@@ -96,11 +96,9 @@ class Emulator:
         self.quotas = CloudQuotas(throttle)
         self.flow_repo = FlowRepo(self.db)
         self.flows = FlowService(self.flow_repo, clock, self.roles.role_trusts)
-        self.flow_engine = FlowEngine(self.db, clock,
-                                      FunctionInvoker(self.functions, self.authorizer,
-                                                      faults=self.faults,
-                                                      quotas=self.quotas),
-                                      workers=flow_workers,
+        self.tasks = FunctionInvoker(self.functions, self.authorizer, faults=self.faults,
+                                     quotas=self.quotas)
+        self.flow_engine = FlowEngine(self.db, clock, self.tasks, workers=flow_workers,
                                       step_latency=latency.step_latency)
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
         self._wire_releases_and_schedules(clock)
@@ -141,6 +139,7 @@ class Emulator:
         self.faults.close()
         for engine in reversed(self.engines):
             engine.stop()
+        self.tasks.close()
         self.functions.close(wait=False)
         self.runtime.close()
         self.db.close()

@@ -25,10 +25,10 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.engine.ports import ScheduleKey
 from deployer.emulator.engine.schedules import ScheduleIndex
 from deployer.emulator.engine.time_jump import Instant, TimeJumpPolicy
 from deployer.emulator.engine.timers import TimerIndex
+from deployer.emulator.ports import ScheduleKey
 from deployer.emulator.store import steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import TimerRow
@@ -109,6 +109,19 @@ class Scheduler:
             yield
         finally:
             self._job_done()
+
+    def hold(self) -> Callable[[], None]:
+        """Count one piece of work done outside the pool (a task being carried out) as in
+        flight until the returned function is called; calling it again does nothing."""
+        with self._cond:
+            self.in_flight += 1
+        released = threading.Lock()
+
+        def release() -> None:
+            if released.acquire(blocking=False):
+                self._job_done()
+
+        return release
 
     def submit(self, fn: Callable[..., object], *args: Any) -> None:
         """Run ``fn(*args)`` on the pool, counted in flight; dropped once stopping."""

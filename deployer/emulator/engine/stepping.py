@@ -9,8 +9,10 @@ transaction by :mod:`deployer.emulator.store.steps` (each step's new state, hist
 timers and tasks together, guarded by the execution's ``version``: a result that arrives for a
 stale version is dropped). Right after the COMMIT, still under the database lock (so in commit
 order), the live cache and the scheduler's timer mirror are updated and the waiters told; then
-the steps' tasks go to the worker pool. An execution whose first step was not committed when
-the daemon died is started when the engine starts again (:meth:`Stepper.resume_unstarted`).
+the steps' tasks are handed to the :class:`~deployer.emulator.ports.TaskRunner`, which answers
+later from its own threads: a task's outcome is one more step, and no engine thread ever waits
+on a function. An execution whose first step was not committed when the daemon died is started
+when the engine starts again (:meth:`Stepper.resume_unstarted`).
 
 ``step_latency`` (seconds, default 0) models CloudFlow's per-transition overhead: every task
 result and every timer reaches the interpreter that much later (the latency model,
@@ -22,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -30,9 +33,9 @@ from deployer.emulator.engine import recovery
 from deployer.emulator.engine.changes import ExecutionChanges
 from deployer.emulator.engine.group_commit import PendingStep, StepQueue
 from deployer.emulator.engine.live import FlowCache, LiveExecution, LiveExecutions
-from deployer.emulator.engine.ports import TaskRunner
 from deployer.emulator.engine.scheduler import Scheduler
 from deployer.emulator.engine.waiters import Waiters
+from deployer.emulator.ports import TaskOutcome, TaskRequest, TaskRunner
 from deployer.emulator.store import steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord, TaskRow
@@ -52,6 +55,7 @@ from deployer.fdl.interpreter import (
     new_execution,
     step,
 )
+from deployer.fdl.interpreter.runtime import INTERNAL_ERROR_CODE
 
 __all__ = ["EventFactory", "Stepper"]
 
@@ -75,6 +79,8 @@ class Stepper:
         self.live = LiveExecutions()
         self._flows = FlowCache()
         self.queue = StepQueue(self._run_batch, self._scheduler.submit)
+        self._tasks_lock = threading.Lock()
+        self.tasks_out = 0  # tasks handed to the runner whose outcome has not come back
 
     def flow(self, definition: str) -> Flow:
         """The parsed flow for a (validated) definition, cached."""
@@ -230,8 +236,8 @@ class Stepper:
         for task in tasks:
             cmd = command_from_json(task.command)
             if isinstance(cmd, InvokeTask) and (not task.callback or self._runner.handles(cmd)):
-                self._scheduler.submit(self._run_task, task.exec_seq, cmd, task.account_id,
-                                       task.region, task.role_arn)
+                self._dispatch(task.exec_seq, TaskRequest(cmd, task.account_id, task.region,
+                                                          task.role_arn))
 
     def _broken(self, seq: int, ended: tuple[int, list[str]] | None) -> None:
         """Bookkeeping after :func:`recovery.fail_broken_step` ended execution ``seq``."""
@@ -261,24 +267,50 @@ class Stepper:
             if isinstance(cmd, InvokeTask) and (
                     cmd.task_mode is not TaskMode.WAIT_FOR_CUSTOM_CALLBACK
                     or self._runner.handles(cmd)):
-                self._scheduler.submit(self._run_task, seq, cmd, live.account_id, live.region,
-                                       live.ex.role_arn)
+                self._dispatch(seq, TaskRequest(cmd, live.account_id, live.region,
+                                                live.ex.role_arn))
         ended = live.ex.status.is_terminal or any(isinstance(c, CompleteExecution)
                                                   for c in commands)
         self._waiters.stepped(seq, ended=ended)
 
-    def _run_task(self, seq: int, cmd: InvokeTask, account_id: str, region: str,
-                  role_arn: str) -> None:
-        outcome = self._runner.run(cmd, account_id, region, role_arn)
-        if outcome is None:  # a callback task whose function accepted the token
+    def _dispatch(self, seq: int, request: TaskRequest) -> None:
+        """Hand one task to the runner and return: its outcome comes back later as a step
+        (:meth:`_task_done`), so no engine thread waits on the function. The task counts as
+        in flight until then (virtual time does not jump past a running task)."""
+        release = self._scheduler.hold()
+        with self._tasks_lock:
+            self.tasks_out += 1
+        once = threading.Lock()
+
+        def done(outcome: TaskOutcome | None) -> None:
+            if not once.acquire(blocking=False):
+                return
+            try:
+                self._task_done(seq, request.command, outcome)
+            finally:
+                with self._tasks_lock:
+                    self.tasks_out -= 1
+                release()
+
+        try:
+            self._runner.start(request, done)
+        except Exception as exc:  # a defect of the runner: the task fails, never hangs
+            log.exception("task %s of execution %s could not start", request.command.task_id,
+                          seq)
+            done(TaskOutcome.failed(INTERNAL_ERROR_CODE, f"the emulator could not start the "
+                                    f"task ({type(exc).__name__}: {str(exc)[:500]})"))
+
+    def _task_done(self, seq: int, cmd: InvokeTask, outcome: TaskOutcome | None) -> None:
+        """The runner's answer: a step of the execution (after ``step_latency``), or, for a
+        callback task whose function accepted the token, a note that it was invoked."""
+        if outcome is None:
             recovery.mark_invoked(self._db, seq, cmd.task_id)
             return
-        output, code, detail = outcome
 
         def make(now: float) -> Event:
-            if code:
-                return TaskFailed(now, cmd.task_id, code, detail)
-            return TaskSucceeded(now, cmd.task_id, output)
+            if outcome.error:
+                return TaskFailed(now, cmd.task_id, outcome.error, outcome.cause)
+            return TaskSucceeded(now, cmd.task_id, outcome.output)
 
         if self.step_latency <= 0:
             self.post(seq, make)
