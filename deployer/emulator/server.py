@@ -177,6 +177,7 @@ class EmulatorServer:
                 "pendingTimers": stats.pending_timers, "inFlight": stats.in_flight,
                 "stepsCommitted": stats.steps_committed,
                 "stepTransactions": stats.step_transactions,
+                "waitingTasks": stats.waiting_tasks,
                 "stepLatency": engine.step_latency, "autoAdvance": engine.auto_advance}
 
     def _recent_logs(self, region: str, function: str, limit: int) -> list[dict[str, object]]:
