@@ -66,11 +66,12 @@ class Emulator:
 
     ``latency`` (default: exact) is the platform time it adds: the process runtime's cold start
     and the flow engine's step latency. A ``runtime`` of the caller's keeps its own cold start,
-    so a model with one is refused then (ValueError)."""
+    so a model with one is refused then (ValueError). ``durable=False``: answers never wait
+    for the disk (a throwaway state directory; docs/emulator.md "Durability model")."""
 
     def __init__(self, state_dir: Path, clock: Clock, runtime: FunctionRuntime | None = None,
                  *, region: str = "cn-hangzhou", latency: LatencyModel = EXACT,
-                 flow_workers: int = 8, throttle: str = "off") -> None:
+                 flow_workers: int = 8, throttle: str = "off", durable: bool = True) -> None:
         if runtime is not None and latency.cold_start:
             raise ValueError("a cold start applies to the process runtime; give it to the "
                              "runtime passed in instead")
@@ -79,7 +80,7 @@ class Emulator:
         self.region = region
         self.latency = latency
         self.identity: Identity = load_or_create_identity(state_dir)
-        self.db = Database.open(state_dir / DB_FILE)
+        self.db = Database.open(state_dir / DB_FILE, durable=durable)
         self.code = CodeStore(state_dir / "code")
         self.runtime = runtime if runtime is not None else default_runtime(
             state_dir, clock, cold_start=latency.cold_start)

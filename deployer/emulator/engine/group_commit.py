@@ -46,6 +46,7 @@ class PendingStep:
     fired: str | None = None
     result: Execution | None = None
     error: BaseException | None = None
+    commit: int = 0  # the number of the commit that wrote it (the database's count)
     _done: threading.Event | None = field(default=None, repr=False)
     finished: bool = False
 
@@ -82,9 +83,10 @@ class StepQueue:
         self._submit(self._job)
 
     def call(self, seq: int, make_event: EventFactory, *,
-             fired: str | None = None) -> Execution | None:
-        """Queue a step and wait until it is committed; its new execution (None when it was
-        gone, stale or ignored). Errors of the step are raised here."""
+             fired: str | None = None) -> PendingStep:
+        """Queue a step and wait until it is committed; the step, with its new execution
+        (``result``: None when it was gone, stale or ignored) and its ``commit``. Errors of
+        the step are raised here."""
         item = PendingStep(seq, make_event, fired, _done=threading.Event())
         with self._lock:
             self._queue.append(item)
@@ -97,7 +99,7 @@ class StepQueue:
             item._done.wait()
         if item.error is not None:
             raise item.error
-        return item.result
+        return item
 
     def _job(self) -> None:
         with self._lock:

@@ -126,8 +126,11 @@ class Stepper:
         """One interpreter step of execution ``seq``, committed (possibly with other ready
         steps, in one transaction) before its commands run; the new execution (None when it
         is gone, finished or the step was stale). ``fired`` names the timer this step fires:
-        its row is deleted even when the step ignores it. Blocks until committed."""
-        return self.queue.call(seq, make_event, fired=fired)
+        its row is deleted even when the step ignores it. Blocks until committed; the calling
+        thread's next answer then acknowledges that commit (:meth:`Database.acknowledges`)."""
+        item = self.queue.call(seq, make_event, fired=fired)
+        self._db.acknowledges(item.commit)
+        return item.result
 
     def post(self, seq: int, make_event: EventFactory) -> None:
         """Queue one step of execution ``seq`` without waiting for it."""
@@ -163,7 +166,9 @@ class Stepper:
                                   batch[0].seq, exc_info=exc)
                 batch[0].finish()
                 return
+            commit = self._db.commits
             for item, outcome in planned:
+                item.commit = commit
                 if outcome.broken is not None:
                     self._end_broken(item, outcome.broken)
                 elif outcome.stale:
