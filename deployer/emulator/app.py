@@ -81,7 +81,7 @@ class Emulator:
         self.latency = latency
         self.identity: Identity = load_or_create_identity(state_dir)
         self.db = Database.open(state_dir / DB_FILE, durable=durable)
-        self.code = CodeStore(state_dir / "code")
+        self.code = CodeStore(state_dir / "code", durable=durable)
         self.runtime = runtime if runtime is not None else default_runtime(
             state_dir, clock, cold_start=latency.cold_start)
         self.function_repo = FunctionRepo(self.db)

@@ -95,7 +95,7 @@ def test_every_answered_start_survives_a_power_cut(monkeypatch, tmp_path, durabl
     for i, disk in enumerate(disks):
         names = execution_names(PowerCut.restore(disk, tmp_path / f"cut{i}"))
         assert {f"e{j}" for j in range(i + 1)} <= names, f"start e{i} was answered, not kept"
-    assert 1 <= power.fsyncs  # and not one fsync per statement: see the group commit test
+    assert power.fsyncs >= 1  # and not one fsync per statement: see the group commit test
 
 
 def test_an_answered_stop_and_a_report_survive_a_power_cut(monkeypatch, tmp_path,

@@ -220,4 +220,4 @@ class FlowEngine:
         self._stepper.step(seq, lambda now: TimerFired(now, timer_id), fired=timer_id)
 
     def deliver_event(self, seq: int, event: Event) -> None:
-        self._stepper.step(seq, lambda _now: event)
+        self._stepper.post(seq, lambda _now: event)  # tried again if the disk refuses it

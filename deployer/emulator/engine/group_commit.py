@@ -47,6 +47,7 @@ class PendingStep:
     result: Execution | None = None
     error: BaseException | None = None
     commit: int = 0  # the number of the commit that wrote it (the database's count)
+    attempts: int = 0  # earlier tries the database refused (a posted step is tried again)
     _done: threading.Event | None = field(default=None, repr=False)
     finished: bool = False
 
@@ -73,10 +74,11 @@ class StepQueue:
         self.batches = 0  # transactions committed by the queue (statistics)
         self.steps = 0
 
-    def post(self, seq: int, make_event: EventFactory) -> None:
-        """Queue a step; it commits soon, in a pool job or with another leader's batch."""
+    def post(self, seq: int, make_event: EventFactory, *, attempts: int = 0) -> None:
+        """Queue a step; it commits soon, in a pool job or with another leader's batch
+        (``attempts``: tries the database refused before, for its back-off)."""
         with self._lock:
-            self._queue.append(PendingStep(seq, make_event))
+            self._queue.append(PendingStep(seq, make_event, attempts=attempts))
             if self._leading or self._job_queued:
                 return
             self._job_queued = True

@@ -33,7 +33,7 @@ from deployer.emulator.engine import recovery
 from deployer.emulator.engine.changes import ExecutionChanges
 from deployer.emulator.engine.group_commit import PendingStep, StepQueue
 from deployer.emulator.engine.live import FlowCache, LiveExecution, LiveExecutions
-from deployer.emulator.engine.scheduler import Scheduler
+from deployer.emulator.engine.scheduler import Scheduler, retry_delay
 from deployer.emulator.engine.waiters import Waiters
 from deployer.emulator.ports import TaskOutcome, TaskRequest, TaskRunner
 from deployer.emulator.store import steps
@@ -159,11 +159,10 @@ class Stepper:
                     return
                 if not isinstance(exc, sqlite3.Error):  # it would fail again: end the execution
                     self._end_broken(batch[0], exc)
+                elif batch[0]._done is None:  # nobody waits: try again once the disk has room
+                    self._retry(batch[0], exc)
                 else:  # the database refused (full, read-only): the caller hears of it
                     batch[0].error = exc
-                    if batch[0]._done is None:
-                        log.error("a step of execution %s could not be committed",
-                                  batch[0].seq, exc_info=exc)
                 batch[0].finish()
                 return
             commit = self._db.commits
@@ -182,6 +181,17 @@ class Stepper:
                 self._carry_out(item.seq, outcome.live, outcome.commands)
             item.result = None if outcome.stale else outcome.result
             item.finish()
+
+    def _retry(self, item: PendingStep, exc: sqlite3.Error) -> None:
+        """Post step ``item`` again after a back-off: the database refused it (a full disk),
+        and nobody waits for it (a first step, a task result), so it is never dropped."""
+        if item.attempts == 0:
+            log.error("a step of execution %s could not be saved; trying again until it is: "
+                      "%s", item.seq, exc)
+        delay = retry_delay(item.attempts)
+        attempts = item.attempts + 1
+        self._scheduler.after(delay, lambda: self.queue.post(item.seq, item.make_event,
+                                                             attempts=attempts))
 
     def _plan(self, item: PendingStep, overlay: dict[int, LiveExecution | None]) -> _Outcome:
         """Compute one step; ``overlay`` holds what earlier steps of the batch made of their
@@ -309,7 +319,7 @@ class Stepper:
         """The runner's answer: a step of the execution (after ``step_latency``), or, for a
         callback task whose function accepted the token, a note that it was invoked."""
         if outcome is None:
-            recovery.mark_invoked(self._db, seq, cmd.task_id)
+            self._mark_invoked(seq, cmd.task_id)
             return
 
         def make(now: float) -> Event:
@@ -322,6 +332,15 @@ class Stepper:
             return
         at = self._clock.now() + self.step_latency
         self._scheduler.deliver_at(at, seq, make(at))
+
+    def _mark_invoked(self, seq: int, task_id: str, attempt: int = 0) -> None:
+        """Remember that a callback task's function returned (tried again while the disk
+        refuses it, or a restart would invoke the function once more)."""
+        try:
+            recovery.mark_invoked(self._db, seq, task_id)
+        except sqlite3.Error:
+            self._scheduler.after(retry_delay(attempt),
+                                  lambda: self._mark_invoked(seq, task_id, attempt + 1))
 
 
 @dataclass(slots=True)
