@@ -1,9 +1,9 @@
 """Wiring of one emulator instance without HTTP: identity, database, services, engines.
 
 The composition root: the only module that knows both the services and the engine. The
-services reach the engine through ``ExecutionEngine`` (a port of ``services.executions``), the
-engine reaches Function Compute through ``TaskRunner`` (a port of ``engine.ports``), and
-neither imports the other.
+services reach the engine through ``ExecutionEngine`` and ``ScheduleTimers``, the engine reaches
+Function Compute through ``TaskRunner`` and the schedules through ``ScheduleSource`` (the ports
+of ``emulator/ports.py``), and neither imports the other.
 """
 
 from __future__ import annotations
@@ -67,11 +67,12 @@ class Emulator:
 
     ``latency`` (default: exact) is the platform time it adds: the process runtime's cold start
     and the flow engine's step latency. A ``runtime`` of the caller's keeps its own cold start,
-    so a model with one is refused then (ValueError)."""
+    so a model with one is refused then (ValueError). ``durable=False``: answers never wait
+    for the disk (a throwaway state directory; docs/emulator.md "Durability model")."""
 
     def __init__(self, state_dir: Path, clock: Clock, runtime: FunctionRuntime | None = None,
                  *, region: str = "cn-hangzhou", latency: LatencyModel = EXACT,
-                 flow_workers: int = 8, throttle: str = "off") -> None:
+                 flow_workers: int = 8, throttle: str = "off", durable: bool = True) -> None:
         if runtime is not None and latency.cold_start:
             raise ValueError("a cold start applies to the process runtime; give it to the "
                              "runtime passed in instead")
@@ -80,8 +81,8 @@ class Emulator:
         self.region = region
         self.latency = latency
         self.identity: Identity = load_or_create_identity(state_dir)
-        self.db = Database.open(state_dir / DB_FILE)
-        self.code = CodeStore(state_dir / "code")
+        self.db = Database.open(state_dir / DB_FILE, durable=durable)
+        self.code = CodeStore(state_dir / "code", durable=durable)
         self.runtime = runtime if runtime is not None else default_runtime(
             state_dir, clock, cold_start=latency.cold_start)
         self.function_repo = FunctionRepo(self.db)
@@ -97,11 +98,9 @@ class Emulator:
         self.quotas = CloudQuotas(throttle)
         self.flow_repo = FlowRepo(self.db)
         self.flows = FlowService(self.flow_repo, clock, self.roles.role_trusts)
-        self.flow_engine = FlowEngine(self.db, clock,
-                                      FunctionInvoker(self.functions, self.authorizer,
-                                                      faults=self.faults,
-                                                      quotas=self.quotas),
-                                      workers=flow_workers,
+        self.tasks = FunctionInvoker(self.functions, self.authorizer, faults=self.faults,
+                                     quotas=self.quotas)
+        self.flow_engine = FlowEngine(self.db, clock, self.tasks, workers=flow_workers,
                                       step_latency=latency.step_latency)
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
         self._wire_releases_and_schedules(clock)
@@ -157,6 +156,7 @@ class Emulator:
         self.faults.close()
         for engine in reversed(self.engines):
             engine.stop()
+        self.tasks.close()
         self.functions.close(wait=False)
         self.runtime.close()
         self.db.close()

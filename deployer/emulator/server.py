@@ -24,19 +24,22 @@ from dataclasses import replace
 from pathlib import Path
 
 from deployer import __version__
+from deployer.emulator.api import errors as e
 from deployer.emulator.api.access import RequestAccess
 from deployer.emulator.api.admin import AdminApi
 from deployer.emulator.api.cloudflow import CloudFlowApi
-from deployer.emulator.api.errors import Style
+from deployer.emulator.api.errors import Style, error_response
 from deployer.emulator.api.fault_admin import FaultAdmin
 from deployer.emulator.api.faults import FaultInjector
 from deployer.emulator.api.fc import FcApi
 from deployer.emulator.api.freshness import RequestFreshness
+from deployer.emulator.api.http import Answer, DeferredResponse, HttpRequest
 from deployer.emulator.api.local_guard import LocalGuard, new_token
 from deployer.emulator.api.log_stream import LogStreamApi, invocation_fields
 from deployer.emulator.api.ram import RamApi
 from deployer.emulator.api.router import Router, fc_request_id
 from deployer.emulator.api.sls import SlsApi
+from deployer.emulator.api.storage_errors import storage_error
 from deployer.emulator.api.sts import StsApi
 from deployer.emulator.app import Emulator, Engine
 from deployer.emulator.clock import Clock, SystemClock
@@ -49,6 +52,7 @@ from deployer.emulator.state_lock import StateDirInUse, StateLock
 __all__ = ["MAX_BODY", "EmulatorServer", "ServerLimits", "StateDirInUse"]
 
 log = logging.getLogger("deployer.emulator")
+DURABLE_WAIT = 60.0  # seconds an answer waits for the disk before its worker waits instead
 
 
 class EmulatorServer:
@@ -59,7 +63,7 @@ class EmulatorServer:
                  region: str = "cn-hangzhou", engines: Sequence[Engine] = (),
                  max_body: int | None = None, step_latency: float = 0.0,
                  cold_start: float = 0.0, limits: ServerLimits | None = None,
-                 console: bool = True, throttle: str = "off") -> None:
+                 console: bool = True, throttle: str = "off", durable: bool = True) -> None:
         self.state_dir = Path(state_dir)
         self.clock = clock or SystemClock()
         self.limits = limits or ServerLimits()
@@ -69,7 +73,7 @@ class EmulatorServer:
         try:
             self.emulator = Emulator(self.state_dir, self.clock, runtime, region=region,
                                      latency=LatencyModel(cold_start, step_latency),
-                                     throttle=throttle)
+                                     throttle=throttle, durable=durable)
         except BaseException:
             self._lock.release()
             raise
@@ -80,7 +84,7 @@ class EmulatorServer:
         emulator.engines.extend(engines)
         self.router = self._cloud_router(region)
         self.admin_token = new_token()
-        door = FrontDoor(self.router.dispatch, self.limits, self._request_id,
+        door = FrontDoor(self._dispatch, self.limits, self._request_id,
                          f"cloudflow-deployer-emulator/{__version__}", self.router.is_quick)
         try:
             self._httpd: HttpServer | None = HttpServer(host, port, door, self.limits)
@@ -128,6 +132,34 @@ class EmulatorServer:
                         log_stream=LogStreamApi(emulator.functions,
                                                 emulator.identity.account_id,
                                                 emulator.region).handle)
+
+    def _dispatch(self, request: HttpRequest) -> Answer:
+        """The router's answer, sent once what the request committed is on disk: the answer
+        is deferred (holding no thread) until the WAL syncer has fsynced past the request's
+        last commit (docs/emulator.md "Durability model")."""
+        answer = self.router.dispatch(request)
+        db = self.emulator.db
+        commit = db.pending_ack()
+        if not commit:
+            return answer
+
+        def then() -> Answer:
+            try:
+                db.syncer.sync(commit)
+            except OSError as exc:
+                return self._unsaved(request, exc)
+            return answer
+
+        return DeferredResponse(lambda wake: db.syncer.when_durable(commit, wake),
+                                DURABLE_WAIT, then)
+
+    def _unsaved(self, request: HttpRequest, exc: OSError) -> Answer:
+        """The answer to a request whose commit could not be made durable."""
+        style = Style.RPC if request.raw_path == "/" else Style.ROA
+        err = storage_error(exc, str(self.state_dir)) or e.StorageError(
+            f"the emulator cannot save its state in {self.state_dir}: {exc}")
+        return error_response(err, self._request_id(style), style,
+                              request.headers.get("host") or "")
 
     @property
     def http(self) -> HttpServer | None:
@@ -177,6 +209,7 @@ class EmulatorServer:
                 "pendingTimers": stats.pending_timers, "inFlight": stats.in_flight,
                 "stepsCommitted": stats.steps_committed,
                 "stepTransactions": stats.step_transactions,
+                "waitingTasks": stats.waiting_tasks,
                 "stepLatency": engine.step_latency, "autoAdvance": engine.auto_advance}
 
     def _recent_logs(self, region: str, function: str, limit: int) -> list[dict[str, object]]:

@@ -271,7 +271,8 @@ class mock_cloud:
     """Run an in-process local cloud; a context manager (yields :class:`LocalCloud`) and a
     decorator for sync and async test functions.
 
-    ``state_dir`` defaults to a temporary directory removed on exit; ``clock`` to a new
+    ``state_dir`` defaults to a temporary directory removed on exit (whose answers then never
+    wait for the disk: nothing of it outlives the process); ``clock`` to a new
     :class:`VirtualClock`; ``runtime`` to the process runtime. ``intercept=False`` installs
     no routing and leaves the environment untouched (use ``cloud.config()``).
     ``throttle="cloud"`` applies the cloud's documented API quotas (docs/emulator.md).
@@ -308,7 +309,8 @@ class mock_cloud:
                                     self.runtime, region=self.region,
                                     step_latency=self.step_latency,
                                     cold_start=self.cold_start, console=self.console,
-                                    throttle=self.throttle)
+                                    throttle=self.throttle,
+                                    durable=self.state_dir is not None)
             stack.callback(server.stop)
             server.start()
             cloud = LocalCloud(server, self.region)

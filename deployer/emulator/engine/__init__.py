@@ -30,6 +30,5 @@ are rows and simply fire when due. A result that arrives for a stale version is 
 from __future__ import annotations
 
 from deployer.emulator.engine.flow_engine import EngineStats, FlowEngine
-from deployer.emulator.engine.ports import Outcome, TaskRunner
 
-__all__ = ["EngineStats", "FlowEngine", "Outcome", "TaskRunner"]
+__all__ = ["EngineStats", "FlowEngine"]

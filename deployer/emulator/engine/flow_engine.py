@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import recovery
 from deployer.emulator.engine.changes import ExecutionChanges
-from deployer.emulator.engine.ports import ScheduleKey, ScheduleSource, TaskRunner
 from deployer.emulator.engine.scheduler import Scheduler
 from deployer.emulator.engine.stepping import EventFactory, Stepper
 from deployer.emulator.engine.time_jump import TimeJumpPolicy
 from deployer.emulator.engine.waiters import Waiters
+from deployer.emulator.ports import ScheduleKey, ScheduleSource, TaskRunner
 from deployer.emulator.store import engine_meta, steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord
@@ -34,6 +34,7 @@ class EngineStats:
     schedules: int = 0  # enabled schedules waiting for their next fire
     steps_committed: int = 0  # steps written since the engine started
     step_transactions: int = 0  # transactions they took (group commit: fewer than steps)
+    waiting_tasks: int = 0  # tasks handed to the runner whose outcome has not come back
 
 
 class FlowEngine:
@@ -95,7 +96,8 @@ class FlowEngine:
             running, timers = engine_meta.counts(conn)
         queue = self._stepper.queue
         return EngineStats(running, timers, self._scheduler.in_flight,
-                           self._scheduler.schedule_count, queue.steps, queue.batches)
+                           self._scheduler.schedule_count, queue.steps, queue.batches,
+                           self._stepper.tasks_out)
 
     def resync(self, *, reload_schedules: bool = True) -> None:
         """Reload the in-memory mirrors from the database; call after rows changed behind
@@ -218,4 +220,4 @@ class FlowEngine:
         self._stepper.step(seq, lambda now: TimerFired(now, timer_id), fired=timer_id)
 
     def deliver_event(self, seq: int, event: Event) -> None:
-        self._stepper.step(seq, lambda _now: event)
+        self._stepper.post(seq, lambda _now: event)  # tried again if the disk refuses it

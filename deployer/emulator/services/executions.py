@@ -1,7 +1,8 @@
 """CloudFlow executions: start, describe (long poll), list, history, stop, callbacks.
 
-Domain logic only; the engine runs the steps, reached through the :class:`ExecutionEngine` port
-(the service never imports ``emulator.engine``; ``emulator/app.py`` plugs the FlowEngine in).
+Domain logic only; the engine runs the steps, reached through the ``ExecutionEngine`` port of
+``emulator/ports.py`` (the service never imports ``emulator.engine``; ``emulator/app.py`` plugs
+the FlowEngine in).
 Decisions (docs/emulator.md):
 StartExecution on an Express flow and StopExecution of a finished execution answer
 InvalidArgument; StartSyncExecution on a Standard flow answers ActionNotSupported; an unknown
@@ -20,6 +21,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.ports import ExecutionEngine
 from deployer.emulator.services.errors import (
     AlreadyExists,
     InvalidArgument,
@@ -33,15 +35,13 @@ from deployer.emulator.store.errors import ExecutionNameTaken
 from deployer.emulator.store.flow_repos import ExecutionRow, FlowRecord, FlowRepo, HistoryRow
 from deployer.emulator.store.steps import output_text
 from deployer.fdl.interpreter import (
-    Event,
-    Execution,
     StopRequested,
     TaskFailed,
     TaskSucceeded,
 )
 from deployer.fdl.limits import DATA_LIMIT_BYTES
 
-__all__ = ["ExecutionEngine", "ExecutionFilter", "ExecutionService", "ExecutionView",
+__all__ = ["ExecutionFilter", "ExecutionService", "ExecutionView",
            "HistoryEvent", "SyncResult", "TaskCompleted"]
 
 HistoryEvent = HistoryRow
@@ -60,35 +60,6 @@ class QualifierResolver(Protocol):
     """Flow versions and aliases (``services.flow_versions.FlowReleases``)."""
 
     def resolve(self, flow: FlowRecord, qualifier: str) -> tuple[FlowRecord, str]: ...
-
-
-class ExecutionEngine(Protocol):
-    """The port to the engine that runs steps (``emulator.engine.FlowEngine``)."""
-
-    def begin(self, flow: FlowRecord, *, name: str, input_text: str, input_value: Any,
-              flow_version: str = "", qualifier: str = "") -> Execution:
-        """Create an execution and commit it, not yet started (``Running``): its first step
-        runs after this returns; ExecutionNameTaken when the name is in use. It records the
-        published version and the alias it was started with ('' for LATEST / none)."""
-        ...
-
-    def deliver(self, seq: int, make_event: Callable[[float], Event]) -> Execution | None:
-        """Apply one event now; the new execution (None if it is gone or finished)."""
-        ...
-
-    def wait_ended(self, is_ended: Callable[[], bool], timeout: float) -> bool:
-        """Block up to ``timeout`` real seconds until ``is_ended()``."""
-        ...
-
-    def resync(self) -> None:
-        """Rows changed behind the engine (a flow was deleted): reload, wake waiters."""
-        ...
-
-    def watch_changes(self, seq: int, after_version: int,
-                      wake: Callable[[], None]) -> Callable[[], None]:
-        """Call ``wake()`` once execution ``seq`` commits a version above ``after_version``;
-        returns the unsubscribe function."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)

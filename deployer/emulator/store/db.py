@@ -6,6 +6,11 @@ CloudFlow engine) adds its tables with :func:`register_migration` and version 2,
 
 Thread safety: one connection guarded by an ``RLock``; every statement runs under
 :meth:`Database.transaction`, which is re-entrant, commits on success and rolls back on error.
+
+Durability (:mod:`.durability`): a COMMIT returns before the disk has it; each commit is
+numbered, the thread that made it remembers the number (:meth:`Database.pending_ack`), and
+an acknowledgement waits for :attr:`Database.syncer` to have fsynced the WAL past it (one
+fsync for every commit made before it began: group commit, outside the database lock).
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from deployer.emulator.store.durability import WalSyncer
 
 __all__ = ["MIGRATIONS", "Database", "Migration", "register_migration"]
 
@@ -90,25 +97,50 @@ class _Reading:
 class Database:
     """An open emulator database; create with ``Database.open(path)``."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, syncer: WalSyncer) -> None:
         self._conn = conn
         self._lock = threading.RLock()
         self._reading = _Reading(self._lock, conn)
         self._depth = 0
         self.generation = 0  # bumped by wipe(): in-memory caches over the rows compare it
+        self.syncer = syncer
+        self._acks = threading.local()  # per thread: the last commit its answer depends on
 
     @classmethod
-    def open(cls, path: Path) -> Database:
-        """Open (creating if needed) and migrate the database at ``path``."""
+    def open(cls, path: Path, *, durable: bool = True) -> Database:
+        """Open (creating if needed) and migrate the database at ``path``. ``durable=False``:
+        commits never wait for the disk (a throwaway state directory)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA journal_mode=WAL")
+        # NORMAL: SQLite syncs around checkpoints only; commits are made durable by the
+        # WalSyncer before they are acknowledged (FULL would fsync under the lock, per commit)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
-        db = cls(conn)
+        db = cls(conn, WalSyncer(path, durable=durable))
         db.migrate()
         return db
+
+    @property
+    def commits(self) -> int:
+        """The number of the last commit."""
+        return self.syncer.commits
+
+    def acknowledges(self, commit: int) -> None:
+        """The calling thread's next answer acknowledges commit ``commit`` (made by another
+        thread for it, e.g. a group-commit leader): :meth:`pending_ack` includes it."""
+        if commit > getattr(self._acks, "last", 0):
+            self._acks.last = commit
+
+    def pending_ack(self) -> int:
+        """The last commit the calling thread made (or :meth:`acknowledges`) that is not
+        durable yet, else 0; forgets it (the caller waits for it before answering)."""
+        last = getattr(self._acks, "last", 0)
+        if not last:
+            return 0
+        self._acks.last = 0
+        return 0 if self.syncer.is_durable(last) else last
 
     @property
     def lock(self) -> threading.RLock:
@@ -138,6 +170,7 @@ class Database:
                 except BaseException:  # e.g. disk full at commit: leave no open transaction
                     self._rollback()
                     raise
+                self._acks.last = self.syncer.committed()
 
     def read(self) -> _Reading:
         """Run read-only statements under the connection's lock, without ``BEGIN
@@ -189,5 +222,6 @@ class Database:
             self.generation += 1
 
     def close(self) -> None:
+        self.syncer.close()
         with self._lock:
             self._conn.close()
