@@ -94,8 +94,8 @@ def run_flow_test(request: FlowTestRequest) -> FlowTestResult:
     flow, mock file or a task the mocks cannot answer."""
     flow = load_flow(request)
     mocks = load_mocks(request.mocks_file) if request.mocks_file else MockFile("", given=False)
-    case = mocks.pick_case(request.case) if mocks.cases else request.case
-    sim = simulate(flow, mocks.answerer(case), input=request.input,
+    case = mocks.pick_case(flow.name, request.case) if mocks.given else request.case
+    sim = simulate(flow, mocks.answerer(flow.name, case), input=request.input,
                    execution_name=request.execution_name)
     return _result(sim)
 

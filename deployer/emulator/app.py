@@ -24,15 +24,20 @@ from deployer.emulator.services.flow_versions import FlowReleases
 from deployer.emulator.services.flows import FlowService
 from deployer.emulator.services.function_versions import FunctionReleases
 from deployer.emulator.services.functions import FunctionService
+from deployer.emulator.services.http_tasks import HttpTasks
 from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.quotas import CloudQuotas
 from deployer.emulator.services.roles import RoleService
 from deployer.emulator.services.schedules import ScheduleService
 from deployer.emulator.services.security_tokens import SecurityTokenService
+from deployer.emulator.services.subflows import SubflowTasks
+from deployer.emulator.services.task_mocks import TaskMocks
+from deployer.emulator.services.task_router import TaskRouter
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.identity import Identity, load_or_create_identity
+from deployer.emulator.store.link_repos import LinkRepo
 from deployer.emulator.store.log_repos import InvocationLogRepo
 from deployer.emulator.store.release_repos import ReleaseRepo
 from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
@@ -98,11 +103,19 @@ class Emulator:
         self.quotas = CloudQuotas(throttle)
         self.flow_repo = FlowRepo(self.db)
         self.flows = FlowService(self.flow_repo, clock, self.roles.role_trusts)
-        self.tasks = FunctionInvoker(self.functions, self.authorizer, faults=self.faults,
-                                     quotas=self.quotas)
+        self.function_tasks = FunctionInvoker(self.functions, self.authorizer,
+                                              faults=self.faults, quotas=self.quotas)
+        links = LinkRepo(self.db)
+        self.mocks = TaskMocks(links, state_dir)
+        self.subflows = SubflowTasks(links)
+        self.tasks = TaskRouter(self.function_tasks, HttpTasks(), self.subflows, self.mocks,
+                                links, self.flow_repo)
         self.flow_engine = FlowEngine(self.db, clock, self.tasks, workers=flow_workers,
                                       step_latency=latency.step_latency)
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
+        self.executions.mocks = self.mocks
+        self.subflows.attach(self.executions, self.flow_engine)
+        self.flow_engine.on_ended(self.subflows.execution_ended)
         self._wire_releases_and_schedules(clock)
         self.engines: list[Engine] = [self.flow_engine]
         reap = getattr(self.runtime, "reap_idle", None)

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from deployer.emulator.store.flow_repos import FlowRecord
+from deployer.emulator.store.link_repos import ExecutionLinks
 from deployer.emulator.store.schedule_repos import ScheduleKey
 from deployer.fdl.interpreter import Event, Execution, InvokeTask
 
-__all__ = ["ExecutionEngine", "ScheduleKey", "ScheduleSource", "ScheduleTimers", "TaskDone",
-           "TaskOutcome", "TaskRequest", "TaskRunner"]
+__all__ = ["ExecutionEngine", "ExecutionLinks", "ScheduleKey", "ScheduleSource",
+           "ScheduleTimers", "TaskDone", "TaskOutcome", "TaskRequest", "TaskRunner"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +51,13 @@ class TaskOutcome:
 @dataclass(frozen=True, slots=True)
 class TaskRequest:
     """One task to carry out: the interpreter's command, the execution's account and region,
-    and its execution role (``role_arn``, "" for none)."""
+    its execution role (``role_arn``, "" for none) and the execution's ``seq`` (0: none)."""
 
     command: InvokeTask
     account_id: str
     region: str
     role_arn: str = ""
+    execution_seq: int = 0
 
 
 TaskDone = Callable[[TaskOutcome | None], None]
@@ -74,6 +76,12 @@ class TaskRunner(Protocol):
         """Begin carrying out ``request`` and return without waiting for it: ``done`` is
         called exactly once, later and from another thread (or before this returns, when the
         outcome is known at once). Never blocks on the function or anything it waits for."""
+        ...
+
+    def cancel(self, execution_seq: int, task_id: str) -> None:
+        """The task is no longer awaited (the execution stopped, a sibling branch failed, its
+        Timeout passed): drop what it started that CloudFlow cancels (a sub-flow's running
+        child). Returns at once."""
         ...
 
 
@@ -104,10 +112,23 @@ class ExecutionEngine(Protocol):
     (``engine.FlowEngine``)."""
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str, input_value: Any,
-              flow_version: str = "", qualifier: str = "") -> Execution:
+              flow_version: str = "", qualifier: str = "",
+              links: ExecutionLinks | None = None) -> Execution:
         """Create an execution and commit it, not yet started (``Running``): its first step
         runs after this returns; ExecutionNameTaken when the name is in use. It records the
-        published version and the alias it was started with ('' for LATEST / none)."""
+        published version and the alias it was started with ('' for LATEST / none), and its
+        ``links`` (mock case, parent task, callback token, map run) in the same commit."""
+        ...
+
+    def post(self, seq: int, make_event: Callable[[float], Event]) -> None:
+        """Queue one event for execution ``seq`` and return at once (no answer)."""
+        ...
+
+
+
+    def on_ended(self, listener: Callable[[int], None]) -> None:
+        """Call ``listener(seq)`` (on an engine thread, not the committing one) each time an
+        execution ends."""
         ...
 
     def deliver(self, seq: int, make_event: Callable[[float], Event]) -> Execution | None:

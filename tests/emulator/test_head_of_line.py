@@ -110,7 +110,7 @@ def test_a_thousand_executions_waiting_on_a_slow_function_delay_nobody(gated) ->
           f"{WAITING} tasks handed to the function")
     assert runtime.inside >= 1 and not runtime.gate.is_set()
     # a waiting call holds no thread: only the function's concurrent calls are inside it
-    assert runtime.most_inside <= cloud.server.emulator.tasks.calls.per_function
+    assert runtime.most_inside <= cloud.server.emulator.function_tasks.calls.per_function
     runtime.gate.set()
     until(lambda: engine.stats().running_executions == 0, "every execution ended")
     listed = client.list_executions(fnf.ListExecutionsRequest(

@@ -18,6 +18,7 @@ from deployer.emulator.ports import ScheduleKey, ScheduleSource, TaskRunner
 from deployer.emulator.store import engine_meta, steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord
+from deployer.emulator.store.link_repos import ExecutionLinks
 from deployer.fdl.interpreter import Event, Execution, TimerFired
 from deployer.fdl.syntax.ast import Flow
 
@@ -137,17 +138,31 @@ class FlowEngine:
     # --- entry points for the execution service -------------------------------------------------
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str,
-              input_value: object, flow_version: str = "", qualifier: str = "") -> Execution:
+              input_value: object, flow_version: str = "", qualifier: str = "",
+              links: ExecutionLinks | None = None) -> Execution:
         """Create an execution on a snapshot of ``flow`` and commit it (``Running``, nothing
         run yet); its first step runs from the engine's queue after this returns (and, should
         the daemon die first, when the engine starts again). Returns it as committed.
 
         Raises :class:`~deployer.emulator.store.errors.ExecutionNameTaken` when the name is
         taken (the caller re-reads). ``flow_version`` and ``qualifier`` record the published
-        version and the alias it was started with (ListExecutions' Qualifier filter)."""
+        version and the alias it was started with (ListExecutions' Qualifier filter);
+        ``links`` (mock case, parent task, callback token, map run) are committed with it."""
         return self._stepper.begin(flow, name=name, input_text=input_text,
                                    input_value=input_value, flow_version=flow_version,
-                                   qualifier=qualifier)
+                                   qualifier=qualifier, links=links)
+
+    def post(self, seq: int, make_event: EventFactory) -> None:
+        """Queue one event for execution ``seq``; returns at once (tried again while the
+        disk refuses it)."""
+        self._stepper.post(seq, make_event)
+
+
+
+    def on_ended(self, listener: Callable[[int], None]) -> None:
+        """Call ``listener(seq)`` on the engine's pool each time an execution ends (wired
+        once, before :meth:`start`)."""
+        self._stepper.end_listeners.append(listener)
 
     def deliver(self, seq: int, make_event: EventFactory) -> Execution | None:
         """Apply one event now, in the caller's thread; the new execution (None if gone)."""

@@ -36,11 +36,13 @@ from deployer.emulator.engine.live import FlowCache, LiveExecution, LiveExecutio
 from deployer.emulator.engine.scheduler import Scheduler, retry_delay
 from deployer.emulator.engine.waiters import Waiters
 from deployer.emulator.ports import TaskOutcome, TaskRequest, TaskRunner
-from deployer.emulator.store import steps
+from deployer.emulator.store import link_repos, steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord, TaskRow
+from deployer.emulator.store.link_repos import ExecutionLinks
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import (
+    CancelTask,
     Command,
     CompiledFlow,
     CompleteExecution,
@@ -81,6 +83,7 @@ class Stepper:
         self.queue = StepQueue(self._run_batch, self._scheduler.submit)
         self._tasks_lock = threading.Lock()
         self.tasks_out = 0  # tasks handed to the runner whose outcome has not come back
+        self.end_listeners: list[Callable[[int], None]] = []  # called as executions end
 
     def flow(self, definition: str) -> Flow:
         """The parsed flow for a (validated) definition, cached."""
@@ -91,10 +94,12 @@ class Stepper:
         return self._flows.get(definition)
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str,
-              input_value: object, flow_version: str = "", qualifier: str = "") -> Execution:
+              input_value: object, flow_version: str = "", qualifier: str = "",
+              links: ExecutionLinks | None = None) -> Execution:
         """Create an execution of a snapshot of ``flow`` and commit it, not yet started
         (``Running``, no event); its first step is queued and runs after this returns.
-        ``flow_version``/``qualifier``: the published version and alias it was started with.
+        ``flow_version``/``qualifier``: the published version and alias it was started with;
+        ``links`` (mock case, parent task...) are written in the same transaction.
 
         Raises :class:`~deployer.emulator.store.errors.ExecutionNameTaken` when the name is
         taken."""
@@ -110,6 +115,8 @@ class Stepper:
                         flow_name=flow.name, input_text=input_text, definition=flow.definition,
                         environment=flow.environment, ex=ex, flow_version=flow_version,
                         qualifier=qualifier)
+                    if links is not None:
+                        link_repos.insert_links(conn, seq, links)
                 self.live.put(seq, LiveExecution(1, ex, parsed, flow.account_id, flow.region))
                 self._changes.committed(seq, 1)
             self.queue.post(seq, Started)
@@ -252,7 +259,7 @@ class Stepper:
             cmd = command_from_json(task.command)
             if isinstance(cmd, InvokeTask) and (not task.callback or self._runner.handles(cmd)):
                 self._dispatch(task.exec_seq, TaskRequest(cmd, task.account_id, task.region,
-                                                          task.role_arn))
+                                                          task.role_arn, task.exec_seq))
 
     def _broken(self, seq: int, ended: tuple[int, list[str]] | None) -> None:
         """Bookkeeping after :func:`recovery.fail_broken_step` ended execution ``seq``."""
@@ -261,6 +268,8 @@ class Stepper:
             for timer_id in timers:
                 self._scheduler.forget_timer(seq, timer_id)
             self._changes.committed(seq, version)
+            for listener in self.end_listeners:
+                self._scheduler.submit(listener, seq)
         self._waiters.stepped(seq, ended=True)
 
     def _load(self, conn: sqlite3.Connection, seq: int) -> LiveExecution | None:
@@ -283,10 +292,19 @@ class Stepper:
                     cmd.task_mode is not TaskMode.WAIT_FOR_CUSTOM_CALLBACK
                     or self._runner.handles(cmd)):
                 self._dispatch(seq, TaskRequest(cmd, live.account_id, live.region,
-                                                live.ex.role_arn))
+                                                live.ex.role_arn, seq))
+            elif isinstance(cmd, CancelTask):
+                try:
+                    self._runner.cancel(seq, cmd.task_id)
+                except Exception:  # a defect of the runner: the step stands
+                    log.exception("task %s of execution %s could not be cancelled",
+                                  cmd.task_id, seq)
         ended = live.ex.status.is_terminal or any(isinstance(c, CompleteExecution)
                                                   for c in commands)
         self._waiters.stepped(seq, ended=ended)
+        if ended:
+            for listener in self.end_listeners:
+                self._scheduler.submit(listener, seq)
 
     def _dispatch(self, seq: int, request: TaskRequest) -> None:
         """Hand one task to the runner and return: its outcome comes back later as a step

@@ -16,12 +16,12 @@ import builtins
 import json
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.ports import ExecutionEngine
+from deployer.emulator.ports import ExecutionEngine, ExecutionLinks
 from deployer.emulator.services.errors import (
     AlreadyExists,
     InvalidArgument,
@@ -31,6 +31,7 @@ from deployer.emulator.services.errors import (
 )
 from deployer.emulator.services.flows import FlowService, check_name
 from deployer.emulator.services.numbers import parse_number
+from deployer.emulator.services.task_mocks import TaskMocks, split_case
 from deployer.emulator.store.errors import ExecutionNameTaken
 from deployer.emulator.store.flow_repos import ExecutionRow, FlowRecord, FlowRepo, HistoryRow
 from deployer.emulator.store.steps import output_text
@@ -141,27 +142,51 @@ class ExecutionService:
         self._engine = engine
         self._clock = clock
         self.versions: QualifierResolver | None = None  # flow versions and aliases
+        self.mocks: TaskMocks | None = None  # the loaded mock test cases
 
     def start(self, account_id: str, region: str, flow_name: str, *, name: str = "",
-              input_text: str = "", qualifier: str = "") -> ExecutionView:
+              input_text: str = "", qualifier: str = "", callback_token: str = "",
+              links: ExecutionLinks | None = None) -> ExecutionView:
         """Start a Standard execution asynchronously, as the cloud does: the answer comes once
         the start is committed, with status ``Running`` and before any state has run; the
         execution then proceeds in the engine (wait for it with :meth:`describe`'s long poll).
         A running one of that name is returned as is, a finished one raises
         AlreadyExists(kind='execution'). With ``qualifier`` (a published version or an alias)
-        the execution runs that version's definition."""
+        the execution runs that version's definition. A name ending in ``#<case>`` runs with
+        the loaded mock test case ``<case>`` (the execution is named without the suffix);
+        ``callback_token`` (StartExecution's ``CallbackFnFTaskToken``) is reported to with
+        the execution's output or error when it ends."""
         flow, version, alias = self._qualified(self._flows.get(account_id, region, flow_name),
                                                qualifier)
         if flow.execution_mode != "Standard":
             raise InvalidArgument(f"Flow {flow_name} is an Express flow: use "
                                   "StartSyncExecution", field="FlowName")
+        name, links = self._linked(flow, name, links, callback_token)
         if name:
             check_name(name, "ExecutionName")
         name = name or str(uuid.uuid4())  # generated names are UUIDs, as the cloud's
-        return self._begin(flow, name, input_text, reuse=True, version=version, alias=alias)
+        return self._begin(flow, name, input_text, reuse=True, version=version, alias=alias,
+                           links=links)
+
+    def _linked(self, flow: FlowRecord, name: str, links: ExecutionLinks | None,
+                callback_token: str) -> tuple[str, ExecutionLinks | None]:
+        """The execution name without its ``#<case>`` suffix, and its links (the case
+        checked against the loaded mocks)."""
+        base, case = split_case(name)
+        if not case and not callback_token:
+            return name, links
+        if case:
+            if self.mocks is None:
+                raise InvalidArgument("no mock test cases are loaded (deploy emulator mocks "
+                                      "load FILE)", field="ExecutionName")
+            self.mocks.check_case(flow.name, case)
+        links = links or ExecutionLinks()
+        return base, replace(links, mock_case=case or links.mock_case,
+                             callback_token=callback_token or links.callback_token)
 
     def _begin(self, flow: FlowRecord, name: str, input_text: str, *,
-               reuse: bool, version: str = "", alias: str = "") -> ExecutionView:
+               reuse: bool, version: str = "", alias: str = "",
+               links: ExecutionLinks | None = None) -> ExecutionView:
         text, value = _input(input_text)
         for attempt in range(3):
             if attempt:  # the name is taken (the INSERT said so): the existing one answers
@@ -181,7 +206,7 @@ class ExecutionService:
                 flow = flow if version else fresh
             try:
                 ex = self._engine.begin(flow, name=name, input_text=text, input_value=value,
-                                        flow_version=version, qualifier=alias)
+                                        flow_version=version, qualifier=alias, links=links)
             except ExecutionNameTaken:
                 continue  # in use (perhaps started concurrently): read it
             return ExecutionView(name, flow.name, ex.status.value, text, output_text(ex),
@@ -217,10 +242,12 @@ class ExecutionService:
                                                qualifier)
         if flow.execution_mode != "Express":
             raise ServiceError("Standard execution is not supported", kind="unsupported")
+        name, links = self._linked(flow, name, None, "")
         if name:
             check_name(name, "ExecutionName")
         full = f"{name or uuid.uuid4()}:{uuid.uuid4()}"
-        self._begin(flow, full, input_text, reuse=False, version=version, alias=alias)
+        self._begin(flow, full, input_text, reuse=False, version=version, alias=alias,
+                    links=links)
         view = self.describe(account_id, region, flow_name, full, wait_seconds=SYNC_TIMEOUT)
         if view.status == "Succeeded":
             return SyncResult(view, "", "")
@@ -342,6 +369,30 @@ class ExecutionService:
         if ex is None or not ex.new_events:
             raise TaskCompleted(f"Task {token} has already completed.")
         return ex.new_events[0].event_id
+
+    def report_later(self, account_id: str, region: str, token: str, *,
+                     output: str | None = None, error: str = "", cause: str = "") -> bool:
+        """Complete the pending task holding ``token`` without waiting for the step (a child
+        execution reporting to its parent); False when no pending task has it."""
+        live = [t for t in self._repo.task_by_token(account_id, region, token)
+                if not t.completed]
+        if not live:
+            return False
+        task = live[0]
+        self._engine.post(task.exec_seq, lambda now: (
+            TaskSucceeded(now, task.task_id, output) if output is not None
+            else TaskFailed(now, task.task_id, error, cause)))
+        return True
+
+    def row_keys(self, seq: int) -> tuple[str, str] | None:
+        """The account and region of execution ``seq`` (None when it is gone)."""
+        row = self._repo.execution_by_seq(seq)
+        return None if row is None else (row.account_id, row.region)
+
+    def view(self, seq: int) -> ExecutionView | None:
+        """Execution ``seq`` as it is now (None when it is gone)."""
+        row = self._repo.execution_by_seq(seq)
+        return None if row is None else _view(row)
 
     def forget_flow(self, account_id: str, region: str, flow_name: str) -> None:
         """Called after a flow was deleted: the engine forgets its timers and long-polling

@@ -127,6 +127,10 @@ class FunctionInvoker:
         """True when the task's action is carried out here (FC:InvokeFunction)."""
         return cmd.action == "FC:InvokeFunction"
 
+    def cancel(self, execution_seq: int, task_id: str) -> None:
+        """A function call is not cancelled: CloudFlow leaves a started invocation to run
+        (its result is then ignored)."""
+
     def _denied(self, role_arn: str, account_id: str, arn: FunctionArn) -> TaskOutcome | None:
         """``FC.AccessDenied`` when the flow's role may not invoke the function."""
         if not role_arn or self._authorizer is None:
