@@ -24,6 +24,7 @@ from deployer.emulator.latency import (
     latency_model,
 )
 from deployer.emulator.server import EmulatorServer, StateDirInUse
+from deployer.emulator.services.errors import InvalidArgument
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
                              "real clock, 0 on the virtual one)")
     parser.add_argument("--throttle", choices=("off", "cloud"), default="off",
                         help="cloud: apply the cloud's documented API quotas (docs/emulator.md)")
+    parser.add_argument("--mocks", type=Path, action="append", default=[], metavar="FILE",
+                        help="mocked task results to load (repeatable; docs/emulator.md "
+                             "\"Mocked integrations\")")
     return parser
 
 
@@ -64,16 +68,24 @@ def _open(args: argparse.Namespace, clock: Clock, latency: LatencyModel) -> Emul
     """The server listening and holding the state directory; None (said on stderr) when the
     directory is in use or the port cannot be had."""
     try:
-        return EmulatorServer(args.state_dir, args.host, args.port, clock, region=args.region,
-                              step_latency=latency.step_latency,
-                              cold_start=latency.cold_start, throttle=args.throttle)
+        server = EmulatorServer(args.state_dir, args.host, args.port, clock,
+                                region=args.region, step_latency=latency.step_latency,
+                                cold_start=latency.cold_start, throttle=args.throttle)
     except StateDirInUse as exc:
         print(f"Error: {exc}; stop it first (deploy emulator stop) or use another --state-dir",
               file=sys.stderr)
     except OSError as exc:
         print(f"Error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
               file=sys.stderr)
-    return None
+        return None
+    try:
+        for path in args.mocks:
+            server.emulator.mocks.load_file(path)
+    except InvalidArgument as exc:
+        print(f"Error: {exc.message}", file=sys.stderr)
+        server.stop()
+        return None
+    return server
 
 
 def _serve(server: EmulatorServer, args: argparse.Namespace, latency: LatencyModel) -> int:

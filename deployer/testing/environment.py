@@ -26,7 +26,7 @@ import os
 import shutil
 import tempfile
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,6 +36,7 @@ from deployer.emulator.clock import Clock, VirtualClock
 from deployer.emulator.runtime import routing
 from deployer.emulator.runtime.routing import EMULATED_HOSTS, UnmockedRequestError
 from deployer.emulator.server import EmulatorServer
+from deployer.emulator.services.errors import InvalidArgument
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.testing.faults import LocalFaults
 
@@ -190,6 +191,23 @@ class LocalCloud:
         return self.server.emulator.functions.recent_invocations(
             self.account_id, self.region, function_name, limit)
 
+    def load_mocks(self, mocks: str | Path | Mapping[str, Any]) -> dict[str, Any]:
+        """Load mocked task results: a mock file's path, or its content as a mapping (either
+        layout); ValueError says what is wrong. Returns what is loaded now."""
+        store = self.server.emulator.mocks
+        try:
+            if isinstance(mocks, Mapping):
+                listing = store.load(dict(mocks), "mock_cloud(mocks=...)")
+            else:
+                listing = store.load_file(Path(mocks))
+        except InvalidArgument as exc:
+            raise ValueError(exc.message) from None
+        return listing.to_json()
+
+    def clear_mocks(self) -> None:
+        """Forget every loaded mock."""
+        self.server.emulator.mocks.clear()
+
     def reset(self) -> None:
         """Delete every resource; identity and clock stay."""
         self.server.emulator.reset()
@@ -276,6 +294,9 @@ class mock_cloud:
     :class:`VirtualClock`; ``runtime`` to the process runtime. ``intercept=False`` installs
     no routing and leaves the environment untouched (use ``cloud.config()``).
     ``throttle="cloud"`` applies the cloud's documented API quotas (docs/emulator.md).
+    ``mocks`` (a mock file's path, or its content as a mapping) loads mocked task results
+    (docs/emulator.md "Mocked integrations"); an execution picks a test case with an
+    ``ExecutionName`` ending in ``#<case>``.
     ``step_latency`` and ``cold_start`` (seconds, default 0: exact, whatever the clock) are
     the latency model (docs/runtime.md "Latency model"): each CloudFlow step arrives
     ``step_latency`` late; a new function instance spends ``cold_start`` between importing its
@@ -285,8 +306,10 @@ class mock_cloud:
     def __init__(self, *, region: str = "cn-hangzhou", clock: Clock | None = None,
                  runtime: FunctionRuntime | None = None, state_dir: Path | None = None,
                  intercept: bool = True, step_latency: float = 0.0,
-                 cold_start: float = 0.0, console: bool = False, throttle: str = "off") -> None:
+                 cold_start: float = 0.0, console: bool = False, throttle: str = "off",
+                 mocks: str | Path | Mapping[str, Any] | None = None) -> None:
         self.throttle = throttle
+        self.mocks = mocks
         self.step_latency = step_latency
         self.cold_start = cold_start
         self.console = console
@@ -314,6 +337,8 @@ class mock_cloud:
             stack.callback(server.stop)
             server.start()
             cloud = LocalCloud(server, self.region)
+            if self.mocks is not None:
+                cloud.load_mocks(self.mocks)
             if self.intercept:
                 stack.enter_context(routing.install(cloud._routes()))
                 stack.enter_context(_credentials_env(cloud))
@@ -336,7 +361,8 @@ class mock_cloud:
                 with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                                 state_dir=self.state_dir, intercept=self.intercept,
                                 step_latency=self.step_latency, cold_start=self.cold_start,
-                                console=self.console, throttle=self.throttle):
+                                console=self.console, throttle=self.throttle,
+                                mocks=self.mocks):
                     return await fn(*args, **kwargs)
             return async_wrapper  # type: ignore[return-value]
 
@@ -345,6 +371,6 @@ class mock_cloud:
             with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                             state_dir=self.state_dir, intercept=self.intercept,
                             step_latency=self.step_latency, cold_start=self.cold_start,
-                            console=self.console, throttle=self.throttle):
+                            console=self.console, throttle=self.throttle, mocks=self.mocks):
                 return fn(*args, **kwargs)
         return wrapper  # type: ignore[return-value]

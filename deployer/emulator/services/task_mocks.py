@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
 from deployer.emulator.ports import TaskOutcome
 from deployer.emulator.services.errors import InvalidArgument
 from deployer.emulator.store.link_repos import LinkRepo
@@ -105,11 +108,35 @@ class TaskMocks:
             document = parse_mocks(data, source)
         except MockFormatError as exc:
             raise InvalidArgument(str(exc), field="Mocks") from None
+        return self._add(document, source)
+
+    def _add(self, document: MockDocument, source: str) -> MockListing:
         with self._lock:
             self._document = self._document.merged(document)
             self._sources = [*[s for s in self._sources if s != source], source]
             self._save()
             return self._listing()
+
+    def load_file(self, path: Path) -> MockListing:
+        """Add the mock file at ``path`` (YAML or JSON); InvalidArgument names
+        ``file:line`` and what is wrong."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidArgument(f"cannot read mock file {path}: {exc}",
+                                  field="Mocks") from None
+        try:
+            data = YAML(typ="rt").load(text)
+        except YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f":{mark.line + 1}" if mark is not None else ""
+            raise InvalidArgument(f"{path}{line}: invalid YAML: "
+                                  f"{getattr(exc, 'problem', exc)}", field="Mocks") from None
+        try:
+            document = parse_mocks(data, str(path), _line_of)
+        except MockFormatError as exc:
+            raise InvalidArgument(str(exc), field="Mocks") from None
+        return self._add(document, str(path))
 
     def clear(self) -> None:
         """Forget every loaded mock."""
@@ -161,6 +188,13 @@ class TaskMocks:
             return TaskOutcome(mocked_output(cmd, entry))
         except MockFormatError as exc:
             return TaskOutcome.failed(MOCK_ERROR, f"mocked response {response!r}: {exc}")
+
+
+def _line_of(node: Any, key: Any) -> int:
+    try:
+        return int(node.lc.key(key)[0]) + 1
+    except (AttributeError, KeyError, TypeError):
+        return 0
 
 
 #: The error of a task the loaded mocks cannot answer (catchable: it matches FnF.ALL).
