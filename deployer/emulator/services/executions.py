@@ -146,7 +146,7 @@ class ExecutionService:
 
     def start(self, account_id: str, region: str, flow_name: str, *, name: str = "",
               input_text: str = "", qualifier: str = "", callback_token: str = "",
-              links: ExecutionLinks | None = None) -> ExecutionView:
+              links: ExecutionLinks | None = None, generated: bool = False) -> ExecutionView:
         """Start a Standard execution asynchronously, as the cloud does: the answer comes once
         the start is committed, with status ``Running`` and before any state has run; the
         execution then proceeds in the engine (wait for it with :meth:`describe`'s long poll).
@@ -155,14 +155,15 @@ class ExecutionService:
         the execution runs that version's definition. A name ending in ``#<case>`` runs with
         the loaded mock test case ``<case>`` (the execution is named without the suffix);
         ``callback_token`` (StartExecution's ``CallbackFnFTaskToken``) is reported to with
-        the execution's output or error when it ends."""
+        the execution's output or error when it ends. ``generated``: ``name`` is a UUID the
+        service made up (as it does for a name left out), not the caller's."""
         flow, version, alias = self._qualified(self._flows.get(account_id, region, flow_name),
                                                qualifier)
         if flow.execution_mode != "Standard":
             raise InvalidArgument(f"Flow {flow_name} is an Express flow: use "
                                   "StartSyncExecution", field="FlowName")
         name, links = self._linked(flow, name, links, callback_token)
-        if name:
+        if name and not generated:
             check_name(name, "ExecutionName")
         name = name or str(uuid.uuid4())  # generated names are UUIDs, as the cloud's
         return self._begin(flow, name, input_text, reuse=True, version=version, alias=alias,

@@ -81,6 +81,7 @@ class _Start:
     name: str
     input_text: str
     links: ExecutionLinks
+    generated: bool  # the name was made up (a UUID, as the cloud's)
 
 
 class SubflowTasks:
@@ -141,14 +142,16 @@ class SubflowTasks:
         child_input = params.get("input", {})
         if not isinstance(child_input, dict):
             raise _Refused("FnF.InvalidArgument", "input must be an object")
-        name = params.get("executionName") or str(uuid.uuid5(
+        given = params.get("executionName")
+        name = given or str(uuid.uuid5(
             _NAMES, f"{request.account_id}/{request.region}/{request.execution_seq}/"
                     f"{cmd.task_id}"))
         token = cmd.task_token if cmd.task_mode is TaskMode.WAIT_FOR_SYSTEM_CALLBACK else ""
         parent = self._links.links(request.execution_seq)
         links = ExecutionLinks(mock_case=parent.mock_case, parent_seq=request.execution_seq,
                                parent_task_id=cmd.task_id, callback_token=token)
-        return _Start(flow, str(name), json.dumps(child_input, ensure_ascii=False), links)
+        return _Start(flow, str(name), json.dumps(child_input, ensure_ascii=False), links,
+                      generated=not given)
 
     def _child(self, request: TaskRequest, start: _Start) -> ExecutionView:
         """The task's child: found again (the task was sent again), or started now."""
@@ -159,7 +162,7 @@ class SubflowTasks:
         try:
             return self.executions.start(request.account_id, request.region, start.flow,
                                           name=start.name, input_text=start.input_text,
-                                          links=start.links)
+                                          links=start.links, generated=start.generated)
         except NotFound as exc:
             code = "FnF.FlowNotExists" if exc.kind == "flow" else "FnF.InvalidArgument"
             raise _Refused(code, exc.message) from None
