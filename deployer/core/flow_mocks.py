@@ -32,7 +32,7 @@ from deployer.fdl.interpreter.mocks import (
 )
 from deployer.fdl.interpreter.simulate import TaskAnswer
 
-__all__ = ["MockError", "MockFile", "load_mock_document", "load_mocks"]
+__all__ = ["MockError", "MockFile", "checked_mock_file", "load_mock_document", "load_mocks"]
 
 
 class MockError(InvalidInputError):
@@ -119,6 +119,13 @@ def load_mock_document(path: Path) -> MockDocument:
         return parse_mocks(data, source, _line)
     except MockFormatError as exc:
         raise MockError(str(exc)) from None
+
+
+def checked_mock_file(path: Path) -> Path:
+    """``path`` made absolute once it reads as a mock file (MockError, exit 3, otherwise):
+    what ``deploy emulator start --mocks`` hands the daemon."""
+    load_mock_document(path)
+    return path.resolve()
 
 
 def load_mocks(path: Path) -> MockFile:

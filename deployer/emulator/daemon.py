@@ -19,7 +19,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -260,8 +260,11 @@ def _end(proc: subprocess.Popen[bytes], sleep: Sleep, grace: float = 5.0) -> Non
 
 def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: str = "real",
           timeout: float = 20.0, sleep: Sleep = time.sleep, step_latency: float | None = None,
-          cold_start: float | None = None, throttle: str = "off") -> EmulatorStatus:
+          cold_start: float | None = None, throttle: str = "off",
+          mocks: Sequence[Path] = ()) -> EmulatorStatus:
     """Start a background daemon and return once ``/_emulator/health`` answers.
+
+    ``mocks``: mock files the daemon loads at start (mocked task results).
 
     ``step_latency`` and ``cold_start`` (seconds) set the latency model; None keeps the
     clock's default (:func:`deployer.emulator.latency.latency_model`).
@@ -284,6 +287,8 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
     for flag, value in (("--step-latency", step_latency), ("--cold-start", cold_start)):
         if value is not None:
             command += [flag, repr(float(value))]
+    for path in mocks:
+        command += ["--mocks", str(path)]
     proc = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -19,3 +21,14 @@ def cloud() -> Iterator[LocalCloud]:
 def fnf(cloud: LocalCloud):  # type: ignore[no-untyped-def]
     cloud.clear_mocks()
     return cloud.fnf_client()
+
+
+@pytest.fixture
+def project(tmp_path: Path, project_root: Path) -> Path:
+    """A copy of the repository's s.yaml, functions/ and templates/ (tests may edit it)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    shutil.copy(project_root / "s.yaml", root / "s.yaml")
+    shutil.copytree(project_root / "functions", root / "functions")
+    shutil.copytree(project_root / "templates", root / "templates")
+    return root

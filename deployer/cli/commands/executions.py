@@ -10,10 +10,11 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from deployer.cli.context import AppContext, CloudSession, pass_app
+from deployer.cli.context import AppContext, CloudSession, active_mock, pass_app
 from deployer.cli.live import ExecutionMonitor, path_text
 from deployer.cli.options import TargetOptions, output_option, target_options
 from deployer.cli.render import view
+from deployer.config.settings import Target
 from deployer.core import execution_start, executions
 from deployer.core.console_links import execution_url
 from deployer.core.execution_start import StartedExecution
@@ -27,6 +28,7 @@ Examples:
   deploy execute --input '{"delay": 5}' --name run-42
   deploy execute --delay 5 --no-wait           start it and return
   deploy execute --delay 5 --output json | jq .status
+  deploy execute --mock-case HappyPath         tasks answered from the emulator's mocks
 \b
 Exit 0 when the execution succeeds, 5 when it ends Failed, TimedOut or Stopped. Ctrl-C stops
 watching, not the execution: re-attach with `deploy status NAME --wait`. A --name that is
@@ -156,16 +158,25 @@ def _shown(input_json: str) -> str:
 @click.option("--input", "input_text", metavar="JSON|@FILE", help="Execution input object.")
 @_name_option
 @click.option("--no-wait", is_flag=True, help="Start the execution and return at once.")
+@click.option("--mock-case", metavar="NAME", default="",
+              help="The emulator only: answer the tasks from this test case of the mocks "
+                   "loaded with `deploy emulator start --mocks` / `deploy emulator mocks "
+                   "load`.")
 @output_option
 @pass_app
 def execute(app: AppContext, target: TargetOptions, flow_name: str | None, delay: int | None,
-            input_text: str | None, name: str | None, no_wait: bool, output: str) -> None:
+            input_text: str | None, name: str | None, no_wait: bool, mock_case: str,
+            output: str) -> None:
     """Start an execution of the flow and watch it to its end."""
     app.use_output(output)
     input_json = executions.parse_input(input_text, delay=delay, base=app.project_dir)
     session = app.cloud(target)
+    if mock_case and session.settings.target is not Target.LOCAL and active_mock() is None:
+        raise click.UsageError("--mock-case needs the local emulator (--target local): "
+                               "Alibaba Cloud calls the real services")
     flow = _flow(app, flow_name)
-    started = execution_start.start_execution(session.clients.flows, flow, input_json, name)
+    started = execution_start.start_execution(session.clients.flows, flow, input_json, name,
+                                              mock_case=mock_case)
     if started.attached:
         app.renderer.warn(f"execution {started.name} is already running (started "
                           f"{started.started_time}, input {_shown(json.dumps(started.input))})"
