@@ -8,7 +8,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from alibabacloud_fnf20190315 import models as fnf_models
@@ -17,7 +17,7 @@ from deployer.testing import LocalCloud
 
 
 class _Handler(BaseHTTPRequestHandler):
-    seen: list[dict[str, Any]] = []
+    seen: ClassVar[list[dict[str, Any]]] = []
 
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
