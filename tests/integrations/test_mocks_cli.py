@@ -107,3 +107,15 @@ def test_a_bad_mock_file_is_refused_before_anything_starts(project: Path) -> Non
     assert f"{bad}:3: response 'R', key '0': give exactly one of Return or Throw" in \
         result.stderr
     assert not (project / "emu").exists()
+
+
+def test_validate_lists_the_integrations_that_need_mocks(project: Path) -> None:
+    (project / "templates" / "flow.yaml.j2").write_text(OSS_FLOW)
+    text = _run(project, "validate")
+    doc = json.loads(_run(project, "validate", "--output", "json").stdout)
+    assert text.exit_code == 0, text.stderr
+    assert ("MyWorkFlow: on the emulator, mocked responses needed for Fetch (OSS:GetObject), "
+            "Summarise (DashScope:QwenTextGeneration)") in text.stdout
+    assert doc["flows"][0]["needs_mocks"] == [
+        {"state": "Fetch", "action": "OSS:GetObject"},
+        {"state": "Summarise", "action": "DashScope:QwenTextGeneration"}]
