@@ -21,11 +21,12 @@ from deployer.core.flow_mocks import MockFile, load_mocks
 from deployer.core.rendering import render_mapped, template_context
 from deployer.core.template_map import TemplateLineMap
 from deployer.core.validation import on_template
-from deployer.errors import DeployerError, ExitCode, InvalidInputError
+from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
 from deployer.fdl import check_flow
 from deployer.fdl.interpreter import ExecutionStatus, HistoryEvent, HistoryEventType
 from deployer.fdl.interpreter.simulate import Simulation, simulate
-from deployer.fdl.syntax.ast import Flow
+from deployer.fdl.interpreter.single_state import StateRun, run_state
+from deployer.fdl.syntax.ast import Flow, walk_states
 
 __all__ = [
     "DEFAULT_ACCOUNT_ID",
@@ -33,8 +34,10 @@ __all__ = [
     "FlowTestRequest",
     "FlowTestResult",
     "InvalidFlowError",
+    "StateTestResult",
     "load_flow",
     "run_flow_test",
+    "run_state_test",
 ]
 
 DEFAULT_REGION = "cn-hangzhou"
@@ -98,6 +101,39 @@ def run_flow_test(request: FlowTestRequest) -> FlowTestResult:
     sim = simulate(flow, mocks.answerer(flow.name, case), input=request.input,
                    execution_name=request.execution_name)
     return _result(sim)
+
+
+@dataclass(frozen=True, slots=True)
+class StateTestResult:
+    """One state run alone (``deploy flow test --state``)."""
+
+    run: StateRun
+
+    @property
+    def exit_code(self) -> int:
+        return int(ExitCode.EXECUTION_FAILED if self.run.status == "Failed" else ExitCode.OK)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.run.to_json(),
+                "events": [_wire_event(e) for e in self.run.history]}
+
+
+def run_state_test(request: FlowTestRequest, state: str) -> StateTestResult:
+    """Run state ``state`` of the flow alone with the request's input (its tasks answered
+    from the mocks); NotFoundError (exit 4) when the flow has no such state."""
+    flow = load_flow(request)
+    mocks = load_mocks(request.mocks_file) if request.mocks_file else MockFile("", given=False)
+    case = request.case
+    if mocks.given and (case is not None or len(mocks.case_names(flow.name)) == 1):
+        case = mocks.pick_case(flow.name, case)  # several and none chosen: a task will say
+    try:
+        run = run_state(flow, state, mocks.answerer(flow.name, case), input=request.input,
+                        execution_name=request.execution_name)
+    except KeyError:
+        names = sorted({s.name for _, s in walk_states(flow.scope)})
+        raise NotFoundError(f"{request.flow_file}: the flow has no state {state!r}",
+                            hint=f"states: {', '.join(names)}") from None
+    return StateTestResult(run)
 
 
 def _result(sim: Simulation) -> FlowTestResult:
