@@ -74,7 +74,7 @@ Examples:
   deploy emulator start --cold-start 0 --step-latency 0   the real clock, exact
   deploy emulator start --clock virtual --cold-start 1    virtual, 1 s per new instance
   deploy emulator start --throttle cloud          apply the cloud's API quotas
-  deploy emulator start --mocks mocks.yaml        answer OSS, DashScope... from mocks
+  deploy emulator stop && deploy emulator start --mocks mocks.yaml   tasks from mocks
   deploy emulator start --foreground              serve here until Ctrl-C
 \b
 Latency model (docs/runtime.md): on the real clock a new function instance spends
@@ -147,7 +147,8 @@ def emulator_start(app: AppContext, port: int, host: str, clock: str,
                    output: str) -> None:
     """Start the emulator; returns once it answers (harmless when already running)."""
     directory = _state_dir(app, state_dir)
-    mock_args = [arg for path in mocks for arg in ("--mocks", str(checked_mocks(path)))]
+    mock_args = [arg for path in mocks
+                 for arg in ("--mocks", str(checked_mocks(app.resolve(path))))]
     if mocks and daemon.status(directory).running:
         raise OperationError("the emulator is already running: the mocks were not loaded",
                              hint="stop it first (deploy emulator stop), then start it "

@@ -28,7 +28,6 @@ Examples:
   deploy execute --input '{"delay": 5}' --name run-42
   deploy execute --delay 5 --no-wait           start it and return
   deploy execute --delay 5 --output json | jq .status
-  deploy execute --mock-case HappyPath         tasks answered from the emulator's mocks
 \b
 Exit 0 when the execution succeeds, 5 when it ends Failed, TimedOut or Stopped. Ctrl-C stops
 watching, not the execution: re-attach with `deploy status NAME --wait`. A --name that is
