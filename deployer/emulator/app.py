@@ -15,6 +15,8 @@ from typing import Protocol
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
 from deployer.emulator.latency import EXACT, LatencyModel
+from deployer.emulator.retention import DEFAULT as DEFAULT_RETENTION
+from deployer.emulator.retention import Retention
 from deployer.emulator.services.authorization import Authorizer
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.faults import FaultService
@@ -26,6 +28,7 @@ from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.quotas import CloudQuotas
+from deployer.emulator.services.retention import RetentionSweeper
 from deployer.emulator.services.roles import RoleService
 from deployer.emulator.services.schedules import ScheduleService
 from deployer.emulator.services.security_tokens import SecurityTokenService
@@ -35,6 +38,7 @@ from deployer.emulator.store.identity import Identity, load_or_create_identity
 from deployer.emulator.store.log_repos import InvocationLogRepo
 from deployer.emulator.store.release_repos import ReleaseRepo
 from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
+from deployer.emulator.store.retention import RetentionRepo
 from deployer.emulator.store.schedule_repos import ScheduleRepo
 
 __all__ = ["DB_FILE", "Emulator", "Engine", "default_runtime"]
@@ -67,11 +71,13 @@ class Emulator:
     ``latency`` (default: exact) is the platform time it adds: the process runtime's cold start
     and the flow engine's step latency. A ``runtime`` of the caller's keeps its own cold start,
     so a model with one is refused then (ValueError). ``durable=False``: answers never wait
-    for the disk (a throwaway state directory; docs/emulator.md "Durability model")."""
+    for the disk (a throwaway state directory; docs/emulator.md "Durability model").
+    ``retention``: how long ended executions and invocation logs are kept."""
 
     def __init__(self, state_dir: Path, clock: Clock, runtime: FunctionRuntime | None = None,
                  *, region: str = "cn-hangzhou", latency: LatencyModel = EXACT,
-                 flow_workers: int = 8, throttle: str = "off", durable: bool = True) -> None:
+                 flow_workers: int = 8, throttle: str = "off", durable: bool = True,
+                 retention: Retention = DEFAULT_RETENTION) -> None:
         if runtime is not None and latency.cold_start:
             raise ValueError("a cold start applies to the process runtime; give it to the "
                              "runtime passed in instead")
@@ -103,7 +109,8 @@ class Emulator:
                                       step_latency=latency.step_latency)
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
         self._wire_releases_and_schedules(clock)
-        self.engines: list[Engine] = [self.flow_engine]
+        self.retention = RetentionSweeper(RetentionRepo(self.db), clock, retention)
+        self.engines: list[Engine] = [self.flow_engine, self.retention]
 
     def _wire_releases_and_schedules(self, clock: Clock) -> None:
         """Versions and aliases of both services, and CloudFlow's schedules (fired by the
@@ -117,6 +124,12 @@ class Emulator:
                                          clock, self.flow_engine)
         self.flow_engine.attach_schedules(self.schedules)
         self.flows.on_delete.extend([self.flow_versions.forget, self.schedules.forget_flow])
+
+    def clock_moved(self) -> None:
+        """The clock was moved from outside (admin, ``LocalCloud.advance``): fire what is
+        due, sweep what retention no longer keeps."""
+        self.flow_engine.clock_moved()
+        self.retention.wake()
 
     def serve_at(self, endpoint: str) -> None:
         """The emulator now listens at ``endpoint`` (``host:port``): SDK calls from handlers go

@@ -260,11 +260,14 @@ def _end(proc: subprocess.Popen[bytes], sleep: Sleep, grace: float = 5.0) -> Non
 
 def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: str = "real",
           timeout: float = 20.0, sleep: Sleep = time.sleep, step_latency: float | None = None,
-          cold_start: float | None = None, throttle: str = "off") -> EmulatorStatus:
+          cold_start: float | None = None, throttle: str = "off",
+          retention: dict[str, str] | None = None) -> EmulatorStatus:
     """Start a background daemon and return once ``/_emulator/health`` answers.
 
     ``step_latency`` and ``cold_start`` (seconds) set the latency model; None keeps the
-    clock's default (:func:`deployer.emulator.latency.latency_model`).
+    clock's default (:func:`deployer.emulator.latency.latency_model`). ``retention``: the
+    durations of ``--execution-retention`` and ``--log-retention`` (keys ``executions`` and
+    ``logs``, e.g. ``"7d"``; absent keeps the default).
 
     Already running → its status with message "already running". Raises OperationError when
     the port is taken, another process holds the state dir, or the daemon exits / stays
@@ -284,6 +287,8 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
     for flag, value in (("--step-latency", step_latency), ("--cold-start", cold_start)):
         if value is not None:
             command += [flag, repr(float(value))]
+    for key, text in (retention or {}).items():
+        command += [f"--{'execution' if key == 'executions' else 'log'}-retention", text]
     proc = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)

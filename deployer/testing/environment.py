@@ -33,6 +33,8 @@ from typing import Any, TypeVar
 from unittest import mock
 
 from deployer.emulator.clock import Clock, VirtualClock
+from deployer.emulator.retention import DEFAULT as DEFAULT_RETENTION
+from deployer.emulator.retention import Retention
 from deployer.emulator.runtime import routing
 from deployer.emulator.runtime.routing import EMULATED_HOSTS, UnmockedRequestError
 from deployer.emulator.server import EmulatorServer
@@ -112,7 +114,7 @@ class LocalCloud:
         if advance is None:
             raise TypeError("this local cloud runs on the real clock")
         now = float(advance(seconds))
-        self.server.emulator.flow_engine.clock_moved()
+        self.server.emulator.clock_moved()
         return now
 
     def wait_for_execution(self, flow: str, name: str, *, timeout: float = 30.0) -> dict[str, Any]:
@@ -275,6 +277,8 @@ class mock_cloud:
     :class:`VirtualClock`; ``runtime`` to the process runtime. ``intercept=False`` installs
     no routing and leaves the environment untouched (use ``cloud.config()``).
     ``throttle="cloud"`` applies the cloud's documented API quotas (docs/emulator.md).
+    ``retention`` (:class:`deployer.emulator.retention.Retention`, seconds of the clock)
+    says how long ended executions and invocation logs are kept (default: 30 days each).
     ``step_latency`` and ``cold_start`` (seconds, default 0: exact, whatever the clock) are
     the latency model (docs/runtime.md "Latency model"): each CloudFlow step arrives
     ``step_latency`` late; a new function instance spends ``cold_start`` between importing its
@@ -284,8 +288,10 @@ class mock_cloud:
     def __init__(self, *, region: str = "cn-hangzhou", clock: Clock | None = None,
                  runtime: FunctionRuntime | None = None, state_dir: Path | None = None,
                  intercept: bool = True, step_latency: float = 0.0,
-                 cold_start: float = 0.0, console: bool = False, throttle: str = "off") -> None:
+                 cold_start: float = 0.0, console: bool = False, throttle: str = "off",
+                 retention: Retention | None = None) -> None:
         self.throttle = throttle
+        self.retention = retention
         self.step_latency = step_latency
         self.cold_start = cold_start
         self.console = console
@@ -309,7 +315,8 @@ class mock_cloud:
                                     step_latency=self.step_latency,
                                     cold_start=self.cold_start, console=self.console,
                                     throttle=self.throttle,
-                                    durable=self.state_dir is not None)
+                                    durable=self.state_dir is not None,
+                                    retention=self.retention or DEFAULT_RETENTION)
             stack.callback(server.stop)
             server.start()
             cloud = LocalCloud(server, self.region)
@@ -335,7 +342,8 @@ class mock_cloud:
                 with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                                 state_dir=self.state_dir, intercept=self.intercept,
                                 step_latency=self.step_latency, cold_start=self.cold_start,
-                                console=self.console, throttle=self.throttle):
+                                console=self.console, throttle=self.throttle,
+                                retention=self.retention):
                     return await fn(*args, **kwargs)
             return async_wrapper  # type: ignore[return-value]
 
@@ -344,6 +352,7 @@ class mock_cloud:
             with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                             state_dir=self.state_dir, intercept=self.intercept,
                             step_latency=self.step_latency, cold_start=self.cold_start,
-                            console=self.console, throttle=self.throttle):
+                            console=self.console, throttle=self.throttle,
+                            retention=self.retention):
                 return fn(*args, **kwargs)
         return wrapper  # type: ignore[return-value]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +29,7 @@ __all__ = ["WalSyncer"]
 log = logging.getLogger("deployer.emulator")
 
 Wake = Callable[[], None]
+GATHER = 0.001  # seconds the syncer waits for more commits before an fsync (group commit)
 
 
 class WalSyncer:
@@ -59,6 +61,11 @@ class WalSyncer:
     def is_durable(self, upto: int) -> bool:
         return self.synced >= upto
 
+    @property
+    def failure(self) -> OSError | None:
+        """The last fsync's error, until a later one succeeds."""
+        return self._error
+
     def sync(self, upto: int | None = None) -> None:
         """Block until commit ``upto`` (default: every commit so far) is durable. Raises the
         :class:`OSError` of a failed fsync."""
@@ -77,9 +84,9 @@ class WalSyncer:
         durable or its fsync failed; returns the unsubscribe function."""
         entry = (upto, wake)
         with self._cond:
-            if self.synced < upto and self._error is None:
+            if self.synced < upto:
                 self._callbacks.append(entry)
-                self._want(upto)
+                self._want(upto)  # tried again, even after a failed fsync
                 return lambda: self._forget(entry)
         wake()
         return _nothing
@@ -114,6 +121,8 @@ class WalSyncer:
                     self._cond.wait()
                 if self._closed:
                     return
+            time.sleep(GATHER)  # let the commits being made right now join this fsync
+            with self._cond:
                 target = self.commits  # every commit so far: their pages are in the WAL
             error = self._fsync()
             with self._cond:
@@ -143,7 +152,7 @@ class WalSyncer:
             except FileNotFoundError:
                 fd = os.open(self.path, os.O_RDONLY)
             try:
-                os.fsync(fd)
+                os.fdatasync(fd)  # the data and the size, not the times (as SQLite does)
             finally:
                 os.close(fd)
             if not self._dir_synced:
