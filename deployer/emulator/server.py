@@ -84,7 +84,7 @@ class EmulatorServer:
             raise
         emulator = self.emulator
         self.watch = ExecutionWatch(emulator.flow_repo, emulator.flow_engine.wait_ended,
-                                    emulator.flow_engine.notify)
+                                    emulator.flow_engine.waiters.wake)
         emulator.engines.append(self.watch)
         emulator.engines.extend(engines)
         self.router = self._cloud_router(region)
@@ -201,10 +201,11 @@ class EmulatorServer:
         from deployer.emulator.api.console import ConsoleApi
 
         em = self.emulator
+        flows, changes = em.flow_engine.flows, em.flow_engine.changes
         sources = Sources(em.flows, em.executions, em.functions, self.clock,
                           em.identity.account_id, em.region, lambda: self.endpoint,
-                          self._flow_stats, em.flow_engine.flow,
-                          lambda: em.flow_engine.facts_generation, em.flow_engine.watch_facts)
+                          self._flow_stats, lambda definition: flows.get(definition).flow,
+                          lambda: changes.generation, changes.watch_engine)
         api = ConsoleApi(sources, self.guard)
         self.router.add_local(api)
         return api

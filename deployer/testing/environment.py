@@ -184,7 +184,6 @@ class LocalCloud:
             yield
         finally:
             engine.auto_advance = previous
-            engine.notify()
 
     def invocations(self, function_name: str, limit: int = 20) -> list[Any]:
         """Recent invocation records of a function, newest first."""
@@ -207,7 +206,7 @@ class LocalCloud:
         (DescribeExecution with ``WaitTimeSeconds``, StartSyncExecution, or
         :meth:`wait_for_execution` in another thread), so a test can make something happen
         only once they wait. ``timeout`` is in real seconds; TimeoutError after it."""
-        if not self.server.emulator.flow_engine.wait_for_waiters(count, timeout):
+        if not self.server.emulator.flow_engine.waiters.wait_parked(count, timeout):
             raise TimeoutError(f"fewer than {count} long poll(s) parked after {timeout} s")
 
     def wait_for_async_invocations(self, *, timeout: float = 30.0) -> None:

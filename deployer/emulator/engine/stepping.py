@@ -40,7 +40,6 @@ from deployer.emulator.store import steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord, TaskRow
 from deployer.fdl import TaskMode
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import (
     Command,
     CompiledFlow,
@@ -77,18 +76,14 @@ class Stepper:
         self._changes = changes
         self.step_latency = max(0.0, float(step_latency))
         self.live = LiveExecutions()
-        self._flows = FlowCache()
+        self.flows = FlowCache()
         self.queue = StepQueue(self._run_batch, self._scheduler.submit)
         self._tasks_lock = threading.Lock()
         self.tasks_out = 0  # tasks handed to the runner whose outcome has not come back
 
-    def flow(self, definition: str) -> Flow:
-        """The parsed flow for a (validated) definition, cached."""
-        return self.program(definition).flow
-
     def program(self, definition: str) -> CompiledFlow:
         """The compiled flow for a (validated) definition, cached."""
-        return self._flows.get(definition)
+        return self.flows.get(definition)
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str,
               input_value: object, flow_version: str = "", qualifier: str = "") -> Execution:
