@@ -17,6 +17,7 @@ from deployer.emulator.engine import FlowEngine
 from deployer.emulator.latency import EXACT, LatencyModel
 from deployer.emulator.retention import DEFAULT as DEFAULT_RETENTION
 from deployer.emulator.retention import Retention
+from deployer.emulator.runtime.reaper import IdleReaper
 from deployer.emulator.services.authorization import Authorizer
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.faults import FaultService
@@ -111,6 +112,19 @@ class Emulator:
         self._wire_releases_and_schedules(clock)
         self.retention = RetentionSweeper(RetentionRepo(self.db), clock, retention)
         self.engines: list[Engine] = [self.flow_engine, self.retention]
+        reap = getattr(self.runtime, "reap_idle", None)
+        self.reaper = IdleReaper(reap) if callable(reap) else None
+        if self.reaper is not None:
+            self.engines.append(self.reaper)
+
+    def clock_moved(self, *, wait: bool = False) -> None:
+        """The clock was moved on purpose (advanced): the flow engine looks at what became due,
+        idle function instances past their idle time are stopped (before this returns when
+        ``wait``) and retention sweeps what is over."""
+        self.flow_engine.clock_moved()
+        self.retention.wake()
+        if self.reaper is not None:
+            self.reaper.clock_moved(wait=wait)
 
     def _wire_releases_and_schedules(self, clock: Clock) -> None:
         """Versions and aliases of both services, and CloudFlow's schedules (fired by the
@@ -125,12 +139,6 @@ class Emulator:
         self.flow_engine.attach_schedules(self.schedules)
         self.flows.on_delete.extend([self.flow_versions.forget, self.schedules.forget_flow])
 
-    def clock_moved(self) -> None:
-        """The clock was moved from outside (admin, ``LocalCloud.advance``): fire what is
-        due, sweep what retention no longer keeps."""
-        self.flow_engine.clock_moved()
-        self.retention.wake()
-
     def serve_at(self, endpoint: str) -> None:
         """The emulator now listens at ``endpoint`` (``host:port``): SDK calls from handlers go
         there."""
@@ -144,6 +152,9 @@ class Emulator:
         """
         for account_id, region, name in self.function_repo.all_keys():
             self.runtime.retire(account_id, region, name)
+        settle = getattr(self.runtime, "settle", None)
+        if callable(settle):
+            settle()  # preStop hooks report before the logs are wiped, not after
         self.db.wipe()
         self.faults.clear()
         self.flow_engine.resync()

@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import recovery
 from deployer.emulator.engine.changes import ExecutionChanges
+from deployer.emulator.engine.group_commit import EventFactory
 from deployer.emulator.engine.scheduler import Scheduler
-from deployer.emulator.engine.stepping import EventFactory, Stepper
+from deployer.emulator.engine.stepping import Stepper
 from deployer.emulator.engine.time_jump import TimeJumpPolicy
 from deployer.emulator.engine.waiters import Waiters
 from deployer.emulator.ports import ScheduleKey, ScheduleSource, TaskRunner
 from deployer.emulator.store import engine_meta, steps
+from deployer.emulator.store import recovery as stored_recovery
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord
 from deployer.fdl.interpreter import Event, Execution, TimerFired
@@ -85,7 +87,7 @@ class FlowEngine:
         with self._db.transaction() as conn:
             saved = engine_meta.saved_clock(conn)
             tasks = recovery.tasks_to_invoke(steps.pending_tasks(conn),
-                                             recovery.invoked_tasks(conn))
+                                             stored_recovery.invoked_tasks(conn))
             unstarted = steps.unstarted(conn)
         self.resync(reload_schedules=False)
         self._policy.restore(saved)

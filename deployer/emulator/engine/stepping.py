@@ -25,15 +25,15 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import recovery
 from deployer.emulator.engine.changes import ExecutionChanges
-from deployer.emulator.engine.group_commit import PendingStep, StepQueue
+from deployer.emulator.engine.group_commit import EventFactory, PendingStep, StepQueue
 from deployer.emulator.engine.live import FlowCache, LiveExecution, LiveExecutions
-from deployer.emulator.engine.scheduler import Scheduler, retry_delay
+from deployer.emulator.engine.scheduler import Scheduler, storage_retry_delay
 from deployer.emulator.engine.waiters import Waiters
 from deployer.emulator.ports import TaskOutcome, TaskRequest, TaskRunner
 from deployer.emulator.store import steps
@@ -56,10 +56,9 @@ from deployer.fdl.interpreter import (
 )
 from deployer.fdl.interpreter.runtime import INTERNAL_ERROR_CODE
 
-__all__ = ["EventFactory", "Stepper"]
+__all__ = ["Stepper"]
 
 log = logging.getLogger("deployer.emulator.engine")
-EventFactory = Callable[[float], Event]
 
 
 class Stepper:
@@ -183,7 +182,7 @@ class Stepper:
         if item.attempts == 0:
             log.error("a step of execution %s could not be saved; trying again until it is: "
                       "%s", item.seq, exc)
-        delay = retry_delay(item.attempts)
+        delay = storage_retry_delay(item.attempts)
         attempts = item.attempts + 1
         self._scheduler.after(delay, lambda: self.queue.post(item.seq, item.make_event,
                                                              attempts=attempts))
@@ -332,9 +331,9 @@ class Stepper:
         """Remember that a callback task's function returned (tried again while the disk
         refuses it, or a restart would invoke the function once more)."""
         try:
-            recovery.mark_invoked(self._db, seq, task_id)
+            recovery.remember_invoked(self._db, seq, task_id)
         except sqlite3.Error:
-            self._scheduler.after(retry_delay(attempt),
+            self._scheduler.after(storage_retry_delay(attempt),
                                   lambda: self._mark_invoked(seq, task_id, attempt + 1))
 
 

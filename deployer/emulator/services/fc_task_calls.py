@@ -24,7 +24,7 @@ __all__ = ["FunctionCalls"]
 
 log = logging.getLogger("deployer.emulator")
 
-Call = Callable[[], None]
+_Call = Callable[[], None]
 IDLE = 60.0  # real seconds an idle thread waits for more calls before it ends
 
 
@@ -36,13 +36,13 @@ class FunctionCalls:
             raise ValueError("per_function must be at least 1")
         self.per_function = per_function
         self._lock = threading.Lock()
-        self._waiting: dict[Hashable, deque[Call]] = {}
+        self._waiting: dict[Hashable, deque[_Call]] = {}
         self._running: dict[Hashable, int] = {}
         self._closed = False
         self._idle = 0  # threads waiting to be handed a function's calls
-        self._handoff: queue.SimpleQueue[tuple[Hashable, Call]] = queue.SimpleQueue()
+        self._handoff: queue.SimpleQueue[tuple[Hashable, _Call]] = queue.SimpleQueue()
 
-    def submit(self, key: Hashable, call: Call) -> None:
+    def submit(self, key: Hashable, call: _Call) -> None:
         """Run ``call`` once fewer than ``per_function`` calls of function ``key`` run (at
         once, or after the calls queued before it). Calls submitted after :meth:`close` are
         dropped (the engine invokes unfinished tasks again when it starts)."""
@@ -72,7 +72,7 @@ class FunctionCalls:
             self._closed = True
             self._waiting.clear()
 
-    def _work(self, key: Hashable, call: Call) -> None:
+    def _work(self, key: Hashable, call: _Call) -> None:
         """A thread's life: serve a function's queue, then wait up to :data:`IDLE` seconds to
         be handed another (threads are reused, not made per call)."""
         while True:
@@ -89,7 +89,7 @@ class FunctionCalls:
                         self._idle -= 1
                         return
 
-    def _serve(self, key: Hashable, call: Call | None) -> None:
+    def _serve(self, key: Hashable, call: _Call | None) -> None:
         """Run ``call``, then the function's next queued calls, until its queue is empty."""
         while call is not None:
             try:

@@ -29,7 +29,7 @@ __all__ = ["WalSyncer"]
 
 log = logging.getLogger("deployer.emulator")
 
-Wake = Callable[[], None]
+_Wake = Callable[[], None]
 GATHER = 0.0005  # seconds the syncer waits for one more commit before an fsync
 GATHER_MAX = 0.004  # seconds it gathers commits at most (group commit)
 
@@ -46,7 +46,7 @@ class WalSyncer:
         self.synced = 0  # every commit up to this number is on disk
         self.syncs = 0  # fsyncs done (statistics and tests)
         self._wanted = 0  # the highest commit somebody waits for
-        self._callbacks: list[tuple[int, Wake]] = []
+        self._callbacks: list[tuple[int, _Wake]] = []
         self._error: OSError | None = None  # the last fsync's failure (raised to waiters)
         self._dir_synced = False
         self._thread: threading.Thread | None = None
@@ -81,7 +81,7 @@ class WalSyncer:
                     raise self._error
                 self._cond.wait(1.0)
 
-    def when_durable(self, upto: int, wake: Wake) -> Callable[[], None]:
+    def when_durable(self, upto: int, wake: _Wake) -> Callable[[], None]:
         """Call ``wake()`` (from the syncer thread, or at once) when commit ``upto`` is
         durable or its fsync failed; returns the unsubscribe function."""
         entry = (upto, wake)
@@ -100,7 +100,7 @@ class WalSyncer:
         if self._thread is not None:
             self._thread.join(timeout=10)
 
-    def _forget(self, entry: tuple[int, Wake]) -> None:
+    def _forget(self, entry: tuple[int, _Wake]) -> None:
         with self._cond:
             if entry in self._callbacks:
                 self._callbacks.remove(entry)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from deployer.emulator.store.db import Database, register_migration
 
 __all__ = ["RetentionRepo"]
-BATCH = 200  # executions (or 20x as many invocation records) per transaction
+SWEEP_BATCH = 200  # executions (or 20x as many invocation records) per transaction
 
 register_migration(
     8,
@@ -38,7 +38,7 @@ class RetentionRepo:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def expire_executions(self, before: float, limit: int = BATCH) -> list[int]:
+    def expire_executions(self, before: float, limit: int = SWEEP_BATCH) -> list[int]:
         """Delete up to ``limit`` executions that ended before ``before`` (oldest end first)
         with their history and callback tokens; their ``seq``."""
         with self._db.transaction() as conn:
@@ -52,7 +52,7 @@ class RetentionRepo:
                 conn.execute(f"DELETE FROM executions WHERE seq IN ({marks})", seqs)
         return seqs
 
-    def expire_invocations(self, before: float, limit: int = BATCH * 20) -> int:
+    def expire_invocations(self, before: float, limit: int = SWEEP_BATCH * 20) -> int:
         """Delete up to ``limit`` invocation records older than ``before``; how many."""
         with self._db.transaction() as conn:
             cur = conn.execute(
