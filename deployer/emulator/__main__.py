@@ -23,6 +23,7 @@ from deployer.emulator.latency import (
     LatencyModel,
     latency_model,
 )
+from deployer.emulator.retention import Retention, parse_duration
 from deployer.emulator.server import EmulatorServer, StateDirInUse
 from deployer.emulator.services.errors import InvalidArgument
 
@@ -36,9 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         latency = latency_model(virtual=clock.is_virtual, cold_start=args.cold_start,
                                 step_latency=args.step_latency)
+        retention = _retention(args)
     except ValueError as exc:
         parser.error(str(exc).replace("_", "-"))
-    server = _open(args, clock, latency)
+    server = _open(args, clock, latency, retention)
     return 1 if server is None else _serve(server, args, latency)
 
 
@@ -61,19 +63,33 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--mocks", type=Path, action="append", default=[], metavar="FILE",
                         help="mocked task results to load (repeatable; docs/emulator.md "
                              "\"Mocked integrations\")")
+    parser.add_argument("--execution-retention", default="30d", metavar="DURATION",
+                        help="how long an ended execution and its history are kept, e.g. 30d, "
+                             "12h, 90s (default: 30d)")
+    parser.add_argument("--log-retention", default="30d", metavar="DURATION",
+                        help="how long functions' invocation logs are kept (default: 30d, Log "
+                             "Service's default)")
     return parser
 
 
-def _open(args: argparse.Namespace, clock: Clock, latency: LatencyModel) -> EmulatorServer | None:
+def _retention(args: argparse.Namespace) -> Retention:
+    return Retention(parse_duration(args.execution_retention, "--execution-retention"),
+                     parse_duration(args.log_retention, "--log-retention"))
+
+
+def _open(args: argparse.Namespace, clock: Clock, latency: LatencyModel,
+          retention: Retention) -> EmulatorServer | None:
     """The server listening and holding the state directory; None (said on stderr) when the
     directory is in use or the port cannot be had."""
     try:
         server = EmulatorServer(args.state_dir, args.host, args.port, clock,
                                 region=args.region, step_latency=latency.step_latency,
-                                cold_start=latency.cold_start, throttle=args.throttle)
+                                cold_start=latency.cold_start, throttle=args.throttle,
+                                retention=retention)
     except StateDirInUse as exc:
         print(f"Error: {exc}; stop it first (deploy emulator stop) or use another --state-dir",
               file=sys.stderr)
+        return None
     except OSError as exc:
         print(f"Error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
               file=sys.stderr)

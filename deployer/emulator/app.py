@@ -15,6 +15,8 @@ from typing import Protocol
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
 from deployer.emulator.latency import EXACT, LatencyModel
+from deployer.emulator.retention import DEFAULT as DEFAULT_RETENTION
+from deployer.emulator.retention import Retention
 from deployer.emulator.runtime.reaper import IdleReaper
 from deployer.emulator.services.authorization import Authorizer
 from deployer.emulator.services.executions import ExecutionService
@@ -28,6 +30,7 @@ from deployer.emulator.services.http_tasks import HttpTasks
 from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.quotas import CloudQuotas
+from deployer.emulator.services.retention import RetentionSweeper
 from deployer.emulator.services.roles import RoleService
 from deployer.emulator.services.schedules import ScheduleService
 from deployer.emulator.services.security_tokens import SecurityTokenService
@@ -41,6 +44,7 @@ from deployer.emulator.store.link_repos import LinkRepo
 from deployer.emulator.store.log_repos import InvocationLogRepo
 from deployer.emulator.store.release_repos import ReleaseRepo
 from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
+from deployer.emulator.store.retention import RetentionRepo
 from deployer.emulator.store.schedule_repos import ScheduleRepo
 
 __all__ = ["DB_FILE", "Emulator", "Engine", "default_runtime"]
@@ -73,11 +77,13 @@ class Emulator:
     ``latency`` (default: exact) is the platform time it adds: the process runtime's cold start
     and the flow engine's step latency. A ``runtime`` of the caller's keeps its own cold start,
     so a model with one is refused then (ValueError). ``durable=False``: answers never wait
-    for the disk (a throwaway state directory; docs/emulator.md "Durability model")."""
+    for the disk (a throwaway state directory; docs/emulator.md "Durability model").
+    ``retention``: how long ended executions and invocation logs are kept."""
 
     def __init__(self, state_dir: Path, clock: Clock, runtime: FunctionRuntime | None = None,
                  *, region: str = "cn-hangzhou", latency: LatencyModel = EXACT,
-                 flow_workers: int = 8, throttle: str = "off", durable: bool = True) -> None:
+                 flow_workers: int = 8, throttle: str = "off", durable: bool = True,
+                 retention: Retention = DEFAULT_RETENTION) -> None:
         if runtime is not None and latency.cold_start:
             raise ValueError("a cold start applies to the process runtime; give it to the "
                              "runtime passed in instead")
@@ -117,17 +123,19 @@ class Emulator:
         self.subflows.attach(self.executions, self.flow_engine)
         self.flow_engine.on_ended(self.subflows.execution_ended)
         self._wire_releases_and_schedules(clock)
-        self.engines: list[Engine] = [self.flow_engine]
+        self.retention = RetentionSweeper(RetentionRepo(self.db), clock, retention)
+        self.engines: list[Engine] = [self.flow_engine, self.retention]
         reap = getattr(self.runtime, "reap_idle", None)
         self.reaper = IdleReaper(reap) if callable(reap) else None
         if self.reaper is not None:
             self.engines.append(self.reaper)
 
     def clock_moved(self, *, wait: bool = False) -> None:
-        """The clock was moved on purpose (advanced): the flow engine looks at what became due
-        and idle function instances past their idle time are stopped (before this returns when
-        ``wait``)."""
+        """The clock was moved on purpose (advanced): the flow engine looks at what became due,
+        idle function instances past their idle time are stopped (before this returns when
+        ``wait``) and retention sweeps what is over."""
         self.flow_engine.clock_moved()
+        self.retention.wake()
         if self.reaper is not None:
             self.reaper.clock_moved(wait=wait)
 

@@ -261,13 +261,16 @@ def _end(proc: subprocess.Popen[bytes], sleep: Sleep, grace: float = 5.0) -> Non
 def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: str = "real",
           timeout: float = 20.0, sleep: Sleep = time.sleep, step_latency: float | None = None,
           cold_start: float | None = None, throttle: str = "off",
+          retention: dict[str, str] | None = None,
           mocks: Sequence[Path] = ()) -> EmulatorStatus:
     """Start a background daemon and return once ``/_emulator/health`` answers.
 
     ``mocks``: mock files the daemon loads at start (mocked task results).
 
     ``step_latency`` and ``cold_start`` (seconds) set the latency model; None keeps the
-    clock's default (:func:`deployer.emulator.latency.latency_model`).
+    clock's default (:func:`deployer.emulator.latency.latency_model`). ``retention``: the
+    durations of ``--execution-retention`` and ``--log-retention`` (keys ``executions`` and
+    ``logs``, e.g. ``"7d"``; absent keeps the default).
 
     Already running → its status with message "already running". Raises OperationError when
     the port is taken, another process holds the state dir, or the daemon exits / stays
@@ -289,6 +292,8 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
             command += [flag, repr(float(value))]
     for path in mocks:
         command += ["--mocks", str(path)]
+    for key, text in (retention or {}).items():
+        command += [f"--{'execution' if key == 'executions' else 'log'}-retention", text]
     proc = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)

@@ -33,6 +33,8 @@ from typing import Any, TypeVar
 from unittest import mock
 
 from deployer.emulator.clock import Clock, VirtualClock
+from deployer.emulator.retention import DEFAULT as DEFAULT_RETENTION
+from deployer.emulator.retention import Retention
 from deployer.emulator.runtime import routing
 from deployer.emulator.runtime.routing import EMULATED_HOSTS, UnmockedRequestError
 from deployer.emulator.server import EmulatorServer
@@ -184,7 +186,6 @@ class LocalCloud:
             yield
         finally:
             engine.auto_advance = previous
-            engine.notify()
 
     def invocations(self, function_name: str, limit: int = 20) -> list[Any]:
         """Recent invocation records of a function, newest first."""
@@ -224,7 +225,7 @@ class LocalCloud:
         (DescribeExecution with ``WaitTimeSeconds``, StartSyncExecution, or
         :meth:`wait_for_execution` in another thread), so a test can make something happen
         only once they wait. ``timeout`` is in real seconds; TimeoutError after it."""
-        if not self.server.emulator.flow_engine.wait_for_waiters(count, timeout):
+        if not self.server.emulator.flow_engine.waiters.wait_parked(count, timeout):
             raise TimeoutError(f"fewer than {count} long poll(s) parked after {timeout} s")
 
     def wait_for_async_invocations(self, *, timeout: float = 30.0) -> None:
@@ -297,6 +298,8 @@ class mock_cloud:
     ``mocks`` (a mock file's path, or its content as a mapping) loads mocked task results
     (docs/emulator.md "Mocked integrations"); an execution picks a test case with an
     ``ExecutionName`` ending in ``#<case>``.
+    ``retention`` (:class:`deployer.emulator.retention.Retention`, seconds of the clock)
+    says how long ended executions and invocation logs are kept (default: 30 days each).
     ``step_latency`` and ``cold_start`` (seconds, default 0: exact, whatever the clock) are
     the latency model (docs/runtime.md "Latency model"): each CloudFlow step arrives
     ``step_latency`` late; a new function instance spends ``cold_start`` between importing its
@@ -307,8 +310,10 @@ class mock_cloud:
                  runtime: FunctionRuntime | None = None, state_dir: Path | None = None,
                  intercept: bool = True, step_latency: float = 0.0,
                  cold_start: float = 0.0, console: bool = False, throttle: str = "off",
+                 retention: Retention | None = None,
                  mocks: str | Path | Mapping[str, Any] | None = None) -> None:
         self.throttle = throttle
+        self.retention = retention
         self.mocks = mocks
         self.step_latency = step_latency
         self.cold_start = cold_start
@@ -333,7 +338,8 @@ class mock_cloud:
                                     step_latency=self.step_latency,
                                     cold_start=self.cold_start, console=self.console,
                                     throttle=self.throttle,
-                                    durable=self.state_dir is not None)
+                                    durable=self.state_dir is not None,
+                                    retention=self.retention or DEFAULT_RETENTION)
             stack.callback(server.stop)
             server.start()
             cloud = LocalCloud(server, self.region)
@@ -362,7 +368,7 @@ class mock_cloud:
                                 state_dir=self.state_dir, intercept=self.intercept,
                                 step_latency=self.step_latency, cold_start=self.cold_start,
                                 console=self.console, throttle=self.throttle,
-                                mocks=self.mocks):
+                                retention=self.retention, mocks=self.mocks):
                     return await fn(*args, **kwargs)
             return async_wrapper  # type: ignore[return-value]
 
@@ -371,6 +377,7 @@ class mock_cloud:
             with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                             state_dir=self.state_dir, intercept=self.intercept,
                             step_latency=self.step_latency, cold_start=self.cold_start,
-                            console=self.console, throttle=self.throttle, mocks=self.mocks):
+                            console=self.console, throttle=self.throttle,
+                            retention=self.retention, mocks=self.mocks):
                 return fn(*args, **kwargs)
         return wrapper  # type: ignore[return-value]

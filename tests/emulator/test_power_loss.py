@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -26,15 +26,17 @@ DB = "emulator.db"
 
 
 class PowerCut:
-    """Records what each fsync made durable (see the module docstring)."""
+    """Records what each fsync (or fdatasync) made durable (see the module docstring)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.synced: dict[str, bytes] = {}
         self.fsyncs = 0
         self._lock = threading.Lock()
-        real = os.fsync
+        for name in ("fsync", "fdatasync"):
+            monkeypatch.setattr(os, name, self._recording(getattr(os, name)))
 
-        def fsync(fd: int) -> None:
+    def _recording(self, real: Callable[[int], None]) -> Callable[[int], None]:
+        def sync(fd: int) -> None:
             real(fd)
             path = os.readlink(f"/proc/self/fd/{fd}")
             with self._lock:
@@ -43,7 +45,7 @@ class PowerCut:
                     with open(path, "rb") as fh:
                         self.synced[path] = fh.read()
 
-        monkeypatch.setattr(os, "fsync", fsync)
+        return sync
 
     def disk(self, state: Path) -> dict[str, bytes | None]:
         """The database files as a power cut now would leave them."""
@@ -126,17 +128,17 @@ def test_concurrent_acknowledgements_share_fsyncs(monkeypatch, tmp_path) -> None
     db_path.write_bytes(b"")
     syncer = WalSyncer(db_path)
     inside, release = threading.Event(), threading.Event()
-    real = os.fsync
+    real = os.fdatasync
     calls = []
 
-    def slow_fsync(fd: int) -> None:
+    def slow_sync(fd: int) -> None:
         calls.append(fd)
         if len(calls) == 1:  # the first fsync takes long: the other commits pile up
             inside.set()
             release.wait(10)
         real(fd)
 
-    monkeypatch.setattr(os, "fsync", slow_fsync)
+    monkeypatch.setattr(os, "fdatasync", slow_sync)
     first = syncer.committed()
     waiter = threading.Thread(target=syncer.sync, args=(first,))
     waiter.start()
@@ -161,8 +163,9 @@ def test_a_throwaway_state_never_waits_for_the_disk(monkeypatch) -> None:
     from deployer.testing.environment import mock_cloud
 
     with mock_cloud(runtime=EchoRuntime(), intercept=False) as cloud:
-        calls = []
+        calls: list[int] = []
         monkeypatch.setattr(os, "fsync", calls.append)
+        monkeypatch.setattr(os, "fdatasync", calls.append)
         create(cloud.fnf_client(), "w", wait_flow("w", seconds=10))
         cloud.fnf_client().start_execution(fnf.StartExecutionRequest(flow_name="w"))
         assert calls == []
@@ -178,12 +181,13 @@ def test_a_failed_fsync_is_a_storage_error_not_an_acknowledgement(monkeypatch,
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(os, "fsync", broken)
+    monkeypatch.setattr(os, "fdatasync", broken)
     from Tea.exceptions import TeaException
 
     with pytest.raises(TeaException) as refused:
         client.start_execution(fnf.StartExecutionRequest(flow_name="w", execution_name="x"))
     assert refused.value.code == "StorageError"
-    assert "I/O error" in refused.value.message
+    assert "durable" in refused.value.message and "Input/output error" in refused.value.message
     monkeypatch.undo()
     again = client.start_execution(fnf.StartExecutionRequest(flow_name="w",
                                                              execution_name="y")).body

@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 
 from deployer.fdl.interpreter import Event, Execution
 
-__all__ = ["PendingStep", "StepQueue"]
+__all__ = ["EventFactory", "PendingStep", "StepQueue"]
 
 log = logging.getLogger("deployer.emulator.engine")
 
 EventFactory = Callable[[float], Event]
+"""Makes a step's event at the instant the step runs."""
 MAX_BATCH = 32  # steps per transaction: bounds how long one commit holds the database lock
 
 

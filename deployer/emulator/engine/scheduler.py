@@ -8,7 +8,7 @@ next due instant. No thread, process or sleep per execution.
 It counts the jobs in flight (pool jobs, callers inside :meth:`Scheduler.activity`, tasks out
 with their runner, writes waiting to be tried again), which is what "the engine is idle" means
 to the time-jump policy. A write the database refuses (a full disk) is tried again after a
-real-time back-off (:meth:`Scheduler.after`, :func:`retry_delay`): a due timer keeps firing
+real-time back-off (:meth:`Scheduler.after`, :func:`storage_retry_delay`): a due timer keeps firing
 until its step is saved, so every execution goes on once the disk has room, without a restart.
 What a due timer or a delivery *does* is not known here: the :class:`DueHandler` (the engine)
 turns it into a step.
@@ -40,14 +40,14 @@ from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import TimerRow
 from deployer.fdl.interpreter import Command, Event, Execution
 
-__all__ = ["DueHandler", "Scheduler", "retry_delay"]
+__all__ = ["DueHandler", "Scheduler", "storage_retry_delay"]
 
 log = logging.getLogger("deployer.emulator.engine")
 DUE_BATCH = 512  # timers taken per scheduler iteration
 RETRY_FIRST, RETRY_MAX = 0.05, 2.0  # real seconds between tries of a write the disk refused
 
 
-def retry_delay(attempt: int) -> float:
+def storage_retry_delay(attempt: int) -> float:
     """Real seconds before try ``attempt + 1`` of a write the database refused: doubling
     from 50 ms, at most 2 s (so work resumes within 2 s of the disk having room again)."""
     return min(RETRY_MAX, RETRY_FIRST * 2.0 ** min(attempt, 16))
@@ -300,7 +300,7 @@ class Scheduler:
             if attempt == 0:
                 log.error("timer %s of execution %s could not be saved; trying again: %s",
                           timer_id, seq, exc)
-            self.after(retry_delay(attempt), lambda: self._fire(seq, timer_id, attempt + 1))
+            self.after(storage_retry_delay(attempt), lambda: self._fire(seq, timer_id, attempt + 1))
             return  # still marked firing: not taken again meanwhile
         except BaseException:
             with self._cond:

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import recovery
 from deployer.emulator.engine.changes import ExecutionChanges
-from deployer.emulator.engine.group_commit import PendingStep, StepQueue
+from deployer.emulator.engine.group_commit import EventFactory, PendingStep, StepQueue
 from deployer.emulator.engine.live import FlowCache, LiveExecution, LiveExecutions
-from deployer.emulator.engine.scheduler import Scheduler, retry_delay
+from deployer.emulator.engine.scheduler import Scheduler, storage_retry_delay
 from deployer.emulator.engine.waiters import Waiters
 from deployer.emulator.ports import TaskOutcome, TaskRequest, TaskRunner
 from deployer.emulator.store import link_repos, steps
@@ -57,12 +57,10 @@ from deployer.fdl.interpreter import (
     step,
 )
 from deployer.fdl.interpreter.runtime import INTERNAL_ERROR_CODE
-from deployer.fdl.syntax.ast import Flow
 
-__all__ = ["EventFactory", "Stepper"]
+__all__ = ["Stepper"]
 
 log = logging.getLogger("deployer.emulator.engine")
-EventFactory = Callable[[float], Event]
 
 
 class Stepper:
@@ -79,19 +77,15 @@ class Stepper:
         self._changes = changes
         self.step_latency = max(0.0, float(step_latency))
         self.live = LiveExecutions()
-        self._flows = FlowCache()
+        self.flows = FlowCache()
         self.queue = StepQueue(self._run_batch, self._scheduler.submit)
         self._tasks_lock = threading.Lock()
         self.tasks_out = 0  # tasks handed to the runner whose outcome has not come back
         self.end_listeners: list[Callable[[int], None]] = []  # called as executions end
 
-    def flow(self, definition: str) -> Flow:
-        """The parsed flow for a (validated) definition, cached."""
-        return self.program(definition).flow
-
     def program(self, definition: str) -> CompiledFlow:
         """The compiled flow for a (validated) definition, cached."""
-        return self._flows.get(definition)
+        return self.flows.get(definition)
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str,
               input_value: object, flow_version: str = "", qualifier: str = "",
@@ -195,7 +189,7 @@ class Stepper:
         if item.attempts == 0:
             log.error("a step of execution %s could not be saved; trying again until it is: "
                       "%s", item.seq, exc)
-        delay = retry_delay(item.attempts)
+        delay = storage_retry_delay(item.attempts)
         attempts = item.attempts + 1
         self._scheduler.after(delay, lambda: self.queue.post(item.seq, item.make_event,
                                                              attempts=attempts))
@@ -355,9 +349,9 @@ class Stepper:
         """Remember that a callback task's function returned (tried again while the disk
         refuses it, or a restart would invoke the function once more)."""
         try:
-            recovery.mark_invoked(self._db, seq, task_id)
+            recovery.remember_invoked(self._db, seq, task_id)
         except sqlite3.Error:
-            self._scheduler.after(retry_delay(attempt),
+            self._scheduler.after(storage_retry_delay(attempt),
                                   lambda: self._mark_invoked(seq, task_id, attempt + 1))
 
 

@@ -7,12 +7,15 @@ more instances; the local runtime gives a function at most a few instances (ten 
 function run at once, each on a thread of its own that then serves the function's next waiting
 call; the others wait in the function's FIFO queue as plain entries. So a thousand tasks
 waiting on one slow function hold ``per_function`` threads, and another function's calls run
-at once (docs/emulator.md, "Tasks waiting on functions").
+at once (docs/emulator.md, "Tasks waiting on functions"). A thread whose function has no more
+calls waits a minute to be handed another function's before it ends, so a steady load reuses
+a few threads instead of starting one per call.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Hashable
@@ -21,7 +24,8 @@ __all__ = ["FunctionCalls"]
 
 log = logging.getLogger("deployer.emulator")
 
-Call = Callable[[], None]
+_Call = Callable[[], None]
+IDLE = 60.0  # real seconds an idle thread waits for more calls before it ends
 
 
 class FunctionCalls:
@@ -32,11 +36,13 @@ class FunctionCalls:
             raise ValueError("per_function must be at least 1")
         self.per_function = per_function
         self._lock = threading.Lock()
-        self._waiting: dict[Hashable, deque[Call]] = {}
+        self._waiting: dict[Hashable, deque[_Call]] = {}
         self._running: dict[Hashable, int] = {}
         self._closed = False
+        self._idle = 0  # threads waiting to be handed a function's calls
+        self._handoff: queue.SimpleQueue[tuple[Hashable, _Call]] = queue.SimpleQueue()
 
-    def submit(self, key: Hashable, call: Call) -> None:
+    def submit(self, key: Hashable, call: _Call) -> None:
         """Run ``call`` once fewer than ``per_function`` calls of function ``key`` run (at
         once, or after the calls queued before it). Calls submitted after :meth:`close` are
         dropped (the engine invokes unfinished tasks again when it starts)."""
@@ -48,7 +54,11 @@ class FunctionCalls:
                 self._waiting.setdefault(key, deque()).append(call)
                 return
             self._running[key] = running + 1
-        threading.Thread(target=self._serve, args=(key, call), daemon=True,
+            if self._idle:  # a thread done with its last function waits for work: reuse it
+                self._idle -= 1
+                self._handoff.put((key, call))
+                return
+        threading.Thread(target=self._work, args=(key, call), daemon=True,
                          name="fc-task-call").start()
 
     def waiting(self, key: Hashable) -> int:
@@ -62,7 +72,24 @@ class FunctionCalls:
             self._closed = True
             self._waiting.clear()
 
-    def _serve(self, key: Hashable, call: Call | None) -> None:
+    def _work(self, key: Hashable, call: _Call) -> None:
+        """A thread's life: serve a function's queue, then wait up to :data:`IDLE` seconds to
+        be handed another (threads are reused, not made per call)."""
+        while True:
+            self._serve(key, call)
+            with self._lock:
+                self._idle += 1
+            try:
+                key, call = self._handoff.get(timeout=IDLE)
+            except queue.Empty:
+                with self._lock:
+                    try:  # handed work just as the wait ended
+                        key, call = self._handoff.get_nowait()
+                    except queue.Empty:
+                        self._idle -= 1
+                        return
+
+    def _serve(self, key: Hashable, call: _Call | None) -> None:
         """Run ``call``, then the function's next queued calls, until its queue is empty."""
         while call is not None:
             try:

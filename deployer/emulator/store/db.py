@@ -15,6 +15,7 @@ fsync for every commit made before it began: group commit, outside the database 
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -25,6 +26,8 @@ from pathlib import Path
 from deployer.emulator.store.durability import WalSyncer
 
 __all__ = ["MIGRATIONS", "Database", "Migration", "register_migration"]
+
+log = logging.getLogger("deployer.emulator")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,7 @@ class Database:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
         conn.row_factory = sqlite3.Row
+        _incremental_vacuum(conn)  # first: a new file takes it only before anything is written
         conn.execute("PRAGMA journal_mode=WAL")
         # NORMAL: SQLite syncs around checkpoints only; commits are made durable by the
         # WalSyncer before they are acknowledged (FULL would fsync under the lock, per commit)
@@ -211,6 +215,12 @@ class Database:
                 applied.append(version)
             return applied
 
+    def give_back_free_pages(self) -> None:
+        """Return the file's free pages to the file system (``auto_vacuum = INCREMENTAL``).
+        Run as a script: the pragma frees one page per step of its statement."""
+        with self._lock:
+            self._conn.executescript("PRAGMA incremental_vacuum")
+
     def wipe(self) -> None:
         """Delete every row of every table (the schema stays)."""
         with self.transaction() as conn:
@@ -225,3 +235,22 @@ class Database:
         self.syncer.close()
         with self._lock:
             self._conn.close()
+
+
+def _incremental_vacuum(conn: sqlite3.Connection) -> None:
+    """Let the database give free pages back (``PRAGMA incremental_vacuum``, retention's
+    sweep): a new, empty database just takes the setting; an older one is rebuilt once
+    (``VACUUM``; without room on the disk for the copy it stays as it is, and free pages are
+    reused instead of given back)."""
+    (mode,) = conn.execute("PRAGMA auto_vacuum").fetchone()
+    if mode == 2:  # INCREMENTAL
+        return
+    conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+    (mode,) = conn.execute("PRAGMA auto_vacuum").fetchone()
+    if mode == 2:  # a new file: taken as is
+        return
+    try:
+        conn.execute("VACUUM")
+    except sqlite3.OperationalError as exc:
+        log.warning("the database could not be rebuilt to give freed space back (%s); it is "
+                    "reused instead", exc)

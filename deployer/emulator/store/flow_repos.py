@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.store.db import Database, register_migration
+from deployer.emulator.store.link_repos import LINKS_TABLE
 
 __all__ = ["ExecutionRow", "FlowRecord", "FlowRepo", "HistoryRow", "TaskRow", "TimerRow"]
 
@@ -243,7 +244,7 @@ class FlowRepo:
             seqs = [r[0] for r in conn.execute(
                 "SELECT seq FROM executions WHERE account_id=? AND region=? AND flow_name=?",
                 (account_id, region, name))]
-            for table in ("history", "timers", "tasks"):
+            for table in ("history", "timers", "tasks", LINKS_TABLE):
                 conn.executemany(f"DELETE FROM {table} WHERE exec_seq=?", [(s,) for s in seqs])
             conn.executemany("DELETE FROM executions WHERE seq=?", [(s,) for s in seqs])
         return cur.rowcount > 0

@@ -20,8 +20,11 @@ from dataclasses import dataclass
 
 from deployer.emulator.store.db import Database, register_migration
 
-__all__ = ["ExecutionLinks", "LinkRepo", "children_of", "insert_links", "links_of",
+__all__ = ["LINKS_TABLE", "ExecutionLinks", "LinkRepo", "children_of", "insert_links", "links_of",
            "scheduled_before"]
+
+#: The table; deleted with its execution (flow deletion, retention).
+LINKS_TABLE = "execution_links"
 
 register_migration(
     8,
