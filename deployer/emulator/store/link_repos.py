@@ -1,4 +1,4 @@
-"""What links an execution to others and to its mocks (migration 8, ``execution_links``).
+"""What links an execution to others and to its mocks (migration 9, ``execution_links``).
 
 One row per execution that has any of:
 
@@ -27,7 +27,7 @@ __all__ = ["LINKS_TABLE", "ExecutionLinks", "LinkRepo", "children_of", "insert_l
 LINKS_TABLE = "execution_links"
 
 register_migration(
-    8,
+    9,
     "execution_links: mock case, parent task, callback token and map run of an execution",
     """
     CREATE TABLE execution_links (
