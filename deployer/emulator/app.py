@@ -120,6 +120,7 @@ class Emulator:
                                       step_latency=latency.step_latency)
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
         self.executions.mocks = self.mocks
+        self.executions.links = links
         self.subflows.attach(self.executions, self.flow_engine)
         self.flow_engine.on_ended(self.subflows.execution_ended)
         self._wire_releases_and_schedules(clock)

@@ -34,6 +34,7 @@ from deployer.emulator.services.numbers import parse_number
 from deployer.emulator.services.task_mocks import TaskMocks, split_case
 from deployer.emulator.store.errors import ExecutionNameTaken
 from deployer.emulator.store.flow_repos import ExecutionRow, FlowRecord, FlowRepo, HistoryRow
+from deployer.emulator.store.link_repos import LinkRepo
 from deployer.emulator.store.steps import output_text
 from deployer.fdl.interpreter import (
     StopRequested,
@@ -143,6 +144,7 @@ class ExecutionService:
         self._clock = clock
         self.versions: QualifierResolver | None = None  # flow versions and aliases
         self.mocks: TaskMocks | None = None  # the loaded mock test cases
+        self.links: LinkRepo | None = None  # parent and child executions
 
     def start(self, account_id: str, region: str, flow_name: str, *, name: str = "",
               input_text: str = "", qualifier: str = "", callback_token: str = "",
@@ -384,6 +386,25 @@ class ExecutionService:
             TaskSucceeded(now, task.task_id, output) if output is not None
             else TaskFailed(now, task.task_id, error, cause)))
         return True
+
+    def children(self, account_id: str, region: str, flow_name: str, name: str,
+                 task_id: str) -> builtins.list[ExecutionView]:
+        """The executions that task ``task_id`` of execution ``name`` started (sub-flows)."""
+        row = self._repo.get_execution(account_id, region, flow_name, name)
+        if row is None or self.links is None:
+            return []
+        views = [self.view(seq) for seq in self.links.children(row.seq, task_id)]
+        return [v for v in views if v is not None]
+
+    def parent(self, account_id: str, region: str, flow_name: str,
+               name: str) -> tuple[ExecutionView, str] | None:
+        """The execution whose task started execution ``name``, and that task's id."""
+        row = self._repo.get_execution(account_id, region, flow_name, name)
+        if row is None or self.links is None:
+            return None
+        links = self.links.links(row.seq)
+        parent = self.view(links.parent_seq) if links.parent_seq else None
+        return None if parent is None else (parent, links.parent_task_id)
 
     def row_keys(self, seq: int) -> tuple[str, str] | None:
         """The account and region of execution ``seq`` (None when it is gone)."""
