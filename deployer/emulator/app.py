@@ -28,6 +28,7 @@ from deployer.emulator.services.function_versions import FunctionReleases
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.http_tasks import HttpTasks
 from deployer.emulator.services.logs import LogService
+from deployer.emulator.services.map_runs import MapRuns
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.quotas import CloudQuotas
 from deployer.emulator.services.retention import RetentionSweeper
@@ -114,15 +115,18 @@ class Emulator:
         links = LinkRepo(self.db)
         self.mocks = TaskMocks(links, state_dir)
         self.subflows = SubflowTasks(links)
-        self.tasks = TaskRouter(self.function_tasks, HttpTasks(), self.subflows, self.mocks,
-                                links, self.flow_repo)
+        self.map_runs = MapRuns(links, self.flow_repo)
+        self.tasks = TaskRouter(self.function_tasks, HttpTasks(), self.subflows, self.map_runs,
+                                self.mocks, links, self.flow_repo)
         self.flow_engine = FlowEngine(self.db, clock, self.tasks, workers=flow_workers,
                                       step_latency=latency.step_latency)
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
         self.executions.mocks = self.mocks
         self.executions.links = links
         self.subflows.attach(self.executions, self.flow_engine)
+        self.map_runs.attach(self.executions, self.flow_engine)
         self.flow_engine.on_ended(self.subflows.execution_ended)
+        self.flow_engine.on_ended(self.map_runs.execution_ended)
         self._wire_releases_and_schedules(clock)
         self.retention = RetentionSweeper(RetentionRepo(self.db), clock, retention)
         self.engines: list[Engine] = [self.flow_engine, self.retention]

@@ -275,13 +275,15 @@ class ExecutionService:
         """One page in start order (``newest_first``: newest first, the console's order) and
         the next page's token ('' on the last page). ``filt.qualifier``: ``LATEST``, a version
         (started with it or through an alias that picked it) or an alias (started through it);
-        an unknown one raises NotFound as StartExecution does. A ``filt.map_run_name`` raises
-        InvalidArgument: the emulator runs no distributed Map, so no map run exists."""
+        an unknown one raises NotFound as StartExecution does. ``filt.map_run_name`` lists the
+        child executions of that map run (a distributed Map's; an unknown one raises
+        InvalidArgument); without it a map run's children are left out, as they are not the
+        flow's own executions."""
         flow = self._flows.get(account_id, region, flow_name)
         version, alias = self._started_with(flow, filt.qualifier)
-        if filt.map_run_name:
-            raise InvalidArgument(f"MapRunName '{filt.map_run_name}' does not exist: the "
-                                  "emulator runs no distributed Map, so there are no map runs",
+        if filt.map_run_name and (self.links is None
+                                  or not self.links.map_run_exists(filt.map_run_name)):
+            raise InvalidArgument(f"MapRunName '{filt.map_run_name}' does not exist",
                                   field="MapRunName")
         if filt.status and filt.status not in STATUSES:
             raise InvalidArgument(f"Status '{filt.status}' is invalid: use one of "
@@ -297,7 +299,7 @@ class ExecutionService:
             status=filt.status, prefix=filt.name_prefix,
             started_from=_parse_time(filt.started_from, "StartedTimeBegin"),
             started_to=_parse_time(filt.started_to, "StartedTimeEnd"), newest_first=newest_first,
-            flow_version=version, alias=alias)
+            flow_version=version, alias=alias, map_run=filt.map_run_name)
         token = rows[limit].name if len(rows) > limit else ""
         return [_view(r) for r in rows[:limit]], token
 

@@ -5,7 +5,9 @@
    ``HTTP:Request`` or ``FNF:StartExecution`` calls nothing).
 2. Otherwise by action: ``FC:InvokeFunction`` invokes the local function
    (:mod:`.fc_tasks`), ``HTTP:Request`` sends the request (:mod:`.http_tasks`),
-   ``FNF:StartExecution`` starts the child execution (:mod:`.subflows`).
+   ``FNF:StartExecution`` starts the child execution (:mod:`.subflows`); a distributed
+   Map's ``FNF:StartMapRun`` (the engine's own, never mocked) runs its map run
+   (:mod:`.map_runs`).
 3. Any other action (OSS, MNS, EventBridge, DashScope, an OpenAPI action such as
    ``ECS:DescribeInstances``) has no local service: its task fails with
    ``FnF.MockedResponseMissing`` and a cause naming the mock to add (catchable: it matches
@@ -18,21 +20,26 @@ on a small pool of their own.
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from deployer.emulator.ports import TaskDone, TaskOutcome, TaskRequest
 from deployer.emulator.services.fc_tasks import FunctionInvoker
 from deployer.emulator.services.http_tasks import HTTP_ACTION, HttpTasks
+from deployer.emulator.services.map_runs import MapRuns
 from deployer.emulator.services.subflows import FLOW_ACTION, SubflowTasks
 from deployer.emulator.services.task_mocks import MOCK_ERROR, TaskMocks
 from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.link_repos import LinkRepo
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import InvokeTask
+from deployer.fdl.interpreter.states.distributed_map import MAP_RUN_ACTION
 
 __all__ = ["TaskRouter", "missing_mock_cause"]
 
+log = logging.getLogger("deployer.emulator")
 FC_INVOKE = "FC:InvokeFunction"
 EMULATED_ACTIONS = (FC_INVOKE, HTTP_ACTION, FLOW_ACTION)
 
@@ -53,8 +60,9 @@ class TaskRouter:
     """Carries out every task of the engine (see the module docstring)."""
 
     def __init__(self, functions: FunctionInvoker, http: HttpTasks, subflows: SubflowTasks,
-                 mocks: TaskMocks, links: LinkRepo, repo: FlowRepo) -> None:
+                 map_runs: MapRuns, mocks: TaskMocks, links: LinkRepo, repo: FlowRepo) -> None:
         self.functions = functions
+        self.map_runs = map_runs
         self.http = http
         self.subflows = subflows
         self.mocks = mocks
@@ -71,6 +79,9 @@ class TaskRouter:
 
     def start(self, request: TaskRequest, done: TaskDone) -> None:
         cmd = request.command
+        if cmd.action == MAP_RUN_ACTION:  # the engine's own: never mocked
+            self._pool().submit(self._guarded, self.map_runs.start, request, done)
+            return
         case, flow = self._case(request)
         if case:
             outcome = self.mocks.answer(request.execution_seq, flow, case, cmd)
@@ -82,7 +93,7 @@ class TaskRouter:
         elif cmd.action == HTTP_ACTION:
             self.http.start(request, done)
         elif cmd.action == FLOW_ACTION:
-            self._pool().submit(self._start_subflow, request, done)
+            self._pool().submit(self._guarded, self.subflows.start, request, done)
         elif cmd.task_mode is TaskMode.WAIT_FOR_CUSTOM_CALLBACK:
             done(None)
         else:
@@ -92,11 +103,14 @@ class TaskRouter:
             done(TaskOutcome.failed(MOCK_ERROR, missing_mock_cause(
                 cmd.action, flow, cmd.state_path[-1], case)))
 
-    def _start_subflow(self, request: TaskRequest, done: TaskDone) -> None:
+    @staticmethod
+    def _guarded(start: Callable[[TaskRequest, TaskDone], None], request: TaskRequest,
+                 done: TaskDone) -> None:
         try:
-            self.subflows.start(request, done)
+            start(request, done)
         except Exception as exc:  # a defect: the task fails, never hangs
-            done(TaskOutcome.failed("FnF.InternalError", f"the sub-flow could not start "
+            log.exception("task %s could not start", request.command.task_id)
+            done(TaskOutcome.failed("FnF.InternalError", f"the task could not start "
                                     f"({type(exc).__name__}: {str(exc)[:500]})"))
 
     def _case(self, request: TaskRequest) -> tuple[str, str]:
@@ -118,6 +132,7 @@ class TaskRouter:
 
     def cancel(self, execution_seq: int, task_id: str) -> None:
         self.subflows.cancel(execution_seq, task_id)
+        self.map_runs.cancel(execution_seq, task_id)
 
     def close(self) -> None:
         """Drop what waits (the engine sends unfinished tasks again when it starts)."""

@@ -306,10 +306,11 @@ class FlowRepo:
                         started_from: float | None = None,
                         started_to: float | None = None,
                         newest_first: bool = False, flow_version: str | None = None,
-                        alias: str | None = None) -> list[ExecutionRow]:
+                        alias: str | None = None, map_run: str = "") -> list[ExecutionRow]:
         """Executions in start order (``seq`` ascending) with ``seq >= after_seq``; with
         ``newest_first``, descending with ``seq <= after_seq`` (0: from the newest).
-        ``flow_version`` ('' for LATEST) and ``alias`` keep those started with them."""
+        ``flow_version`` ('' for LATEST) and ``alias`` keep those started with them;
+        ``map_run`` keeps that map run's children ('' leaves every map run's out)."""
         sql = (f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE account_id=? AND region=? "
                "AND flow_name=? "
                + ("AND (seq<=? OR ?=0)" if newest_first else "AND seq>=?"))
@@ -332,6 +333,11 @@ class FlowRepo:
             if wanted is not None:
                 sql += f" AND {column}=?"
                 args.append(wanted)
+        if map_run:
+            sql += f" AND seq IN (SELECT exec_seq FROM {LINKS_TABLE} WHERE map_run=?)"
+            args.append(map_run)
+        else:
+            sql += f" AND seq NOT IN (SELECT exec_seq FROM {LINKS_TABLE} WHERE map_run>'')"
         with self.db.read() as conn:
             order = " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
             rows = conn.execute(sql + order + " LIMIT ?", (*args, limit)).fetchall()

@@ -114,3 +114,9 @@ class LinkRepo:
     def scheduled_before(self, seq: int, state: str, event_id: int) -> int:
         with self.db.read() as conn:
             return scheduled_before(conn, seq, state, event_id)
+
+    def map_run_exists(self, name: str) -> bool:
+        """Whether a map run of that name started a child execution."""
+        with self.db.read() as conn:
+            return conn.execute("SELECT 1 FROM execution_links WHERE map_run=? LIMIT 1",
+                                (name,)).fetchone() is not None
