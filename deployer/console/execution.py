@@ -119,6 +119,7 @@ def panel_model(src: Sources, region: str, view: ExecutionView, nodes: dict[str,
     for a in v.attempts:
         log = _invocation(src, region, view.name, a.scheduled_event_id, a.parameters)
         children = _children(src, region, view, a.resource, a.scheduled_event_id)
+        map_run = _map_run(src, a.resource, a.parameters)
         attempts.append({"number": a.number, "resource": a.resource, "task_mode": a.task_mode,
                          "parameters": pretty(a.parameters), "outcome": a.outcome,
                          "scheduled": a.scheduled_at, "ended": a.ended_at or "",
@@ -126,7 +127,7 @@ def panel_model(src: Sources, region: str, view: ExecutionView, nodes: dict[str,
                          "output": pretty(a.output) if a.output is not None else None,
                          "body_rows": rows_of(a.body), "body": pretty(a.body)
                          if a.body is not None else None, "invocation": log,
-                         "children": children})
+                         "children": children, "map_run": map_run})
     return {**base, "reached": True, "status": v.status.value, "icon": icon, "word": word,
             "entered": v.entered_at, "exited": v.exited_at or "",
             "duration": duration(since(v.entered_at, v.exited_at)) if v.exited_at else "",
@@ -147,6 +148,20 @@ def _children(src: Sources, region: str, view: ExecutionView, resource: str,
         return []
     return [_link(region, child) for child in src.executions.children(
         src.account_id, region, view.flow_name, view.name, task_id(view.name, scheduled))]
+
+
+def _map_run(src: Sources, resource: str, parameters: Any) -> dict[str, Any] | None:
+    """A distributed Map's map run: its name, size and its children's counts by status."""
+    if resource != "FNF:StartMapRun" or not isinstance(parameters, dict):
+        return None
+    name = str(parameters.get("MapRunName", ""))
+    counts = src.executions.map_run_counts(name)
+    total = int(parameters.get("ItemCount") or 0)
+    started = sum(counts.values())
+    return {"name": name, "total": total, "running": counts.get("Running", 0),
+            "succeeded": counts.get("Succeeded", 0),
+            "failed": started - counts.get("Running", 0) - counts.get("Succeeded", 0),
+            "pending": max(0, total - started)}
 
 
 def _link(region: str, other: ExecutionView) -> dict[str, Any]:

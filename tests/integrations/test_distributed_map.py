@@ -127,3 +127,21 @@ def test_batches_are_child_inputs(cloud: LocalCloud, fnf: Any) -> None:
         input=json.dumps({"items": [1, 2, 3, 4, 5]})))
     done = cloud.wait_for_execution("dmap-batch", "e1", timeout=60)
     assert json.loads(done["Output"])["Items"] == [{"first": 1}, {"first": 3}, {"first": 5}]
+
+
+
+def test_the_console_shows_the_map_run_with_its_counts() -> None:
+    import urllib.request
+
+    from deployer.testing import mock_cloud
+
+    with mock_cloud(console=True) as local:
+        _run(local, local.fnf_client(), "dmap-console",
+             {"items": [{"n": 1}, {"n": 13}, {"n": 2}]},
+             extra="    ToleratedFailurePercentage: 50")
+        url = (f"{local.url}/_console/api/r/{local.region}/flows/dmap-console/executions/e1"
+               "?state=Fan")
+        with urllib.request.urlopen(url, timeout=30) as response:
+            model = json.loads(response.read())
+    run = model["panel"]["attempts"][0]["map_run"]
+    assert (run["total"], run["succeeded"], run["failed"], run["running"]) == (3, 2, 1, 0)

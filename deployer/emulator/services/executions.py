@@ -408,6 +408,10 @@ class ExecutionService:
         parent = self.view(links.parent_seq) if links.parent_seq else None
         return None if parent is None else (parent, links.parent_task_id)
 
+    def map_run_counts(self, map_run: str) -> dict[str, int]:
+        """Child executions of map run ``map_run`` by status (the console's counts)."""
+        return self._repo.map_run_counts(map_run)
+
     def row_keys(self, seq: int) -> tuple[str, str] | None:
         """The account and region of execution ``seq`` (None when it is gone)."""
         row = self._repo.execution_by_seq(seq)

@@ -351,6 +351,15 @@ class FlowRepo:
                 "AND flow_name=? GROUP BY status", (account_id, region, flow)).fetchall()
         return {str(r[0]): int(r[1]) for r in rows}
 
+    def map_run_counts(self, map_run: str) -> dict[str, int]:
+        """How many child executions of map run ``map_run`` have each status."""
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT e.status, COUNT(*) FROM {LINKS_TABLE} l JOIN executions e "
+                "ON e.seq=l.exec_seq WHERE l.map_run=? GROUP BY e.status",
+                (map_run,)).fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
     def history(self, seq: int, *, from_event: int, limit: int) -> list[HistoryRow]:
         """History events with ``event_id >= from_event`` in ascending order."""
         with self.db.read() as conn:
