@@ -46,3 +46,20 @@ def test_the_console_links_parent_and_child() -> None:
     assert node["child"]["status"] == "Succeeded" and "child" in node["sub"]
     assert child["summary"]["parent"]["name"] == "m1"
     assert f'href="{link["url"]}"' in page
+
+
+def test_deploy_execute_shows_the_child_and_its_status(project: Any) -> None:
+    from click.testing import CliRunner
+
+    from deployer.cli.main import cli
+
+    with mock_cloud() as cloud:
+        fnf = cloud.fnf_client()
+        for name, text in (("kid", CHILD), ("mum", PARENT)):
+            fnf.create_flow(fnf_models.CreateFlowRequest(name=name, definition=text,
+                                                         description="", type="FDL"))
+        result = CliRunner().invoke(cli, ["-C", str(project), "execute", "--flow", "mum",
+                                          "--target", "aliyun"])
+    assert result.exit_code == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if "Call" in x and "Succeeded" in x)
+    assert "[sub-flow kid/kid-1: Succeeded]" in line

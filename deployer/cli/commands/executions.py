@@ -133,8 +133,20 @@ def _follow(app: AppContext, session: CloudSession, flow: str, name: str) -> Exe
     def instances(function: str, scheduled: int) -> str | None:
         return executions.task_instance(session.logs, function, name, scheduled)
 
+    ended: dict[tuple[str, str], str] = {}  # children seen ended are not asked again
+
+    def children(resource: str, parameters: Any, output: Any) -> str | None:
+        child = executions.subflow_of(resource, parameters, output)
+        if child is None:
+            return None
+        status = ended.get(child) or executions.child_status(session.clients.flows, *child)
+        if status not in (None, "Running", "Starting"):
+            ended[child] = str(status)
+        return f"{child[0]}/{child[1]}: {status or 'not started yet'}"
+
     try:
-        with ExecutionMonitor(console, definition, live=live, instances=instances) as monitor:
+        with ExecutionMonitor(console, definition, live=live, instances=instances,
+                              children=children) as monitor:
             return executions.follow(session.clients.flows, flow, name, monitor.on_event,
                                      on_tick=monitor.tick)
     except KeyboardInterrupt:
