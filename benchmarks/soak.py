@@ -56,16 +56,17 @@ def _rss_mb(pid: int) -> float:
 
 
 def _children(pid: int) -> list[int]:
-    """Every descendant of ``pid`` (the function workers)."""
+    """Every descendant of ``pid`` (the function workers), whichever thread started them."""
     found, todo = [], [pid]
     while todo:
         parent = todo.pop()
-        try:
-            kids = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
-        except OSError:
-            continue
-        found += [int(k) for k in kids]
-        todo += [int(k) for k in kids]
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                kids = [int(k) for k in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found += kids
+            todo += kids
     return found
 
 

@@ -56,7 +56,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         "PROJECT_HEADER": ["cloud.logs", "emulator.api.sls"],
         "Role": ["cloud.ram", "emulator.services.roles"],
         "STATUSES": ["core.executions", "emulator.services.executions"],
-        "TOKEN_HEADER": ["emulator.api.local_guard", "testing.faults"],
+        "TOKEN_HEADER": ["cloud.log_stream", "emulator.api.local_guard", "testing.faults"],
         "evaluate": ["emulator.services.authorization", "fdl.expressions.evaluator"],
         "parse_expression": ["emulator.services.schedule_cron", "fdl.expressions.parser"],
         "role_arn": ["core.roles", "emulator.services.roles"],

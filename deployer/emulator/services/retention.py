@@ -5,12 +5,15 @@ when :meth:`RetentionSweeper.wake` is called: the clock was moved), with cutoffs
 emulator's clock (virtual or real): executions that ended more than ``retention.executions``
 seconds ago go with their history (``store/retention.py``), invocation records older than
 ``retention.logs`` go too, and when enough of the database is free it is given back to the
-file system. Deletions run in short batches, so API calls and steps interleave with a sweep.
+file system (and the freed memory to the system). Deletions run in short batches, so API
+calls and steps interleave with a sweep.
 A sweep that fails (the disk is full) is logged and tried at the next one.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
 import threading
 from dataclasses import dataclass
@@ -85,6 +88,7 @@ class RetentionSweeper:
         if executions or invocations:
             log.info("retention: deleted %d ended executions and %d invocation records",
                      executions, invocations)
+            _trim_heap()
         return swept
 
     def _run(self) -> None:
@@ -97,3 +101,13 @@ class RetentionSweeper:
                 self.sweep()
             except Exception:
                 log.exception("retention sweep failed; trying again at the next one")
+
+
+def _trim_heap() -> None:
+    """Give the memory freed by a sweep back to the system (glibc keeps freed heap pages,
+    spread over one arena per thread, unless told; elsewhere nothing to do)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        pass

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deployer.emulator.store.durability import WalSyncer
+from deployer.emulator.store.errors import DatabaseDamaged
 
 __all__ = ["MIGRATIONS", "Database", "Migration", "register_migration"]
 
@@ -97,8 +98,18 @@ class _Reading:
         self._lock.release()
 
 
+def _damaged(exc: sqlite3.DatabaseError) -> bool:
+    """SQLITE_CORRUPT or SQLITE_NOTADB: the file is not a database one can read."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name:
+        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    return not isinstance(exc, sqlite3.OperationalError) and (
+        "not a database" in str(exc) or "malformed" in str(exc))
+
+
 class Database:
-    """An open emulator database; create with ``Database.open(path)``."""
+    """An open emulator database; create with ``Database.open(path)`` (a file SQLite cannot
+    read raises :class:`~deployer.emulator.store.errors.DatabaseDamaged`)."""
 
     def __init__(self, conn: sqlite3.Connection, syncer: WalSyncer) -> None:
         self._conn = conn
@@ -115,15 +126,22 @@ class Database:
         commits never wait for the disk (a throwaway state directory)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
-        conn.row_factory = sqlite3.Row
-        _incremental_vacuum(conn)  # first: a new file takes it only before anything is written
-        conn.execute("PRAGMA journal_mode=WAL")
-        # NORMAL: SQLite syncs around checkpoints only; commits are made durable by the
-        # WalSyncer before they are acknowledged (FULL would fsync under the lock, per commit)
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        db = cls(conn, WalSyncer(path, durable=durable))
-        db.migrate()
+        try:
+            conn.row_factory = sqlite3.Row
+            _incremental_vacuum(conn)  # first: a new file takes it before anything is written
+            conn.execute("PRAGMA journal_mode=WAL")
+            # NORMAL: SQLite syncs around checkpoints only; commits are made durable by the
+            # WalSyncer before they are acknowledged (FULL would fsync under the lock, per
+            # commit)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            db = cls(conn, WalSyncer(path, durable=durable))
+            db.migrate()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if _damaged(exc):
+                raise DatabaseDamaged(str(exc)) from exc
+            raise
         return db
 
     @property
