@@ -141,7 +141,8 @@ def test_the_console_shows_the_map_run_with_its_counts() -> None:
              extra="    ToleratedFailurePercentage: 50")
         url = (f"{local.url}/_console/api/r/{local.region}/flows/dmap-console/executions/e1"
                "?state=Fan")
-        with urllib.request.urlopen(url, timeout=30) as response:
+        request = urllib.request.Request(url, headers={"X-Emulator-Token": local.admin_token})
+        with urllib.request.urlopen(request, timeout=30) as response:
             model = json.loads(response.read())
     run = model["panel"]["attempts"][0]["map_run"]
     assert (run["total"], run["succeeded"], run["failed"], run["running"]) == (3, 2, 1, 0)

@@ -21,8 +21,9 @@ PARENT = ("Type: StateMachine\nSpecVersion: v1\nName: mum\nStartAt: Call\nStates
           "    End: true\n")
 
 
-def _get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=30) as response:
+def _get(url: str, token: str = "") -> Any:
+    request = urllib.request.Request(url, headers={"X-Emulator-Token": token} if token else {})
+    with urllib.request.urlopen(request, timeout=30) as response:
         return response.read().decode()
 
 
@@ -36,8 +37,8 @@ def test_the_console_links_parent_and_child() -> None:
                                                              execution_name="m1"))
         assert cloud.wait_for_execution("mum", "m1")["Status"] == "Succeeded"
         base = f"{cloud.url}/_console/api/r/{cloud.region}/flows"
-        parent = json.loads(_get(f"{base}/mum/executions/m1?state=Call"))
-        child = json.loads(_get(f"{base}/kid/executions/kid-1"))
+        parent = json.loads(_get(f"{base}/mum/executions/m1?state=Call", cloud.admin_token))
+        child = json.loads(_get(f"{base}/kid/executions/kid-1", cloud.admin_token))
         page = _get(f"{cloud.url}/_console/r/{cloud.region}/flows/mum/executions/m1?state=Call")
     link = parent["panel"]["attempts"][0]["children"][0]
     assert (link["flow"], link["name"], link["status"]) == ("kid", "kid-1", "Succeeded")

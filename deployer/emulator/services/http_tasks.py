@@ -40,8 +40,8 @@ HTTP_ACTION = "HTTP:Request"
 CALLBACK_HEADER = "X-FnF-Http-Callback-Task-Token"
 DEFAULT_TIMEOUT = 60.0
 METHODS = ("GET", "POST", "PATCH", "PUT", "DELETE", "HEAD")
-PARAMETERS = ("url", "method", "body", "headers", "query")
-MAX_BODY = 6 * 1024 * 1024  # a response body is read up to this many bytes
+HTTP_PARAMETERS = ("url", "method", "body", "headers", "query")
+_MAX_RESPONSE_BYTES = 6 * 1024 * 1024  # a response body is read up to this many bytes
 
 
 class _Refused(ValueError):
@@ -76,10 +76,10 @@ def _mapping(params: dict[str, Any], key: str) -> dict[str, str]:
 def _call(request: TaskRequest) -> _Call:
     cmd = request.command
     params = cmd.parameters if isinstance(cmd.parameters, dict) else {}
-    unknown = sorted(set(params) - set(PARAMETERS))
+    unknown = sorted(set(params) - set(HTTP_PARAMETERS))
     if unknown:
         raise _Refused(f"unknown parameter {unknown[0]!r} (HTTP:Request takes "
-                       f"{', '.join(PARAMETERS)})")
+                       f"{', '.join(HTTP_PARAMETERS)})")
     url = params.get("url")
     if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") \
             or not urlsplit(url).netloc:
@@ -147,7 +147,7 @@ class HttpTasks:
             async with self._session.request(call.method, call.url, headers=call.headers,
                                              params=call.query or None, data=call.body,
                                              timeout=timeout) as response:
-                raw = await response.content.read(MAX_BODY)
+                raw = await response.content.read(_MAX_RESPONSE_BYTES)
                 output = {"Header": {k: v for k, v in response.headers.items()},
                           "Code": response.status,
                           "Body": raw.decode(response.charset or "utf-8", errors="replace")}

@@ -55,7 +55,7 @@ __all__ = ["FLOW_ACTION", "SubflowTasks", "parse_flow_arn"]
 
 log = logging.getLogger("deployer.emulator")
 FLOW_ACTION = "FNF:StartExecution"
-PARAMETERS = ("resourceArn", "executionName", "input")
+FLOW_PARAMETERS = ("resourceArn", "executionName", "input")
 _ARN = re.compile(r"^acs:fnf:([a-z0-9-]*):(\d*):flow/([^/]+)$")
 _NAMES = uuid.UUID("5e2f3c1c-7b8e-4f7e-9d55-2c1c6a0b1f42")
 
@@ -125,10 +125,10 @@ class SubflowTasks:
     def _request(self, request: TaskRequest) -> _Start:
         cmd = request.command
         params = cmd.parameters if isinstance(cmd.parameters, dict) else {}
-        unknown = sorted(set(params) - set(PARAMETERS))
+        unknown = sorted(set(params) - set(FLOW_PARAMETERS))
         if unknown:
             raise _Refused("FnF.InvalidArgument", f"unknown parameter {unknown[0]!r} "
-                           f"(FNF:StartExecution takes {', '.join(PARAMETERS)})")
+                           f"(FNF:StartExecution takes {', '.join(FLOW_PARAMETERS)})")
         parsed = parse_flow_arn(str(params.get("resourceArn", "")), request.region,
                                 request.account_id)
         if parsed is None:

@@ -36,12 +36,11 @@ from deployer.emulator.store.link_repos import LinkRepo
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import InvokeTask
 from deployer.fdl.interpreter.states.distributed_map import MAP_RUN_ACTION
+from deployer.fdl.syntax.task_checks import FC_INVOKE
 
 __all__ = ["TaskRouter", "missing_mock_cause"]
 
 log = logging.getLogger("deployer.emulator")
-FC_INVOKE = "FC:InvokeFunction"
-EMULATED_ACTIONS = (FC_INVOKE, HTTP_ACTION, FLOW_ACTION)
 
 
 def missing_mock_cause(action: str, flow: str, state: str, case: str) -> str:

@@ -12,9 +12,9 @@ from typing import Any
 from deployer.fdl.syntax.ast import MapState, RawField
 from deployer.fdl.syntax.diagnostics import Code, Reporter
 
-__all__ = ["DISTRIBUTED_FIELDS", "EXECUTION_MODES", "SOURCE_TYPES", "check_distributed"]
+__all__ = ["DISTRIBUTED_FIELDS", "SOURCE_TYPES", "check_distributed"]
 
-EXECUTION_MODES = ("Express", "Standard")
+_CHILD_MODES = ("Express", "Standard")  # a map run's children run in one of these
 SOURCE_TYPES = ("OSS_OBJECTS", "OSS_CSV", "OSS_JSON_LIST", "OSS_INVENTORY_FILES")
 DISTRIBUTED_FIELDS = ("ItemReader", "ItemConstructor", "ItemBatcher", "ResultWriter",
                       "MaxItems", "ToleratedFailurePercentage", "ToleratedFailureCount")
@@ -39,7 +39,7 @@ def check_distributed(state: MapState, path: str, report: Reporter) -> None:
         return
     _keys(raw, path, report)
     mode = _get(config.value, "ExecutionMode")
-    if mode not in EXECUTION_MODES:
+    if mode not in _CHILD_MODES:
         report(Code.INVALID_VALUE, f"ProcessorConfig.ExecutionMode must be Express or Standard, "
                f"found {mode!r}", config.value_position, f"{path}.ProcessorConfig.ExecutionMode")
     reader = raw.get("ItemReader")
