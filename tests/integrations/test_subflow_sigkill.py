@@ -1,5 +1,6 @@
-"""A parent waiting on its sub-flow survives SIGKILL of the daemon: after the restart the
-parent's task finds its child again (no second child) and takes its output."""
+"""Parents waiting on child executions survive SIGKILL of the daemon: after the restart a
+sub-flow's task finds its child again (no second child) and takes its output, and a
+distributed Map's run carries on from the children it had started (each item runs once)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,13 @@ PARENT = ("Type: StateMachine\nSpecVersion: v1\nName: waiting-parent\nStartAt: c
           "    TaskMode: WaitForSystemCallback\n    Parameters:\n"
           "      resourceArn: acs:fnf:::flow/slow-child\n      input.$: $Input\n"
           "    End: true\n")
+MAP = ("Type: StateMachine\nSpecVersion: v1\nName: fan\nStartAt: m\nStates:\n"
+       "  - Type: Map\n    Name: m\n    ProcessorConfig:\n      ExecutionMode: Standard\n"
+       "    ItemsPath: $Input.items\n    MaxConcurrency: 2\n    Processor:\n"
+       "      StartAt: w\n      States:\n        - Type: Wait\n          Name: w\n"
+       "          Seconds: 2\n          Next: out\n        - Type: Pass\n"
+       "          Name: out\n          OutputConstructor:\n            got.$: $Input.n\n"
+       "          End: true\n    End: true\n")
 
 
 def test_a_waiting_parent_and_its_child_survive_sigkill(tmp_path: Path) -> None:
@@ -29,8 +37,12 @@ def test_a_waiting_parent_and_its_child_survive_sigkill(tmp_path: Path) -> None:
         client = daemon.cloud().fnf_client()
         create(client, "slow-child", CHILD)
         create(client, "waiting-parent", PARENT)
+        create(client, "fan", MAP)
         client.start_execution(fnf.StartExecutionRequest(
             flow_name="waiting-parent", execution_name="p1", input=json.dumps({"n": 7})))
+        client.start_execution(fnf.StartExecutionRequest(
+            flow_name="fan", execution_name="f1",
+            input=json.dumps({"items": [{"n": n} for n in range(4)]})))
         for _ in range(100):  # each try is a short long-poll: no sleep
             running = client.list_executions(fnf.ListExecutionsRequest(
                 flow_name="slow-child", status="Running")).body.executions
@@ -49,5 +61,13 @@ def test_a_waiting_parent_and_its_child_survive_sigkill(tmp_path: Path) -> None:
         children = client.list_executions(fnf.ListExecutionsRequest(
             flow_name="slow-child")).body.executions
         assert [c.name for c in children] == [running[0].name]
+        mapped = client.describe_execution(fnf.DescribeExecutionRequest(
+            flow_name="fan", execution_name="f1", wait_time_seconds=30)).body
+        assert mapped.status == "Succeeded"
+        result = json.loads(mapped.output)
+        assert result["Items"] == [{"got": n} for n in range(4)]
+        runs = client.list_executions(fnf.ListExecutionsRequest(
+            flow_name="fan", map_run_name=result["MapRunName"])).body.executions
+        assert len(runs) == 4
     finally:
         daemon.stop()
