@@ -18,6 +18,7 @@ from deployer.config.settings import require_cloudflow_region
 from deployer.config.specs import FlowSpec
 from deployer.core.documents import read_json_document
 from deployer.core.flow_mocks import MockFile, load_mocks
+from deployer.core.map_runs import with_map_runs
 from deployer.core.rendering import render_mapped, template_context
 from deployer.core.template_map import TemplateLineMap
 from deployer.core.validation import on_template
@@ -98,7 +99,8 @@ def run_flow_test(request: FlowTestRequest) -> FlowTestResult:
     flow = load_flow(request)
     mocks = load_mocks(request.mocks_file) if request.mocks_file else MockFile("", given=False)
     case = mocks.pick_case(flow.name, request.case) if mocks.given else request.case
-    sim = simulate(flow, mocks.answerer(flow.name, case), input=request.input,
+    sim = simulate(flow, with_map_runs(flow, mocks.answerer(flow.name, case)),
+                   input=request.input,
                    execution_name=request.execution_name)
     return _result(sim)
 
@@ -127,7 +129,8 @@ def run_state_test(request: FlowTestRequest, state: str) -> StateTestResult:
     if mocks.given and (case is not None or len(mocks.case_names(flow.name)) == 1):
         case = mocks.pick_case(flow.name, case)  # several and none chosen: a task will say
     try:
-        run = run_state(flow, state, mocks.answerer(flow.name, case), input=request.input,
+        run = run_state(flow, state, with_map_runs(flow, mocks.answerer(flow.name, case)),
+                        input=request.input,
                         execution_name=request.execution_name)
     except KeyError:
         names = sorted({s.name for _, s in walk_states(flow.scope)})

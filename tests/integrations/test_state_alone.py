@@ -142,3 +142,50 @@ def test_an_unknown_state_is_named(files: tuple[Path, Path]) -> None:
     assert result.exit_code == ExitCode.NOT_FOUND
     assert "the flow has no state 'Nope'" in result.stderr
     assert "Charge" in result.stderr
+
+
+DISTRIBUTED = """\
+Type: StateMachine
+SpecVersion: v1
+Name: fan
+StartAt: Fan
+States:
+  - Type: Map
+    Name: Fan
+    ProcessorConfig:
+      ExecutionMode: Express
+    ItemReader:
+      SourceType: OSS_CSV
+      SourceParameters:
+        Bucket: data
+        ObjectName: rows.csv
+    ItemBatcher:
+      MaxItemsPerBatch: 2
+    Processor:
+      StartAt: Price
+      States:
+        - Type: Task
+          Name: Price
+          Action: DashScope:Price
+          Parameters:
+            rows.$: $Input.Items
+          End: true
+    End: true
+"""
+
+
+def test_a_distributed_map_runs_in_flow_test_with_its_children_mocked(tmp_path: Path) -> None:
+    flow, mocks = tmp_path / "fan.yaml", tmp_path / "mocks.yaml"
+    flow.write_text(DISTRIBUTED)
+    mocks.write_text('TestCases:\n  C:\n    Fan: Rows\n    Price: Priced\nMockedResponses:\n'
+                     '  Rows:\n    "0": {Return: {Body: "sku,qty\\na,1\\nb,2\\nc,3\\n"}}\n'
+                     '  Priced:\n    "0-1": {Return: {total: 9}}\n')
+    whole = CliRunner().invoke(cli, ["flow", "test", str(flow), "--mocks", str(mocks),
+                                     "--output", "json"])
+    alone = CliRunner().invoke(cli, ["flow", "test", str(flow), "--state", "Fan", "--mocks",
+                                     str(mocks), "--output", "json"])
+    assert whole.exit_code == 0, whole.stderr
+    output = json.loads(whole.stdout)["output"]
+    assert output["Items"] == [{"total": 9}, {"total": 9}]  # 3 rows in batches of 2
+    assert output["ItemCounts"] == {"Total": 2, "Succeeded": 2, "Failed": 0}
+    assert json.loads(alone.stdout)["output"]["ItemCounts"]["Succeeded"] == 2
