@@ -11,12 +11,11 @@ from typing import Any
 from deployer.fdl.interpreter.commands import InvokeTask
 from deployer.fdl.interpreter.model import ExecutionStatus
 from deployer.fdl.interpreter.simulate import Answerer, TaskAnswer, simulate
-from deployer.fdl.interpreter.states.distributed_map import MAP_RUN_ACTION
+from deployer.fdl.interpreter.states.distributed_map import MAP_RUN_ACTION, MAP_RUN_FAILED
 from deployer.fdl.syntax.ast import Flow, MapState, Scope, walk_states
 
 __all__ = ["with_map_runs"]
 
-MAP_RUN_FAILED = "FnF.MapRunFailed"
 
 
 def _map_named(scope: Scope, name: str) -> MapState:

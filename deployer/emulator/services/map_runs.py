@@ -45,11 +45,11 @@ from deployer.emulator.store.errors import ExecutionNameTaken
 from deployer.emulator.store.flow_repos import FlowRecord, FlowRepo
 from deployer.emulator.store.link_repos import LinkRepo
 from deployer.fdl.interpreter import Event, StopRequested
+from deployer.fdl.interpreter.states.distributed_map import MAP_RUN_FAILED
 
-__all__ = ["MAP_RUN_FAILED", "MapRuns", "processor_definition"]
+__all__ = ["MapRuns", "processor_definition"]
 
 log = logging.getLogger("deployer.emulator")
-MAP_RUN_FAILED = "FnF.MapRunFailed"
 
 
 def processor_definition(definition: str, state_path: tuple[str, ...], name: str) -> str:

@@ -41,13 +41,15 @@ from deployer.fdl.interpreter.states.base import Done, Site, StateEvaluator, Wak
 from deployer.fdl.interpreter.states.task import TaskCall
 from deployer.fdl.syntax.ast import MapState, TaskMode
 
-__all__ = ["DEFAULT_MAP_RUN_CONCURRENCY", "MAP_RUN_ACTION", "READ_ACTIONS",
+__all__ = ["DEFAULT_MAP_RUN_CONCURRENCY", "MAP_RUN_ACTION", "MAP_RUN_FAILED", "READ_ACTIONS",
            "DistributedMapEvaluator", "items_from"]
 
 MAP_RUN_ACTION = "FNF:StartMapRun"
 READ_ACTIONS = {"OSS_OBJECTS": "OSS:ListObjects", "OSS_CSV": "OSS:GetObject",
                 "OSS_JSON_LIST": "OSS:GetObject", "OSS_INVENTORY_FILES": "OSS:GetObject"}
 DEFAULT_MAP_RUN_CONCURRENCY = 100  # the quota's default for distributed mode
+#: The error of a map run with more failed children than it tolerates.
+MAP_RUN_FAILED = "FnF.MapRunFailed"
 READER_ERROR = "FnF.ItemReaderFailed"
 _READ, _RUN = ":read-", ":maprun:"
 
