@@ -23,7 +23,7 @@ from deployer.core.rendering import render_mapped, template_context
 from deployer.core.template_map import TemplateLineMap
 from deployer.core.validation import on_template
 from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
-from deployer.fdl import check_flow
+from deployer.fdl import AnyFlow, check_flow
 from deployer.fdl.interpreter import ExecutionStatus, HistoryEvent, HistoryEventType
 from deployer.fdl.interpreter.simulate import Simulation, simulate
 from deployer.fdl.interpreter.single_state import StateRun, run_state
@@ -37,6 +37,7 @@ __all__ = [
     "InvalidFlowError",
     "StateTestResult",
     "load_flow",
+    "load_text",
     "run_flow_test",
     "run_state_test",
 ]
@@ -124,6 +125,10 @@ def run_state_test(request: FlowTestRequest, state: str) -> StateTestResult:
     """Run state ``state`` of the flow alone with the request's input (its tasks answered
     from the mocks); NotFoundError (exit 4) when the flow has no such state."""
     flow = load_flow(request)
+    if not isinstance(flow, Flow):
+        raise InvalidInputError(
+            f"{request.flow_file}: --state runs a state of a SpecVersion v1 flow; this one is "
+            "in the legacy dialect", hint="`deploy flow migrate` rewrites it as SpecVersion v1")
     mocks = load_mocks(request.mocks_file) if request.mocks_file else MockFile("", given=False)
     case = request.case
     if mocks.given and (case is not None or len(mocks.case_names(flow.name)) == 1):
@@ -161,16 +166,23 @@ def _wire_event(event: HistoryEvent) -> dict[str, Any]:
     }
 
 
-def load_flow(request: FlowTestRequest) -> Flow:
-    """Read (and render, for ``.j2``) the flow file and validate it."""
+def load_text(request: FlowTestRequest) -> tuple[str, TemplateLineMap | None]:
+    """The flow file's text, rendered for ``.j2`` (with the map of the template's lines);
+    InvalidInputError when it cannot be read or rendered."""
     path = request.flow_file
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidInputError(f"cannot read flow file {path}: {exc.strerror or exc}") from None
-    line_map = None
     if path.suffix == ".j2":
-        text, line_map = _render(path, text, request)
+        return _render(path, text, request)
+    return text, None
+
+
+def load_flow(request: FlowTestRequest) -> AnyFlow:
+    """Read (and render, for ``.j2``) the flow file (either dialect) and validate it."""
+    path = request.flow_file
+    text, line_map = load_text(request)
     check = check_flow(text, source=str(path))
     if not check.ok or check.flow is None:
         lines = []

@@ -8,6 +8,7 @@ import dataclasses
 import json
 from typing import Any
 
+from deployer.fdl import AnyFlow
 from deployer.fdl.interpreter.commands import InvokeTask
 from deployer.fdl.interpreter.model import ExecutionStatus
 from deployer.fdl.interpreter.simulate import Answerer, TaskAnswer, simulate
@@ -23,11 +24,11 @@ def _map_named(scope: Scope, name: str) -> MapState:
     return next(s for _, s in walk_states(scope) if isinstance(s, MapState) and s.name == name)
 
 
-def with_map_runs(flow: Flow, answer: Answerer) -> Answerer:
+def with_map_runs(flow: AnyFlow, answer: Answerer) -> Answerer:
     """``answer``, with map runs carried out in-process (children answered by ``answer``)."""
 
     def run(command: InvokeTask, now: float) -> TaskAnswer | None:
-        if command.action != MAP_RUN_ACTION:
+        if command.action != MAP_RUN_ACTION or not isinstance(flow, Flow):
             return answer(command, now)
         params: dict[str, Any] = command.parameters
         processor = _map_named(flow.scope, command.state_path[-1]).processor

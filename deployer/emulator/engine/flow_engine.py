@@ -189,6 +189,14 @@ class FlowEngine:
         with self._scheduler.activity():
             return self._stepper.step(seq, make_event)
 
+    @property
+    def step_counts(self) -> tuple[int, int]:
+        """(steps queued, steps done) since the engine started: the steps queued before a
+        moment are all committed (or failed) once the second count reaches the first's value
+        read at that moment."""
+        queue = self._stepper.queue
+        return queue.queued, queue.steps
+
     def wait_ended(self, is_ended: Callable[[], bool], timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until ``is_ended()``; the predicate is tested
         (outside the engine's locks) at first and whenever an execution ends or the engine
