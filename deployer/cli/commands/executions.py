@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from deployer.cli.context import AppContext, CloudSession, active_mock, pass_app
+from deployer.cli.context import AppContext, CloudSession, pass_app
 from deployer.cli.live import ExecutionMonitor, path_text
 from deployer.cli.options import TargetOptions, output_option, target_options
 from deployer.cli.render import view
@@ -182,7 +182,7 @@ def execute(app: AppContext, target: TargetOptions, flow_name: str | None, delay
     app.use_output(output)
     input_json = executions.parse_input(input_text, delay=delay, base=app.project_dir)
     session = app.cloud(target)
-    if mock_case and session.settings.target is not Target.LOCAL and active_mock() is None:
+    if mock_case and session.settings.target is not Target.LOCAL and app.in_process is None:
         raise click.UsageError("--mock-case needs the local emulator (--target local): "
                                "Alibaba Cloud calls the real services")
     flow = _flow(app, flow_name)
