@@ -25,6 +25,7 @@ from ruamel.yaml.error import YAMLError
 from deployer.errors import InvalidInputError
 from deployer.fdl.interpreter.commands import InvokeTask
 from deployer.fdl.interpreter.mocks import (
+    ANY_FLOW,
     MockDocument,
     MockFormatError,
     mocked_output,
@@ -72,8 +73,9 @@ class MockFile:
         raise MockError(f"{self.source}: {len(names)} test cases; choose one with --case",
                         hint=f"cases: {', '.join(names)}")
 
-    def answerer(self, flow: str, case: str | None) -> Any:
-        """A task-answering callback for :func:`simulate` using ``case``."""
+    def answerer(self, case: str | None, flow: str = ANY_FLOW) -> Any:
+        """A task-answering callback for :func:`simulate` using ``case`` of ``flow`` (the
+        flow's own test cases, then those for any flow)."""
         counts: dict[str, int] = {}
         mapping = (self.document.case(flow, case) or {}) if case is not None else {}
 

@@ -100,7 +100,7 @@ def run_flow_test(request: FlowTestRequest) -> FlowTestResult:
     flow = load_flow(request)
     mocks = load_mocks(request.mocks_file) if request.mocks_file else MockFile("", given=False)
     case = mocks.pick_case(flow.name, request.case) if mocks.given else request.case
-    sim = simulate(flow, with_map_runs(flow, mocks.answerer(flow.name, case)),
+    sim = simulate(flow, with_map_runs(flow, mocks.answerer(case, flow.name)),
                    input=request.input,
                    execution_name=request.execution_name)
     return _result(sim)
@@ -134,7 +134,7 @@ def run_state_test(request: FlowTestRequest, state: str) -> StateTestResult:
     if mocks.given and (case is not None or len(mocks.case_names(flow.name)) == 1):
         case = mocks.pick_case(flow.name, case)  # several and none chosen: a task will say
     try:
-        run = run_state(flow, state, with_map_runs(flow, mocks.answerer(flow.name, case)),
+        run = run_state(flow, state, with_map_runs(flow, mocks.answerer(case, flow.name)),
                         input=request.input,
                         execution_name=request.execution_name)
     except KeyError:
