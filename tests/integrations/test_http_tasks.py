@@ -114,3 +114,27 @@ def test_an_unreachable_server_is_a_catchable_error(cloud: LocalCloud, fnf: Any)
 
 def test_a_bad_method_is_refused_by_name(cloud: LocalCloud, fnf: Any, service: str) -> None:
     assert _run(cloud, fnf, "http-bad", service, "FETCH") == {"error": "HTTP.InvalidArgument"}
+
+
+def test_a_callback_request_carries_the_token_and_waits_for_its_report(
+        cloud: LocalCloud, fnf: Any, service: str) -> None:
+    flow = ("Type: StateMachine\nSpecVersion: v1\nName: http-cb\nStartAt: Ask\nStates:\n"
+            "  - Type: Task\n    Name: Ask\n    Action: HTTP:Request\n"
+            "    TaskMode: WaitForCustomCallback\n    Parameters:\n"
+            f"      method: POST\n      url: {service}/approve\n      body: {{}}\n"
+            "    End: true\n")
+    fnf.create_flow(fnf_models.CreateFlowRequest(name="http-cb", definition=flow,
+                                                 description="", type="FDL"))
+    before = len(_Handler.seen)
+    fnf.start_execution(fnf_models.StartExecutionRequest(flow_name="http-cb",
+                                                         execution_name="e1"))
+    engine = cloud.server.emulator.flow_engine
+    assert engine.wait_ended(lambda: len(_Handler.seen) > before, 10.0)
+    token = _Handler.seen[-1]["headers"]["X-FnF-Http-Callback-Task-Token"]
+    waiting = fnf.describe_execution(fnf_models.DescribeExecutionRequest(
+        flow_name="http-cb", execution_name="e1")).body
+    assert waiting.status == "Running"  # answered, and now waiting for its report
+    fnf.report_task_succeeded(fnf_models.ReportTaskSucceededRequest(
+        task_token=token, output=json.dumps({"approved": True})))
+    done = cloud.wait_for_execution("http-cb", "e1")
+    assert json.loads(done["Output"]) == {"approved": True}
