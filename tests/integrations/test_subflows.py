@@ -134,3 +134,22 @@ def _running_children(cloud: LocalCloud, fnf: Any) -> list[str]:
 
     assert engine.wait_ended(started, 10.0)
     return found
+
+
+def test_wait_for_custom_callback_waits_for_the_token_the_child_was_given(
+        cloud: LocalCloud, fnf: Any) -> None:
+    flow = PARENT.format(name="parent-token", mode="WaitForCustomCallback").replace(
+        "      input.$: $Input\n",
+        "      input:\n        token.$: $Context.Current.TaskToken\n        slow: true\n")
+    _flows(fnf)
+    fnf.create_flow(fnf_models.CreateFlowRequest(name="parent-token", definition=flow,
+                                                 description="", type="FDL"))
+    with cloud.auto_advance_disabled():
+        _start(fnf, "parent-token", "p1", {})
+        child = _running_children(cloud, fnf)[-1]
+        token = json.loads(fnf.describe_execution(fnf_models.DescribeExecutionRequest(
+            flow_name="child", execution_name=child)).body.input)["token"]
+        fnf.report_task_succeeded(fnf_models.ReportTaskSucceededRequest(
+            task_token=token, output=json.dumps({"done": "by hand"})))
+        done = cloud.wait_for_execution("parent-token", "p1")
+    assert json.loads(done["Output"]) == {"done": "by hand"}
