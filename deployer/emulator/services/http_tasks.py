@@ -78,11 +78,16 @@ def _call(request: TaskRequest) -> _Call:
     params = cmd.parameters if isinstance(cmd.parameters, dict) else {}
     unknown = sorted(set(params) - set(HTTP_PARAMETERS))
     if unknown:
+        advice = "; the Task's Timeout bounds the request" if unknown[0].lower() == "timeout" \
+            else ""
         raise _Refused(f"unknown parameter {unknown[0]!r} (HTTP:Request takes "
-                       f"{', '.join(HTTP_PARAMETERS)})")
+                       f"{', '.join(HTTP_PARAMETERS)}){advice}")
     url = params.get("url")
-    if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") \
-            or not urlsplit(url).netloc:
+    try:
+        parts = urlsplit(url) if isinstance(url, str) else None
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
         raise _Refused(f"url must be a full http:// or https:// URL, got {url!r}")
     method = str(params.get("method", "GET")).upper()
     if method not in METHODS:
