@@ -101,7 +101,7 @@ def _call(request: TaskRequest) -> _Call:
     if cmd.task_mode is TaskMode.WAIT_FOR_CUSTOM_CALLBACK:
         headers[CALLBACK_HEADER] = cmd.task_token
     timeout = float(cmd.timeout_seconds) if cmd.timeout_seconds > 0 else DEFAULT_TIMEOUT
-    return _Call(method, url, headers, _mapping(params, "query"), data, timeout)
+    return _Call(method, str(url), headers, _mapping(params, "query"), data, timeout)
 
 
 class HttpTasks:
