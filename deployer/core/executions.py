@@ -297,6 +297,28 @@ def execution_flow(flows: CloudFlowClient, flow: str) -> AnyFlow | None:
     return read_flow(remote.definition).flow
 
 
+def subflow_of(resource: str, parameters: Any, output: Any) -> tuple[str, str] | None:
+    """The sub-flow execution (flow, name) a ``FNF:StartExecution`` task started, as far as
+    its history says: the ``executionName`` it was given, or the ``ExecutionName`` of its
+    RequestComplete answer (None when neither is known)."""
+    if resource != "FNF:StartExecution" or not isinstance(parameters, dict):
+        return None
+    arn = str(parameters.get("resourceArn", ""))
+    flow = arn.rpartition(":flow/")[2] if ":flow/" in arn else ""
+    name = parameters.get("executionName")
+    if not name and isinstance(output, dict):
+        name = output.get("ExecutionName")
+    return (flow, str(name)) if flow and name else None
+
+
+def child_status(flows: CloudFlowClient, flow: str, name: str) -> str | None:
+    """A sub-flow execution's status (None when it cannot be read)."""
+    try:
+        return flows.describe_execution(flow, name).status
+    except DeployerError:
+        return None
+
+
 def task_instance(logs: LogSource, function: str, execution: str,
                   scheduled_event_id: int) -> str | None:
     """Which function instance served the task a ``TaskScheduled`` event opened: "warm

@@ -22,10 +22,11 @@ from deployer.core.rendering import RenderedFlow, TemplateError, render_flow
 from deployer.core.template_map import TemplateLineMap
 from deployer.core.validated import PLACEHOLDER_ACCOUNT_ID
 from deployer.errors import DeployerError, ExitCode
-from deployer.fdl import Diagnostic, LegacyFlow, Scope, Severity, TaskState, check_flow
+from deployer.fdl import AnyFlow, Diagnostic, LegacyFlow, Scope, Severity, TaskState, check_flow
 from deployer.fdl.legacy.ast import StepList, TaskStep, walk_steps
 from deployer.fdl.legacy.resources import Integration, resolve_task
-from deployer.fdl.syntax.ast import MapState, ParallelState, Template
+from deployer.fdl.syntax.ast import MapState, ParallelState, Template, walk_states
+from deployer.fdl.syntax.task_checks import EMULATED_ACTIONS
 
 __all__ = [
     "PLACEHOLDER_ACCOUNT_ID",
@@ -80,6 +81,7 @@ class FlowReport:
     rendered: Path | None = None
     template: str | None = None
     rendered_at: tuple[RenderedAt | None, ...] = ()
+    needs_mocks: tuple[tuple[str, str], ...] = ()  # (state, action) answered from mocks only
 
     @property
     def ok(self) -> bool:
@@ -112,7 +114,17 @@ class FlowReport:
             "template": self.template,
             "rendered": str(self.rendered) if self.rendered else None,
             "diagnostics": diagnostics,
+            "needs_mocks": [{"state": state, "action": action}
+                            for state, action in self.needs_mocks],
         }
+
+    def mock_line(self) -> str | None:
+        """The integrations the emulator answers only from mocks, on one line (None: none)."""
+        if not self.needs_mocks:
+            return None
+        listed = ", ".join(f"{state} ({action})" for state, action in self.needs_mocks)
+        return (f"{self.name}: on the emulator, mocked responses needed for {listed} "
+                "(deploy emulator start --mocks FILE; deploy execute --mock-case NAME)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,12 +221,30 @@ def check_one_flow(
         found = cross_reference(manifest, check.flow.scope, region=region, account_id=account_id)
         diagnostics += [d.with_source(source) for d in found]
     diagnostics.sort(key=lambda d: (d.line, d.column, d.code))
+    mocks = needs_mocks(check.flow) if check.flow is not None else ()
     if not spec.is_template:
-        return FlowReport(spec.name, tuple(diagnostics), source_file)
+        return FlowReport(spec.name, tuple(diagnostics), source_file, needs_mocks=mocks)
     template = _relative(spec.definition, manifest.project_dir)
     mapped = [on_template(d, rendered.line_map, template) for d in diagnostics]
     return FlowReport(spec.name, tuple(d for d, _ in mapped), source_file, template,
-                      tuple(r for _, r in mapped))
+                      tuple(r for _, r in mapped), mocks)
+
+
+def needs_mocks(flow: AnyFlow) -> tuple[tuple[str, str], ...]:
+    """(state, action) of every Task (a legacy flow's task step) whose action the emulator
+    answers only from mocked responses (not FC:InvokeFunction, HTTP:Request or
+    FNF:StartExecution)."""
+    if isinstance(flow, LegacyFlow):
+        found = []
+        for _, step in walk_steps(flow.steps):
+            integration = resolve_task(step) if isinstance(step, TaskStep) else None
+            if isinstance(integration, Integration) and \
+                    integration.action not in EMULATED_ACTIONS:
+                found.append((step.name, integration.action))
+        return tuple(found)
+    return tuple((state.name, state.action) for _, state in walk_states(flow.scope)
+                 if isinstance(state, TaskState) and state.action
+                 and state.action not in EMULATED_ACTIONS)
 
 
 def on_template(diagnostic: Diagnostic, line_map: TemplateLineMap | None,

@@ -159,6 +159,6 @@ def test_tasks_without_a_function_fail_with_a_clear_error(name: str) -> None:
     detail = json.loads(failed[0].event_detail)
     if name == "orders":
         assert detail["Error"] == "FC.FunctionNotFound"
-    else:  # until sub-flows and mocked integrations run on the emulator
-        assert detail["Error"] == "FnF.UnsupportedAction"
-        assert "FNF:StartExecution" in detail["Cause"]
+    else:  # the sub-flow step starts its child, a flow this test never created
+        assert detail["Error"] == "FnF.FlowNotExists"
+        assert "child-flow" in detail["Cause"]

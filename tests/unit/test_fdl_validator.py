@@ -523,21 +523,38 @@ CASES = [
         "States[0](A).MaxConcurrency",
     ),
     (
-        "map-distributed",
+        "map-distributed-field-without-mode",
         flow("""
   - Type: Map
     Name: A
     ItemsPath: $Input.xs
-    ProcessorConfig: {ExecutionMode: Express}
+    MaxItems: 3
     Processor:
       StartAt: P
       States: [{Type: Pass, Name: P, End: true}]
     End: true
 """),
-        "FDL105",
+        "FDL101",
         9,
         5,
-        "States[0](A).ProcessorConfig",
+        "States[0](A).MaxItems",
+    ),
+    (
+        "map-distributed-unknown-mode",
+        flow("""
+  - Type: Map
+    Name: A
+    ItemsPath: $Input.xs
+    ProcessorConfig: {ExecutionMode: Fast}
+    Processor:
+      StartAt: P
+      States: [{Type: Pass, Name: P, End: true}]
+    End: true
+"""),
+        "FDL106",
+        9,
+        22,
+        "States[0](A).ProcessorConfig.ExecutionMode",
     ),
     (
         "map-without-processor",

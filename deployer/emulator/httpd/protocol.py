@@ -35,6 +35,7 @@ from deployer.emulator.api.http import (
     HttpResponse,
     StreamingResponse,
     wait_for_wake,
+    wait_inline,
 )
 from deployer.emulator.httpd.limits import BodyBudget, ServerLimits
 from deployer.emulator.httpd.responses import prebuilt
@@ -113,6 +114,10 @@ class FrontDoor:
                 self.budget.release(reserved)
                 reserved = 0
             while isinstance(answer, DeferredResponse):
+                if answer.inline:
+                    await wait_inline(answer.subscribe, answer.timeout)
+                    answer = answer.then()
+                    continue
                 await wait_for_wake(answer.subscribe, answer.timeout)
                 answer = await loop.run_in_executor(None, answer.then)
             if isinstance(answer, StreamingResponse):
