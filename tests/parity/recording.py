@@ -134,7 +134,9 @@ def templatize(value: Any, variables: Mapping[str, str]) -> Any:
     def one(text: str) -> str:
         out, last = [], 0
         for match in finder.finditer(text):
-            out.append(escape(text[last:match.start()]))
+            before = text[last:match.start()]
+            # a "$" just before "${name}" would read as "$$" then "{name}": escape it too
+            out.append(escape(before) + ("$" if before.endswith("$") else ""))
             out.append("${" + names[match.group(0)] + "}")
             last = match.end()
         out.append(escape(text[last:]))
