@@ -20,8 +20,8 @@ else:
     settings.register_profile("deployer", deadline=None)
     settings.load_profile("deployer")
 
-# --real-cloud and the other parity options (docs/parity.md)
-pytest_plugins = ("tests.parity.plugin",)
+# --real-cloud and the other parity options (docs/parity.md); --cpu-report (docs/testing.md)
+pytest_plugins = ("tests.parity.plugin", "tests.cputime")
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
