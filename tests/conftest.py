@@ -30,3 +30,11 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 def project_root() -> Path:
     """The repository root (holds s.yaml, functions/, templates/)."""
     return PROJECT_ROOT
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` first (otherwise in collection order): with ``-n 2`` the two
+    workers then share the long tests at the start and end together, instead of one running
+    a long test alone at the end (docs/testing.md)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

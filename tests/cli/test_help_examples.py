@@ -6,7 +6,8 @@ into one shell session, in a fresh copy of the project: inside mock_cloud() (the
 and `--target aliyun` both reach that in-process cloud), with the app deployed and one
 execution run first. `deploy emulator` and `deploy dev` manage or watch background processes,
 which mock_cloud() refuses, so they run as real processes against a background emulator
-(virtual clock, a free port). The files examples name (`mocks.yaml`, `event.json`,
+(virtual clock, a free port), started before the first of them (a command whose examples run
+none starts no process). The files examples name (`mocks.yaml`, `event.json`,
 `input.json`, `flow.yaml`, `legacy.yaml`: a flow in the legacy dialect) exist in the project; the
 mock file is the sample printed by `deploy flow test --help`.
 
@@ -131,9 +132,22 @@ class Shell:
     """Runs example lines like one shell session: `deploy` in-process (Click's runner), or as
     a process for :data:`BACKGROUND` commands; jq and pytest as processes."""
 
-    def __init__(self, project: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, project: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch,
+                 port: int) -> None:
         self.project, self.tmp, self.monkeypatch = project, tmp, monkeypatch
         self.cwd = project
+        self.port = port
+        self.state_dir: Path | None = None  # the background emulator's, once started
+
+    def background(self) -> None:
+        """The background emulator the :data:`BACKGROUND` commands reach (started once)."""
+        if self.state_dir is None:
+            self.state_dir = self.project / ".deploy" / "emulator"
+            daemon.start(self.state_dir, port=self.port, clock="virtual")
+
+    def close(self) -> None:
+        if self.state_dir is not None:
+            daemon.stop(self.state_dir)
 
     def deploy(self, args: list[str], expect: int = 0) -> str:
         result = CliRunner().invoke(cli, ["-C", str(self.cwd), *args], input="y\n",
@@ -203,6 +217,7 @@ class Shell:
 
     def _deploy(self, args: list[str], expect: int) -> str:
         if args and args[0] in BACKGROUND:
+            self.background()
             return self._process(args, expect)
         return self.deploy(args, expect)
 
@@ -236,6 +251,7 @@ class Shell:
         return out
 
     def _foreground(self, args: list[str]) -> None:
+        self.background()
         scratch = self.tmp / "foreground"
         command = [*self._command(args), "--port", str(_free_port()), "--state-dir",
                    str(scratch)]
@@ -264,23 +280,21 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     (project / "input.json").write_text('{"delay": 20}\n')
     shutil.copy(ROOT / "tests" / "fixtures" / "flows" / "legacy" / "approval.yaml",
                 project / "legacy.yaml")
-    monkeypatch.setenv("DEPLOY_EMULATOR_PORT", str(_free_port()))
+    port = _free_port()
+    monkeypatch.setenv("DEPLOY_EMULATOR_PORT", str(port))
     for name in ("DEPLOY_OUTPUT", "DEPLOY_TARGET", "ALIBABA_CLOUD_ACCOUNT_ID"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SHELL", "/bin/bash")  # as an interactive session has it (CI has none)
-    state_dir = project / ".deploy" / "emulator"
-    daemon.start(state_dir, port=int(__import__("os").environ["DEPLOY_EMULATOR_PORT"]),
-                 clock="virtual")
+    sh = Shell(project, tmp_path, monkeypatch, port)
     try:
         with mock_cloud():
-            sh = Shell(project, tmp_path, monkeypatch)
             sh.deploy(["render", "-o", "flow.yaml"])
             for target in ("local", "aliyun"):
                 sh.deploy(["up", "--yes", "--target", target])
                 sh.deploy(["execute", "--delay", "5", "--target", target])
             yield sh
     finally:
-        daemon.stop(state_dir)
+        sh.close()
 
 
 @pytest.mark.slow

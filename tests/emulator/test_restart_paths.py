@@ -145,13 +145,13 @@ def test_a_callback_task_whose_invocation_completed_waits_for_its_token(tmp_path
 
 
 def _cut_off(tmp_path: Path, mode: str) -> tuple[Daemon, Any, float]:
-    """Start Work/e1 with a function that runs 15 s; SIGKILL the daemon while it runs; start
+    """Start Work/e1 with a function that runs 8 s; SIGKILL the daemon while it runs; start
     it again. Returns the daemon, a client and the real instant of the restart."""
     daemon = Daemon(tmp_path)
     daemon.start()
     client = _setup(daemon, mode)
     client.start_execution(fnf.StartExecutionRequest(
-        flow_name="Work", execution_name="e1", input=json.dumps({"until": time.time() + 15})))
+        flow_name="Work", execution_name="e1", input=json.dumps({"until": time.time() + 8})))
     _until(lambda: any(e.type == "TaskStarted" for e in history(client, "Work", "e1")), client,
            "the task was dispatched")
     assert _invocations(daemon) == []  # still running
