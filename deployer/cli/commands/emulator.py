@@ -11,7 +11,6 @@ from rich.table import Table
 from deployer.cli.context import AppContext, pass_app
 from deployer.cli.options import output_option
 from deployer.cli.render import view
-from deployer.core.flow_mocks import checked_mock_file as checked_mocks
 from deployer.emulator import daemon
 from deployer.emulator.daemon import Credentials, EmulatorStatus
 from deployer.emulator.latency import CLOUD_COLD_START, CLOUD_STEP_LATENCY
@@ -171,8 +170,12 @@ def emulator_start(app: AppContext, port: int, host: str, clock: str,
     directory = _state_dir(app, state_dir)
     retention = {key: value for key, value in (("executions", execution_retention),
                                                ("logs", log_retention)) if value is not None}
-    mock_args = [arg for path in mocks
-                 for arg in ("--mocks", str(checked_mocks(app.resolve(path))))]
+    mock_args: list[str] = []
+    if mocks:  # the flow language loads only when a mock file is given
+        from deployer.core.flow_mocks import checked_mock_file
+
+        mock_args = [arg for path in mocks
+                     for arg in ("--mocks", str(checked_mock_file(app.resolve(path))))]
     if mocks and daemon.status(directory).running:
         raise OperationError("the emulator is already running: the mocks were not loaded",
                              hint="stop it first (deploy emulator stop), then start it "
