@@ -324,6 +324,6 @@ def build_function(resource: str, reader: PropReader, ctx: FunctionContext
     if len(reader.log.errors) > before or not all(values.get(k) for k in required):
         return None
     fields = {k: v for k, v in values.items() if k not in required}
-    return FunctionSpec(resource, *(values[k] for k in required[:2]), values["runtime"],
-                        values["handler"], values["code_dir"],
+    return FunctionSpec(resource, values["region"], values["function_name"],
+                        values["runtime"], values["handler"], values["code_dir"],
                         position=reader.log.position(reader.path[:2]), **fields)

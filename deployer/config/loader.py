@@ -126,7 +126,7 @@ class Loader:
         if props is None:
             return
         self.components[name] = component
-        self.scope.props = {**self.scope.props, name: props}  # type: ignore[dict-item]
+        self.scope.props = {**self.scope.props, name: props}
 
     def _classify(self, name: str) -> None:
         where: Path_ = ("resources", name)
@@ -179,7 +179,8 @@ class Loader:
         template, key = base
         merged, inherited = _merge(template, props, ("template", key))
         for logical, physical in inherited:
-            self.log.aliases[(*where, "props", *logical)] = physical
+            logical_path = (*where, "props", *logical)
+            self.log.aliases[logical_path] = physical
         return merged
 
     def _template(self, extend: Any, where: Path_) -> tuple[Mapping[str, Any], str] | None:
@@ -200,7 +201,7 @@ class Loader:
         if not isinstance(ignore, list) or not all(isinstance(i, str) for i in ignore):
             self.log.error((*where, "ignore"), "must be a list of prop names")
             ignore = []
-        body = templates[name]
+        body = templates[name] if isinstance(templates, Mapping) else None
         if not isinstance(body, Mapping):
             self.log.error(("template", name), "must be a map of props")
             return None

@@ -275,6 +275,7 @@ def _dispatch(applier: _Applier, action: Action, prune: bool,
     if not action.is_write:
         if action.resource is ResourceType.ROLE:
             applier.role_arns[action.name] = action.arn
+        applier._claimed(action)  # taken over with --force although nothing changes
         return action.arn, ""
     if action.resource in RELEASE_TYPES:
         releases.apply(action)

@@ -201,7 +201,7 @@ class DevSession:
         try:
             for spec in functions:
                 check_python_syntax(spec, self.manifest_file.parent)
-            only = frozenset(s.resource for s in (*functions, *flows))
+            only = frozenset([*(f.resource for f in functions), *(f.resource for f in flows)])
             result = self._apply(manifest, only)
         except DeployerError as exc:
             return _failed(exc, trigger, started)

@@ -192,7 +192,7 @@ def plan_removals(state: DesiredState, recorded: tuple[RecordedResource, ...],
                 continue
             if _exists(kind, item.name, clients):
                 invoked = _invokers(state, item.name) if kind is ResourceType.FUNCTION else ()
-                notes = ("s.yaml no longer declares it",)
+                notes: tuple[str, ...] = ("s.yaml no longer declares it",)
                 if invoked:
                     notes += (f"still invoked by flow {', '.join(invoked)}",)
                 actions.append(Action(kind, item.name, ActionKind.DELETE, item.arn,

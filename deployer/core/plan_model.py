@@ -18,7 +18,7 @@ from deployer.core.record import RecordedResource
 from deployer.core.resources import ActionKind, ResourceType
 
 if TYPE_CHECKING:
-    from deployer.cloud.logs import LogStoreAdmin
+    from deployer.cloud.log_admin import LogStoreAdmin
 
 __all__ = ["Action", "Clients", "DesiredFlow", "DesiredFunction", "DesiredLogStore",
            "DesiredRole", "DesiredServiceRole", "DesiredState", "Plan"]

@@ -87,8 +87,8 @@ def create_project(directory: Path, *, template: str = "seed", name: str | None 
             hint="2-42 characters: lower-case letters, digits and '-', starting with a letter")
     base = resources.files("deployer") / "project_templates"
     files = _files(base / COMMON) + _files(base / template)
-    source = toolkit_source()
-    wheel = f"wheels/{source.wheel_name}" if source.wheel_name else None
+    toolkit = toolkit_source()
+    wheel = f"wheels/{toolkit.wheel_name}" if toolkit.wheel_name else None
     try:
         existing = [rel for rel in [*(r for r, _ in files), *([wheel] if wheel else [])]
                     if (directory / rel).exists()]
@@ -100,7 +100,7 @@ def create_project(directory: Path, *, template: str = "seed", name: str | None 
             f"{directory} already has {', '.join(existing[:5])}"
             + (f" and {len(existing) - 5} more" if len(existing) > 5 else ""),
             hint="choose a new or empty directory: deploy init DIR")
-    replacements = {"__PROJECT_NAME__": name, "__DEPLOYER_REQUIREMENT__": source.requirement}
+    replacements = {"__PROJECT_NAME__": name, "__DEPLOYER_REQUIREMENT__": toolkit.requirement}
     try:
         for rel, source in files:
             text = source.read_text(encoding="utf-8")

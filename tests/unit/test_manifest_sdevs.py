@@ -262,7 +262,7 @@ def test_values_file_and_var(project: Path) -> None:
     values = read_values_file(path).merged(parse_var("resources.db.output.port=6543"))
     assert values.get("db", "output", ["host"]) == (True, "10.0.0.9")
     assert values.get("db", "output", ["port"]) == (True, 6543)
-    with pytest.raises(InvalidInputError, match="expected resources.<name>.output.<key>"):
+    with pytest.raises(InvalidInputError, match=r"expected resources\.<name>\.output\.<key>"):
         parse_var("vars.x=1")
     with pytest.raises(InvalidInputError, match="expected PATH=VALUE"):
         parse_var("resources.db.output.host")
