@@ -10,6 +10,9 @@ os.environ["ALIBABA_CLOUD_ECS_METADATA_DISABLED"] = "true"
 
 import pytest
 
+# --real-cloud and the other parity options (docs/parity.md)
+pytest_plugins = ("tests.parity.plugin",)
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -15,6 +15,7 @@ from typing import Protocol
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
 from deployer.emulator.latency import EXACT, LatencyModel
+from deployer.emulator.runtime.reaper import IdleReaper
 from deployer.emulator.services.authorization import Authorizer
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.faults import FaultService
@@ -106,6 +107,18 @@ class Emulator:
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
         self._wire_releases_and_schedules(clock)
         self.engines: list[Engine] = [self.flow_engine]
+        reap = getattr(self.runtime, "reap_idle", None)
+        self.reaper = IdleReaper(reap) if callable(reap) else None
+        if self.reaper is not None:
+            self.engines.append(self.reaper)
+
+    def clock_moved(self, *, wait: bool = False) -> None:
+        """The clock was moved on purpose (advanced): the flow engine looks at what became due
+        and idle function instances past their idle time are stopped (before this returns when
+        ``wait``)."""
+        self.flow_engine.clock_moved()
+        if self.reaper is not None:
+            self.reaper.clock_moved(wait=wait)
 
     def _wire_releases_and_schedules(self, clock: Clock) -> None:
         """Versions and aliases of both services, and CloudFlow's schedules (fired by the
@@ -133,6 +146,9 @@ class Emulator:
         """
         for account_id, region, name in self.function_repo.all_keys():
             self.runtime.retire(account_id, region, name)
+        settle = getattr(self.runtime, "settle", None)
+        if callable(settle):
+            settle()  # preStop hooks report before the logs are wiped, not after
         self.db.wipe()
         self.faults.clear()
         self.flow_engine.resync()

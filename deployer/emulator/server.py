@@ -123,7 +123,7 @@ class EmulatorServer:
         emulator = self.emulator
         return AdminApi(clock=self.clock, health=self._health, reset=emulator.reset,
                         code_path=emulator.code.path, guard=self.guard,
-                        advanced=emulator.flow_engine.clock_moved, logs=self._recent_logs,
+                        advanced=emulator.clock_moved, logs=self._recent_logs,
                         faults=FaultAdmin(self.router.faults).handle,
                         log_stream=LogStreamApi(emulator.functions,
                                                 emulator.identity.account_id,

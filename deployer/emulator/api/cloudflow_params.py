@@ -17,7 +17,8 @@ _INTEGER = re.compile(r"-?[0-9]{1,18}")
 def required(call: RpcCall, name: str) -> str:
     value = call.params.get(name)
     if value is None or value == "":
-        raise e.MissingRequiredParams(f"The required parameter {name} is missing.")
+        # the wording of CloudFlow's error table (API reference, MissingRequiredParams)
+        raise e.MissingRequiredParams(f"The HTTP query '{name}' must be specified.")
     return value
 
 

@@ -107,16 +107,26 @@ def _settings(body: Mapping[str, Any]) -> dict[str, Any]:
     check_settings(opaque)
     lifecycle = opaque.get("instanceLifecycleConfig")
     if lifecycle is not None:
-        init = lifecycle.get("initializer") if isinstance(lifecycle, dict) else None
-        if init is not None and not isinstance(init, dict):
-            raise e.InvalidArgument("instanceLifecycleConfig.initializer must be an object")
-        init = init or {}
-        for key, types in (("handler", (str,)), ("timeout", (int,))):
-            if init.get(key) is not None:
-                _check_type(f"instanceLifecycleConfig.initializer.{key}", init[key], types)
-        out["initializer_handler"] = init.get("handler") or None
-        out["initializer_timeout"] = init.get("timeout") if init.get("handler") else None
+        out.update(_lifecycle_hooks(lifecycle))
     out["opaque"] = opaque
+    return out
+
+
+def _lifecycle_hooks(lifecycle: Mapping[str, Any]) -> dict[str, Any]:
+    """``instanceLifecycleConfig``'s initializer and preStop as snake_case settings (a hook is
+    a handler and a timeout; the ``command`` form is refused by name)."""
+    out: dict[str, Any] = {}
+    for wire, name in (("initializer", "initializer"), ("preStop", "pre_stop")):
+        hook = lifecycle.get(wire) or {}
+        for key, types in (("handler", (str,)), ("timeout", (int,))):
+            if hook.get(key) is not None:
+                _check_type(f"instanceLifecycleConfig.{wire}.{key}", hook[key], types)
+        if hook.get("command"):
+            raise e.InvalidArgument(
+                f"instanceLifecycleConfig.{wire}.command is not supported by the emulator: "
+                f"set instanceLifecycleConfig.{wire}.handler instead")
+        out[f"{name}_handler"] = hook.get("handler") or None
+        out[f"{name}_timeout"] = hook.get("timeout") if hook.get("handler") else None
     return out
 
 

@@ -11,7 +11,8 @@ Loaded by path inside the worker (standard library only). :func:`enter_sandbox` 
    no core files.
 3. ``/tmp``: with unprivileged user namespaces, a private mount namespace where the instance's
    own directory is bind-mounted on ``/tmp`` (as on FC, ``/tmp`` is the writable scratch space);
-   otherwise only ``TMPDIR`` points there.
+   otherwise only ``TMPDIR`` points there. The function's merged layers (``opt``) are
+   bind-mounted read-only on ``/opt`` in the same namespace.
 4. Landlock (Linux ≥ 5.13): the process keeps read access to the paths listed in ``read`` (the
    system, the code root, the built-in packages) and write access to ``write`` (the instance
    directory, ``/dev/null``...); everything else — the emulator's state directory with its
@@ -128,6 +129,17 @@ def _private_tmp(directory: str, keep: list[str], report: list[str]) -> bool:
     return True
 
 
+def _mount_opt(tree: str, report: list[str]) -> None:
+    """The function's merged layers, read-only on ``/opt`` (in the private mount namespace)."""
+    libc = _libc()
+    if not os.path.isdir("/opt"):
+        report.append("layers: this host has no /opt to mount them on")
+        return
+    if libc.mount(tree.encode(), b"/opt", None, _MS_BIND | _MS_REC, None) != 0 or libc.mount(
+            None, b"/opt", None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY, None) != 0:
+        report.append(f"layers: mount on /opt: {os.strerror(ctypes.get_errno())}")
+
+
 def _drop_capabilities(report: list[str]) -> None:
     """A worker left with uid 0 keeps no capability (no DAC override, no mount, no raw IO)."""
     libc = _libc()
@@ -198,6 +210,8 @@ def enter_sandbox(settings: dict[str, Any]) -> list[str]:
     keep = list(settings.get("keep", []))
     if tmp and settings.get("private_tmp") and _private_tmp(tmp, keep, report):
         os.environ["TMPDIR"] = "/tmp"
+        if settings.get("opt"):
+            _mount_opt(settings["opt"], report)
     elif tmp:
         os.environ["TMPDIR"] = tmp
     if settings.get("code_root"):

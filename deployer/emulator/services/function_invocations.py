@@ -17,6 +17,7 @@ from deployer.emulator.services.invocation_watch import InvocationWatch
 from deployer.emulator.services.ports import (
     FunctionRuntime,
     FunctionSpec,
+    HookRun,
     InvocationResult,
     RuntimeUnavailableError,
 )
@@ -90,6 +91,14 @@ class InvocationRunner:
             "Failed" if result.error_type else "Succeeded", result.error_type,
             result.duration_ms, result.log_text, result.instance_id, result.cold_start))
         return result
+
+    def record_hook(self, run: HookRun) -> None:
+        """A lifecycle hook that ran outside any invocation (preStop): its log joins the
+        function's logs as a record of type ``PreStop``."""
+        self._record(InvocationRecord(
+            run.account_id, run.region, run.function_name, run.request_id, run.started_at,
+            run.hook, "Succeeded" if run.ok else "Failed", run.error_type, run.duration_ms,
+            run.log_text, run.instance_id, False))
 
     def _record(self, rec: InvocationRecord) -> None:
         self._invocations.record(rec)

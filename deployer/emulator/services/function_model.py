@@ -34,6 +34,8 @@ class FunctionConfig:
     layers: tuple[str, ...] = ()
     initializer_handler: str | None = None
     initializer_timeout: int | None = None
+    pre_stop_handler: str | None = None
+    pre_stop_timeout: int | None = None
     opaque: Mapping[str, Any] = field(default_factory=dict)
 
     def to_record(self) -> dict[str, Any]:

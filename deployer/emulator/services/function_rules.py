@@ -11,10 +11,12 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
+from deployer.emulator.runtime.families import NodeBinary, family_of, node_major
+from deployer.emulator.runtime.model import RuntimeNotEmulated
 from deployer.emulator.services.errors import InvalidArgument, PayloadTooLarge
 
-__all__ = ["RUNTIMES", "check_config_values", "check_function_name", "check_zip",
-           "runtime_warning"]
+__all__ = ["RUNTIMES", "check_config_values", "check_custom_runtime", "check_function_name",
+           "check_zip", "runtime_warning"]
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 ENV_KEY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -32,8 +34,20 @@ MAX_RATIO = 200  # a member inflating more than 200:1 (to over 1 MB) is treated 
 MAX_ENV_BYTES = 4 * 1024
 
 
+_NODE = NodeBinary()
+
+
 def runtime_warning(runtime: str) -> str | None:
-    """Why a ``python3.x`` function is not run by Python 3.x here (None when it is)."""
+    """Why the function will not run here exactly as on FC (None when it will): a Python or
+    Node.js version other than the runtime's, or a runtime the emulator does not run."""
+    if runtime.startswith("nodejs"):
+        return _node_warning(runtime)
+    try:
+        family_of(runtime, "")
+    except RuntimeNotEmulated:
+        why = ("its container image needs a container engine" if runtime == "custom-container"
+               else "it runs python3.x, nodejs12-20 and custom runtimes")
+        return f"runtime {runtime}: the emulator stores the function but cannot invoke it ({why})"
     wanted = {"python3": (3, 6), "python3.9": (3, 9), "python3.10": (3, 10),
               "python3.12": (3, 12)}.get(runtime)
     host = sys.version_info[:2]
@@ -42,6 +56,19 @@ def runtime_warning(runtime: str) -> str | None:
     return (f"runtime {runtime} is run locally by this machine's Python {host[0]}.{host[1]} "
             f"(Function Compute runs Python {wanted[0]}.{wanted[1]}); code relying on "
             "behaviour that differs between the two versions may work differently in the cloud")
+
+
+def _node_warning(runtime: str) -> str | None:
+    version = _NODE.version()
+    wanted = node_major(runtime)
+    if not version:
+        return (f"runtime {runtime}: Node.js is not installed on this machine, so the emulator "
+                "cannot invoke the function")
+    if version.startswith(f"v{wanted}."):
+        return None
+    return (f"runtime {runtime} is run locally by this machine's Node.js {version} (Function "
+            f"Compute runs Node.js {wanted}); code relying on behaviour that differs between "
+            "the two versions may work differently in the cloud")
 
 
 def check_function_name(name: str) -> None:
@@ -64,7 +91,8 @@ def check_config_values(values: Mapping[str, object]) -> None:
         raise InvalidArgument(f"runtime '{runtime}' is not supported; valid: "
                               + ", ".join(sorted(RUNTIMES)), field="runtime")
     handler = str(values["handler"])
-    if not handler or len(handler) > 128 or (runtime.startswith("python") and "." not in handler):
+    needs_dot = runtime.startswith(("python", "nodejs"))  # file.function; custom: any string
+    if not handler or len(handler) > 128 or (needs_dot and "." not in handler):
         raise InvalidArgument(f"invalid handler '{handler}': expected 'module.function'",
                               field="handler")
     memory = int(values["memory_size"])  # type: ignore[call-overload]
@@ -91,6 +119,54 @@ def check_config_values(values: Mapping[str, object]) -> None:
     init_timeout = values.get("initializer_timeout")
     if init_timeout is not None:
         _range("initializer.timeout", int(init_timeout), 1, 300)  # type: ignore[call-overload]
+    stop_timeout = values.get("pre_stop_timeout")
+    if stop_timeout is not None:
+        _range("preStop.timeout", int(stop_timeout), 1, 90)  # type: ignore[call-overload]
+    opaque = values.get("opaque") or {}
+    if isinstance(opaque, Mapping):
+        check_custom_runtime(opaque.get("customRuntimeConfig"))
+        idle = opaque.get("idleTimeout")
+        if isinstance(idle, int) and idle < 0:
+            raise InvalidArgument(f"idleTimeout must be a number of seconds (0: the default "
+                                  f"idle time), got {idle}", field="idleTimeout")
+
+
+_HEALTH_RANGES = {"initialDelaySeconds": (0, 120), "periodSeconds": (1, 120),
+                  "timeoutSeconds": (1, 3), "failureThreshold": (1, 120),
+                  "successThreshold": (1, 120)}  # the SDK's CustomHealthCheckConfig
+
+
+def check_custom_runtime(config: object) -> None:
+    """``customRuntimeConfig``: ``command``/``args`` lists of strings, ``port`` 1-65535 (the
+    server's port, default 9000), ``healthCheckConfig`` within the SDK's documented ranges."""
+    if config is None:
+        return
+    assert isinstance(config, Mapping)  # its JSON shape was checked on the wire
+    for key in ("command", "args"):
+        value = config.get(key)
+        if value is not None and (not isinstance(value, list)
+                                  or not all(isinstance(v, str) for v in value)):
+            raise InvalidArgument(f"customRuntimeConfig.{key} must be a list of strings",
+                                  field=f"customRuntimeConfig.{key}")
+    port = config.get("port")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int)
+                             or not 1 <= port <= 65535):
+        raise InvalidArgument(f"customRuntimeConfig.port must be a port number (1-65535), "
+                              f"got {port!r}", field="customRuntimeConfig.port")
+    health = config.get("healthCheckConfig") or {}
+    for key, (low, high) in _HEALTH_RANGES.items():
+        value = health.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not low <= value <= high):
+            raise InvalidArgument(
+                f"customRuntimeConfig.healthCheckConfig.{key} must be an integer between "
+                f"{low} and {high}, got {value!r}", field=f"customRuntimeConfig.{key}")
+    url = health.get("httpGetUrl")
+    if url is not None and (not isinstance(url, str) or len(url) > 2048
+                            or not url.startswith("/")):
+        raise InvalidArgument("customRuntimeConfig.healthCheckConfig.httpGetUrl must be a path "
+                              "starting with '/' (at most 2,048 characters)",
+                              field="customRuntimeConfig.healthCheckConfig.httpGetUrl")
 
 
 def _check_env(env: Mapping[str, str]) -> None:

@@ -28,7 +28,7 @@ from deployer.emulator.services.function_model import (
     Invocation,
     function_from_record,
 )
-from deployer.emulator.services.function_resolution import FunctionResolver
+from deployer.emulator.services.function_resolution import FunctionResolver, LayerLookup
 from deployer.emulator.services.function_roles import check_function_role
 from deployer.emulator.services.function_rules import (
     check_config_values,
@@ -73,6 +73,8 @@ class FunctionService:
         self._lock = threading.Lock()
         self._resolver = FunctionResolver(functions, code, clock, tokens)
         self._runner = InvocationRunner(runtime, invocations, clock)
+        if hasattr(runtime, "hook_sink"):  # the process runtime reports preStop hooks
+            runtime.hook_sink = self._runner.record_hook
 
     @property
     def cloud_endpoint(self) -> str:
@@ -91,6 +93,16 @@ class FunctionService:
     @versions.setter
     def versions(self, releases: FunctionReleases | None) -> None:
         self._resolver.versions = releases
+
+    @property
+    def layer_source(self) -> LayerLookup | None:
+        """Where a function's layer version ARNs find their content (None: no layer exists,
+        and a function with layers cannot start an instance)."""
+        return self._resolver.layer_source
+
+    @layer_source.setter
+    def layer_source(self, source: LayerLookup | None) -> None:
+        self._resolver.layer_source = source
 
     @property
     def invocation_watch(self) -> InvocationWatch:

@@ -106,7 +106,8 @@ def invocation_entries(rec: InvocationRecord, config: dict[str, Any]) -> list[En
             "requestId": rec.request_id}
     entries = [{**base, "__topic__": f"FCLogs:{rec.function_name}", "message": line}
                for line in rec.log.splitlines()]
-    if config.get("enableRequestMetrics", True) is not False:
+    if config.get("enableRequestMetrics", True) is not False and rec.invocation_type in (
+            "Sync", "Async"):  # a preStop hook's log has no request metrics
         metrics = {**base, "__topic__": f"FCRequestMetrics:{rec.function_name}",
                    "operation": "InvokeFunction",
                    "invocationType": rec.invocation_type,

@@ -9,11 +9,17 @@ from __future__ import annotations
 
 from deployer.emulator.runtime.model import (
     Credentials,
+    CustomRuntimeSettings,
     FunctionRuntime,
     FunctionSpec,
+    HealthCheck,
+    HookRun,
     InvocationResult,
+    LayerSource,
     RuntimeUnavailableError,
+    missing_layer,
 )
 
-__all__ = ["Credentials", "FunctionRuntime", "FunctionSpec", "InvocationResult",
-           "RuntimeUnavailableError"]
+__all__ = ["Credentials", "CustomRuntimeSettings", "FunctionRuntime", "FunctionSpec",
+           "HealthCheck", "HookRun", "InvocationResult", "LayerSource", "RuntimeUnavailableError",
+           "missing_layer"]

@@ -154,7 +154,7 @@ class InvocationRecord:
     function_name: str
     request_id: str
     invoked_at: float
-    invocation_type: str  # Sync | Async
+    invocation_type: str  # Sync | Async | PreStop (a hook run outside any invocation)
     status: str  # Succeeded | Failed | Running
     error_type: str | None
     duration_ms: float | None
