@@ -18,9 +18,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from deployer.config.outputs import AUTO_LOGSTORE, AUTO_ROLE, auto_log_project, role_arn
+from deployer.config.outputs import AUTO_LOGSTORE, AUTO_ROLE, auto_log_project, lower_role_arn
 from deployer.config.props import PropReader, type_name
-from deployer.config.schema import check_region, default_cpu
+from deployer.config.schema import ROLE_ARN, ROLE_NAME, check_region, default_cpu
 from deployer.config.specs import FunctionSpec, handler_files
 from deployer.config.variables import BROKEN
 
@@ -33,8 +33,6 @@ OTHER_RUNTIMES = frozenset({
     "custom.debian12", "custom-container",
 })
 FUNCTION_NAME = r"[A-Za-z_][A-Za-z0-9_-]{0,63}"
-ROLE_NAME = r"[A-Za-z0-9.-]{1,64}"
-ROLE_ARN = r"acs:ram::\d+:role/.+"
 HANDLER = r"(?:[A-Za-z0-9_.-]+/)*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 HANDLER += r"\.[A-Za-z_][A-Za-z0-9_]*"
 ENV_NAME = r"[A-Za-z][A-Za-z0-9_]*"
@@ -58,29 +56,29 @@ class FunctionContext:
     region: str | None  # the deploy's region override (else the prop)
 
 
-Values = dict[str, Any]
-Read = Callable[[PropReader, Values, FunctionContext], Any]
+_Values = dict[str, Any]
+_Read = Callable[[PropReader, _Values, FunctionContext], Any]
 
 
 @dataclass(frozen=True, slots=True)
 class Fc3Prop:
     name: str
-    read: Read | None = None  # -> spec field ``field`` (None: pending)
+    read: _Read | None = None  # -> spec field ``field`` (None: pending)
     field: str | None = None
     pending: str = ""  # why a function with this prop is not deployed yet
 
 
-def _region(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _region(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     return check_region(r)
 
 
-def _name(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _name(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     return r.string("functionName", required=True, pattern=FUNCTION_NAME,
                     what="must start with a letter or _ and use letters, digits, _ and - "
                     "(1-64 chars)")
 
 
-def _runtime(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _runtime(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     runtime = r.string("runtime", required=True)
     if runtime is None or runtime in PYTHON_RUNTIMES:
         return runtime
@@ -91,7 +89,7 @@ def _runtime(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return None
 
 
-def _code(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _code(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     code = r.props.get("code")
     if isinstance(code, Mapping):
         r.error("code", "code in OSS is not supported; give a local directory")
@@ -109,7 +107,7 @@ def _code(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return path
 
 
-def _handler(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _handler(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     handler = r.string("handler", required=True, pattern=HANDLER,
                        what="must be <module>.<function>, e.g. index.handler")
     code_dir = v.get("code_dir")
@@ -119,7 +117,7 @@ def _handler(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return handler
 
 
-def _description(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _description(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     text = r.string("description", default="") or ""
     if len(text) > MAX_FUNCTION_DESCRIPTION:
         r.error("description", f"must be at most {MAX_FUNCTION_DESCRIPTION} characters "
@@ -127,7 +125,7 @@ def _description(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return text
 
 
-def _memory(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _memory(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     memory = r.integer("memorySize", default=512, low=128, high=32768, unit=" MB")
     if memory is not None and memory % 64:
         r.error("memorySize", f"must be a multiple of 64 (got {memory})")
@@ -135,11 +133,11 @@ def _memory(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return memory or 512
 
 
-def _timeout(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _timeout(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     return r.integer("timeout", default=3, low=1, high=86400, unit=" seconds")
 
 
-def _cpu(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _cpu(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     memory = v.get("memory_size") or 512
     cpu = r.number("cpu")
     if cpu is None:
@@ -152,25 +150,25 @@ def _cpu(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return cpu
 
 
-def _disk(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _disk(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     disk = r.integer("diskSize", default=512, low=512, high=10240, unit=" MB")
     if disk not in (None, 512, 10240):
         r.error("diskSize", f"must be 512 or 10240 (got {disk})")
     return disk if disk in (512, 10240) else 512
 
 
-def _concurrency(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _concurrency(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     value = r.integer("instanceConcurrency", default=1, low=1, high=200)
     if value not in (None, 1):
         r.error("instanceConcurrency", f"Python runtimes support only 1 (got {value})")
     return 1
 
 
-def _internet(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _internet(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     return r.boolean("internetAccess", default=True)
 
 
-def _environment(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _environment(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     result: dict[str, str] = {}
     for key, value in (r.mapping("environmentVariables") or {}).items():
         field = ("environmentVariables", key)
@@ -192,13 +190,13 @@ def _environment(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return MappingProxyType(result)
 
 
-def _role(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _role(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     role = r.string("role")
     if role is None:
         return None
     if role.lower() == "auto":
         v["role_auto"] = True
-        return role_arn(c.account_id, AUTO_ROLE)
+        return lower_role_arn(c.account_id, AUTO_ROLE)
     if re.fullmatch(ROLE_ARN, role):
         return role
     if not re.fullmatch(ROLE_NAME, role):
@@ -206,7 +204,7 @@ def _role(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return role
 
 
-def _log_config(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _log_config(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     """``logConfig: {project, logstore, ...}``, or ``auto`` (what fc3 creates)."""
     raw = r.props.get("logConfig")
     if isinstance(raw, str) and raw.lower() == "auto":
@@ -237,11 +235,11 @@ def _log_config(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return MappingProxyType(result) if project and logstore else None
 
 
-def _auto_only(name: str, flag: str) -> Read:
+def _auto_only(name: str, flag: str) -> _Read:
     """``vpcConfig: auto`` / ``nasConfig: auto``: accepted and recorded (anything else is
     pending; see :func:`pending_reasons`)."""
 
-    def read(r: PropReader, v: Values, c: FunctionContext) -> Any:
+    def read(r: PropReader, v: _Values, c: FunctionContext) -> Any:
         value = r.props.get(name)
         if isinstance(value, str) and value.lower() == "auto":
             v[flag] = True
@@ -314,7 +312,7 @@ def build_function(resource: str, reader: PropReader, ctx: FunctionContext
     """A FunctionSpec from resolved fc3 props, or None after reporting problems."""
     before = len(reader.log.errors)
     reader.check_keys(tuple(_BY_NAME), FC3_REFUSED, "fc3")
-    values: Values = {}
+    values: _Values = {}
     for prop in FC3_PROPS:
         if prop.read is not None:
             result = prop.read(reader, values, ctx)
