@@ -25,6 +25,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from deployer.fdl import AnyFlow
 from deployer.fdl.progress import (
     HistoryRecord,
     ProgressFold,
@@ -32,7 +33,6 @@ from deployer.fdl.progress import (
     Visit,
     parse_time,
 )
-from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["ICONS", "ExecutionMonitor", "path_text", "summarize_output"]
 
@@ -95,7 +95,7 @@ class ExecutionMonitor:
     ``monotonic`` is the wall clock for heartbeats only.
     """
 
-    def __init__(self, console: Console, flow: Flow | None, *, live: bool,
+    def __init__(self, console: Console, flow: AnyFlow | None, *, live: bool,
                  instances: InstanceInfo | None = None, heartbeat: float = 30.0,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.console = console

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from deployer.console.graph import NodeState, graph_model, node_key, node_states
-from deployer.console.layout import layout_scope
+from deployer.console.layout import layout_flow
 from deployer.console.present import (
     EXECUTION_STATUS,
     STATUS,
@@ -26,6 +26,7 @@ from deployer.console.present import (
 )
 from deployer.console.sources import Sources
 from deployer.emulator.services.executions import ExecutionView
+from deployer.fdl import AnyFlow
 from deployer.fdl.progress import (
     ExecutionProgress,
     ScopeProgress,
@@ -35,7 +36,6 @@ from deployer.fdl.progress import (
     task_id,
     task_request_id,
 )
-from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["EVENTS_PAGE", "execution_model", "graph_model", "load_execution"]
 
@@ -227,7 +227,7 @@ def events_model(events: list[HistoryEntry], page: int | None) -> dict[str, Any]
 
 
 def load_execution(src: Sources, region: str, flow_name: str,
-         name: str) -> tuple[ExecutionView, list[HistoryEntry], Flow | None, ExecutionProgress]:
+         name: str) -> tuple[ExecutionView, list[HistoryEntry], AnyFlow | None, ExecutionProgress]:
     view = src.executions.describe(src.account_id, region, flow_name, name)
     events = [event_from_record(e) for e in src.history(region, flow_name, name)]
     flow = src.parse(view.definition)
@@ -242,11 +242,11 @@ def execution_model(src: Sources, region: str, flow_name: str, name: str, *,
 
 
 def _model(src: Sources, region: str,
-           loaded: tuple[ExecutionView, list[HistoryEntry], Flow | None, ExecutionProgress],
+           loaded: tuple[ExecutionView, list[HistoryEntry], AnyFlow | None, ExecutionProgress],
            state: str | None, visit: int | None, page: int | None) -> dict[str, Any]:
     view, events, flow, progress = loaded
     now = src.clock.now()
-    layout = layout_scope(flow.scope) if flow is not None else None
+    layout = layout_flow(flow) if flow is not None else None
     nodes = node_states(layout, progress) if layout is not None else _top_nodes(progress)
     selected, number = _pick(progress, nodes, state, visit)
     return {

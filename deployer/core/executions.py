@@ -20,7 +20,7 @@ from deployer.core.documents import read_json_document
 
 if TYPE_CHECKING:
     from deployer.cloud.logs import LogSource
-    from deployer.fdl.syntax.ast import Flow
+    from deployer.fdl import AnyFlow
 from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
 
 __all__ = [
@@ -286,15 +286,15 @@ def watch(
     return summarize_execution(info, events)
 
 
-def execution_flow(flows: CloudFlowClient, flow: str) -> Flow | None:
-    """The flow's parsed definition (NotFoundError if the flow does not exist; None when it
-    cannot be parsed), for the live view's states and Wait times."""
-    from deployer.fdl.syntax.parser import parse_flow
+def execution_flow(flows: CloudFlowClient, flow: str) -> AnyFlow | None:
+    """The flow's parsed definition in its dialect (NotFoundError if the flow does not exist;
+    None when it cannot be parsed), for the live view's states and Wait times."""
+    from deployer.fdl import read_flow
 
     remote = flows.describe_flow(flow)
     if remote is None:
         raise NotFoundError(f"flow {flow} does not exist", hint="deploy it with `deploy up`")
-    return parse_flow(remote.definition).flow
+    return read_flow(remote.definition).flow
 
 
 def task_instance(logs: LogSource, function: str, execution: str,

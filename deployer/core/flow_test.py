@@ -21,10 +21,9 @@ from deployer.core.flow_mocks import MockFile, load_mocks
 from deployer.core.rendering import render_mapped, template_context
 from deployer.core.validation import on_template
 from deployer.errors import DeployerError, ExitCode, InvalidInputError
-from deployer.fdl import check_flow
+from deployer.fdl import AnyFlow, check_flow
 from deployer.fdl.interpreter import ExecutionStatus, HistoryEvent, HistoryEventType
 from deployer.fdl.interpreter.simulate import Simulation, simulate
-from deployer.fdl.syntax.ast import Flow
 
 __all__ = [
     "DEFAULT_ACCOUNT_ID",
@@ -33,6 +32,7 @@ __all__ = [
     "FlowTestResult",
     "InvalidFlowError",
     "load_flow",
+    "load_text",
     "run_flow_test",
 ]
 
@@ -121,20 +121,27 @@ def _wire_event(event: HistoryEvent) -> dict[str, Any]:
     }
 
 
-def load_flow(request: FlowTestRequest) -> Flow:
-    """Read (and render, for ``.j2``) the flow file and validate it."""
+def load_text(request: FlowTestRequest) -> tuple[str, LineMap | None]:
+    """The flow file's text, rendered for ``.j2`` (with the map of the template's lines);
+    InvalidInputError when it cannot be read or rendered."""
     path = request.flow_file
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidInputError(f"cannot read flow file {path}: {exc.strerror or exc}") from None
-    line_map: LineMap | None = None
     document = _flow_spec(request.manifest_file, path) if request.manifest_file else None
     if document is not None and document.document is not None:
         # s.yaml loads it with ${yaml(file())}: its magic variables resolved, as deployed
-        text, line_map = document.document, document.document_map
-    elif path.suffix == ".j2":
-        text, line_map = _render(path, text, request, document)
+        return document.document, document.document_map
+    if path.suffix == ".j2":
+        return _render(path, text, request, document)
+    return text, None
+
+
+def load_flow(request: FlowTestRequest) -> AnyFlow:
+    """Read (and render, for ``.j2``) the flow file (either dialect) and validate it."""
+    path = request.flow_file
+    text, line_map = load_text(request)
     check = check_flow(text, source=str(path))
     if not check.ok or check.flow is None:
         lines = []

@@ -61,7 +61,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         "Role": ["cloud.ram", "emulator.services.roles"],
         "STATUSES": ["core.executions", "emulator.services.executions"],
         "ScheduleKey": ["emulator.engine.ports", "emulator.store.schedule_repos"],
-        "TOKEN_HEADER": ["emulator.api.local_guard", "testing.faults"],
+        "TOKEN_HEADER": ["cloud.log_stream", "emulator.api.local_guard", "testing.faults"],
         "evaluate": ["emulator.services.authorization", "fdl.expressions.evaluator"],
         "invoked_tasks": ["emulator.engine.recovery", "emulator.store.recovery"],
         "mark_invoked": ["emulator.engine.recovery", "emulator.store.recovery"],

@@ -18,8 +18,8 @@ from deployer.emulator.engine.waiters import Waiters
 from deployer.emulator.store import engine_meta, steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord
+from deployer.fdl import AnyFlow
 from deployer.fdl.interpreter import Event, Execution, TimerFired
-from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["EngineStats", "FlowEngine"]
 
@@ -152,7 +152,7 @@ class FlowEngine:
         with self._scheduler.activity():
             return self._stepper.step(seq, make_event)
 
-    def flow(self, definition: str) -> Flow:
+    def flow(self, definition: str) -> AnyFlow:
         """The parsed flow for a (validated) definition, from the engine's cache."""
         return self._stepper.flow(definition)
 

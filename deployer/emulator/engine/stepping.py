@@ -36,7 +36,7 @@ from deployer.emulator.engine.waiters import Waiters
 from deployer.emulator.store import steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord, TaskRow
-from deployer.fdl import TaskMode
+from deployer.fdl import AnyFlow, TaskMode
 from deployer.fdl.interpreter import (
     Command,
     CompiledFlow,
@@ -51,7 +51,6 @@ from deployer.fdl.interpreter import (
     new_execution,
     step,
 )
-from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["EventFactory", "Stepper"]
 
@@ -76,7 +75,7 @@ class Stepper:
         self._flows = FlowCache()
         self.queue = StepQueue(self._run_batch, self._scheduler.submit)
 
-    def flow(self, definition: str) -> Flow:
+    def flow(self, definition: str) -> AnyFlow:
         """The parsed flow for a (validated) definition, cached."""
         return self.program(definition).flow
 
