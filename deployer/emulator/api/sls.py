@@ -59,6 +59,8 @@ PROJECT_HEADER = "x-deployer-sls-project"
 GET_LOGS_ACTION = "log:GetLogStoreLogs"  # GetLogs and GetLogsV2 (docs: "RAM authorization")
 _LOGS_PATH = re.compile(r"^/logstores/(?P<logstore>[^/]+)(?P<logs>/logs)?$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$")
+_SLS_REGION_HOST = re.compile(r"^(?P<region>[a-z0-9-]+?)(?:-intranet|-share)?\.(?:log|sls)"
+                              r"\.aliyuncs\.com$")  # CreateProject: no project in the host
 _SLS_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?P<region>[a-z0-9-]+?)"
                        r"(?:-intranet|-share)?\.(?:log|sls)\.aliyuncs\.com$")
 _LOOPBACK_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?:127\.\d+\.\d+\.\d+|localhost)$")
@@ -163,7 +165,9 @@ class SlsApi:
             if not _NAME.match(project) or "_" in project:
                 raise e.ParameterInvalid(f"invalid projectName {project!r}: 3-63 lowercase "
                                          "letters, digits and -")
-            region = request.headers.get(REGION_HEADER) or ctx.region
+            host = _SLS_REGION_HOST.match((request.headers.get("host") or "").split(":")[0])
+            region = request.headers.get(REGION_HEADER) or (host["region"] if host else "") \
+                or ctx.region
             self._authorize(caller, f"acs:log:{region}:{account}:project/{project}",
                             "log:CreateProject")
             self._logs.create_project(account, region, project)
