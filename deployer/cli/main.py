@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from deployer import __version__
+from deployer.cli import in_process
 from deployer.cli.context import AppContext
 from deployer.errors import DeployerError, ExitCode, redact
 
@@ -198,7 +199,8 @@ def cli(ctx: click.Context, project_dir: Path, manifest: Path, values_file: Path
     project_dir = project_dir.resolve()
     manifest_file = manifest if manifest.is_absolute() else project_dir / manifest
     ctx.obj = AppContext(project_dir=project_dir, manifest_file=manifest_file, debug=debug,
-                         values_file=values_file, variables=variables)
+                         values_file=values_file, variables=variables,
+                         in_process=in_process.innermost())
 
 
 def main() -> None:

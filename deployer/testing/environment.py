@@ -27,7 +27,7 @@ import shutil
 import tempfile
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 from unittest import mock
@@ -38,6 +38,7 @@ from deployer.emulator.runtime.routing import EMULATED_HOSTS, UnmockedRequestErr
 from deployer.emulator.server import EmulatorServer
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.testing.faults import LocalFaults
+from deployer.testing.transport import InProcessTransport
 
 __all__ = ["EMULATED_HOSTS", "LocalCloud", "UnmockedRequestError", "mock_cloud"]
 
@@ -223,7 +224,7 @@ class LocalCloud:
     def _routes(self) -> dict[Any, str]:
         return {EMULATED_HOSTS: self.endpoint}
 
-    # --- the deploy CLI inside this cloud (deployer.testing.active, deployer.testing.projects)
+    # --- the deploy CLI inside this cloud (deployer.cli.in_process, deployer.testing.projects)
 
     def workspace(self, project_dir: str | Path) -> Path:
         """Where ``deploy`` commands run inside this cloud keep what they would write under
@@ -239,17 +240,27 @@ class LocalCloud:
 
         return deploy_project(self, Path(project_dir), **options)
 
-    @contextmanager
-    def _activated(self, *, intercepts: bool) -> Iterator[None]:
+    def _activated(self, *, intercepts: bool) -> AbstractContextManager[object]:
+        """This cloud handed to the ``deploy`` CLI of this process while the block runs."""
         from deployer.testing import active
 
-        handle = active.ActiveCloud.of(self, intercepts=intercepts)
-        active.push(handle)
-        try:
-            yield
-        finally:
-            active.pop(handle)
+        return active.activate(active.handle(self, intercepts=intercepts))
 
+
+
+@contextmanager
+def _in_process(cloud: LocalCloud) -> Iterator[InProcessTransport]:
+    """The SDK routing with the emulator as its in-process endpoint, for the emulated cloud
+    hosts and for the emulator's own address (``cloud.config()`` clients); its streams end
+    before the server stops."""
+    transport = InProcessTransport(cloud.server)
+    port = cloud.server.port
+    addresses = {cloud.endpoint: transport, f"localhost:{port}": transport}
+    try:
+        with routing.Routing({EMULATED_HOSTS: transport}, addresses=addresses).install():
+            yield transport
+    finally:
+        transport.close()
 
 
 @contextmanager
@@ -313,7 +324,7 @@ class mock_cloud:
             server.start()
             cloud = LocalCloud(server, self.region)
             if self.intercept:
-                stack.enter_context(routing.install(cloud._routes()))
+                stack.enter_context(_in_process(cloud))
                 stack.enter_context(_credentials_env(cloud))
             stack.enter_context(cloud._activated(intercepts=self.intercept))
         except BaseException:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from deployer.cli.context import AppContext, active_mock, pass_app
+from deployer.cli.context import AppContext, pass_app
 from deployer.cli.options import output_option
 from deployer.cli.render import view
 from deployer.config.settings import DEFAULT_EMULATOR_PORT, EMULATOR_PORT_ENV, emulator_port
@@ -23,7 +23,7 @@ DEFAULT_STATE_DIR = Path(".deploy/emulator")
 def _state_dir(app: AppContext, state_dir: Path | None) -> Path:
     """The emulator's state directory; refused inside ``mock_cloud()``, where every command
     uses the in-process cloud (``--help`` still works: it never gets here)."""
-    mock = active_mock()
+    mock = app.in_process
     if mock is not None:
         raise OperationError(
             "`deploy emulator` manages background emulators; inside mock_cloud() every command "

@@ -145,10 +145,9 @@ def _target(app: AppContext, target: str | None, region: str | None, profile: st
     """Where to check besides the files: ``--target``, else this project's emulator when it
     runs (never started for validate alone), else nowhere."""
     if target is None:
-        from deployer.cli.context import active_mock
         from deployer.emulator import daemon
 
-        running = active_mock() is not None or daemon.status(
+        running = app.in_process is not None or daemon.status(
             app.deploy_dir / "emulator").running
         if not running:
             return None

@@ -181,6 +181,14 @@ class FlowEngine:
         returns the unsubscribe function (no engine activity, like :meth:`watch_changes`)."""
         return self._changes.watch_engine(after_generation, wake)
 
+    @property
+    def step_counts(self) -> tuple[int, int]:
+        """(steps queued, steps done) since the engine started: the steps queued before a
+        moment are all committed (or failed) once the second count reaches the first's value
+        read at that moment."""
+        queue = self._stepper.queue
+        return queue.queued, queue.steps
+
     def wait_for_waiters(self, count: int, timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until ``count`` callers are blocked in
         :meth:`wait_ended`; True when they are."""

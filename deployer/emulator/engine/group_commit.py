@@ -71,11 +71,13 @@ class StepQueue:
         self._job_queued = False
         self.batches = 0  # transactions committed by the queue (statistics)
         self.steps = 0
+        self.queued = 0  # steps ever queued: those before a moment are done once steps >= it
 
     def post(self, seq: int, make_event: EventFactory) -> None:
         """Queue a step; it commits soon, in a pool job or with another leader's batch."""
         with self._lock:
             self._queue.append(PendingStep(seq, make_event))
+            self.queued += 1
             if self._leading or self._job_queued:
                 return
             self._job_queued = True
@@ -88,6 +90,7 @@ class StepQueue:
         item = PendingStep(seq, make_event, fired, _done=threading.Event())
         with self._lock:
             self._queue.append(item)
+            self.queued += 1
             lead = not self._leading
             self._leading = self._leading or lead
         if lead:

@@ -184,6 +184,18 @@ class FrontDoor:
             raise
         return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), reserved
 
+    @property
+    def server_header(self) -> str:
+        """The ``Server`` header of every answer."""
+        return self._server_header
+
+    def oversized(self, target: str, host: str, size: int) -> HttpResponse | None:
+        """The answer to a whole body of ``size`` bytes that the limits refuse
+        (``EntityTooLarge``), else None: for requests handed over without a socket."""
+        if size <= self.limits.max_body:
+            return None
+        return self.error(target, host, self._too_large())
+
     def _too_large(self) -> ApiError:
         return e.EntityTooLarge(
             f"payload size exceeds maximum allowed size ({self.limits.max_body} bytes)")
