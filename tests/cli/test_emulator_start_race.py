@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from deployer.cli.main import cli
@@ -23,6 +24,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_commands_started_together_share_one_daemon(tmp_path: Path) -> None:
     state = tmp_path / "state"
     port = _free_port()

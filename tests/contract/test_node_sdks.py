@@ -63,6 +63,7 @@ def _echo_zip() -> str:
     return _zip("index.py", ECHO)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_node_sdks_against_the_emulator() -> None:
     node = _node()

@@ -52,6 +52,7 @@ class Lines:
                 return doc
 
 
+@pytest.mark.slow
 def test_deploy_dev_updates_a_saved_handler_runs_the_flow_and_leaves_all_deployed_on_ctrl_c(app):
     env = {**os.environ, "DEPLOY_EMULATOR_PORT": str(free_port()), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(

@@ -34,6 +34,7 @@ def _run_generated_tests(project: Path) -> subprocess.CompletedProcess[str]:
         timeout=300)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("template", ["seed", "blank"])
 def test_a_new_project_validates_deploys_and_passes_its_own_tests(tmp_path, template):
     project = tmp_path / "My App"

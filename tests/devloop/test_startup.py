@@ -39,6 +39,7 @@ def test_help_imports_only_click_and_the_root_group():
     assert report["imported"] == []  # no rich, no SDK, no flow language
 
 
+@pytest.mark.slow
 def test_a_no_op_up_skips_rendering_and_validation_then_a_broken_edit_is_caught(app):
     env = {**os.environ, "DEPLOY_EMULATOR_PORT": str(free_port())}
     args = ("-C", str(app), "up", "--yes", "--output", "json")

@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from alibabacloud_fnf20190315 import models as fnf
 
 from deployer.testing.environment import LocalCloud
@@ -130,6 +131,7 @@ States:
 """
 
 
+@pytest.mark.slow
 def test_answered_starts_survive_sigkill_before_their_first_step(tmp_path: Path) -> None:
     """The daemon is SIGKILLed right after the last of a burst of starts was answered, while
     first steps are still queued: after the restart every answered execution ends exactly

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from alibabacloud_fnf20190315 import models as fnf
 from alibabacloud_tea_openapi import models as open_api
 
@@ -114,6 +115,7 @@ SENTINEL = ("Type: StateMachine\nSpecVersion: v1\nName: Sentinel\nStartAt: w\nSt
             "  - Type: Wait\n    Name: w\n    Seconds: 300\n    End: true\n")
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
     rng = random.Random(20240501)
     daemon = Daemon(tmp_path)

@@ -57,6 +57,7 @@ def seed_cloud(zip_b64) -> Iterator[LocalCloud]:
         yield cloud
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_500_concurrent_clients_start_and_poll_the_seed_flow(seed_cloud) -> None:
     barrier = threading.Barrier(CLIENTS)

@@ -21,6 +21,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from alibabacloud_fc20230330 import models as fc
 from alibabacloud_fnf20190315 import models as fnf
 
@@ -118,6 +119,7 @@ def _token(client: Any) -> str:
     return str(json.loads(submitted[-1].event_detail)["TaskToken"])
 
 
+@pytest.mark.slow
 def test_a_callback_task_whose_invocation_completed_waits_for_its_token(tmp_path: Path) -> None:
     daemon = Daemon(tmp_path)
     daemon.start()
@@ -161,6 +163,7 @@ def _cut_off(tmp_path: Path, mode: str) -> tuple[Daemon, Any, float]:
     return daemon, daemon.cloud().fnf_client(), restarted
 
 
+@pytest.mark.slow
 def test_a_task_cut_off_by_a_crash_is_invoked_again(tmp_path: Path) -> None:
     daemon, client, restarted = _cut_off(tmp_path, "RequestComplete")
     try:
@@ -174,6 +177,7 @@ def test_a_task_cut_off_by_a_crash_is_invoked_again(tmp_path: Path) -> None:
         daemon.stop()
 
 
+@pytest.mark.slow
 def test_a_callback_task_cut_off_before_its_function_returned_is_invoked_again(
         tmp_path: Path) -> None:
     daemon, client, restarted = _cut_off(tmp_path, "WaitForCustomCallback")
@@ -224,6 +228,7 @@ def _due_now(state_dir: Path) -> None:
         assert conn.execute("UPDATE timers SET fire_at=0 WHERE purpose='wait'").rowcount >= 1
 
 
+@pytest.mark.slow
 def test_a_stored_step_with_the_pathological_regex_runs_at_start(tmp_path: Path) -> None:
     daemon = Daemon(tmp_path)  # the real clock: the 300 s Wait is pending when it is killed
     daemon.start()
@@ -245,6 +250,7 @@ def test_a_stored_step_with_the_pathological_regex_runs_at_start(tmp_path: Path)
         daemon.stop()
 
 
+@pytest.mark.slow
 def test_a_stored_execution_that_cannot_be_stepped_fails_and_the_daemon_comes_up(
         tmp_path: Path) -> None:
     daemon = Daemon(tmp_path)
