@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from deployer.fdl.progress import Status, parse_time
+from deployer.timestamps import iso_seconds
 
 __all__ = ["EXECUTION_STATUS", "STATUS", "Event", "HistoryRecord", "duration", "event_from_record",
            "pretty",
@@ -70,12 +71,8 @@ def event_from_record(record: HistoryRecord) -> Event:
 
 
 def wire_time(epoch: float | None) -> str:
-    """Epoch seconds as ``2026-12-01T07:22:58Z`` (UTC)."""
-    if epoch is None:
-        return ""
-    from time import gmtime, strftime
-
-    return strftime("%Y-%m-%dT%H:%M:%SZ", gmtime(epoch))
+    """Epoch seconds as ``2026-12-01T07:22:58Z`` (UTC); "" for None."""
+    return "" if epoch is None else iso_seconds(epoch)
 
 
 def since(start: str | float | None, end: str | float | None) -> float | None:

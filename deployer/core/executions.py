@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from deployer.cloud.logs import LogSource
     from deployer.fdl.ast import Flow
 from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
+from deployer.fdl.interpreter.stored import event_record
 
 __all__ = [
     "STATUSES",
@@ -330,10 +331,8 @@ class History:
 
     def to_json(self) -> dict[str, Any]:
         return {"flow": self.flow, "name": self.name, "console_url": self.console_url or None,
-                "events": [
-            {"EventId": e.event_id, "ScheduleEventId": e.schedule_event_id,
-             "StepName": e.step_name, "Type": e.type, "Time": e.time, "EventDetail": e.detail}
-            for e in self.events]}
+                "events": [event_record(e.event_id, e.schedule_event_id, e.type, e.step_name,
+                                        e.time, e.detail) for e in self.events]}
 
 
 def follow(flows: CloudFlowClient, flow: str, name: str,

@@ -3,7 +3,8 @@
 The composition root: the only module that knows both the services and the engine. The
 services reach the engine through ``ExecutionEngine`` (a port of ``services.executions``), the
 engine reaches Function Compute through ``TaskRunner`` (a port of ``engine.ports``), and
-neither imports the other.
+neither imports the other. The one piece of wire it wires in: FC's error table, whose codes
+CloudFlow reports for its FC tasks (``FC.FunctionNotFound``...).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Protocol
 
+from deployer.emulator.api.fc import ERRORS as FC_ERRORS
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
 from deployer.emulator.latency import EXACT, LatencyModel
@@ -97,7 +99,8 @@ class Emulator:
         self.flow_repo = FlowRepo(self.db)
         self.flows = FlowService(self.flow_repo, clock, self.roles.role_trusts)
         self.flow_engine = FlowEngine(self.db, clock,
-                                      FunctionInvoker(self.functions, self.authorizer,
+                                      FunctionInvoker(self.functions, FC_ERRORS.code,
+                                                      self.authorizer,
                                                       faults=self.faults,
                                                       quotas=self.quotas),
                                       workers=flow_workers,

@@ -9,7 +9,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deployer.emulator.services.authorization import Decision, evaluate, pattern_matches
+from deployer.emulator.services.authorization import evaluate, pattern_matches
+from deployer.emulator.services.errors import Decision
 from deployer.emulator.services.roles import SYSTEM_POLICIES, trust_allows
 
 FN = "acs:fc:cn-hangzhou:123:functions/StartJob"

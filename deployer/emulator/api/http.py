@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -319,7 +318,3 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """``json.dumps(..., ensure_ascii=False, separators=(",", ":"))`` without a new encoder
 object per call."""
 
-
-def wire_time(ts: float) -> str:
-    """Epoch seconds as FC 3.0 / RAM print times: ``YYYY-MM-DDTHH:MM:SSZ`` (UTC)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

@@ -64,10 +64,7 @@ class LogStreamApi:
             raise e.InvalidArgument("query parameter 'function' is required")
         region = params.get("region") or self._region
         last = request.headers.get("last-event-id") or ""
-        try:
-            self._functions.get(self._account_id, region, function)
-        except NotFound:
-            raise e.NotFound(f"function '{function}' does not exist") from None
+        self._functions.get(self._account_id, region, function)  # NotFound: 404 NotFound
         key = (self._account_id, region, function)
         generation = self._functions.invocation_watch.generation(key)
         numeric = is_decimal(last) and len(last) < 19

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.errors import ApiError, Style, error_response, from_service_error
+from deployer.emulator.api.contract import ErrorTable, ParamErrors, RequestContext, Routes, RpcCall
+from deployer.emulator.api.errors import ApiError, Style, error_response
 from deployer.emulator.api.http import (
     Answer,
     DeferredResponse,
@@ -46,10 +47,11 @@ from deployer.emulator.api.signing import (
 from deployer.emulator.api.storage_errors import storage_error
 from deployer.emulator.api.strict import check_json_params, check_request
 from deployer.emulator.clock import Clock
+from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import ServiceError
 
-__all__ = ["REGION_HEADER", "AuthScheme", "LongPoll", "RequestContext", "RoaApi", "Router",
-           "RpcApi", "RpcCall", "storage_error"]
+__all__ = ["REGION_HEADER", "UNMAPPED", "AuthScheme", "LongPoll", "RequestContext", "RoaApi",
+           "Router", "RpcApi", "RpcCall", "storage_error"]
 
 log = logging.getLogger("deployer.emulator")
 
@@ -122,22 +124,10 @@ POP_AUTH = AuthScheme(Style.RPC, {
 })
 
 
-@dataclass(frozen=True, slots=True)
-class RequestContext:
-    """A verified request: who (account), where (region from the Host), and its id."""
-
-    request: HttpRequest
-    request_id: str
-    account_id: str
-    region: str
-    public_url: str
-    caller: Any = None  # the verified role session (services.security_tokens), None: account
-
-
-@dataclass(frozen=True, slots=True)
-class RpcCall:
-    context: RequestContext
-    params: Mapping[str, str]
+UNMAPPED = ErrorTable({svc.NotFound: e.NotFound, svc.InvalidArgument: e.InvalidArgument},
+                      e.InternalServerError)
+"""The error table of a surface that declares none (a test's surface): not found, invalid,
+else an internal error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,19 +141,29 @@ class LongPoll:
 
 
 class RoaApi(Protocol):
+    """A path-based product: ``handle`` answers every request under ``prefix``; domain errors
+    it raises become its ``errors`` table's wire errors (optional: :data:`UNMAPPED`)."""
+
     prefix: str
     auth: AuthScheme | None  # None: the API checks its own signature scheme (Log Service)
 
     def handle(self, ctx: RequestContext) -> Answer: ...
 
 
+RpcHandler = Callable[[Any, RpcCall], "dict[str, Any] | LongPoll"]
+
+
 class RpcApi(Protocol):
+    """An RPC product: its ``routes`` table's action handlers are called with the product
+    object and the :class:`RpcCall` (read with the product's ``params`` wording); domain
+    errors become its ``errors`` table's wire errors."""
+
     version: str
     host: str
     auth: AuthScheme
-
-    @property
-    def actions(self) -> Mapping[str, Callable[[RpcCall], dict[str, Any] | LongPoll]]: ...
+    routes: Routes[RpcHandler]
+    params: ParamErrors
+    errors: ErrorTable
 
 
 class AdminApi(Protocol):
@@ -243,17 +243,15 @@ class Router:
         if path == "/":  # every other surface has a longer prefix
             return self._guard(request, Style.RPC, request.headers.get("host") or "",
                                lambda rid: self._rpc(request, rid))
-        admin = self.admin
-        if admin is not None and path.startswith(admin.prefix):
-            return self._guard(request, Style.ROA, "", lambda rid: admin.handle(request))
-        for extra in self.local:
-            if path.startswith(extra.prefix):
-                return self._guard(request, Style.ROA, "",
-                                   lambda rid, api=extra: api.handle(request))
-        for api in self.roa:
-            if path.startswith(api.prefix):
-                return self._guard(request, Style.ROA, "",
-                                   lambda rid, api=api: self._roa(api, request, rid))
+        local = next((api for api in (self.admin, *self.local)
+                      if api is not None and path.startswith(api.prefix)), None)
+        if local is not None:
+            return self._guard(request, Style.ROA, "", lambda rid: local.handle(request),
+                               errors=getattr(local, "errors", UNMAPPED))
+        roa = next((api for api in self.roa if path.startswith(api.prefix)), None)
+        if roa is not None:
+            return self._guard(request, Style.ROA, "", lambda rid: self._roa(roa, request, rid),
+                               errors=getattr(roa, "errors", UNMAPPED))
         return self._guard(request, Style.ROA, "", lambda rid: self._unknown(request))
 
     def is_quick(self, request: HttpRequest) -> bool:
@@ -270,7 +268,8 @@ class Router:
         return request.method == "GET" and path in _QUICK_ADMIN
 
     def _guard(self, request: HttpRequest, style: Style, host: str,
-               fn: Callable[[str], Answer], rid: str = "") -> Answer:
+               fn: Callable[[str], Answer], rid: str = "",
+               errors: ErrorTable = UNMAPPED) -> Answer:
         rid = rid or (fc_request_id(self.clock.now()) if style is Style.ROA
                       else rpc_request_id())
         try:
@@ -279,7 +278,7 @@ class Router:
         except ApiError as exc:
             return error_response(exc, rid, style, host)
         except ServiceError as exc:
-            return error_response(from_service_error(exc, style), rid, style, host)
+            return error_response(errors.wire(exc), rid, style, host)
         except RecursionError:
             err = e.InvalidArgument("the request is nested too deeply to be processed")
             return error_response(err, rid, style, host)
@@ -333,17 +332,20 @@ class Router:
                                             api.prefix, authorize=False))
         key = self._authenticate(request, api.auth)
         ctx = self._context(request, rid, request.query_params(), key, api.prefix)
-        return self._faulted(ctx, Style.ROA, api.prefix, {}, lambda: api.handle(ctx))
+        return self._faulted(ctx, Style.ROA, api.prefix, {}, lambda: api.handle(ctx),
+                             getattr(api, "errors", UNMAPPED))
 
     def _faulted(self, ctx: RequestContext, style: Style, product: str,
-                 params: Mapping[str, str], proceed: Callable[[], Answer]) -> Answer:
+                 params: Mapping[str, str], proceed: Callable[[], Answer],
+                 errors: ErrorTable) -> Answer:
         """``proceed()``, unless an injected fault or the cloud's quotas say otherwise."""
         if self.faults is None:
             return proceed()
         host = (ctx.request.headers.get("host") or "") if style is Style.RPC else ""
 
         def later(fn: Callable[[], Answer]) -> Answer:
-            return self._guard(ctx.request, style, host, lambda _rid: fn(), ctx.request_id)
+            return self._guard(ctx.request, style, host, lambda _rid: fn(), ctx.request_id,
+                               errors)
 
         answer: Answer = self.faults.around(ctx, product, params, proceed, later)
         return answer
@@ -356,30 +358,40 @@ class Router:
         api = self.rpc.get(version)
         if api is None:
             raise e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
+        try:
+            return self._rpc_call(api, request, rid, params, action)
+        except ServiceError as exc:
+            raise api.errors.wire(exc) from None
+
+    def _rpc_call(self, api: RpcApi, request: HttpRequest, rid: str,
+                  params: Mapping[str, str], action: str) -> Answer:
         key = self._authenticate(request, api.auth)
-        handler = api.actions.get(action)
+        handler = api.routes.find(action)
         unknown_action = getattr(api, "unknown_action", None)
         if handler is None and unknown_action is not None:
             raise unknown_action(action)
         if handler is None:
             raise e.InvalidActionNotFound(
                 f"Specified api is not found, please check your url and method: {action!r}")
-        call = RpcCall(self._context(request, rid, params, key, version), params)
+        call = RpcCall(self._context(request, rid, params, key, api.version), params,
+                       api.params)
 
         def answer() -> Answer:
-            body = handler(call)
+            body = handler(api, call)
             if isinstance(body, LongPoll):
-                return self._later(request, rid, body)
+                return self._later(request, rid, body, api.errors)
             return json_response(200, {"RequestId": rid, **body}, {"x-acs-request-id": rid})
 
-        return self._faulted(call.context, Style.RPC, version, params, answer)
+        return self._faulted(call.context, Style.RPC, api.version, params, answer, api.errors)
 
-    def _later(self, request: HttpRequest, rid: str, poll: LongPoll) -> DeferredResponse:
+    def _later(self, request: HttpRequest, rid: str, poll: LongPoll,
+               errors: ErrorTable) -> DeferredResponse:
         host = request.headers.get("host") or ""
 
         def then() -> HttpResponse:
             answer = self._guard(request, Style.RPC, host, lambda _rid: json_response(
-                200, {"RequestId": rid, **poll.then()}, {"x-acs-request-id": rid}), rid)
+                200, {"RequestId": rid, **poll.then()}, {"x-acs-request-id": rid}), rid,
+                errors)
             assert isinstance(answer, HttpResponse)
             return answer
 

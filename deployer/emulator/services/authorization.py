@@ -19,7 +19,6 @@ role sessions only. docs/runtime.md "RAM authorization" lists actions and resour
 
 from __future__ import annotations
 
-import enum
 import functools
 import json
 import re
@@ -27,13 +26,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.emulator.services.errors import ServiceError
+from deployer.emulator.services.errors import AccessDenied, Decision
 from deployer.emulator.services.roles import RoleService
 
 __all__ = [
-    "AccessDenied",
     "Authorizer",
-    "Decision",
     "PolicyDocument",
     "evaluate",
     "parse_policy",
@@ -41,27 +38,6 @@ __all__ = [
 ]
 
 PolicyDocument = Mapping[str, Any]
-
-
-class Decision(enum.Enum):
-    ALLOW = "Allow"
-    IMPLICIT_DENY = "ImplicitDeny"
-    EXPLICIT_DENY = "ExplicitDeny"
-
-
-class AccessDenied(ServiceError):
-    """The caller may not do ``action`` on ``resource``; ``decision`` says why."""
-
-    def __init__(self, message: str, *, action: str, resource: str, principal: str,
-                 decision: Decision, principal_type: str = "AssumedRoleUser",
-                 account_id: str = "") -> None:
-        super().__init__(message, kind="permission", name=action)
-        self.action = action
-        self.resource = resource
-        self.principal = principal
-        self.decision = decision
-        self.principal_type = principal_type
-        self.account_id = account_id
 
 
 @functools.lru_cache(maxsize=1024)

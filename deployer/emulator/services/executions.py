@@ -25,7 +25,9 @@ from deployer.emulator.services.errors import (
     InvalidArgument,
     NotFound,
     PayloadTooLarge,
-    ServiceError,
+    Resource,
+    TaskCompleted,
+    Unsupported,
 )
 from deployer.emulator.services.flows import FlowService, check_name
 from deployer.emulator.services.numbers import parse_number
@@ -50,10 +52,6 @@ HistoryEvent = HistoryRow
 
 STATUSES = ("Starting", "Running", "Stopped", "Succeeded", "Failed", "TimedOut")
 SYNC_TIMEOUT = 330.0  # real seconds: Express executions end within 300 s of their clock
-
-
-class TaskCompleted(ServiceError):
-    """ReportTask* for a task that has already completed."""
 
 
 class QualifierResolver(Protocol):
@@ -177,7 +175,7 @@ class ExecutionService:
         the start is committed, with status ``Running`` and before any state has run; the
         execution then proceeds in the engine (wait for it with :meth:`describe`'s long poll).
         A running one of that name is returned as is, a finished one raises
-        AlreadyExists(kind='execution'). With ``qualifier`` (a published version or an alias)
+        AlreadyExists (``Resource.EXECUTION``). With ``qualifier`` (a published version or an alias)
         the execution runs that version's definition."""
         flow, version, alias = self._qualified(self._flows.get(account_id, region, flow_name),
                                                qualifier)
@@ -204,7 +202,7 @@ class ExecutionService:
                     if reuse and existing.status == "Running":
                         return _view(existing)
                     raise AlreadyExists(f"Execution {name} for flow {flow.name} already "
-                                        "exists.", kind="execution", name=name)
+                                        "exists.", Resource.EXECUTION, name=name)
                 # deleted meanwhile: the flow may have changed too; a version never does
                 fresh = self._flows.get(flow.account_id, flow.region, flow.name)
                 flow = flow if version else fresh
@@ -217,7 +215,7 @@ class ExecutionService:
                                  ex.started_at, ex.stopped_at, flow.definition,
                                  flow.environment, ex.role_arn, ex.error_code, ex.error_detail,
                                  1, flow.execution_mode)
-        raise NotFound(f"Execution {name} does not exist.", kind="execution", name=name)
+        raise NotFound(f"Execution {name} does not exist.", Resource.EXECUTION, name=name)
 
     def start_scheduled(self, account_id: str, region: str, flow_name: str, *, name: str,
                         input_text: str) -> ExecutionView:
@@ -235,7 +233,7 @@ class ExecutionService:
             return flow, "", ""
         if self.versions is None:
             raise NotFound(f"Qualifier {qualifier} of flow {flow.name} does not exist.",
-                           kind="alias", name=qualifier)
+                           Resource.ALIAS, name=qualifier)
         frozen, version = self.versions.resolve(flow, qualifier)
         return frozen, version, "" if qualifier.isdigit() else qualifier
 
@@ -245,7 +243,7 @@ class ExecutionService:
         flow, version, alias = self._qualified(self._flows.get(account_id, region, flow_name),
                                                qualifier)
         if flow.execution_mode != "Express":
-            raise ServiceError("Standard execution is not supported", kind="unsupported")
+            raise Unsupported("Standard execution is not supported")
         if name:
             check_name(name, "ExecutionName")
         full = f"{name or uuid.uuid4()}:{uuid.uuid4()}"
@@ -381,7 +379,7 @@ class ExecutionService:
         self._flows.get(account_id, region, flow_name)
         row = self._repo.get_execution(account_id, region, flow_name, name)
         if row is None:
-            raise NotFound(f"Execution {name} does not exist.", kind="execution", name=name)
+            raise NotFound(f"Execution {name} does not exist.", Resource.EXECUTION, name=name)
         return row
 
 

@@ -27,7 +27,7 @@ import random
 import threading
 from dataclasses import dataclass, field, replace
 
-from deployer.emulator.services.errors import InvalidArgument, NotFound
+from deployer.emulator.services.errors import InvalidArgument, NotFound, Resource
 
 __all__ = ["SERVICES", "Fault", "FaultCall", "FaultEffect", "FaultKind", "FaultService",
            "FaultSpec"]
@@ -69,7 +69,7 @@ class FaultSpec:
     def validate(self) -> None:
         """Raise :class:`InvalidArgument` naming the first rule this spec breaks."""
         def bad(field_name: str, message: str) -> InvalidArgument:
-            return InvalidArgument(message, kind="fault", field=field_name)
+            return InvalidArgument(message, field=field_name)
 
         if self.service not in SERVICES:
             raise bad("service", f"service must be one of {', '.join(SERVICES)}; got "
@@ -169,7 +169,7 @@ class FaultService:
         with self._lock:
             if len(self._entries) >= MAX_FAULTS:
                 raise InvalidArgument(f"at most {MAX_FAULTS} faults can be registered; "
-                                      "clear some first", kind="fault")
+                                      "clear some first")
             fault = Fault(f"fault-{next(self._ids)}", spec)
             self._entries[fault.fault_id] = _Entry(fault, random.Random(spec.seed))
             return fault
@@ -182,14 +182,14 @@ class FaultService:
         with self._lock:
             entry = self._entries.get(fault_id)
         if entry is None:
-            raise NotFound(f"fault {fault_id!r} does not exist", kind="fault", name=fault_id)
+            raise NotFound(f"fault {fault_id!r} does not exist", Resource.FAULT, name=fault_id)
         return entry.fault
 
     def remove(self, fault_id: str) -> Fault:
         with self._lock:
             entry = self._entries.pop(fault_id, None)
         if entry is None:
-            raise NotFound(f"fault {fault_id!r} does not exist", kind="fault", name=fault_id)
+            raise NotFound(f"fault {fault_id!r} does not exist", Resource.FAULT, name=fault_id)
         return entry.fault
 
     def clear(self) -> int:

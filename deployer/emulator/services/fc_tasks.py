@@ -9,7 +9,8 @@
 Empty region/account segments mean the execution's. Outcomes follow the interpreter's
 conventions: ``(output_text, "", "")`` on success, ``("", code, detail)`` on failure, with
 function errors mapped by ``fc.map_function_error`` (``FC.Unknown``) and service errors by
-``fc.map_service_error`` (``FC.FunctionNotFound``...). ``invocationType: Async`` with
+``fc.map_service_error`` over the code FC answers for them (``fc_code``: FC's error table,
+wired in by ``emulator/app.py``; ``FC.FunctionNotFound``...). ``invocationType: Async`` with
 ``RequestComplete`` completes on acceptance (output ``{}``); with ``WaitForSystemCallback`` the
 task waits for the run's result. ``WaitForCustomCallback`` tasks invoke the function (which
 receives the token in its parameters) and then wait for ReportTask*; a function error fails
@@ -29,15 +30,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.emulator.services.authorization import AccessDenied, Authorizer, Subject
-from deployer.emulator.services.errors import NotFound, PayloadTooLarge, ServiceError
+from deployer.emulator.services.authorization import Authorizer, Subject
+from deployer.emulator.services.errors import AccessDenied, NotFound, ServiceError
 from deployer.emulator.services.faults import INVOKE, FaultCall, FaultKind, FaultService
 from deployer.emulator.services.functions import FunctionService
-from deployer.emulator.services.quotas import CloudQuotas, QuotaExceeded
+from deployer.emulator.services.quotas import CloudQuotas
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import InvokeTask
 from deployer.fdl.interpreter.fc import map_function_error, map_service_error
@@ -84,9 +86,11 @@ def _body(value: Any) -> bytes:
 class FunctionInvoker:
     """Runs tasks against :class:`FunctionService` (blocking; called from engine workers)."""
 
-    def __init__(self, functions: FunctionService, authorizer: Authorizer | None = None, *,
-                 faults: FaultService | None = None, quotas: CloudQuotas | None = None) -> None:
+    def __init__(self, functions: FunctionService, fc_code: Callable[[ServiceError], str],
+                 authorizer: Authorizer | None = None, *, faults: FaultService | None = None,
+                 quotas: CloudQuotas | None = None) -> None:
         self._functions = functions
+        self._fc_code = fc_code
         self._authorizer = authorizer
         self._faults = faults
         self._quotas = quotas
@@ -106,7 +110,7 @@ class FunctionInvoker:
         try:
             self._authorizer.check(subject, "fc:InvokeFunction", resource)
         except AccessDenied as exc:
-            return ("", *map_service_error("AccessDenied", exc.message))
+            return ("", *map_service_error(self._fc_code(exc), exc.message))
         return None
 
     def run(self, cmd: InvokeTask, account_id: str, region: str,
@@ -140,16 +144,8 @@ class FunctionInvoker:
                                              request_id=task_request_id(cmd.task_id),
                                              asynchronous=fire_and_forget,
                                              qualifier=arn.qualifier)
-        except QuotaExceeded as exc:
-            return ("", *map_service_error(exc.code, exc.message))
-        except NotFound as exc:
-            code = {"version": "VersionNotFound", "alias": "AliasNotFound"}.get(
-                exc.kind, "FunctionNotFound")
-            return ("", *map_service_error(code, exc.message))
-        except PayloadTooLarge as exc:
-            return ("", *map_service_error("EntityTooLarge", exc.message))
-        except ServiceError as exc:
-            return ("", *map_service_error("InvalidArgument", exc.message))
+        except ServiceError as exc:  # FC's wire code for it, as CloudFlow reports FC's errors
+            return ("", *map_service_error(self._fc_code(exc), exc.message))
         if inv.result is None:
             return "{}", "", ""
         payload = inv.result.payload.decode("utf-8", errors="replace")

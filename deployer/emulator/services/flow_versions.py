@@ -18,19 +18,18 @@ versions and aliases; ListFlowVersions is newest first and ListFlowAliases by na
 from __future__ import annotations
 
 import dataclasses
-import json
 import random
 from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound, Resource
 from deployer.emulator.services.flows import FlowService, check_name
 from deployer.emulator.services.numbers import parse_number
 from deployer.emulator.store.flow_repos import FlowRecord
 from deployer.emulator.store.release_repos import AliasRow, ReleaseRepo, VersionRow
 
-__all__ = ["FlowAlias", "FlowReleases", "FlowVersion", "Route", "parse_routing"]
+__all__ = ["FlowAlias", "FlowReleases", "FlowVersion", "Route"]
 
 MAX_ROUTES = 2
 
@@ -57,33 +56,6 @@ class FlowAlias:
     routes: tuple[Route, ...]
     created_at: float
     modified_at: float
-
-
-def parse_routing(text: str | None) -> tuple[Route, ...] | None:
-    """``RoutingConfigurations`` as the SDK sends it (JSON ``[{"Version","Weight"}]``)."""
-    if text is None or text == "":
-        return None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidArgument(f"RoutingConfigurations is not valid JSON: {exc.msg}",
-                              field="RoutingConfigurations") from None
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise InvalidArgument('RoutingConfigurations must be [{"Version": "1", "Weight": 100}]',
-                              field="RoutingConfigurations")
-    routes = []
-    for item in data:
-        version, weight = item.get("Version"), item.get("Weight")
-        if isinstance(version, int) and not isinstance(version, bool):
-            version = str(version)
-        if isinstance(weight, str) and parse_number(weight) is not None:
-            weight = parse_number(weight)
-        if not isinstance(version, str) or isinstance(weight, bool) \
-                or not isinstance(weight, int):
-            raise InvalidArgument("each RoutingConfigurations item needs a Version (string) "
-                                  "and a Weight (integer)", field="RoutingConfigurations")
-        routes.append(Route(version, weight))
-    return tuple(routes)
 
 
 def _version(row: VersionRow) -> FlowVersion:
@@ -152,7 +124,7 @@ class FlowReleases:
                if number is not None else None)
         if row is None:
             raise NotFound(f"FlowVersion {version} of flow {flow_name} does not exist.",
-                           kind="version", name=version)
+                           Resource.VERSION, name=version)
         return row
 
     def describe_version(self, account_id: str, region: str, flow_name: str,
@@ -184,7 +156,7 @@ class FlowReleases:
                        now, now)
         if not self._repo.insert_alias(account_id, region, row):
             raise AlreadyExists(f"FlowAlias {name} of flow {flow_name} already exists.",
-                                kind="alias", name=name)
+                                Resource.ALIAS, name=name)
         return _alias(row)
 
     def describe_alias(self, account_id: str, region: str, flow_name: str,
@@ -196,7 +168,7 @@ class FlowReleases:
         row = self._repo.alias(account_id, region, flow_name, name)
         if row is None:
             raise NotFound(f"FlowAlias {name} of flow {flow_name} does not exist.",
-                           kind="alias", name=name)
+                           Resource.ALIAS, name=name)
         return row
 
     def update_alias(self, account_id: str, region: str, flow_name: str, name: str, *,
@@ -219,7 +191,7 @@ class FlowReleases:
         self._flows.get(account_id, region, flow_name)
         if not self._repo.delete_alias(account_id, region, flow_name, name):
             raise NotFound(f"FlowAlias {name} of flow {flow_name} does not exist.",
-                           kind="alias", name=name)
+                           Resource.ALIAS, name=name)
 
     def list_aliases(self, account_id: str, region: str, flow_name: str, *, limit: int,
                      next_token: str = "") -> tuple[list[FlowAlias], str]:
@@ -256,7 +228,7 @@ class FlowReleases:
         alias = self._repo.alias(a, r, name, qualifier)
         if alias is None:
             raise NotFound(f"Qualifier {qualifier} of flow {name} does not exist: it is "
-                           "neither a version nor an alias.", kind="alias", name=qualifier)
+                           "neither a version nor an alias.", Resource.ALIAS, name=qualifier)
         routes = _alias(alias).routes
         pick = self._random.random() * sum(x.weight for x in routes)
         chosen = routes[-1].version

@@ -9,7 +9,6 @@ trust policy lets ``fnf.aliyuncs.com`` assume it.
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Callable
@@ -17,13 +16,13 @@ from dataclasses import replace
 from typing import Any
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound, Resource
 from deployer.emulator.store.flow_repos import FlowRecord, FlowRepo
 from deployer.fdl import check_flow
 from deployer.fdl.limits import DEFINITION_BYTES
 
-__all__ = ["FLOW_NAME_RE", "MODES", "FlowChanges", "FlowRecord", "FlowService",
-           "parse_environment"]  # FlowRecord: a flow as the service returns it (stored as is)
+__all__ = ["FLOW_NAME_RE", "MODES", "FlowChanges", "FlowRecord",
+           "FlowService"]  # FlowRecord: a flow as the service returns it (stored as is)
 
 FLOW_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
 MODES = ("Standard", "Express")
@@ -38,29 +37,6 @@ def check_name(name: str, what: str = "Name") -> None:
         raise InvalidArgument(
             f"{what} '{name}' is invalid: use 1-128 letters, digits, '_' or '-', starting with "
             "a letter or '_'", field=what)
-
-
-def parse_environment(text: str | None) -> dict[str, Any] | None:
-    """``{"Variables":[{"Name","Value","Description"?}]}`` JSON text -> dict (None if absent)."""
-    if text is None or text == "":
-        return None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidArgument(f"Environment is not valid JSON: {exc.msg}",
-                              field="Environment") from None
-    variables = data.get("Variables", []) if isinstance(data, dict) else None
-    if not isinstance(variables, list) or not all(
-            isinstance(v, dict) and isinstance(v.get("Name"), str) for v in variables):
-        raise InvalidArgument('Environment must be {"Variables": [{"Name": ..., "Value": ...}]}',
-                              field="Environment")
-    out = []
-    for v in variables:
-        item = {"Name": v["Name"], "Value": str(v.get("Value", ""))}
-        if "Description" in v:
-            item["Description"] = str(v["Description"])
-        out.append(item)
-    return {"Variables": out}
 
 
 class FlowChanges:
@@ -107,14 +83,14 @@ class FlowService:
                          type or "FDL", role_arn, mode, environment, resource_group_id,
                          external_storage, now, now)
         if not self._repo.insert_flow(rec):
-            raise AlreadyExists(f"Flow {name} already exists.", kind="flow", name=name)
+            raise AlreadyExists(f"Flow {name} already exists.", Resource.FLOW, name=name)
         return rec
 
     def get(self, account_id: str, region: str, name: str) -> FlowRecord:
-        """The flow or NotFound(kind='flow')."""
+        """The flow or NotFound (``Resource.FLOW``)."""
         rec = self._repo.get_flow(account_id, region, name)
         if rec is None:
-            raise NotFound(f"Flow {name} does not exist.", kind="flow", name=name)
+            raise NotFound(f"Flow {name} does not exist.", Resource.FLOW, name=name)
         return rec
 
     def update(self, account_id: str, region: str, name: str,
@@ -143,7 +119,7 @@ class FlowService:
         """Delete the flow; its executions can no longer be queried and stop at once; its
         versions, aliases and schedules are deleted too."""
         if not self._repo.delete_flow(account_id, region, name):
-            raise NotFound(f"Flow {name} does not exist.", kind="flow", name=name)
+            raise NotFound(f"Flow {name} does not exist.", Resource.FLOW, name=name)
         for hook in self.on_delete:
             hook(account_id, region, name)
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from deployer.digits import is_decimal
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import NotFound
+from deployer.emulator.services.errors import NotFound, Resource
 from deployer.emulator.services.function_model import Function, function_from_record
 from deployer.emulator.services.function_roles import RoleCredentials
 from deployer.emulator.services.function_versions import FunctionReleases
@@ -50,7 +51,7 @@ class FunctionResolver:
         when ``weighted``, else its main version). Raises NotFound."""
         rec = self._functions.get(account_id, region, name)
         if rec is None:
-            raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
+            raise NotFound(f"function '{name}' does not exist", Resource.FUNCTION, name=name)
         if qualifier not in (None, "", "LATEST"):
             return self._resolve_published(account_id, region, name, str(qualifier),
                                            weighted)
@@ -67,9 +68,9 @@ class FunctionResolver:
                            weighted: bool) -> tuple[Function, FunctionSpec]:
         """A version id or an alias: the frozen snapshot it runs (cached per version)."""
         if self.versions is None:
-            kind = "version" if qualifier.isdigit() else "alias"
-            raise NotFound(f"{kind} '{qualifier}' of function '{name}' does not exist",
-                           kind=kind, name=qualifier)
+            kind = Resource.VERSION if is_decimal(qualifier) else Resource.ALIAS
+            raise NotFound(f"{kind.value} '{qualifier}' of function '{name}' does not exist",
+                           kind, name=qualifier)
         found = self.versions.resolve(account_id, region, name, qualifier, weighted=weighted)
         snap = found.record
         identity = (snap.function_id, snap.code_checksum, snap.modified_at)

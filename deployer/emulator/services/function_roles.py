@@ -10,13 +10,9 @@ import re
 import threading
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import InvalidArgument, NotFound
+from deployer.emulator.services.errors import AssumeRoleRefused, InvalidArgument, NotFound
 from deployer.emulator.services.ports import Credentials
-from deployer.emulator.services.security_tokens import (
-    FC_SERVICE,
-    AssumeRoleRefused,
-    SecurityTokenService,
-)
+from deployer.emulator.services.security_tokens import FC_SERVICE, SecurityTokenService
 
 __all__ = ["RoleCredentials", "check_function_role"]
 

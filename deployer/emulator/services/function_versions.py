@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound, Resource
 from deployer.emulator.services.numbers import parse_number
 from deployer.emulator.store.release_repos import AliasRow, ReleaseRepo, VersionRow
 from deployer.emulator.store.repos import FunctionRecord, FunctionRepo
@@ -122,7 +122,7 @@ class FunctionReleases:
     def _function(self, account_id: str, region: str, name: str) -> FunctionRecord:
         rec = self._functions.get(account_id, region, name)
         if rec is None:
-            raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
+            raise NotFound(f"function '{name}' does not exist", Resource.FUNCTION, name=name)
         return rec
 
     # --- versions -----------------------------------------------------------------------------
@@ -168,14 +168,14 @@ class FunctionReleases:
                 f"{', '.join(users)}: point the alias elsewhere first", field="versionId")
         if not self._repo.delete_version(account_id, region, name, number):
             raise NotFound(f"version '{version_id}' of function '{name}' does not exist",
-                           kind="version", name=version_id)
+                           Resource.VERSION, name=version_id)
 
     @staticmethod
     def _number(name: str, version_id: str) -> int:
         number = parse_number(version_id)
         if number is None or number < 1:
             raise NotFound(f"version '{version_id}' of function '{name}' does not exist",
-                           kind="version", name=version_id)
+                           Resource.VERSION, name=version_id)
         return number
 
     def _existing_version(self, account_id: str, region: str, name: str,
@@ -185,7 +185,7 @@ class FunctionReleases:
                if number is not None else None)
         if row is None:
             raise NotFound(f"version '{version_id}' of function '{name}' does not exist",
-                           kind="version", name=version_id)
+                           Resource.VERSION, name=version_id)
         return row
 
     # --- aliases ------------------------------------------------------------------------------
@@ -205,7 +205,7 @@ class FunctionReleases:
         row = AliasRow(name, alias_name, version_id, description, weights, now, now)
         if not self._repo.insert_alias(account_id, region, row):
             raise AlreadyExists(f"alias '{alias_name}' of function '{name}' already exists",
-                                kind="alias", name=alias_name)
+                                Resource.ALIAS, name=alias_name)
         return _alias(row)
 
     def get_alias(self, account_id: str, region: str, name: str,
@@ -217,7 +217,7 @@ class FunctionReleases:
         row = self._repo.alias(account_id, region, name, alias_name)
         if row is None:
             raise NotFound(f"alias '{alias_name}' of function '{name}' does not exist",
-                           kind="alias", name=alias_name)
+                           Resource.ALIAS, name=alias_name)
         return row
 
     def update_alias(self, account_id: str, region: str, name: str, alias_name: str,
@@ -238,7 +238,7 @@ class FunctionReleases:
         self._function(account_id, region, name)
         if not self._repo.delete_alias(account_id, region, name, alias_name):
             raise NotFound(f"alias '{alias_name}' of function '{name}' does not exist",
-                           kind="alias", name=alias_name)
+                           Resource.ALIAS, name=alias_name)
 
     def list_aliases(self, account_id: str, region: str, name: str, *, prefix: str = "",
                      limit: int = 20, next_token: str = "") -> tuple[list[FunctionAlias], str]:
@@ -287,7 +287,7 @@ class FunctionReleases:
         alias = self._repo.alias(account_id, region, name, qualifier)
         if alias is None:
             raise NotFound(f"alias '{qualifier}' of function '{name}' does not exist",
-                           kind="alias", name=qualifier)
+                           Resource.ALIAS, name=qualifier)
         chosen = alias.version
         for canary, weight in (alias.routing or {}).items() if weighted else ():
             if self._random.random() < float(weight):

@@ -20,7 +20,7 @@ from typing import Any
 
 from deployer.checksums import crc64_decimal
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound, Resource
 from deployer.emulator.services.function_invocations import InvocationRunner
 from deployer.emulator.services.function_model import (
     Function,
@@ -111,7 +111,7 @@ class FunctionService:
         rec = FunctionRecord(account_id, region, name, str(uuid.uuid4()), config.to_record(),
                              tags, code_checksum, len(code), now, now)
         if not self._functions.insert(rec):
-            raise AlreadyExists(f"function '{name}' already exists", kind="function", name=name)
+            raise AlreadyExists(f"function '{name}' already exists", Resource.FUNCTION, name=name)
         return self._warned(function_from_record(rec), None)
 
     def _check_role(self, account_id: str, role: str) -> None:
@@ -155,7 +155,7 @@ class FunctionService:
 
     def delete(self, account_id: str, region: str, name: str) -> None:
         if not self._functions.delete(account_id, region, name):
-            raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
+            raise NotFound(f"function '{name}' does not exist", Resource.FUNCTION, name=name)
         if self.versions is not None:
             self.versions.forget(account_id, region, name)
         self._runtime.retire(account_id, region, name)

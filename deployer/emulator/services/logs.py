@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.emulator.services.errors import InvalidArgument, NotFound
+from deployer.emulator.services.errors import InvalidArgument, NotFound, Resource
 from deployer.emulator.store.log_repos import InvocationLogRepo
 from deployer.emulator.store.repos import FunctionRecord, FunctionRepo, InvocationRecord
 
@@ -139,10 +139,10 @@ class LogService:
                 break
             start = page[-1].name + "\x00"
         if not in_project:
-            raise NotFound(f"Project {project} does not exist", kind="project", name=project)
+            raise NotFound(f"Project {project} does not exist", Resource.PROJECT, name=project)
         writers = {n: c for n, c in in_project.items() if c.get("logstore") == logstore}
         if not writers:
-            raise NotFound(f"Logstore {logstore} does not exist", kind="logstore",
+            raise NotFound(f"Logstore {logstore} does not exist", Resource.LOGSTORE,
                            name=logstore)
         return writers
 

@@ -19,8 +19,10 @@ from deployer.emulator.services.errors import (
     AlreadyExists,
     DeleteConflict,
     InvalidArgument,
+    MalformedPolicy,
     NotAttached,
     NotFound,
+    Resource,
 )
 from deployer.emulator.store.repos import PolicyRecord, RamRepo, RoleRecord
 
@@ -115,24 +117,22 @@ def _role(rec: RoleRecord) -> Role:
 
 
 def parse_policy_document(text: str, *, trust: bool) -> dict[str, Any]:
-    """Parse and check a RAM policy document (``trust``: statements need a Principal)."""
+    """Parse and check a RAM policy document (``trust``: statements need a Principal);
+    :class:`MalformedPolicy` when it breaks the grammar."""
     try:
         doc = json.loads(text)
     except (json.JSONDecodeError, TypeError) as exc:
-        raise InvalidArgument(f"the policy document is not valid JSON: {exc}",
-                              kind="document") from None
+        raise MalformedPolicy(f"the policy document is not valid JSON: {exc}") from None
     statements = doc.get("Statement") if isinstance(doc, dict) else None
     if not isinstance(statements, list) or not statements:
-        raise InvalidArgument("the policy document needs a non-empty Statement list",
-                              kind="document")
+        raise MalformedPolicy("the policy document needs a non-empty Statement list")
     for st in statements:
         if not isinstance(st, dict) or st.get("Effect") not in ("Allow", "Deny"):
-            raise InvalidArgument("each Statement needs Effect Allow or Deny", kind="document")
+            raise MalformedPolicy("each Statement needs Effect Allow or Deny")
         if not isinstance(st.get("Action"), (str, list)):
-            raise InvalidArgument("each Statement needs an Action", kind="document")
+            raise MalformedPolicy("each Statement needs an Action")
         if trust and not isinstance(st.get("Principal"), dict):
-            raise InvalidArgument("each trust policy Statement needs a Principal",
-                                  kind="document")
+            raise MalformedPolicy("each trust policy Statement needs a Principal")
     return dict(doc)
 
 
@@ -198,13 +198,13 @@ class RoleService:
                                                           for _ in range(18)),
                          trust_policy, description, max_session_duration, self._clock.now())
         if not self._repo.insert_role(rec):
-            raise AlreadyExists(f"The role {name} already exists.", kind="role", name=name)
+            raise AlreadyExists(f"The role {name} already exists.", Resource.ROLE, name=name)
         return _role(rec)
 
     def get_role(self, account_id: str, name: str) -> Role:
         rec = self._repo.get_role(account_id, name)
         if rec is None:
-            raise NotFound(f"The role not exists: {name}.", kind="role", name=name)
+            raise NotFound(f"The role not exists: {name}.", Resource.ROLE, name=name)
         return _role(rec)
 
     def update_trust_policy(self, account_id: str, name: str, trust_policy: str) -> Role:
@@ -218,7 +218,7 @@ class RoleService:
         """Delete a role; DeleteConflict while policies are attached."""
         self.get_role(account_id, name)
         if self._repo.attachments_of_role(account_id, name):
-            raise DeleteConflict(f"The role {name} still has policies attached.", kind="role",
+            raise DeleteConflict(f"The role {name} still has policies attached.", Resource.ROLE,
                                  name=name)
         self._repo.delete_role(account_id, name)
 
@@ -256,23 +256,23 @@ class RoleService:
                                   field="PolicyName")
         parse_policy_document(document, trust=False)
         if name in SYSTEM_POLICIES:
-            raise AlreadyExists(f"The policy {name} already exists.", kind="policy", name=name)
+            raise AlreadyExists(f"The policy {name} already exists.", Resource.POLICY, name=name)
         rec = PolicyRecord(account_id, name, document, description, self._clock.now())
         if not self._repo.insert_policy(rec):
-            raise AlreadyExists(f"The policy {name} already exists.", kind="policy", name=name)
+            raise AlreadyExists(f"The policy {name} already exists.", Resource.POLICY, name=name)
         return Policy(name, "Custom", document, description, rec.created_at)
 
     def get_policy(self, account_id: str, name: str, policy_type: str) -> Policy:
         self._check_type(policy_type)
         if policy_type == "System":
             if name not in SYSTEM_POLICIES:
-                raise NotFound(f"The policy not exists: {name}.", kind="policy", name=name)
+                raise NotFound(f"The policy not exists: {name}.", Resource.POLICY, name=name)
             description, document = SYSTEM_POLICIES[name]
             return Policy(name, "System", document, description, 0.0,
                           self._repo.roles_with_policy(account_id, "System", name))
         rec = self._repo.get_policy(account_id, name)
         if rec is None:
-            raise NotFound(f"The policy not exists: {name}.", kind="policy", name=name)
+            raise NotFound(f"The policy not exists: {name}.", Resource.POLICY, name=name)
         return Policy(name, "Custom", rec.document, rec.description, rec.created_at,
                       self._repo.roles_with_policy(account_id, "Custom", name))
 
@@ -280,7 +280,7 @@ class RoleService:
         policy = self.get_policy(account_id, name, "Custom")
         if policy.attachment_count:
             raise DeleteConflict(f"The policy {name} is still attached to roles.",
-                                 kind="policy", name=name)
+                                 Resource.POLICY, name=name)
         self._repo.delete_policy(account_id, name)
 
     def attach(self, account_id: str, role: str, policy_type: str, policy: str) -> None:

@@ -37,6 +37,7 @@ from deployer.emulator.services.errors import (
     AlreadyExists,
     InvalidArgument,
     NotFound,
+    Resource,
     ServiceError,
 )
 from deployer.emulator.services.executions import ExecutionService
@@ -112,7 +113,7 @@ class ScheduleService:
                           self._next(expr, now, now) if enable else None)
         if not self._repo.insert(row):
             raise AlreadyExists(f"Schedule {name} of flow {flow_name} already exists.",
-                                kind="schedule", name=name)
+                                Resource.SCHEDULE, name=name)
         self._timers.schedule_changed(row.key, row.next_fire_at)
         return row
 
@@ -121,7 +122,7 @@ class ScheduleService:
         row = self._repo.get((account_id, region, flow_name, name))
         if row is None:
             raise NotFound(f"Schedule {name} of flow {flow_name} does not exist.",
-                           kind="schedule", name=name)
+                           Resource.SCHEDULE, name=name)
         return row
 
     def update(self, account_id: str, region: str, flow_name: str, name: str,
@@ -147,7 +148,7 @@ class ScheduleService:
         key = (account_id, region, flow_name, name)
         if not self._repo.delete(key):
             raise NotFound(f"Schedule {name} of flow {flow_name} does not exist.",
-                           kind="schedule", name=name)
+                           Resource.SCHEDULE, name=name)
         self._timers.schedule_changed(key, None)
 
     def list(self, account_id: str, region: str, flow_name: str, *, limit: int,
