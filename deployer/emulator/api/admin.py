@@ -21,15 +21,14 @@ from typing import Any
 
 from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import ErrorTable, Routes
+from deployer.emulator.api.contract import ErrorTable, Routes, json_object
 from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse, json_response
 from deployer.emulator.api.local_guard import LocalGuard
-from deployer.emulator.api.strict import loads
 from deployer.emulator.clock import Clock
 from deployer.emulator.services import errors as svc
 from deployer.timestamps import iso_seconds
 
-__all__ = ["ERRORS", "ROUTES", "AdminApi", "json_object"]
+__all__ = ["ERRORS", "ROUTES", "AdminApi"]
 
 _CODE_FILE = re.compile(r"^(\d{1,20})\.zip$")
 LogsFn = Callable[[str, str, int], list[dict[str, Any]]]  # (region, function, limit) -> records
@@ -39,19 +38,6 @@ ROUTES: Routes[Handler] = Routes()
 ERRORS = ErrorTable({svc.NotFound: e.NotFound, svc.InvalidArgument: e.InvalidArgument},
                     e.InternalServerError)
 """The local surfaces' wire error for each domain error."""
-
-
-def json_object(request: HttpRequest) -> dict[str, Any]:
-    """The body as a JSON object ({} when empty); 400 otherwise (NaN and Infinity included)."""
-    if not request.body.strip():
-        return {}
-    try:
-        value = loads(request.body)
-    except ValueError as exc:
-        raise e.InvalidArgument(f"the body is not a valid JSON object: {exc}") from None
-    if not isinstance(value, dict):
-        raise e.InvalidArgument("the body must be a JSON object")
-    return value
 
 
 def _ok(payload: dict[str, Any]) -> HttpResponse:
@@ -66,10 +52,9 @@ class AdminApi:
 
     def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
                  reset: Callable[[], None], code_path: Callable[[str], os.PathLike[str]],
-                 guard: LocalGuard, advanced: Callable[[], None] | None = None,
-                 logs: LogsFn | None = None,
-                 faults: Callable[[HttpRequest], HttpResponse] | None = None,
-                 log_stream: Callable[[HttpRequest], Answer] | None = None) -> None:
+                 guard: LocalGuard, advanced: Callable[[], None], logs: LogsFn,
+                 faults: Callable[[HttpRequest], HttpResponse],
+                 log_stream: Callable[[HttpRequest], Answer]) -> None:
         self.guard = guard
         self._faults = faults
         self._logs = logs
@@ -83,19 +68,13 @@ class AdminApi:
     def handle(self, request: HttpRequest) -> Answer:
         self.guard.check(request)
         path = request.raw_path
-        if self._faults is not None and (path == "/_emulator/faults"
-                                         or path.startswith("/_emulator/faults/")):
+        if path == "/_emulator/faults" or path.startswith("/_emulator/faults/"):
             return self._faults(request)
         found = ROUTES.match(request.method, path)
         if found is None:
             raise e.PathNotSupported(f"'{request.method}' against '{path}' is not supported")
         handler, args = found
         return handler(self, request, **args)
-
-    @staticmethod
-    def _unsupported(request: HttpRequest) -> e.ApiError:
-        return e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is not "
-                                  "supported")
 
     @ROUTES.route("GET", "/_emulator/health")
     def health(self, request: HttpRequest) -> HttpResponse:
@@ -110,25 +89,22 @@ class AdminApi:
         advance = getattr(self._clock, "advance", None)
         if not self._clock.is_virtual or advance is None:
             raise e.InvalidArgument("the emulator runs on the real clock; it cannot be advanced")
-        seconds = json_object(request).get("seconds")
+        seconds = json_object(request.body).get("seconds")
         if (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)
                 or not math.isfinite(seconds) or seconds < 0):
             raise e.InvalidArgument('body must be {"seconds": <finite non-negative number>}')
         advance(float(seconds))
-        if self._advanced is not None:
-            self._advanced()
+        self._advanced()
         return _ok(self._clock_state())
 
     @ROUTES.route("POST", "/_emulator/reset")
     def reset(self, request: HttpRequest) -> HttpResponse:
-        json_object(request)
+        json_object(request.body)
         self._reset()
         return _ok({"reset": True})
 
     @ROUTES.route("GET", "/_emulator/logs")
     def recent_logs(self, request: HttpRequest) -> HttpResponse:
-        if self._logs is None:
-            raise self._unsupported(request)
         params = request.query_params()
         function = params.get("function") or ""
         if not function:
@@ -141,18 +117,14 @@ class AdminApi:
 
     @ROUTES.route("GET", "/_emulator/logs/stream")
     def log_stream(self, request: HttpRequest) -> Answer:
-        if self._log_stream is None:
-            raise self._unsupported(request)
         return self._log_stream(request)
 
     @ROUTES.route("GET", "/_emulator/code/{file}")
     def code(self, request: HttpRequest, file: str) -> HttpResponse:
         m = _CODE_FILE.match(file)
-        if m is None:
-            raise self._unsupported(request)
-        path = self._code_path(m.group(1))
-        if not os.path.exists(path):
-            raise e.NotFound(f"no code package {m.group(1)}")
+        path = self._code_path(m.group(1)) if m else None
+        if path is None or not os.path.exists(path):
+            raise e.NotFound(f"no code package {file}")
         with open(path, "rb") as fh:
             return HttpResponse(200, fh.read(), {"Content-Type": "application/zip"})
 

@@ -19,10 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import ErrorTable, ParamErrors, Routes, RpcCall
+from deployer.emulator.api.contract import ErrorTable, ParamErrors, Routes, RpcCall, cases, page
 from deployer.emulator.api.errors import Style
 from deployer.emulator.api.router import AuthScheme, LongPoll
-from deployer.emulator.api.signing import SignatureFailure
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import Quota, Resource
 from deployer.emulator.services.execution_watch import ExecutionWatch
@@ -43,18 +42,11 @@ from deployer.fdl.interpreter.stored import event_record
 __all__ = ["ERRORS", "FNF_AUTH", "ROUTES", "CloudFlowApi", "execution_to_wire", "flow_to_wire",
            "history_event_to_wire"]
 
-FNF_AUTH = AuthScheme(Style.RPC, {
-    SignatureFailure.MISSING: e.MissingRequiredParams,
-    SignatureFailure.MALFORMED: e.InvalidArgument,
-    SignatureFailure.UNSUPPORTED: e.InvalidArgument,
-    SignatureFailure.UNKNOWN_KEY: e.InvalidAccessKeyID,
-    SignatureFailure.PAYLOAD_HASH: e.SignatureNotMatch,
-    SignatureFailure.MISMATCH: e.SignatureNotMatch,
-    SignatureFailure.TIME_MISSING: e.MissingRequiredParams,
-    SignatureFailure.TIME_FORMAT: e.InvalidArgument,
-    SignatureFailure.EXPIRED: e.RequestTimeTooSkewed,
-    SignatureFailure.NONCE_USED: e.SignatureNonceUsed,
-})
+FNF_AUTH = AuthScheme.words(
+    Style.RPC, missing=e.MissingRequiredParams, malformed=e.InvalidArgument,
+    unknown_key=e.InvalidAccessKeyID, mismatch=e.SignatureNotMatch,
+    time_missing=e.MissingRequiredParams, time_format=e.InvalidArgument,
+    expired=e.RequestTimeTooSkewed, nonce_used=e.SignatureNonceUsed)
 PARAMS = ParamErrors(
     lambda name: e.MissingRequiredParams(f"The required parameter {name} is missing."),
     e.InvalidArgument)
@@ -64,14 +56,14 @@ ROUTES: Routes[Callable[[Any, RpcCall], Body | LongPoll]] = Routes()
 
 ERRORS = ErrorTable({
     **e.TOKEN_ERRORS,
-    (svc.NotFound, Resource.EXECUTION): e.ExecutionNotExists,
-    (svc.NotFound, Resource.VERSION): e.FlowVersionNotExists,
-    (svc.NotFound, Resource.ALIAS): e.FlowAliasNotExists,
-    (svc.NotFound, Resource.SCHEDULE): e.ScheduleNotExists,
+    **cases(svc.NotFound, {Resource.EXECUTION: e.ExecutionNotExists,
+                           Resource.VERSION: e.FlowVersionNotExists,
+                           Resource.ALIAS: e.FlowAliasNotExists,
+                           Resource.SCHEDULE: e.ScheduleNotExists}),
     svc.NotFound: e.FlowNotExists,
-    (svc.AlreadyExists, Resource.EXECUTION): e.ExecutionAlreadyExists,
-    (svc.AlreadyExists, Resource.ALIAS): e.FlowAliasAlreadyExists,
-    (svc.AlreadyExists, Resource.SCHEDULE): e.ScheduleAlreadyExists,
+    **cases(svc.AlreadyExists, {Resource.EXECUTION: e.ExecutionAlreadyExists,
+                                Resource.ALIAS: e.FlowAliasAlreadyExists,
+                                Resource.SCHEDULE: e.ScheduleAlreadyExists}),
     svc.AlreadyExists: e.FlowAlreadyExists,
     svc.TaskCompleted: e.TaskAlreadyCompleted,
     svc.PayloadTooLarge: e.EntityTooLarge,
@@ -143,14 +135,6 @@ def _schedule(row: Schedule) -> Body:
             "LastModifiedTime": format_time(row.modified_at)}
 
 
-def _listing(key: str, items: list[Body], token: str) -> Body:
-    """A list answer: ``{key: items}``, with ``NextToken`` when there is a next page."""
-    body: Body = {key: items}
-    if token:
-        body["NextToken"] = token
-    return body
-
-
 # --- readers of the JSON parameters ------------------------------------------------------------
 
 def _json(call: RpcCall, name: str) -> Any:
@@ -200,10 +184,6 @@ def _routing(call: RpcCall) -> tuple[Route, ...] | None:
     return tuple(routes)
 
 
-def _enable(call: RpcCall) -> bool | None:
-    return call.boolean("Enable", None)
-
-
 class CloudFlowApi:
     """The CloudFlow product registered with the router: :data:`ROUTES` over its services."""
 
@@ -214,39 +194,25 @@ class CloudFlowApi:
     errors = ERRORS
     routes = ROUTES
 
-    def __init__(self, flows: FlowService, executions: ExecutionService,
-                 watch: ExecutionWatch | None = None, *,
-                 releases: FlowReleases | None = None,
-                 schedules: ScheduleService | None = None) -> None:
+    def __init__(self, flows: FlowService, executions: ExecutionService, watch: ExecutionWatch,
+                 releases: FlowReleases, schedules: ScheduleService) -> None:
         self._flows = flows
         self._executions = executions
         self._watch = watch
-        self._release_service = releases
-        self._schedule_service = schedules
+        self._releases = releases
+        self._schedules = schedules
         self.quick_actions = ROUTES.quick()
 
     @staticmethod
     def unknown_action(action: str) -> e.ApiError:
         return e.ActionNotSupported(f"The action {action!r} is not supported by the emulator.")
 
-    @property
-    def _releases(self) -> FlowReleases:
-        if self._release_service is None:
-            raise e.ActionNotSupported("flow versions are not enabled in this emulator")
-        return self._release_service
-
-    @property
-    def _schedules(self) -> ScheduleService:
-        if self._schedule_service is None:
-            raise e.ActionNotSupported("schedules are not enabled in this emulator")
-        return self._schedule_service
-
     # --- flows --------------------------------------------------------------------------------
 
     @ROUTES.action("CreateFlow")
     def create_flow(self, c: RpcCall) -> Body:
         return flow_to_wire(self._flows.create(
-            c.account_id, c.region, c.required("Name"), definition=c.required("Definition"),
+            *c.key("Name"), definition=c.required("Definition"),
             description=c.text("Description"), type=c.text("Type", "FDL"),
             role_arn=c.text("RoleArn"), execution_mode=c.text("ExecutionMode"),
             environment=_environment(c), resource_group_id=c.text("ResourceGroupId"),
@@ -258,30 +224,26 @@ class CloudFlowApi:
         changes = FlowChanges(definition=p.get("Definition"), description=p.get("Description"),
                               type=p.get("Type"), role_arn=p.get("RoleArn"),
                               environment=_environment(c))
-        return flow_to_wire(self._flows.update(c.account_id, c.region, c.required("Name"),
-                                               changes))
+        return flow_to_wire(self._flows.update(*c.key("Name"), changes))
 
     @ROUTES.action("DescribeFlow", quick=True)
     def describe_flow(self, c: RpcCall) -> Body:
-        name, version = c.required("Name"), c.text("FlowVersion")
-        if version and self._release_service is not None:
-            return flow_to_wire(self._release_service.describe_version(
-                c.account_id, c.region, name, version))
-        return flow_to_wire(self._flows.get(c.account_id, c.region, name))
+        if c.text("FlowVersion"):
+            return flow_to_wire(self._releases.describe_version(*c.key("Name", "FlowVersion")))
+        return flow_to_wire(self._flows.get(*c.key("Name")))
 
     @ROUTES.action("ListFlows", quick=True)
     def list_flows(self, c: RpcCall) -> Body:
-        flows, token = self._flows.list(c.account_id, c.region,
-                                        limit=c.integer("Limit", 60, 1, 999),
+        flows, token = self._flows.list(*c.key(), limit=c.integer("Limit", 60, 1, 999),
                                         next_token=c.text("NextToken"),
                                         resource_group_id=c.text("ResourceGroupId"))
-        return _listing("Flows", [flow_to_wire(f) for f in flows], token)
+        return page("Flows", [flow_to_wire(f) for f in flows], token)
 
     @ROUTES.action("DeleteFlow")
     def delete_flow(self, c: RpcCall) -> Body:
-        name = c.required("Name")
-        self._flows.delete(c.account_id, c.region, name)
-        self._executions.forget_flow(c.account_id, c.region, name)
+        key = c.key("Name")
+        self._flows.delete(*key)
+        self._executions.forget_flow(*key)
         return {}
 
     # --- executions ---------------------------------------------------------------------------
@@ -289,14 +251,14 @@ class CloudFlowApi:
     @ROUTES.action("StartExecution", quick=True)
     def start_execution(self, c: RpcCall) -> Body:
         return execution_to_wire(self._executions.start(
-            c.account_id, c.region, c.required("FlowName"), name=c.text("ExecutionName"),
-            input_text=c.text("Input"), qualifier=c.text("Qualifier")))
+            *c.key("FlowName"), name=c.text("ExecutionName"), input_text=c.text("Input"),
+            qualifier=c.text("Qualifier")))
 
     @ROUTES.action("StartSyncExecution")
     def start_sync_execution(self, c: RpcCall) -> Body:
         result = self._executions.start_sync(
-            c.account_id, c.region, c.required("FlowName"), name=c.text("ExecutionName"),
-            input_text=c.text("Input"), qualifier=c.text("Qualifier"))
+            *c.key("FlowName"), name=c.text("ExecutionName"), input_text=c.text("Input"),
+            qualifier=c.text("Qualifier"))
         body = execution_to_wire(result.view, metadata_only=True)
         if result.view.output is not None:
             body["Output"] = result.view.output
@@ -309,19 +271,13 @@ class CloudFlowApi:
     def describe_execution(self, c: RpcCall) -> Body | LongPoll:
         """With ``WaitTimeSeconds`` and a running execution: a long poll answered when the
         execution ends or the time is up (through the watch, no thread waits)."""
-        account, region = c.account_id, c.region
-        flow, name = c.required("FlowName"), c.required("ExecutionName")
+        key = c.key("FlowName", "ExecutionName")
         wait = c.integer("WaitTimeSeconds", 0, 0, 60)
-        watch = self._watch
-        if watch is None:
-            return execution_to_wire(self._executions.describe(account, region, flow, name,
-                                                               wait_seconds=wait))
-        view = self._executions.describe(account, region, flow, name)
+        view = self._executions.describe(*key)
         if not wait or view.status != "Running":
             return execution_to_wire(view)
-        return LongPoll(lambda wake: watch.subscribe((account, region, flow, name), wake),
-                        float(wait), lambda: execution_to_wire(
-                            self._executions.describe(account, region, flow, name)))
+        return LongPoll(lambda wake: self._watch.subscribe(key, wake), float(wait),
+                        lambda: execution_to_wire(self._executions.describe(*key)))
 
     @ROUTES.action("ListExecutions", quick=True)
     def list_executions(self, c: RpcCall) -> Body:
@@ -331,24 +287,23 @@ class CloudFlowApi:
             started_from=c.text("StartedTimeBegin"), started_to=c.text("StartedTimeEnd"),
             qualifier=c.text("Qualifier"), map_run_name=c.text("MapRunName"))
         views, token = self._executions.list(
-            c.account_id, c.region, c.required("FlowName"),
-            limit=c.integer("Limit", 60, 1, 99), next_token=c.text("NextToken"), filt=filt)
-        return _listing("Executions",
+            *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 99),
+            next_token=c.text("NextToken"), filt=filt)
+        return page("Executions",
                         [execution_to_wire(v, metadata_only=metadata_only) for v in views],
                         token)
 
     @ROUTES.action("GetExecutionHistory", quick=True)
     def get_execution_history(self, c: RpcCall) -> Body:
         events, token = self._executions.history(
-            c.account_id, c.region, c.required("FlowName"), c.required("ExecutionName"),
-            limit=c.integer("Limit", 60, 1, 999), next_token=c.text("NextToken"))
-        return _listing("Events", [history_event_to_wire(ev) for ev in events], token)
+            *c.key("FlowName", "ExecutionName"), limit=c.integer("Limit", 60, 1, 999),
+            next_token=c.text("NextToken"))
+        return page("Events", [history_event_to_wire(ev) for ev in events], token)
 
     @ROUTES.action("StopExecution", quick=True)
     def stop_execution(self, c: RpcCall) -> Body:
-        view = self._executions.stop(c.account_id, c.region, c.required("FlowName"),
-                                     c.required("ExecutionName"), error=c.text("Error"),
-                                     cause=c.text("Cause"))
+        view = self._executions.stop(*c.key("FlowName", "ExecutionName"),
+                                     error=c.text("Error"), cause=c.text("Cause"))
         body = execution_to_wire(view)
         if view.role_arn:
             body["RoleArn"] = view.role_arn
@@ -356,14 +311,12 @@ class CloudFlowApi:
 
     @ROUTES.action("ReportTaskSucceeded", quick=True)
     def report_task_succeeded(self, c: RpcCall) -> Body:
-        return {"EventId": self._executions.report(c.account_id, c.region,
-                                                   c.required("TaskToken"),
+        return {"EventId": self._executions.report(*c.key("TaskToken"),
                                                    output=c.required("Output"))}
 
     @ROUTES.action("ReportTaskFailed", quick=True)
     def report_task_failed(self, c: RpcCall) -> Body:
-        return {"EventId": self._executions.report(c.account_id, c.region,
-                                                   c.required("TaskToken"),
+        return {"EventId": self._executions.report(*c.key("TaskToken"),
                                                    error=c.required("Error"),
                                                    cause=c.text("Cause"))}
 
@@ -371,88 +324,82 @@ class CloudFlowApi:
 
     @ROUTES.action("PublishFlowVersion")
     def publish_flow_version(self, c: RpcCall) -> Body:
-        flow = c.required("FlowName")
-        return {"FlowName": flow, **_version(self._releases.publish(
-            c.account_id, c.region, flow, c.text("Description")))}
+        key = c.key("FlowName")
+        return {"FlowName": key[2], **_version(self._releases.publish(
+            *key, c.text("Description")))}
 
     @ROUTES.action("ListFlowVersions")
     def list_flow_versions(self, c: RpcCall) -> Body:
         found, token = self._releases.list_versions(
-            c.account_id, c.region, c.required("FlowName"),
-            limit=c.integer("Limit", 60, 1, 999), next_token=c.text("NextToken"))
-        return _listing("FlowVersions", [_version(v) for v in found], token)
+            *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 999),
+            next_token=c.text("NextToken"))
+        return page("FlowVersions", [_version(v) for v in found], token)
 
     @ROUTES.action("DeleteFlowVersion")
     def delete_flow_version(self, c: RpcCall) -> Body:
-        self._releases.delete_version(c.account_id, c.region, c.required("FlowName"),
-                                      c.required("FlowVersion"))
+        self._releases.delete_version(*c.key("FlowName", "FlowVersion"))
         return {}
 
     @ROUTES.action("CreateFlowAlias")
     def create_flow_alias(self, c: RpcCall) -> Body:
-        flow = c.required("FlowName")
-        return {"FlowName": flow, **_alias(self._releases.create_alias(
-            c.account_id, c.region, flow, c.required("Name"), routes=_routing(c),
-            description=c.text("Description")))}
+        key = c.key("FlowName", "Name")
+        return {"FlowName": key[2], **_alias(self._releases.create_alias(
+            *key, routes=_routing(c), description=c.text("Description")))}
 
     @ROUTES.action("DescribeFlowAlias")
     def describe_flow_alias(self, c: RpcCall) -> Body:
-        return {"Alias": _alias(self._releases.describe_alias(
-            c.account_id, c.region, c.required("FlowName"), c.required("Name")))}
+        return {"Alias": _alias(self._releases.describe_alias(*c.key("FlowName", "Name")))}
 
     @ROUTES.action("UpdateFlowAlias")
     def update_flow_alias(self, c: RpcCall) -> Body:
         return {"Alias": _alias(self._releases.update_alias(
-            c.account_id, c.region, c.required("FlowName"), c.required("Name"),
-            routes=_routing(c), description=c.params.get("Description")))}
+            *c.key("FlowName", "Name"), routes=_routing(c),
+            description=c.params.get("Description")))}
 
     @ROUTES.action("DeleteFlowAlias")
     def delete_flow_alias(self, c: RpcCall) -> Body:
-        self._releases.delete_alias(c.account_id, c.region, c.required("FlowName"),
-                                    c.required("Name"))
+        self._releases.delete_alias(*c.key("FlowName", "Name"))
         return {}
 
     @ROUTES.action("ListFlowAliases")
     def list_flow_aliases(self, c: RpcCall) -> Body:
         found, token = self._releases.list_aliases(
-            c.account_id, c.region, c.required("FlowName"),
-            limit=c.integer("Limit", 60, 1, 999), next_token=c.text("NextToken"))
-        return _listing("Aliases", [_alias(a) for a in found], token)
+            *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 999),
+            next_token=c.text("NextToken"))
+        return page("Aliases", [_alias(a) for a in found], token)
 
     # --- schedules and regions ----------------------------------------------------------------
 
     @ROUTES.action("CreateSchedule")
     def create_schedule(self, c: RpcCall) -> Body:
         return _schedule(self._schedules.create(
-            c.account_id, c.region, c.required("FlowName"), c.required("ScheduleName"),
-            cron=c.required("CronExpression"), payload=c.text("Payload"),
-            description=c.text("Description"), enable=bool(_enable(c))))
+            *c.key("FlowName", "ScheduleName"), cron=c.required("CronExpression"),
+            payload=c.text("Payload"), description=c.text("Description"),
+            enable=bool(c.boolean("Enable"))))
 
     @ROUTES.action("DescribeSchedule")
     def describe_schedule(self, c: RpcCall) -> Body:
-        return _schedule(self._schedules.describe(c.account_id, c.region, c.required("FlowName"),
-                                                  c.required("ScheduleName")))
+        return _schedule(self._schedules.describe(*c.key("FlowName", "ScheduleName")))
 
     @ROUTES.action("UpdateSchedule")
     def update_schedule(self, c: RpcCall) -> Body:
         p = c.params
         changes = ScheduleChanges(cron=p.get("CronExpression") or None, payload=p.get("Payload"),
-                                  description=p.get("Description"), enable=_enable(c))
-        return _schedule(self._schedules.update(c.account_id, c.region, c.required("FlowName"),
-                                                c.required("ScheduleName"), changes))
+                                  description=p.get("Description"),
+                                  enable=c.boolean("Enable", None))
+        return _schedule(self._schedules.update(*c.key("FlowName", "ScheduleName"), changes))
 
     @ROUTES.action("DeleteSchedule")
     def delete_schedule(self, c: RpcCall) -> Body:
-        self._schedules.delete(c.account_id, c.region, c.required("FlowName"),
-                               c.required("ScheduleName"))
+        self._schedules.delete(*c.key("FlowName", "ScheduleName"))
         return {}
 
     @ROUTES.action("ListSchedules")
     def list_schedules(self, c: RpcCall) -> Body:
         rows, token = self._schedules.list(
-            c.account_id, c.region, c.required("FlowName"),
-            limit=c.integer("Limit", 60, 1, 1000), next_token=c.text("NextToken"))
-        return _listing("Schedules", [_schedule(r) for r in rows], token)
+            *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 1000),
+            next_token=c.text("NextToken"))
+        return page("Schedules", [_schedule(r) for r in rows], token)
 
     @ROUTES.action("DescribeRegions")
     def describe_regions(self, c: RpcCall) -> Body:

@@ -29,7 +29,7 @@ from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.cloudflow import history_event_to_wire
 from deployer.emulator.api.console_live import LiveStreams
-from deployer.emulator.api.contract import ErrorTable, Routes
+from deployer.emulator.api.contract import ErrorTable, Routes, json_object
 from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse
 from deployer.emulator.api.local_guard import LocalGuard
 from deployer.emulator.services import errors as svc
@@ -208,30 +208,9 @@ class ConsoleApi:
     def execution(self, request: HttpRequest, as_json: bool, region: str, flow: str,
                   name: str) -> HttpResponse:
         query = _query(request)
-        sel = _selection(query)
-        model = ex.execution_model(self._src, region, flow, name, **sel)
-        model["header"] = views.header_model(self._src, region, [
-            ("Flows", views.console_path(region, "flows")),
-            (flow, views.console_path(region, "flows", flow)),
-            ("Executions", views.console_path(region, "flows", flow, "executions")),
-            (name, views.console_path(region, "flows", flow, "executions", name))])
-        if as_json:
-            return _json(200, model)
-        base = views.console_path(region, "flows", flow, "executions", name)
-        api = base.replace("/_console/", "/_console/api/", 1)
-        links = {"self": base, "api": api, "region": region,
-                 "stop": api + "/stop", "start": views.console_path(
-                     region, "flows", flow, "executions").replace("/_console/",
-                                                                  "/_console/api/", 1)}
-        view = _one(query, "view") or "graph"
-        boot = {"stream": api + "/stream", "engine": "/_console/api/engine/stream",
-                "panel": api + "/panel", "version": model["summary"]["version"],
-                "finished": model["summary"]["finished"], "state": sel["state"],
-                "visit": sel["visit"], "page": sel["page"], "name": name,
-                "selected": model["selected"]}
-        return self._page(False, "execution.html", name, model, links=links, boot=boot,
-                          view=view if view in ("graph", "table", "events", "timeline",
-                                                "definition", "io") else "graph")
+        model, page = views.execution_page(self._src, region, flow, name, _selection(query),
+                                           _one(query, "view"))
+        return self._page(as_json, "execution.html", name, model, **page)
 
     @ROUTES.route("GET", _EXECUTION + "/panel")
     def panel(self, request: HttpRequest, as_json: bool, region: str, flow: str,
@@ -249,7 +228,7 @@ class ConsoleApi:
     @ROUTES.route("POST", "/r/{region}/flows/{flow}/executions")
     def start(self, request: HttpRequest, as_json: bool, region: str,
               flow: str) -> HttpResponse:
-        body = _body(request)
+        body = json_object(request.body)
         name, text = body.get("name") or "", body.get("input")
         if not isinstance(name, str) or not isinstance(text, (str, type(None))):
             raise e.InvalidArgument("name and input must be strings")
@@ -261,7 +240,7 @@ class ConsoleApi:
     @ROUTES.route("POST", _EXECUTION + "/stop")
     def stop(self, request: HttpRequest, as_json: bool, region: str, flow: str,
              name: str) -> HttpResponse:
-        body = _body(request)
+        body = json_object(request.body)
         error, cause = body.get("error") or "", body.get("cause") or ""
         if not isinstance(error, str) or not isinstance(cause, str):
             raise e.InvalidArgument("error and cause must be strings")
@@ -272,7 +251,7 @@ class ConsoleApi:
     @ROUTES.route("POST", "/r/{region}/functions/{function}/invoke")
     def invoke(self, request: HttpRequest, as_json: bool, region: str,
                function: str) -> HttpResponse:
-        event = _body(request).get("event", "{}")
+        event = json_object(request.body).get("event", "{}")
         if not isinstance(event, str):
             event = json.dumps(event)
         inv = self._src.functions.invoke(self._src.account_id, region, function,
@@ -300,16 +279,6 @@ def _query(request: HttpRequest) -> dict[str, list[str]]:
 def _selection(query: dict[str, list[str]]) -> dict[str, Any]:
     return {"state": _one(query, "state") or None, "visit": _int(query, "visit"),
             "page": _int(query, "page")}
-
-
-def _body(request: HttpRequest) -> dict[str, Any]:
-    try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise e.InvalidArgument("the body is not JSON") from None
-    if not isinstance(body, dict):
-        raise e.InvalidArgument("the body must be a JSON object")
-    return body
 
 
 def _only(request: HttpRequest, served: bool) -> None:

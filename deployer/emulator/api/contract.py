@@ -1,25 +1,16 @@
-"""How a surface of the emulator declares its wire contract: one route table, parameter readers,
-an error table. Every surface uses them: the cloud products (FC 3.0, CloudFlow, RAM, STS, Log
-Service) and the local ones (``/_emulator/``, ``/_console/``).
+"""How each surface of the emulator declares its wire contract, and the one way requests reach it.
 
-A surface's module holds, in this order:
+Every surface (FC 3.0, CloudFlow, RAM, STS, Log Service, ``/_emulator/``, ``/_console/``) has
+one module holding its **route table** (:class:`Routes`; entries sit on the handlers: an HTTP
+method and a path template such as ``/2023-03-30/functions/{name}``, or an RPC action name),
+its **readers** (RPC parameters through :class:`RpcCall`, worded by the product's
+:class:`ParamErrors`; JSON bodies through :func:`json_object`), its **shapes** (one function
+per wire object, used by every answer that sends it) and its **error table**
+(:class:`ErrorTable`: each domain error to the product's wire error). Adding an action is one
+entry and its service call.
 
-* its **table**, a :class:`Routes`: each entry says how a request reaches a handler, by an HTTP
-  method and a path template (``"GET", "/2023-03-30/functions/{name}"``) or, for an RPC
-  product, by its action name (``Routes.action("StartExecution")``). Entries are declared on
-  the handlers, so an entry and its service call sit together;
-* its **readers**: RPC parameters through :class:`RpcCall` (``call.required("FlowName")``,
-  ``call.integer("Limit", 60, 1, 999)``), worded with the product's :class:`ParamErrors`;
-* its **shapes**: one function per wire object, from a service value to the JSON the SDKs
-  read, used by every answer (and by ``deployer.testing`` and the console) that sends it;
-* its **error table**, an :class:`ErrorTable`: each domain error of
-  :mod:`deployer.emulator.services.errors` to the product's wire error.
-
-Adding an action is one entry and its service call.
-
-Path templates: literal segments and ``{name}`` segments, each one non-empty segment of the raw
-path (``%2F`` stays inside it), handed to the handler percent-decoded. A trailing slash is
-tolerated and ``HEAD`` is answered as ``GET``, on every surface.
+A ``{name}`` template segment is one non-empty segment of the raw path (``%2F`` stays in it),
+handed over percent-decoded; a trailing slash is tolerated and ``HEAD`` is answered as ``GET``.
 """
 
 from __future__ import annotations
@@ -30,17 +21,20 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 from urllib.parse import unquote
 
+from deployer.emulator.api import errors as e
+from deployer.emulator.api import strict
 from deployer.emulator.api.errors import ApiError
 from deployer.emulator.api.http import HttpRequest
 from deployer.emulator.services.errors import ServiceError
 
-__all__ = ["ANY", "ErrorTable", "ParamErrors", "RequestContext", "Routes", "RpcCall"]
+__all__ = ["ANY", "ErrorTable", "ParamErrors", "RequestContext", "Routes", "RpcCall", "cases",
+           "json_object", "page"]
 
 H = TypeVar("H")
 ANY = "*"
 """An entry's method for "any method" (RPC actions are sent with GET or POST)."""
 
-_SEGMENT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SEGMENT = re.compile(r"\{\w+\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,13 +48,7 @@ class Entry(Generic[H]):
 
 
 def _pattern(template: str) -> re.Pattern[str]:
-    parts, last = [], 0
-    for m in _SEGMENT.finditer(template):
-        parts.append(re.escape(template[last:m.start()]))
-        parts.append(f"(?P<{m.group(1)}>[^/]+)")
-        last = m.end()
-    parts.append(re.escape(template[last:]))
-    return re.compile("".join(parts) + "/?")
+    return re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template)) + "/?")
 
 
 class Routes(Generic[H]):
@@ -161,6 +149,11 @@ class RpcCall:
     def region(self) -> str:
         return self.context.region
 
+    def key(self, *names: str) -> tuple[str, ...]:
+        """``(account_id, region, <each named parameter, required>)``: how the services name
+        a resource."""
+        return (self.context.account_id, self.context.region, *map(self.required, names))
+
     def text(self, name: str, default: str = "") -> str:
         """The parameter, or ``default`` when it is absent."""
         return self.params.get(name, default)
@@ -201,21 +194,51 @@ class RpcCall:
             f"{self.errors.prefix}{name} must be true or false, got {raw!r}.")
 
 
+def json_object(body: bytes, invalid: type[ApiError] = e.InvalidArgument) -> dict[str, Any]:
+    """A request body holding a JSON object (``{}`` when empty), held to the JSON limits of
+    :mod:`.strict`; ``invalid`` (the surface's code) otherwise."""
+    if not body.strip():
+        return {}
+    try:
+        value = strict.loads(body)
+    except strict.JsonLimitError as exc:
+        raise invalid(f"the request body is refused: {exc}") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise invalid(f"the request body is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise invalid("the request body must be a JSON object")
+    return value
+
+
+def page(key: str, items: list[Any], token: str | None, token_key: str = "NextToken",
+         **more: Any) -> dict[str, Any]:
+    """A list answer: ``{key: items}`` after ``more``, with the next page's token when there
+    is one."""
+    body: dict[str, Any] = {**more, key: items}
+    if token:
+        body[token_key] = token
+    return body
+
+
 WireError = type[ApiError] | Callable[[Any], ApiError]
 """An error table's answer: a wire error class (built with the domain error's message) or a
 function building the wire error from the domain error."""
+
+
+def cases(cls: type[ServiceError], wire: Mapping[Any, WireError]) -> dict[Any, WireError]:
+    """Error-table rows for the cases of ``cls`` (``{Resource.FLOW: e.FlowNotExists}``)."""
+    return {(cls, about): target for about, target in wire.items()}
 
 
 class ErrorTable:
     """One product's map from domain errors (:mod:`deployer.emulator.services.errors`) to its
     wire errors.
 
-    Keys are a domain error class, or a class and the member of its closed set it is about
-    (``(NotFound, Resource.FUNCTION)``); the most specific key wins, then the error's base
-    classes, then ``default``."""
+    Keys are a domain error class, or a class and the case it is about
+    (``(NotFound, Resource.FUNCTION)``, see :func:`cases`); the most specific key wins, then
+    the error's base classes, then ``default``."""
 
-    def __init__(self, entries: Mapping[Any, WireError],
-                 default: WireError | None = None) -> None:
+    def __init__(self, entries: Mapping[Any, WireError], default: WireError) -> None:
         self._entries = dict(entries)
         self._default = default
 
@@ -230,8 +253,6 @@ class ErrorTable:
                 return _build(target, exc)
             if cls is ServiceError:
                 break
-        if self._default is None:
-            raise exc
         return _build(self._default, exc)
 
     def code(self, exc: ServiceError) -> str:

@@ -11,12 +11,15 @@ FC (ROA) errors carry ``x-fc-request-id``; RPC products (RAM, STS, later CloudFl
 from __future__ import annotations
 
 import enum
+import errno
+import sqlite3
 from collections.abc import Callable
 
 from deployer.emulator.api.http import HttpResponse, json_response
 from deployer.emulator.services import errors as svc
 
-__all__ = ["TOKEN_ERRORS", "ApiError", "Style", "access_denied", "error_response", "throttled"]
+__all__ = ["TOKEN_ERRORS", "ApiError", "Style", "access_denied", "error_response", "storage_error",
+           "throttled"]
 
 
 class Style(enum.Enum):
@@ -186,6 +189,40 @@ def throttled(cls: type[ApiError]) -> Callable[[svc.QuotaExceeded], ApiError]:
                    else {"x-acs-retry-after": str(max(1, round(exc.retry_after * 1000)))})
         return cls(exc.message, headers=headers)
     return build
+
+
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def storage_error(exc: BaseException, where: str) -> ApiError | None:
+    """The wire error for a failure to write the state directory ``where`` (disk full,
+    read-only, I/O error), or None when ``exc`` is something else."""
+    reason = ""
+    if isinstance(exc, sqlite3.OperationalError):
+        name = getattr(exc, "sqlite_errorname", "")
+        text = str(exc)
+        if name.startswith("SQLITE_FULL") or "disk is full" in text:
+            reason = "full"
+        elif name.startswith("SQLITE_READONLY") or "readonly database" in text:
+            reason = "read-only"
+        elif name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) or "disk I/O error" in text:
+            reason = "io"
+    elif isinstance(exc, OSError) and exc.errno is not None:
+        reason = ("full" if exc.errno in _FULL else "read-only" if exc.errno in _READ_ONLY
+                  else "io" if exc.errno == errno.EIO else "")
+    if not reason:
+        return None
+    tail = (" Nothing of this request was saved; what was saved before is intact. The emulator "
+            "keeps running: retry once the state directory is writable again.")
+    if reason == "full":
+        return StorageFull(f"the emulator cannot save its state: the disk holding {where} is "
+                             f"full ({exc}).{tail}")
+    if reason == "read-only":
+        return StorageReadOnly(f"the emulator cannot save its state: {where} is read-only "
+                                 f"({exc}).{tail}")
+    return StorageError(f"the emulator cannot save its state in {where}: I/O error "
+                          f"({exc}).{tail}")
 
 
 def error_response(error: ApiError, request_id: str, style: Style, host: str = "") -> HttpResponse:

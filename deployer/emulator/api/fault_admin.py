@@ -25,8 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.admin import json_object
-from deployer.emulator.api.contract import Routes
+from deployer.emulator.api.contract import Routes, json_object
 from deployer.emulator.api.faults import FaultInjector, fault_fields, resolve_error
 from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
 from deployer.emulator.services.errors import InvalidArgument
@@ -169,7 +168,8 @@ class FaultAdmin:
 
     @ROUTES.route("POST", PREFIX)
     def add_fault(self, request: HttpRequest) -> HttpResponse:
-        return _ok({"fault": fault_fields(self._faults.add(parse_fault(json_object(request))))})
+        fault = self._faults.add(parse_fault(json_object(request.body)))
+        return _ok({"fault": fault_fields(fault)})
 
     @ROUTES.route("DELETE", PREFIX)
     def clear_faults(self, request: HttpRequest) -> HttpResponse:
@@ -181,7 +181,7 @@ class FaultAdmin:
 
     @ROUTES.route("PUT POST", PREFIX + "/throttle")
     def set_throttle(self, request: HttpRequest) -> HttpResponse:
-        mode = json_object(request).get("mode")
+        mode = json_object(request.body).get("mode")
         self._quotas.set_mode(mode if isinstance(mode, str) else repr(mode))
         return _ok({"throttle": self._quotas.mode})
 

@@ -24,7 +24,6 @@ product (``/2023-03-30/`` → ``fc``; RPC versions → ``cloudflow``, ``ram``, `
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -33,12 +32,18 @@ from deployer.emulator.api import errors as e
 from deployer.emulator.api.errors import ApiError
 from deployer.emulator.api.http import Answer, DeferredResponse, HttpResponse
 from deployer.emulator.api.router import RequestContext
-from deployer.emulator.services.faults import INVOKE, Fault, FaultCall, FaultKind, FaultService
+from deployer.emulator.services.faults import (
+    INVOKE,
+    Fault,
+    FaultCall,
+    FaultKind,
+    FaultService,
+    failure_body,
+)
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.quotas import CloudQuotas
 
-__all__ = ["CATALOGUE", "PRODUCTS", "FaultInjector", "fault_fields", "function_error_body",
-           "resolve_error", "timeout_body"]
+__all__ = ["CATALOGUE", "PRODUCTS", "FaultInjector", "fault_fields", "resolve_error"]
 
 PRODUCTS = {"/2023-03-30/": "fc", "2019-03-15": "cloudflow", "2015-05-01": "ram",
             "2015-04-01": "sts"}
@@ -96,17 +101,6 @@ def resolve_error(service: str, code: str, status: int | None) -> tuple[str, int
             f"invalid fault: error {code!r} is not one of {service}'s named errors "
             f"({', '.join(sorted(known))}): give its HTTP status too (status 400-599)")
     return code, status, f"{code} (injected)"
-
-
-def function_error_body(message: str, error_type: str) -> bytes:
-    """What FC answers for a Python handler that raised (docs/runtime.md)."""
-    return json.dumps({"errorMessage": message, "errorType": error_type}, indent=4,
-                      sort_keys=True).encode("utf-8")
-
-
-def timeout_body(timeout: int) -> bytes:
-    """What FC answers for an invocation that ran out of time."""
-    return json.dumps({"errorMessage": f"Function timed out after {timeout} seconds"}).encode()
 
 
 def _never(wake: Callable[[], None]) -> Callable[[], None]:
@@ -180,8 +174,7 @@ class FaultInjector:
             if task_id:
                 reply["x-fc-async-task-id"] = task_id
             return HttpResponse(202, b"", reply)
-        body = (timeout_body(fn.config.timeout) if spec.kind is FaultKind.TIMEOUT
-                else function_error_body(spec.message, spec.error_type))
+        body = failure_body(spec, fn.config.timeout)
         reply.update({"x-fc-error-type": "UnhandledInvocationError",
                       "x-fc-invocation-service-version": "LATEST",
                       "Content-Type": "application/json"})

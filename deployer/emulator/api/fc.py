@@ -17,18 +17,23 @@ In this module: the route table (:data:`ROUTES`, on the handlers), the readers, 
 from __future__ import annotations
 
 import base64
-import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
-from deployer.emulator.api import strict
-from deployer.emulator.api.contract import ErrorTable, RequestContext, Routes
+from deployer.emulator.api.contract import (
+    ErrorTable,
+    RequestContext,
+    Routes,
+    cases,
+    json_object,
+    page,
+)
 from deployer.emulator.api.fc_settings import read_code, read_settings, read_tags
 from deployer.emulator.api.http import HttpResponse, json_response
-from deployer.emulator.api.router import FC_AUTH
+from deployer.emulator.api.router import AuthScheme
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import Quota, Resource
 from deployer.emulator.services.function_versions import (
@@ -40,7 +45,8 @@ from deployer.emulator.services.function_versions import (
 from deployer.emulator.services.functions import Function, FunctionConfig, FunctionService
 from deployer.timestamps import iso_seconds
 
-__all__ = ["ERRORS", "ROUTES", "FcApi", "alias_to_wire", "function_to_wire", "version_to_wire"]
+__all__ = ["ERRORS", "FC_AUTH", "ROUTES", "FcApi", "alias_to_wire", "function_to_wire",
+           "version_to_wire"]
 
 WARNING_HEADER = "x-deployer-warning"
 """Set on Create/UpdateFunction when the emulator cannot run the function exactly as FC does
@@ -48,17 +54,21 @@ WARNING_HEADER = "x-deployer-warning"
 _TASK_ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
 _FUNCTIONS = "/2023-03-30/functions"
 
+FC_AUTH = AuthScheme.words(
+    e.Style.ROA, missing=e.MissingRequiredHeader, malformed=e.InvalidArgument,
+    unknown_key=e.InvalidAccessKeyID, mismatch=e.SignatureNotMatch,
+    time_missing=e.MissingRequiredHeader, time_format=e.InvalidArgument,
+    expired=e.RequestTimeTooSkewed, nonce_used=e.SignatureNonceUsed)
 Handler = Callable[..., HttpResponse]
 ROUTES: Routes[Handler] = Routes()
 
 ERRORS = ErrorTable({
     **e.TOKEN_ERRORS,
-    (svc.NotFound, Resource.FUNCTION): e.FunctionNotFound,
-    (svc.NotFound, Resource.VERSION): e.VersionNotFound,
-    (svc.NotFound, Resource.ALIAS): e.AliasNotFound,
+    **cases(svc.NotFound, {Resource.FUNCTION: e.FunctionNotFound,
+                           Resource.VERSION: e.VersionNotFound, Resource.ALIAS: e.AliasNotFound}),
     svc.NotFound: e.NotFound,
-    (svc.AlreadyExists, Resource.FUNCTION): e.FunctionAlreadyExists,
-    (svc.AlreadyExists, Resource.ALIAS): e.AliasAlreadyExists,
+    **cases(svc.AlreadyExists, {Resource.FUNCTION: e.FunctionAlreadyExists,
+                                Resource.ALIAS: e.AliasAlreadyExists}),
     svc.AlreadyExists: e.InvalidArgument,
     svc.InvalidArgument: e.InvalidArgument,
     svc.PayloadTooLarge: e.EntityTooLarge,
@@ -107,28 +117,7 @@ def alias_to_wire(a: FunctionAlias) -> dict[str, Any]:
             "lastModifiedTime": iso_seconds(a.modified_at)}
 
 
-def _page(key: str, items: list[dict[str, Any]], token: str | None,
-          **more: Any) -> dict[str, Any]:
-    """A list answer: ``{key: items}``, with ``nextToken`` when there is a next page."""
-    body: dict[str, Any] = {**more, key: items}
-    if token:
-        body["nextToken"] = token
-    return body
-
-
 # --- readers -----------------------------------------------------------------------------------
-
-def _json_body(ctx: RequestContext) -> dict[str, Any]:
-    try:
-        body = strict.loads(ctx.request.body or b"{}")
-    except strict.JsonLimitError as exc:
-        raise e.InvalidArgument(f"the request body is refused: {exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise e.InvalidArgument(f"the request body is not valid JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise e.InvalidArgument("the request body must be a JSON object")
-    return body
-
 
 def _limit(query: Mapping[str, str]) -> int:
     raw = query.get("limit")
@@ -172,14 +161,15 @@ def _gone(ctx: RequestContext) -> HttpResponse:
 
 class FcApi:
     """The FC 3.0 product registered with the router: :data:`ROUTES` over ``functions`` and
-    its versions (``functions.versions``)."""
+    their versions and aliases (``releases``)."""
 
     prefix = "/2023-03-30/"
     auth = FC_AUTH
     errors = ERRORS
 
-    def __init__(self, functions: FunctionService) -> None:
+    def __init__(self, functions: FunctionService, releases: FunctionReleases) -> None:
         self._svc = functions
+        self._releases = releases
 
     def handle(self, ctx: RequestContext) -> HttpResponse:
         request = ctx.request
@@ -189,13 +179,6 @@ class FcApi:
                 f"'{request.method}' against '{request.raw_path}' is not supported")
         handler, args = found
         return handler(self, ctx, **args)
-
-    @property
-    def _releases(self) -> FunctionReleases:
-        releases = self._svc.versions
-        if releases is None:
-            raise e.PathNotSupported("function versions are not enabled in this emulator")
-        return releases
 
     def _function(self, ctx: RequestContext, fn: Function) -> HttpResponse:
         response = _ok(ctx, function_to_wire(fn))
@@ -207,7 +190,7 @@ class FcApi:
 
     @ROUTES.route("POST", _FUNCTIONS)
     def create_function(self, ctx: RequestContext) -> HttpResponse:
-        body = _json_body(ctx)
+        body = json_object(ctx.request.body)
         name = body.get("functionName")
         if not isinstance(name, str):
             raise e.InvalidArgument("functionName is required and must be a string")
@@ -230,7 +213,7 @@ class FcApi:
 
     @ROUTES.route("PUT", _FUNCTIONS + "/{name}")
     def update_function(self, ctx: RequestContext, name: str) -> HttpResponse:
-        body = _json_body(ctx)
+        body = json_object(ctx.request.body)
         settings = read_settings(body)
         if not settings["opaque"]:
             del settings["opaque"]
@@ -248,7 +231,7 @@ class FcApi:
         q = ctx.request.query_params()
         fns, token = self._svc.list(ctx.account_id, ctx.region, prefix=q.get("prefix", ""),
                                     next_token=q.get("nextToken", ""), limit=_limit(q))
-        return _ok(ctx, _page("functions", [function_to_wire(f) for f in fns], token))
+        return _ok(ctx, page("functions", [function_to_wire(f) for f in fns], token, "nextToken"))
 
     @ROUTES.route("GET", _FUNCTIONS + "/{name}/code")
     def get_function_code(self, ctx: RequestContext, name: str) -> HttpResponse:
@@ -291,7 +274,7 @@ class FcApi:
 
     @ROUTES.route("POST", _FUNCTIONS + "/{name}/versions")
     def publish_function_version(self, ctx: RequestContext, name: str) -> HttpResponse:
-        description = _string(_json_body(ctx), "description") or ""
+        description = _string(json_object(ctx.request.body), "description") or ""
         return _ok(ctx, version_to_wire(
             self._releases.publish(ctx.account_id, ctx.region, name, description)))
 
@@ -301,7 +284,7 @@ class FcApi:
         found, token, direction = self._releases.list_versions(
             ctx.account_id, ctx.region, name, direction=q.get("direction", ""),
             limit=_limit(q), next_token=q.get("nextToken", ""))
-        return _ok(ctx, _page("versions", [version_to_wire(v) for v in found], token,
+        return _ok(ctx, page("versions", [version_to_wire(v) for v in found], token, "nextToken",
                               direction=direction))
 
     @ROUTES.route("DELETE", _FUNCTIONS + "/{name}/versions/{version}")
@@ -312,7 +295,7 @@ class FcApi:
 
     @ROUTES.route("POST", _FUNCTIONS + "/{name}/aliases")
     def create_alias(self, ctx: RequestContext, name: str) -> HttpResponse:
-        body = _json_body(ctx)
+        body = json_object(ctx.request.body)
         alias_name, version_id = _string(body, "aliasName"), _string(body, "versionId")
         if not alias_name:
             raise e.InvalidArgument("aliasName is required")
@@ -330,7 +313,7 @@ class FcApi:
 
     @ROUTES.route("PUT", _FUNCTIONS + "/{name}/aliases/{alias}")
     def update_alias(self, ctx: RequestContext, name: str, alias: str) -> HttpResponse:
-        body = _json_body(ctx)
+        body = json_object(ctx.request.body)
         changes = AliasChanges(version_id=_string(body, "versionId"),
                                description=_string(body, "description"),
                                additional_version_weight=_weights(body))
@@ -348,4 +331,4 @@ class FcApi:
         found, token = self._releases.list_aliases(ctx.account_id, ctx.region, name,
                                                    prefix=q.get("prefix", ""), limit=_limit(q),
                                                    next_token=q.get("nextToken", ""))
-        return _ok(ctx, _page("aliases", [alias_to_wire(a) for a in found], token))
+        return _ok(ctx, page("aliases", [alias_to_wire(a) for a in found], token, "nextToken"))

@@ -110,7 +110,7 @@ class HttpRequest:
     def _query(self) -> dict[str, str]:
         parsed = self._parsed.get("query")
         if parsed is None:
-            parsed = self._parsed["query"] = _form_dict(self.raw_query)
+            parsed = self._parsed["query"] = _parse_form(self.raw_query)
         return parsed
 
     def _form(self) -> dict[str, str]:
@@ -127,12 +127,7 @@ class HttpRequest:
             text = self.body.decode("utf-8")
         except UnicodeDecodeError:
             return {}
-        return _form_dict(text)
-
-
-def _form_dict(text: str) -> dict[str, str]:
-    """``dict(parse_qsl(text, keep_blank_values=True))`` (a request memoises its own)."""
-    return _parse_form(text)
+        return _parse_form(text)
 
 
 def _parse_form(text: str) -> dict[str, str]:

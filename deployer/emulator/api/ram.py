@@ -11,15 +11,21 @@ from collections.abc import Callable
 from typing import Any
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import ErrorTable, ParamErrors, Routes, RpcCall
-from deployer.emulator.api.router import POP_AUTH
+from deployer.emulator.api.contract import ErrorTable, ParamErrors, Routes, RpcCall, cases
+from deployer.emulator.api.router import AuthScheme
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import Resource
 from deployer.emulator.services.roles import AttachedPolicy, Policy, Role, RoleService
 from deployer.timestamps import iso_seconds
 
-__all__ = ["ERRORS", "PARAMS", "ROUTES", "RamApi"]
+__all__ = ["ERRORS", "PARAMS", "POP_AUTH", "ROUTES", "RamApi"]
 
+POP_AUTH = AuthScheme.words(
+    e.Style.RPC, missing=e.IncompleteSignature, malformed=e.IncompleteSignature,
+    unknown_key=e.InvalidAccessKeyIdNotFound, mismatch=e.SignatureDoesNotMatch,
+    time_missing=e.MissingParameter, time_format=e.InvalidTimeStampFormat,
+    expired=e.InvalidTimeStampExpired, nonce_used=e.PopSignatureNonceUsed)
+"""How RAM and STS (POP, the RPC gateway) name authentication failures."""
 Body = dict[str, Any]
 ROUTES: Routes[Callable[[Any, RpcCall], Body]] = Routes()
 
@@ -32,12 +38,12 @@ PARAMS = ParamErrors(
 
 ERRORS = ErrorTable({
     **e.TOKEN_ERRORS,
-    (svc.NotFound, Resource.ROLE): e.EntityNotExistRole,
-    (svc.NotFound, Resource.POLICY): e.EntityNotExistPolicy,
-    (svc.AlreadyExists, Resource.ROLE): e.EntityAlreadyExistsRole,
-    (svc.AlreadyExists, Resource.POLICY): e.EntityAlreadyExistsPolicy,
-    (svc.DeleteConflict, Resource.ROLE): e.DeleteConflictRolePolicy,
-    (svc.DeleteConflict, Resource.POLICY): e.DeleteConflictPolicyRole,
+    **cases(svc.NotFound, {Resource.ROLE: e.EntityNotExistRole,
+                           Resource.POLICY: e.EntityNotExistPolicy}),
+    **cases(svc.AlreadyExists, {Resource.ROLE: e.EntityAlreadyExistsRole,
+                                Resource.POLICY: e.EntityAlreadyExistsPolicy}),
+    **cases(svc.DeleteConflict, {Resource.ROLE: e.DeleteConflictRolePolicy,
+                                 Resource.POLICY: e.DeleteConflictPolicyRole}),
     svc.AlreadyAttached: e.EntityAlreadyExistsRolePolicy,
     svc.NotAttached: e.EntityNotExistRolePolicy,
     svc.MalformedPolicy: e.MalformedPolicyDocument,

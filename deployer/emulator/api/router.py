@@ -1,9 +1,13 @@
-"""Dispatch of every request: admin surface, ROA products (FC 3.0), RPC products (RAM, STS).
+"""Dispatch of every request (:meth:`Router.dispatch`, request in, answer out): the local
+surfaces (admin, console), the ROA products (FC 3.0, Log Service), the RPC products (CloudFlow,
+RAM, STS).
 
-Pipeline for a cloud request: pick the API module (ROA by path prefix; RPC by ``Version`` in
+Pipeline for a cloud request: pick the product (ROA by path prefix; RPC by ``Version`` in
 the query or the ``x-acs-version`` header) → verify the signature (``Authorization: ACS3-…``
-header, else RPC v1 ``Signature`` in the query) against the emulator's one AccessKey → call the
-module → serialize. Adding a product (CloudFlow) is registering one more module.
+header, else RPC v1 ``Signature`` in the query; the product's :class:`AuthScheme` words a
+failure) → who calls and may they (the access hook) → injected faults → the product's route
+table (:mod:`.contract`) → its answer; a domain error becomes the product's wire error through
+its error table. Adding a product is registering one more contract module.
 
 Before any of that, :func:`deployer.emulator.api.strict.check_request` refuses text that is not
 valid UTF-8, and RPC parameters holding JSON are held to the JSON limits.
@@ -27,7 +31,7 @@ from typing import Any, Protocol
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.contract import ErrorTable, ParamErrors, RequestContext, Routes, RpcCall
-from deployer.emulator.api.errors import ApiError, Style, error_response
+from deployer.emulator.api.errors import ApiError, Style, error_response, storage_error
 from deployer.emulator.api.http import (
     Answer,
     DeferredResponse,
@@ -44,14 +48,13 @@ from deployer.emulator.api.signing import (
     verify_acs3,
     verify_rpc_v1,
 )
-from deployer.emulator.api.storage_errors import storage_error
 from deployer.emulator.api.strict import check_json_params, check_request
 from deployer.emulator.clock import Clock
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import ServiceError
 
-__all__ = ["REGION_HEADER", "UNMAPPED", "AuthScheme", "LongPoll", "RequestContext", "RoaApi",
-           "Router", "RpcApi", "RpcCall", "storage_error"]
+__all__ = ["REGION_HEADER", "UNMAPPED", "AuthScheme", "LocalApi", "LongPoll", "RequestContext",
+           "RoaApi", "Router", "RpcApi", "RpcCall"]
 
 log = logging.getLogger("deployer.emulator")
 
@@ -78,6 +81,20 @@ class AuthScheme:
     style: Style
     failures: Mapping[SignatureFailure, type[ApiError]]
 
+    @classmethod
+    def words(cls, style: Style, *, missing: type[ApiError], malformed: type[ApiError],
+              unknown_key: type[ApiError], mismatch: type[ApiError],
+              time_missing: type[ApiError], time_format: type[ApiError],
+              expired: type[ApiError], nonce_used: type[ApiError]) -> AuthScheme:
+        """The scheme of a product naming each kind of failure (a bad payload hash is a
+        mismatch, an unsupported algorithm a malformed signature)."""
+        f = SignatureFailure
+        return cls(style, {
+            f.MISSING: missing, f.MALFORMED: malformed, f.UNSUPPORTED: malformed,
+            f.UNKNOWN_KEY: unknown_key, f.PAYLOAD_HASH: mismatch, f.MISMATCH: mismatch,
+            f.TIME_MISSING: time_missing, f.TIME_FORMAT: time_format, f.EXPIRED: expired,
+            f.NONCE_USED: nonce_used})
+
     def error(self, exc: SignatureError) -> ApiError:
         cls = self.failures[exc.reason]
         if exc.reason is SignatureFailure.UNKNOWN_KEY:
@@ -98,30 +115,6 @@ class AuthScheme:
 _FRESHNESS = frozenset({SignatureFailure.TIME_MISSING, SignatureFailure.TIME_FORMAT,
                         SignatureFailure.EXPIRED, SignatureFailure.NONCE_USED})
 
-FC_AUTH = AuthScheme(Style.ROA, {
-    SignatureFailure.MISSING: e.MissingRequiredHeader,
-    SignatureFailure.MALFORMED: e.InvalidArgument,
-    SignatureFailure.UNSUPPORTED: e.InvalidArgument,
-    SignatureFailure.UNKNOWN_KEY: e.InvalidAccessKeyID,
-    SignatureFailure.PAYLOAD_HASH: e.SignatureNotMatch,
-    SignatureFailure.MISMATCH: e.SignatureNotMatch,
-    SignatureFailure.TIME_MISSING: e.MissingRequiredHeader,
-    SignatureFailure.TIME_FORMAT: e.InvalidArgument,
-    SignatureFailure.EXPIRED: e.RequestTimeTooSkewed,
-    SignatureFailure.NONCE_USED: e.SignatureNonceUsed,
-})
-POP_AUTH = AuthScheme(Style.RPC, {
-    SignatureFailure.MISSING: e.IncompleteSignature,
-    SignatureFailure.MALFORMED: e.IncompleteSignature,
-    SignatureFailure.UNSUPPORTED: e.IncompleteSignature,
-    SignatureFailure.UNKNOWN_KEY: e.InvalidAccessKeyIdNotFound,
-    SignatureFailure.PAYLOAD_HASH: e.SignatureDoesNotMatch,
-    SignatureFailure.MISMATCH: e.SignatureDoesNotMatch,
-    SignatureFailure.TIME_MISSING: e.MissingParameter,
-    SignatureFailure.TIME_FORMAT: e.InvalidTimeStampFormat,
-    SignatureFailure.EXPIRED: e.InvalidTimeStampExpired,
-    SignatureFailure.NONCE_USED: e.PopSignatureNonceUsed,
-})
 
 
 UNMAPPED = ErrorTable({svc.NotFound: e.NotFound, svc.InvalidArgument: e.InvalidArgument},
@@ -166,7 +159,10 @@ class RpcApi(Protocol):
     errors: ErrorTable
 
 
-class AdminApi(Protocol):
+class LocalApi(Protocol):
+    """A local surface (``/_emulator/``, ``/_console/``): unsigned, it guards itself; domain
+    errors become its ``errors`` table's wire errors (optional: :data:`UNMAPPED`)."""
+
     prefix: str
 
     def handle(self, request: HttpRequest) -> Answer: ...
@@ -221,14 +217,13 @@ class Router:
     state_dir: str = "the state directory"
     roa: list[RoaApi] = field(default_factory=list)
     rpc: dict[str, RpcApi] = field(default_factory=dict)
-    admin: AdminApi | None = None
     access: Any = None  # api.access.RequestAccess: STS keys, security tokens, RAM checks
     freshness: Any = None  # api.freshness.RequestFreshness: signed time window, nonces
     faults: Any = None  # api.faults.FaultInjector: injected faults, --throttle cloud
-    local: list[AdminApi] = field(default_factory=list)  # more surfaces outside the cloud APIs
+    local: list[LocalApi] = field(default_factory=list)  # the surfaces outside the cloud APIs
 
-    def add_local(self, api: AdminApi) -> None:
-        """Serve ``api`` (loopback-only, like the admin API) under its own ``prefix``."""
+    def add_local(self, api: LocalApi) -> None:
+        """Serve ``api`` (the admin surface, the console) under its own ``prefix``."""
         self.local.append(api)
 
     def add_roa(self, api: RoaApi) -> None:
@@ -243,8 +238,7 @@ class Router:
         if path == "/":  # every other surface has a longer prefix
             return self._guard(request, Style.RPC, request.headers.get("host") or "",
                                lambda rid: self._rpc(request, rid))
-        local = next((api for api in (self.admin, *self.local)
-                      if api is not None and path.startswith(api.prefix)), None)
+        local = next((api for api in self.local if path.startswith(api.prefix)), None)
         if local is not None:
             return self._guard(request, Style.ROA, "", lambda rid: local.handle(request),
                                errors=getattr(local, "errors", UNMAPPED))

@@ -40,12 +40,12 @@ from urllib.parse import parse_qsl, unquote
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.access import RequestAccess
-from deployer.emulator.api.contract import ErrorTable, RequestContext, Routes
+from deployer.emulator.api.contract import ErrorTable, RequestContext, Routes, cases, json_object
 from deployer.emulator.api.errors import Style, error_response
 from deployer.emulator.api.freshness import RequestFreshness
 from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
 from deployer.emulator.api.router import REGION_HEADER
-from deployer.emulator.api.signing import SecretLookup, SignatureError, SignatureFailure
+from deployer.emulator.api.signing import SignatureError, SignatureFailure
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import Resource, ServiceError, TokenError
 from deployer.emulator.services.logs import LogQuery, LogResult, LogService
@@ -75,8 +75,8 @@ def _ram_refused(exc: svc.AccessDenied) -> e.ApiError:
 ERRORS = ErrorTable({
     svc.TokenError: _token_refused,
     svc.AccessDenied: _ram_refused,
-    (svc.NotFound, Resource.PROJECT): e.ProjectNotExist,
-    (svc.NotFound, Resource.LOGSTORE): e.LogStoreNotExist,
+    **cases(svc.NotFound, {Resource.PROJECT: e.ProjectNotExist,
+                           Resource.LOGSTORE: e.LogStoreNotExist}),
     svc.NotFound: e.NotFound,
     svc.InvalidArgument: e.ParameterInvalid,
 }, e.InternalServerError)
@@ -101,16 +101,6 @@ def sls_signature(method: str, path: str, query: dict[str, str], headers: dict[s
 
 def _request_id() -> str:
     return secrets.token_hex(12).upper()
-
-
-def _json_body(request: HttpRequest) -> dict[str, Any]:
-    try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise e.PostBodyInvalid("the request body is not valid JSON") from None
-    if not isinstance(body, dict):
-        raise e.PostBodyInvalid("the request body must be a JSON object")
-    return body
 
 
 def _query(project: str, logstore: str, values: dict[str, Any]) -> LogQuery:
@@ -164,28 +154,25 @@ def _logs_v1(result: LogResult, rid: str) -> HttpResponse:
 
 class SlsApi:
     """HTTP in and out for GetLogs; authentication is SLS's own (``auth`` is None, so the
-    router leaves it to :meth:`handle`). With ``access`` (the router's access hook), STS keys
-    are accepted and role sessions are authorized against RAM; without it only the
-    ``secret_for`` keys are known and nothing is authorized."""
+    router leaves it to :meth:`handle`), with the router's ``access`` hook: the account's
+    key and STS keys are known, and role sessions are authorized against RAM."""
 
     prefix = "/logstores/"
     auth = None
     errors = ERRORS
 
-    def __init__(self, logs: LogService, secret_for: SecretLookup,
-                 freshness: RequestFreshness | None = None, *,
-                 access: RequestAccess | None = None) -> None:
+    def __init__(self, logs: LogService, access: RequestAccess,
+                 freshness: RequestFreshness) -> None:
         self._logs = logs
-        self._secret_for = access.secret_for if access is not None else secret_for
-        self._freshness = freshness
         self._access = access
+        self._freshness = freshness
 
     def handle(self, ctx: RequestContext) -> HttpResponse:
         rid = _request_id()
         request = ctx.request
         try:
             key = self._verify(request)
-            caller = self._access.caller(request, key, {}) if self._access else None
+            caller = self._access.caller(request, key, {})
             found = ROUTES.match(request.method, request.raw_path)
             if found is None:
                 raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' "
@@ -201,7 +188,7 @@ class SlsApi:
     def get_logs_v2(self, ctx: RequestContext, rid: str, caller: RoleSession | None,
                     logstore: str) -> HttpResponse:
         project, region = self._authorized(ctx, caller, logstore)
-        query = _query(project, logstore, _json_body(ctx.request))
+        query = _query(project, logstore, json_object(ctx.request.body, e.PostBodyInvalid))
         return _logs_v2(ctx.request, self._logs.get_logs(ctx.account_id, region, query),
                         query, rid)
 
@@ -220,7 +207,7 @@ class SlsApi:
                     logstore: str) -> tuple[str, str]:
         """The request's project and region, once the caller may read ``logstore`` there."""
         project, region = _where(ctx)
-        if caller is not None and self._access is not None:
+        if caller is not None:
             self._access.authorizer.check(
                 caller.subject(), GET_LOGS_ACTION,
                 f"acs:log:{region}:{ctx.account_id}:project/{project}/logstore/{logstore}")
@@ -235,7 +222,7 @@ class SlsApi:
         if m is None:
             raise e.SlsUnauthorized("the Authorization header is not 'LOG <AccessKeyId>:"
                                     "<signature>'")
-        secret = self._secret_for(m[1])
+        secret = self._access.secret_for(m[1])
         if secret is None:
             raise e.SlsUnauthorized(f"AccessKeyId not found: {m[1]}")
         headers = {k.lower(): v for k, v in request.headers.items}
@@ -251,13 +238,12 @@ class SlsApi:
                                  secret, "sha256" if method == "hmac-sha256" else "sha1")
         if not hmac.compare_digest(expected, m[2]):
             raise e.SlsSignatureNotMatch("signature " + m[2] + " not match")
-        if self._freshness is not None:
-            try:
-                self._freshness.check_sls(request, m[1])
-            except SignatureError as exc:
-                cls = (e.SlsRequestTimeExpired if exc.reason is SignatureFailure.EXPIRED
-                       else e.SlsInvalidRequestTime)
-                raise cls(exc.detail) from None
+        try:
+            self._freshness.check_sls(request, m[1])
+        except SignatureError as exc:
+            cls = (e.SlsRequestTimeExpired if exc.reason is SignatureFailure.EXPIRED
+                   else e.SlsInvalidRequestTime)
+            raise cls(exc.detail) from None
         return m[1]
 
 

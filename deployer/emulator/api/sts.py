@@ -16,9 +16,8 @@ from typing import Any
 
 from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import ErrorTable, Routes, RpcCall
-from deployer.emulator.api.ram import PARAMS
-from deployer.emulator.api.router import POP_AUTH
+from deployer.emulator.api.contract import ErrorTable, Routes, RpcCall, cases
+from deployer.emulator.api.ram import PARAMS, POP_AUTH
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import Refusal, Resource
 from deployer.emulator.services.security_tokens import RoleSession, SecurityTokenService
@@ -31,11 +30,11 @@ ROUTES: Routes[Callable[[Any, RpcCall], Body]] = Routes()
 
 ERRORS = ErrorTable({
     **e.TOKEN_ERRORS,
-    (svc.AssumeRoleRefused, Refusal.ROOT_CALLER): e.NoPermission,
-    (svc.AssumeRoleRefused, Refusal.NOT_TRUSTED): e.NoPermission,
-    (svc.AssumeRoleRefused, Refusal.SESSION_NAME): e.InvalidRoleSessionName,
-    (svc.AssumeRoleRefused, Refusal.DURATION): e.InvalidDurationSeconds,
-    (svc.AssumeRoleRefused, Refusal.POLICY): e.InvalidPolicyGrammar,
+    **cases(svc.AssumeRoleRefused, {Refusal.ROOT_CALLER: e.NoPermission,
+                                    Refusal.NOT_TRUSTED: e.NoPermission,
+                                    Refusal.SESSION_NAME: e.InvalidRoleSessionName,
+                                    Refusal.DURATION: e.InvalidDurationSeconds,
+                                    Refusal.POLICY: e.InvalidPolicyGrammar}),
     svc.AccessDenied: e.RAM_DENIED,
     (svc.NotFound, Resource.ROLE): e.EntityNotExistRole,
     svc.NotFound: e.NotFound,
@@ -44,7 +43,7 @@ ERRORS = ErrorTable({
 
 
 class StsApi:
-    """The STS product registered with the router (AssumeRole only with ``tokens``)."""
+    """The STS product registered with the router: :data:`ROUTES` over ``tokens``."""
 
     version = "2015-04-01"
     host = "sts.aliyuncs.com"
@@ -53,7 +52,7 @@ class StsApi:
     errors = ERRORS
     routes = ROUTES
 
-    def __init__(self, tokens: SecurityTokenService | None = None) -> None:
+    def __init__(self, tokens: SecurityTokenService) -> None:
         self._tokens = tokens
 
     @ROUTES.action("GetCallerIdentity")
@@ -70,9 +69,6 @@ class StsApi:
 
     @ROUTES.action("AssumeRole")
     def assume_role(self, c: RpcCall) -> Body:
-        if self._tokens is None:
-            raise e.InvalidActionNotFound("Specified api is not found, please check your url "
-                                          "and method: 'AssumeRole'")
         raw_duration = c.text("DurationSeconds")
         if raw_duration and not is_decimal(raw_duration):
             raise e.InvalidDurationSeconds(f"DurationSeconds must be an integer, got "

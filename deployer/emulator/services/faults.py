@@ -23,14 +23,23 @@ from __future__ import annotations
 
 import enum
 import itertools
+import json
 import random
 import threading
 from dataclasses import dataclass, field, replace
 
 from deployer.emulator.services.errors import InvalidArgument, NotFound, Resource
 
-__all__ = ["SERVICES", "Fault", "FaultCall", "FaultEffect", "FaultKind", "FaultService",
-           "FaultSpec"]
+__all__ = [
+    "SERVICES",
+    "Fault",
+    "FaultCall",
+    "FaultEffect",
+    "FaultKind",
+    "FaultService",
+    "FaultSpec",
+    "failure_body",
+]
 
 SERVICES = ("fc", "cloudflow", "ram", "sts")
 INVOKE = "InvokeFunction"
@@ -101,6 +110,17 @@ class FaultSpec:
                 and (not self.flow or self.flow == call.flow)
                 and (self.kind not in (FaultKind.FUNCTION_ERROR, FaultKind.TIMEOUT)
                      or call.action == INVOKE))
+
+
+def failure_body(spec: FaultSpec, timeout: int) -> bytes:
+    """What FC answers for a run a ``FUNCTION_ERROR`` or ``TIMEOUT`` fault replaces: the error
+    JSON of a Python handler that raised, or of one that ran out of ``timeout`` seconds
+    (docs/runtime.md)."""
+    if spec.kind is FaultKind.TIMEOUT:
+        return json.dumps({"errorMessage": f"Function timed out after {timeout} seconds"}
+                          ).encode("utf-8")
+    return json.dumps({"errorMessage": spec.message, "errorType": spec.error_type}, indent=4,
+                      sort_keys=True).encode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,13 @@ from typing import Any
 
 from deployer.emulator.services.authorization import Authorizer, Subject
 from deployer.emulator.services.errors import AccessDenied, NotFound, ServiceError
-from deployer.emulator.services.faults import INVOKE, FaultCall, FaultKind, FaultService
+from deployer.emulator.services.faults import (
+    INVOKE,
+    FaultCall,
+    FaultKind,
+    FaultService,
+    failure_body,
+)
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.quotas import CloudQuotas
 from deployer.fdl import TaskMode
@@ -176,11 +182,7 @@ class FunctionInvoker:
             return None  # the invocation answers FunctionNotFound itself
         if fire_and_forget:
             return "{}", "", ""
-        if spec.kind is FaultKind.TIMEOUT:
-            body = {"errorMessage": f"Function timed out after {fn.config.timeout} seconds"}
-        else:
-            body = {"errorMessage": spec.message, "errorType": spec.error_type}
-        return ("", *map_function_error(json.dumps(body)))
+        return ("", *map_function_error(failure_body(spec, fn.config.timeout).decode()))
 
     def _instance(self, arn: FunctionArn, fire_and_forget: bool) -> AbstractContextManager[None]:
         """One of the account's FC instances for a synchronous run (``--throttle cloud``)."""
