@@ -82,7 +82,7 @@ class AdminApi:
 
     @ROUTES.route("GET", "/_emulator/clock")
     def clock(self, request: HttpRequest) -> HttpResponse:
-        return _ok(self._clock_state())
+        return json_response(200, self._clock_state(), {})
 
     @ROUTES.route("POST", "/_emulator/clock/advance")
     def advance(self, request: HttpRequest) -> HttpResponse:

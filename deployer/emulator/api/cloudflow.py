@@ -192,8 +192,6 @@ class CloudFlowApi:
     auth = FNF_AUTH
     params = PARAMS
     errors = ERRORS
-    routes = ROUTES
-
     def __init__(self, flows: FlowService, executions: ExecutionService, watch: ExecutionWatch,
                  releases: FlowReleases, schedules: ScheduleService) -> None:
         self._flows = flows
@@ -201,6 +199,7 @@ class CloudFlowApi:
         self._watch = watch
         self._releases = releases
         self._schedules = schedules
+        self.actions = ROUTES.actions()
         self.quick_actions = ROUTES.quick()
 
     @staticmethod
@@ -250,9 +249,10 @@ class CloudFlowApi:
 
     @ROUTES.action("StartExecution", quick=True)
     def start_execution(self, c: RpcCall) -> Body:
+        p = c.params  # the hot path: read directly
         return execution_to_wire(self._executions.start(
-            *c.key("FlowName"), name=c.text("ExecutionName"), input_text=c.text("Input"),
-            qualifier=c.text("Qualifier")))
+            *c.key("FlowName"), name=p.get("ExecutionName", ""), input_text=p.get("Input", ""),
+            qualifier=p.get("Qualifier", "")))
 
     @ROUTES.action("StartSyncExecution")
     def start_sync_execution(self, c: RpcCall) -> Body:

@@ -82,6 +82,7 @@ class ConsoleApi:
     API."""
 
     prefix = "/_console/"
+    errors = ERRORS
 
     def __init__(self, sources: Sources, guard: LocalGuard) -> None:
         self._src = sources

@@ -35,6 +35,7 @@ ANY = "*"
 """An entry's method for "any method" (RPC actions are sent with GET or POST)."""
 
 _SEGMENT = re.compile(r"\{\w+\}")
+_NO_VALUES: dict[str, str] = {}  # a literal path's template values (never changed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +56,7 @@ class Routes(Generic[H]):
     """A surface's route table, the one dispatch mechanism of the emulator's wire edge."""
 
     def __init__(self) -> None:
-        self._exact: dict[str, list[Entry[H]]] = {}
+        self._exact: dict[str, dict[str, H]] = {}  # literal path -> method (or ANY) -> handler
         self._patterns: list[tuple[re.Pattern[str], Entry[H]]] = []
         self._entries: list[Entry[H]] = []
 
@@ -69,7 +70,8 @@ class Routes(Generic[H]):
             if _SEGMENT.search(template):
                 self._patterns.append((_pattern(template), entry))
             else:
-                self._exact.setdefault(template, []).append(entry)
+                self._exact.setdefault(template, {}).update(
+                    dict.fromkeys(entry.methods, handler))
             return handler
         return register
 
@@ -84,24 +86,21 @@ class Routes(Generic[H]):
         """The templates (action names) of the entries marked quick."""
         return frozenset(entry.template for entry in self._entries if entry.quick)
 
-    def find(self, action: str) -> H | None:
-        """The handler of an RPC action (an exact name: no template, no trailing slash)."""
-        entries = self._exact.get(action)
-        return entries[0].handler if entries else None
+    def actions(self) -> dict[str, H]:
+        """The RPC actions: each action name to its handler."""
+        return {name: methods[ANY] for name, methods in self._exact.items() if ANY in methods}
 
     def match(self, method: str, path: str) -> tuple[H, dict[str, str]] | None:
         """The handler for ``method`` on the raw ``path`` and its decoded template values;
         None when no entry takes them."""
         if method == "HEAD":
             method = "GET"
-        entries = self._exact.get(path)
-        if entries is None and path.endswith("/"):
-            entries = self._exact.get(path[:-1])
-        if entries is not None:  # a literal path wins over the templates
-            for entry in entries:
-                if method in entry.methods or ANY in entry.methods:
-                    return entry.handler, {}
-            return None
+        methods = self._exact.get(path)
+        if methods is None and path.endswith("/"):
+            methods = self._exact.get(path[:-1])
+        if methods is not None:  # a literal path wins over the templates
+            handler = methods.get(method) or methods.get(ANY)
+            return None if handler is None else (handler, _NO_VALUES)
         for pattern, entry in self._patterns:
             m = pattern.fullmatch(path)
             if m is not None and (method in entry.methods or ANY in entry.methods):
@@ -152,7 +151,14 @@ class RpcCall:
     def key(self, *names: str) -> tuple[str, ...]:
         """``(account_id, region, <each named parameter, required>)``: how the services name
         a resource."""
-        return (self.context.account_id, self.context.region, *map(self.required, names))
+        context = self.context
+        key: tuple[str, ...] = (context.account_id, context.region)
+        for name in names:
+            value = self.params.get(name)
+            if not value:
+                raise self.errors.missing(name)
+            key += (value,)
+        return key
 
     def text(self, name: str, default: str = "") -> str:
         """The parameter, or ``default`` when it is absent."""

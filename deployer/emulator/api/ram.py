@@ -80,10 +80,16 @@ class RamApi:
     auth = POP_AUTH
     params = PARAMS
     errors = ERRORS
-    routes = ROUTES
 
     def __init__(self, roles: RoleService) -> None:
         self._svc = roles
+        self.actions = ROUTES.actions()
+
+    @staticmethod
+    def unknown_action(action: str) -> e.ApiError:
+        """RAM's and STS's answer to an action they do not have."""
+        return e.InvalidActionNotFound(
+            f"Specified api is not found, please check your url and method: {action!r}")
 
     @ROUTES.action("CreateRole")
     def create_role(self, c: RpcCall) -> Body:

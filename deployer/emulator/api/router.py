@@ -27,10 +27,11 @@ import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import ErrorTable, ParamErrors, RequestContext, Routes, RpcCall
+from deployer.emulator.api.contract import ErrorTable, ParamErrors, RequestContext, RpcCall
 from deployer.emulator.api.errors import ApiError, Style, error_response, storage_error
 from deployer.emulator.api.http import (
     Answer,
@@ -147,25 +148,33 @@ RpcHandler = Callable[[Any, RpcCall], "dict[str, Any] | LongPoll"]
 
 
 class RpcApi(Protocol):
-    """An RPC product: its ``routes`` table's action handlers are called with the product
-    object and the :class:`RpcCall` (read with the product's ``params`` wording); domain
-    errors become its ``errors`` table's wire errors."""
+    """An RPC product: the handlers of its action table (``actions``, from its
+    :class:`~.contract.Routes`) are called with the product object and the :class:`RpcCall`
+    (read with the product's ``params`` wording); domain errors become its ``errors`` table's
+    wire errors; an unknown action is ``unknown_action(name)``."""
 
     version: str
     host: str
     auth: AuthScheme
-    routes: Routes[RpcHandler]
+    actions: Mapping[str, RpcHandler]
     params: ParamErrors
     errors: ErrorTable
+
+    def unknown_action(self, action: str) -> ApiError: ...
 
 
 class LocalApi(Protocol):
     """A local surface (``/_emulator/``, ``/_console/``): unsigned, it guards itself; domain
-    errors become its ``errors`` table's wire errors (optional: :data:`UNMAPPED`)."""
+    errors become its ``errors`` table's wire errors."""
 
     prefix: str
+    errors: ErrorTable
 
     def handle(self, request: HttpRequest) -> Answer: ...
+
+
+def _local(api: LocalApi, request: HttpRequest, rid: str) -> Answer:
+    return api.handle(request)
 
 
 def fc_request_id(now: float) -> str:
@@ -238,14 +247,14 @@ class Router:
         if path == "/":  # every other surface has a longer prefix
             return self._guard(request, Style.RPC, request.headers.get("host") or "",
                                lambda rid: self._rpc(request, rid))
-        local = next((api for api in self.local if path.startswith(api.prefix)), None)
-        if local is not None:
-            return self._guard(request, Style.ROA, "", lambda rid: local.handle(request),
-                               errors=getattr(local, "errors", UNMAPPED))
-        roa = next((api for api in self.roa if path.startswith(api.prefix)), None)
-        if roa is not None:
-            return self._guard(request, Style.ROA, "", lambda rid: self._roa(roa, request, rid),
-                               errors=getattr(roa, "errors", UNMAPPED))
+        for local in self.local:
+            if path.startswith(local.prefix):
+                return self._guard(request, Style.ROA, "", partial(_local, local, request),
+                                   errors=local.errors)
+        for roa in self.roa:
+            if path.startswith(roa.prefix):
+                return self._guard(request, Style.ROA, "", partial(self._roa, roa, request),
+                                   errors=getattr(roa, "errors", UNMAPPED))
         return self._guard(request, Style.ROA, "", lambda rid: self._unknown(request))
 
     def is_quick(self, request: HttpRequest) -> bool:
@@ -353,30 +362,23 @@ class Router:
         if api is None:
             raise e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
         try:
-            return self._rpc_call(api, request, rid, params, action)
+            key = self._authenticate(request, api.auth)
+            handler = api.actions.get(action)
+            if handler is None:
+                raise api.unknown_action(action)
+            call = RpcCall(self._context(request, rid, params, key, version), params,
+                           api.params)
+
+            def answer() -> Answer:
+                body = handler(api, call)
+                if isinstance(body, LongPoll):
+                    return self._later(request, rid, body, api.errors)
+                return json_response(200, {"RequestId": rid, **body},
+                                     {"x-acs-request-id": rid})
+
+            return self._faulted(call.context, Style.RPC, version, params, answer, api.errors)
         except ServiceError as exc:
             raise api.errors.wire(exc) from None
-
-    def _rpc_call(self, api: RpcApi, request: HttpRequest, rid: str,
-                  params: Mapping[str, str], action: str) -> Answer:
-        key = self._authenticate(request, api.auth)
-        handler = api.routes.find(action)
-        unknown_action = getattr(api, "unknown_action", None)
-        if handler is None and unknown_action is not None:
-            raise unknown_action(action)
-        if handler is None:
-            raise e.InvalidActionNotFound(
-                f"Specified api is not found, please check your url and method: {action!r}")
-        call = RpcCall(self._context(request, rid, params, key, api.version), params,
-                       api.params)
-
-        def answer() -> Answer:
-            body = handler(api, call)
-            if isinstance(body, LongPoll):
-                return self._later(request, rid, body, api.errors)
-            return json_response(200, {"RequestId": rid, **body}, {"x-acs-request-id": rid})
-
-        return self._faulted(call.context, Style.RPC, api.version, params, answer, api.errors)
 
     def _later(self, request: HttpRequest, rid: str, poll: LongPoll,
                errors: ErrorTable) -> DeferredResponse:

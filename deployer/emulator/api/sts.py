@@ -17,7 +17,7 @@ from typing import Any
 from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.contract import ErrorTable, Routes, RpcCall, cases
-from deployer.emulator.api.ram import PARAMS, POP_AUTH
+from deployer.emulator.api.ram import PARAMS, POP_AUTH, RamApi
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import Refusal, Resource
 from deployer.emulator.services.security_tokens import RoleSession, SecurityTokenService
@@ -50,10 +50,11 @@ class StsApi:
     auth = POP_AUTH
     params = PARAMS
     errors = ERRORS
-    routes = ROUTES
+    unknown_action = RamApi.unknown_action
 
     def __init__(self, tokens: SecurityTokenService) -> None:
         self._tokens = tokens
+        self.actions = ROUTES.actions()
 
     @ROUTES.action("GetCallerIdentity")
     def get_caller_identity(self, c: RpcCall) -> Body:
