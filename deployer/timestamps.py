@@ -10,5 +10,8 @@ __all__ = ["iso_seconds"]
 
 
 def iso_seconds(epoch: float) -> str:
-    """Epoch seconds as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC)."""
+    """Epoch seconds as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC); an instant outside years 1970-9999
+    (only a state saved past the virtual clock's horizon holds one) prints as the nearest end
+    of that range instead of failing."""
+    epoch = min(max(epoch, 0.0), 253402300799.0) if epoch == epoch else 0.0
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))

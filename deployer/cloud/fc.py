@@ -10,8 +10,6 @@ from typing import Any
 from deployer.cloud.connection import ServiceClient
 from deployer.cloud.errors import CloudNotFoundError
 
-SERVICE = "Function Compute"
-
 
 @dataclass(frozen=True, slots=True)
 class LogConfig:
@@ -177,7 +175,7 @@ def _remote(fn: Any, warnings: tuple[str, ...] = ()) -> RemoteFunction:
 class FunctionComputeClient(ServiceClient):
     """Create, read, update, delete, list and invoke FC 3.0 functions."""
 
-    SERVICE = SERVICE
+    SERVICE = "Function Compute"
 
     def get_function(self, name: str) -> RemoteFunction | None:
         """The function ``name``, or None when it does not exist."""

@@ -32,12 +32,11 @@ from typing import Any, Protocol
 from deployer.cloud.connection import CloudConnection
 from deployer.cloud.errors import CloudConnectionError, CloudNotFoundError
 from deployer.cloud.fc import FunctionComputeClient, LogConfig
-from deployer.cloud.log_stream import LogStream
+from deployer.cloud.log_stream import TOKEN_HEADER, TOKEN_HINT, LogStream
 from deployer.errors import NotFoundError, OperationError
 
 __all__ = ["EmulatorLogs", "FollowState", "InvocationLog", "LogSource", "SlsLogs"]
 
-SERVICE = "Log Service"
 #: The bare-loopback emulator cannot take the project in the host name (``Host`` is also the
 #: URL the SDK connects to); it reads it from this header instead (``emulator/api/sls.py``).
 PROJECT_HEADER = "x-deployer-sls-project"
@@ -100,6 +99,8 @@ def _when(seconds: float) -> datetime:
 class SlsLogs:
     """A function's logs from the logstore of its ``logConfig``, through GetLogs."""
 
+    SERVICE = "Log Service"
+
     def __init__(self, connection: CloudConnection, fc: FunctionComputeClient, *,
                  fallback: LogSource | None = None,
                  clock: Callable[[], float] = time.time) -> None:
@@ -145,7 +146,7 @@ class SlsLogs:
                                         offset=offset, reverse=reverse)
         try:
             response = self._conn.call(
-                SERVICE, "GetLogs", lambda: self._client.get_logs_with_options(
+                self.SERVICE, "GetLogs", lambda: self._client.get_logs_with_options(
                     config.project, config.logstore, request,
                     models.GetLogsHeaders(common_headers=headers), RuntimeOptions()))
         except CloudNotFoundError as exc:
@@ -250,21 +251,26 @@ def _group(entries: Iterable[dict[str, str]], function: str, *,
 
 
 class EmulatorLogs:
-    """Reads the local emulator's invocation records over its admin API (loopback only): every
-    invocation's log, whether or not the function has a ``logConfig``."""
+    """Reads the local emulator's invocation records over its admin API (loopback only, with
+    its admin ``token``): every invocation's log, whether or not the function has a
+    ``logConfig``."""
 
-    def __init__(self, endpoint: str, region: str, timeout: float = 10.0) -> None:
+    def __init__(self, endpoint: str, region: str, timeout: float = 10.0, *,
+                 token: str = "") -> None:
         self._endpoint, self._region, self._timeout = endpoint, region, timeout
+        self._token = token
 
     def recent(self, function: str, limit: int) -> list[InvocationLog]:
         query = urllib.parse.urlencode({"function": function, "region": self._region,
                                         "limit": limit})
         url = f"http://{self._endpoint}/_emulator/logs?{query}"
+        request = urllib.request.Request(url, headers={TOKEN_HEADER: self._token})
         try:
-            with urllib.request.urlopen(url, timeout=self._timeout) as response:
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:
                 data = json.loads(response.read())
         except urllib.error.HTTPError as exc:
-            raise OperationError(f"the emulator refused the log query: HTTP {exc.code}") from None
+            raise OperationError(f"the emulator refused the log query: HTTP {exc.code}",
+                                 hint=TOKEN_HINT if exc.code == 403 else None) from None
         except (OSError, ValueError) as exc:
             raise CloudConnectionError(f"cannot read logs from the emulator at {self._endpoint}:"
                                        f" {exc}", service="emulator", operation="logs") from None
@@ -273,7 +279,7 @@ class EmulatorLogs:
     def open_stream(self, function: str) -> LogStream | None:
         """The emulator's log stream of ``function`` (None from a daemon without one)."""
         return LogStream.open(self._endpoint, self._region, function,
-                              lambda record: _from_record(record, function))
+                              lambda record: _from_record(record, function), token=self._token)
 
     def poll(self, function: str, state: FollowState | None
              ) -> tuple[list[InvocationLog], FollowState]:

@@ -24,7 +24,7 @@ from deployer.config.problems import (
     ManifestError,
     ManifestProblem,
     ProblemLog,
-    Severity,
+    ProblemSeverity,
     SourcePosition,
 )
 from deployer.config.props import PropReader, type_name
@@ -40,7 +40,7 @@ __all__ = [
     "Manifest",
     "ManifestError",
     "ManifestProblem",
-    "Severity",
+    "ProblemSeverity",
     "SourcePosition",
     "load_manifest",
 ]

@@ -14,23 +14,23 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deployer.cloud.cloudflow import CloudFlowClient, ExecutionInfo, HistoryEvent
+from deployer.cloud.cloudflow import CloudFlowClient, ExecutionEvent, ExecutionInfo
 from deployer.cloud.errors import CloudConnectionError, CloudNotFoundError
 from deployer.core.documents import read_json_document
 
 if TYPE_CHECKING:
     from deployer.cloud.logs import LogSource
-    from deployer.fdl.ast import Flow
+    from deployer.fdl.syntax.ast import Flow
 from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
 from deployer.fdl.interpreter.stored import event_record
 
 __all__ = [
     "STATUSES",
+    "ExecutionEvent",
     "ExecutionList",
     "ExecutionResult",
     "ExecutionSummary",
     "History",
-    "HistoryEvent",
     "history",
     "latest_execution",
     "list_executions",
@@ -63,7 +63,7 @@ class ExecutionResult:
     stopped_time: str
     duration_seconds: float | None
     states: tuple[str, ...]
-    events: tuple[HistoryEvent, ...] = field(repr=False)
+    events: tuple[ExecutionEvent, ...] = field(repr=False)
     console_url: str = ""
     path: str = ""  # the states in text with their status and visits (deploy status)
 
@@ -141,7 +141,7 @@ def json_or_text(text: str) -> Any:
         return text
 
 
-def parse_time(text: str) -> datetime | None:
+def parse_timestamp(text: str) -> datetime | None:
     """A service timestamp (``2024-05-01T08:00:00.123Z``) as an aware datetime; None if not one."""
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -150,13 +150,13 @@ def parse_time(text: str) -> datetime | None:
 
 
 def _seconds(start: str, stop: str) -> float | None:
-    a, b = parse_time(start), parse_time(stop)
+    a, b = parse_timestamp(start), parse_timestamp(stop)
     if a is None or b is None:
         return None
     return round((b - a).total_seconds(), 3)
 
 
-def _error(events: list[HistoryEvent]) -> tuple[str | None, str | None]:
+def _error(events: list[ExecutionEvent]) -> tuple[str | None, str | None]:
     for event in reversed(events):
         if event.type in ("ExecutionFailed", "ExecutionTimedOut", "ExecutionStopped"):
             detail = event.detail if isinstance(event.detail, dict) else {}
@@ -167,7 +167,7 @@ def _error(events: list[HistoryEvent]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def summarize(info: ExecutionInfo, events: list[HistoryEvent]) -> ExecutionResult:
+def summarize_execution(info: ExecutionInfo, events: list[ExecutionEvent]) -> ExecutionResult:
     """Combine DescribeExecution's answer and the history into an :class:`ExecutionResult`."""
     states = tuple(e.step_name for e in events if e.type == "StepEntered")
     code, detail = _error(events) if info.status != "Succeeded" else (None, None)
@@ -252,7 +252,7 @@ def watch(
     flow: str,
     name: str,
     *,
-    on_event: Callable[[HistoryEvent], None] = lambda event: None,
+    on_event: Callable[[ExecutionEvent], None] = lambda event: None,
     follow: bool = True,
     poll_seconds: int = 1,
     on_tick: Callable[[], None] = lambda: None,
@@ -264,7 +264,7 @@ def watch(
     as soon as the execution ends), then reads the new history events; ``on_tick`` is called
     after each round (heartbeats of the live view).
     """
-    events: list[HistoryEvent] = []
+    events: list[ExecutionEvent] = []
     with named(flow, name):
         info = flows.describe_execution(flow, name)
     settle_reads = 3  # reads allowed after the status is final but before the terminal event
@@ -284,13 +284,13 @@ def watch(
             info = flows.describe_execution(flow, name)
             continue
         info = flows.describe_execution(flow, name, wait_seconds=poll_seconds)
-    return summarize(info, events)
+    return summarize_execution(info, events)
 
 
 def execution_flow(flows: CloudFlowClient, flow: str) -> Flow | None:
     """The flow's parsed definition (NotFoundError if the flow does not exist; None when it
     cannot be parsed), for the live view's states and Wait times."""
-    from deployer.fdl.parser import parse_flow
+    from deployer.fdl.syntax.parser import parse_flow
 
     remote = flows.describe_flow(flow)
     if remote is None:
@@ -326,7 +326,7 @@ class History:
 
     flow: str
     name: str
-    events: tuple[HistoryEvent, ...]
+    events: tuple[ExecutionEvent, ...]
     console_url: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -336,7 +336,7 @@ class History:
 
 
 def follow(flows: CloudFlowClient, flow: str, name: str,
-           on_event: Callable[[HistoryEvent], None],
+           on_event: Callable[[ExecutionEvent], None],
            on_tick: Callable[[], None] = lambda: None) -> ExecutionResult:
     """:func:`watch` to the end; a lost connection says how to re-attach (CloudConnectionError
     with a hint; the execution keeps running where it is)."""

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from deployer.config.manifest import Manifest, ManifestError, ManifestProblem, load_manifest
-from deployer.config.settings import check_region
+from deployer.config.settings import require_cloudflow_region
 from deployer.config.specs import FlowSpec
 from deployer.core.rendering import RenderedFlow, TemplateError, render_flow
 from deployer.core.template_map import TemplateLineMap
 from deployer.core.validated import PLACEHOLDER_ACCOUNT_ID
 from deployer.errors import DeployerError, ExitCode
 from deployer.fdl import Diagnostic, Scope, Severity, TaskState, check_flow
-from deployer.fdl.ast import MapState, ParallelState, Template
+from deployer.fdl.syntax.ast import MapState, ParallelState, Template
 
 __all__ = [
     "PLACEHOLDER_ACCOUNT_ID",
@@ -164,7 +164,7 @@ def validate_project(
     InvalidInputError for a ``region`` without CloudFlow (the rule every command applies).
     """
     if region is not None:
-        check_region(region)
+        require_cloudflow_region(region)
     account = account_id or PLACEHOLDER_ACCOUNT_ID
     try:
         manifest = load_manifest(manifest_path, env=env, account_id=account)

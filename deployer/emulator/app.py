@@ -13,10 +13,11 @@ import shutil
 from pathlib import Path
 from typing import Protocol
 
-from deployer.emulator.api.fc import ERRORS as FC_ERRORS
+from deployer.emulator.api.fc import FC_ERRORS
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
 from deployer.emulator.latency import EXACT, LatencyModel
+from deployer.emulator.runtime.reaper import IdleReaper
 from deployer.emulator.services.authorization import Authorizer
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.faults import FaultService
@@ -108,6 +109,18 @@ class Emulator:
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
         self._wire_releases_and_schedules(clock)
         self.engines: list[Engine] = [self.flow_engine]
+        reap = getattr(self.runtime, "reap_idle", None)
+        self.reaper = IdleReaper(reap) if callable(reap) else None
+        if self.reaper is not None:
+            self.engines.append(self.reaper)
+
+    def clock_moved(self, *, wait: bool = False) -> None:
+        """The clock was moved on purpose (advanced): the flow engine looks at what became due
+        and idle function instances past their idle time are stopped (before this returns when
+        ``wait``)."""
+        self.flow_engine.clock_moved()
+        if self.reaper is not None:
+            self.reaper.clock_moved(wait=wait)
 
     def _wire_releases_and_schedules(self, clock: Clock) -> None:
         """Versions and aliases of both services, and CloudFlow's schedules (fired by the
@@ -127,16 +140,24 @@ class Emulator:
         there."""
         self.functions.cloud_endpoint = endpoint
 
-    def reset(self) -> None:
+    def reset(self, *, rewind_clock: bool = False) -> None:
         """Forget every resource (functions, code, invocations, roles, policies, flows and
-        executions) and every injected fault.
+        executions) and every injected fault; with ``rewind_clock``, a virtual clock goes back
+        to the present too (every timer is gone with the state).
 
         The identity (account id and keys) survives, so configured clients keep working.
         """
         for account_id, region, name in self.function_repo.all_keys():
             self.runtime.retire(account_id, region, name)
+        settle = getattr(self.runtime, "settle", None)
+        if callable(settle):
+            settle()  # preStop hooks report before the logs are wiped, not after
         self.db.wipe()
         self.faults.clear()
+        rewind = getattr(self.clock, "rewind", None)
+        if rewind_clock and self.clock.is_virtual and rewind is not None:
+            rewind()
+            self.flow_engine.clock_moved()
         self.flow_engine.resync()
         shutil.rmtree(self.code.root, ignore_errors=True)
 

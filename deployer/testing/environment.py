@@ -108,12 +108,13 @@ class LocalCloud:
 
     def advance(self, seconds: float) -> float:
         """Move the virtual clock forward (TypeError on a real clock); timers that become due
-        fire at once (asynchronously, on the engine)."""
+        fire at once (asynchronously, on the engine), and function instances idle for longer
+        than their idle time are stopped, preStop hooks run, before this returns."""
         advance = getattr(self.clock, "advance", None)
         if advance is None:
             raise TypeError("this local cloud runs on the real clock")
         now = float(advance(seconds))
-        self.server.emulator.flow_engine.clock_moved()
+        self.server.emulator.clock_moved(wait=True)  # idle instances past their time stop
         return now
 
     def wait_for_execution(self, flow: str, name: str, *, timeout: float = 30.0) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 // Run by tests/contract/test_node_sdks.py, which starts an emulator and passes its endpoint
 // and keys in the environment (EMULATOR_ENDPOINT, EMULATOR_ACCESS_KEY_ID, ..._SECRET,
 // EMULATOR_ACCOUNT_ID, EMULATOR_REGION, FUNCTION_ZIP_B64: a zip whose handler echoes its
-// event). Covers every FC and CloudFlow action the toolkit itself calls (deployer/cloud/).
+// event; NODE_FUNCTION_ZIP_B64: a Node.js function with an initializer). Covers every FC and CloudFlow action the toolkit itself calls (deployer/cloud/).
 'use strict';
 
 const { test } = require('node:test');
@@ -91,6 +91,42 @@ test('Function Compute 3.0: create, get, update, list, invoke, delete', async ()
   assert.equal(deleted.statusCode, 204);
   await refused(fc.getFunction('node-echo', new FC.GetFunctionRequest({})),
     'FunctionNotFound', 404);
+});
+
+test('Function Compute 3.0: a nodejs20 function runs on the local Node.js runtime', async () => {
+  // NODE_FUNCTION_ZIP_B64: index.js with a callback handler, an async one and an initializer
+  const created = await fc.createFunction(new FC.CreateFunctionRequest({
+    body: new FC.CreateFunctionInput({
+      functionName: 'node-runtime', runtime: 'nodejs20', handler: 'index.handler', timeout: 10,
+      instanceLifecycleConfig: new FC.InstanceLifecycleConfig({
+        initializer: new FC.LifecycleHook({ handler: 'index.initialize', timeout: 5 }),
+        preStop: new FC.LifecycleHook({ handler: 'index.preStop', timeout: 5 }),
+      }),
+      code: new FC.InputCodeLocation({ zipFile: env.NODE_FUNCTION_ZIP_B64 }),
+    }),
+  }));
+  assert.equal(created.body.runtime, 'nodejs20');
+  assert.equal(created.body.instanceLifecycleConfig.preStop.handler, 'index.preStop');
+
+  const invoked = await fc.invokeFunctionWithOptions('node-runtime', new FC.InvokeFunctionRequest({
+    body: Readable.from([Buffer.from('{"n": 2}')]) }),
+  new FC.InvokeFunctionHeaders({ xFcLogType: 'Tail' }), new Util.RuntimeOptions({}));
+  const chunks = [];
+  for await (const chunk of invoked.body) chunks.push(chunk);
+  const result = JSON.parse(Buffer.concat(chunks).toString());
+  assert.deepEqual(result, { doubled: 4, initialized: true, requestId: invoked.headers['x-fc-request-id'] });
+  const tail = Buffer.from(invoked.headers['x-fc-log-result'], 'base64').toString();
+  assert.match(tail, /\[info\] doubling 2\n/);
+  assert.equal(invoked.headers['x-fc-error-type'], undefined);
+
+  const failed = await fc.invokeFunctionWithOptions('node-runtime', new FC.InvokeFunctionRequest({
+    body: Readable.from([Buffer.from('not json')]) }),
+  new FC.InvokeFunctionHeaders({}), new Util.RuntimeOptions({}));
+  assert.equal(failed.headers['x-fc-error-type'], 'UnhandledInvocationError');
+  const errorChunks = [];
+  for await (const chunk of failed.body) errorChunks.push(chunk);
+  assert.equal(JSON.parse(Buffer.concat(errorChunks).toString()).errorType, 'SyntaxError');
+  await fc.deleteFunction('node-runtime');
 });
 
 const passFlow = (name) => `Type: StateMachine

@@ -40,11 +40,27 @@ def _node() -> str:
     return node
 
 
-def _echo_zip() -> str:
+NODE_FUNCTION = """
+let initialized = false;
+exports.initialize = (context, callback) => { initialized = true; callback(null); };
+exports.preStop = async () => {};
+exports.handler = (event, context, callback) => {
+  const { n } = JSON.parse(event);
+  console.log('doubling', n);
+  callback(null, { doubled: n * 2, initialized, requestId: context.requestId });
+};
+"""
+
+
+def _zip(name: str, source: str) -> str:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
-        zf.writestr("index.py", ECHO)
+        zf.writestr(name, source)
     return base64.b64encode(buf.getvalue()).decode()
+
+
+def _echo_zip() -> str:
+    return _zip("index.py", ECHO)
 
 
 @pytest.mark.timeout(300)
@@ -55,7 +71,9 @@ def test_node_sdks_against_the_emulator() -> None:
                "EMULATOR_ACCESS_KEY_ID": cloud.access_key_id,
                "EMULATOR_ACCESS_KEY_SECRET": cloud.access_key_secret,
                "EMULATOR_ACCOUNT_ID": cloud.account_id, "EMULATOR_REGION": cloud.region,
-               "FUNCTION_ZIP_B64": _echo_zip(), "NO_PROXY": "*", "no_proxy": "*"}
+               "FUNCTION_ZIP_B64": _echo_zip(),
+               "NODE_FUNCTION_ZIP_B64": _zip("index.js", NODE_FUNCTION),
+               "NO_PROXY": "*", "no_proxy": "*"}
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
             env.pop(name, None)
         probe = cloud.faults.add("fc", action="GetFunction", function="node-retry-probe",

@@ -10,27 +10,33 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from deployer.emulator.runtime import FunctionSpec, InvocationResult, ProcessRuntime
+from deployer.emulator.runtime import InstanceSpec, InvocationResult, ProcessRuntime
 
 ACCOUNT = "1234567890123456"
 REGION = "cn-hangzhou"
 
 
-def build_zip(directory: Path, files: Mapping[str, str]) -> tuple[Path, str]:
-    """Zip ``files`` (dedented sources) into ``directory``; return (path, checksum)."""
+def build_zip(directory: Path, files: Mapping[str, str],
+              executable: frozenset[str] = frozenset()) -> tuple[Path, str]:
+    """Zip ``files`` (dedented sources; the names in ``executable`` with mode 0755) into
+    ``directory``; return (path, checksum)."""
     directory.mkdir(parents=True, exist_ok=True)
     contents = {name: textwrap.dedent(source).lstrip("\n") for name, source in files.items()}
-    checksum = hashlib.sha256(json.dumps(contents, sort_keys=True).encode()).hexdigest()[:20]
+    checksum = hashlib.sha256(json.dumps([contents, sorted(executable)], sort_keys=True)
+                              .encode()).hexdigest()[:20]
     path = directory / f"{checksum}.zip"
     with zipfile.ZipFile(path, "w") as archive:
         for name, source in sorted(contents.items()):
-            archive.writestr(name, source)
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (0o755 if name in executable else 0o644) << 16
+            archive.writestr(info, source)
     return path, checksum
 
 
-def make_spec(tmp_path: Path, files: Mapping[str, str], **overrides: Any) -> FunctionSpec:
-    """A FunctionSpec for code ``files`` with test defaults (timeout 3 s)."""
-    path, checksum = build_zip(tmp_path / "zips", files)
+def make_spec(tmp_path: Path, files: Mapping[str, str], *,
+              executable: frozenset[str] = frozenset(), **overrides: Any) -> InstanceSpec:
+    """A InstanceSpec for code ``files`` with test defaults (timeout 3 s)."""
+    path, checksum = build_zip(tmp_path / "zips", files, executable)
     fields: dict[str, Any] = {
         "account_id": ACCOUNT,
         "region": REGION,
@@ -44,12 +50,12 @@ def make_spec(tmp_path: Path, files: Mapping[str, str], **overrides: Any) -> Fun
         "code_zip": path,
     }
     fields.update(overrides)
-    return FunctionSpec(**fields)
+    return InstanceSpec(**fields)
 
 
 def call(
     runtime: ProcessRuntime,
-    spec: FunctionSpec,
+    spec: InstanceSpec,
     event: bytes = b"",
     rid: str = "req-1",
     tail: bool = True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +11,12 @@ import pytest
 from runtime_support import ACCOUNT, REGION, call, fc_json, make_spec, payload_json
 
 from deployer.emulator.clock import SystemClock
-from deployer.emulator.runtime import ProcessRuntime, RuntimeUnavailableError
+from deployer.emulator.runtime import (
+    ContainerImageNotSupported,
+    ProcessRuntime,
+    RuntimeNotEmulated,
+    RuntimeUnavailableError,
+)
 
 
 @pytest.fixture
@@ -308,7 +314,16 @@ def test_result_metadata(runtime, tmp_path):
     assert json.loads(result.payload)["type"] == "bytes"
 
 
-def test_non_python_runtime_is_refused(runtime, tmp_path):
-    spec = make_spec(tmp_path, {"index.js": "exports.handler = () => 1"}, runtime="nodejs18")
-    with pytest.raises(RuntimeUnavailableError, match="nodejs18"):
+@pytest.mark.parametrize("name", ["java11", "go1", "php7.2", "dotnetcore3.1"])
+def test_runtime_without_a_local_runtime_is_refused_by_name(runtime, tmp_path, name):
+    spec = make_spec(tmp_path, {"index.js": "exports.handler = () => 1"}, runtime=name)
+    with pytest.raises(RuntimeNotEmulated, match=f"runtime '{re.escape(name)}' of function 'fn'"):
         call(runtime, spec)
+    assert runtime.instance_count(ACCOUNT, REGION, "fn") == 0
+
+
+def test_custom_container_is_refused_as_an_image_needing_a_container_engine(runtime, tmp_path):
+    spec = make_spec(tmp_path, {"index.py": ECHO}, runtime="custom-container")
+    with pytest.raises(ContainerImageNotSupported, match="needs a container engine") as caught:
+        call(runtime, spec)
+    assert isinstance(caught.value, RuntimeUnavailableError) and caught.value.hint

@@ -46,14 +46,17 @@ def test_handler_sees_the_virtual_instant(runtime, clock, tmp_path):
     spec = make_spec(tmp_path, {"index.py": CLOCKS})
     clock.advance(10)
     first = payload_json(call(runtime, spec))
-    clock.advance(3600)
+    clock.advance(290)  # within the idle time: the same instance
     second = payload_json(call(runtime, spec))
-    for seen, instant in ((first, T0 + 10), (second, T0 + 3610)):
+    clock.advance(3600)  # past it: a new instance imports the module again
+    third = payload_json(call(runtime, spec))
+    for seen, instant in ((first, T0 + 10), (second, T0 + 300), (third, T0 + 3900)):
         for key in ("time", "now", "utcnow"):
             assert instant <= seen[key] < instant + 2, key
         assert instant <= seen["time_ns"] / 1e9 < instant + 2
         assert seen["today"] == "2001-09-09"
     assert T0 + 10 <= second["imported_at"] < T0 + 12  # module imported once, at first request
+    assert T0 + 3900 <= third["imported_at"] < T0 + 3902
 
 
 def test_log_timestamps_use_virtual_time(runtime, tmp_path):

@@ -12,7 +12,7 @@ from deployer.cli.context import AppContext, active_mock, pass_app
 from deployer.cli.options import output_option
 from deployer.cli.render import view
 from deployer.emulator import daemon
-from deployer.emulator.daemon import Credentials, EmulatorStatus
+from deployer.emulator.daemon import DaemonCredentials, EmulatorStatus
 from deployer.emulator.latency import CLOUD_COLD_START, CLOUD_STEP_LATENCY
 from deployer.errors import ExitCode, OperationError
 
@@ -47,8 +47,8 @@ def _status_view(st: EmulatorStatus) -> str:
             f" {st.clock} clock, state {st.state_dir})\nConsole: {st.console_url}{latency}")
 
 
-@view(Credentials)
-def _credentials_view(c: Credentials) -> Table:
+@view(DaemonCredentials)
+def _credentials_view(c: DaemonCredentials) -> Table:
     table = Table(show_header=False, box=None)
     for key, value in (("endpoint", c.endpoint), ("region", c.region),
                        ("account id", c.account_id), ("access key id", c.access_key_id),
@@ -57,7 +57,7 @@ def _credentials_view(c: Credentials) -> Table:
     return table
 
 
-GROUP_EPILOG = """\b
+EMULATOR_EPILOG = """\b
 Examples:
   deploy emulator start --clock virtual         Waits cost no wall time
   deploy emulator status --output json
@@ -81,7 +81,7 @@ Latency model (docs/runtime.md): on the real clock a new function instance spend
 virtual clock adds nothing unless asked. `deploy emulator status` shows the model in force.
 """
 
-STATUS_EPILOG = """\b
+EMULATOR_STATUS_EPILOG = """\b
 Examples:
   deploy emulator status
   deploy emulator status --output json | jq -r .endpoint
@@ -109,7 +109,7 @@ Prints the emulator's local access key secret on purpose: it only opens this emu
 """
 
 
-@click.group("emulator", epilog=GROUP_EPILOG)
+@click.group("emulator", epilog=EMULATOR_EPILOG)
 def emulator() -> None:
     """Run the local cloud (Function Compute 3.0, CloudFlow, RAM, STS) in the background."""
 
@@ -135,9 +135,9 @@ def emulator() -> None:
 @state_dir_option
 @output_option
 @pass_app
-def start(app: AppContext, port: int, host: str, clock: str, step_latency: float | None,
-          cold_start: float | None, throttle: str, foreground: bool, state_dir: Path | None,
-          output: str) -> None:
+def emulator_start(app: AppContext, port: int, host: str, clock: str,
+                   step_latency: float | None, cold_start: float | None, throttle: str,
+                   foreground: bool, state_dir: Path | None, output: str) -> None:
     """Start the emulator; returns once it answers (harmless when already running)."""
     directory = _state_dir(app, state_dir)
     if foreground:
@@ -149,16 +149,16 @@ def start(app: AppContext, port: int, host: str, clock: str, step_latency: float
         raise SystemExit(serve(["--state-dir", str(directory), "--host", host,
                                 "--port", str(port), "--clock", clock, *latency,
                                 "--throttle", throttle]))
-    app.render(daemon.start(directory, host=host, port=port, clock=clock,
+    app.render(daemon.start_daemon(directory, host=host, port=port, clock=clock,
                             step_latency=step_latency, cold_start=cold_start,
                             throttle=throttle), output)
 
 
-@emulator.command("status", epilog=STATUS_EPILOG)
+@emulator.command("status", epilog=EMULATOR_STATUS_EPILOG)
 @state_dir_option
 @output_option
 @pass_app
-def status(app: AppContext, state_dir: Path | None, output: str) -> None:
+def emulator_status(app: AppContext, state_dir: Path | None, output: str) -> None:
     """Show whether the emulator runs (exit 4 when it does not)."""
     result = daemon.status(_state_dir(app, state_dir))
     app.render(result, output)
@@ -170,7 +170,7 @@ def status(app: AppContext, state_dir: Path | None, output: str) -> None:
 @state_dir_option
 @output_option
 @pass_app
-def stop(app: AppContext, state_dir: Path | None, output: str) -> None:
+def emulator_stop(app: AppContext, state_dir: Path | None, output: str) -> None:
     """Stop the background emulator (state is kept)."""
     app.render(daemon.stop(_state_dir(app, state_dir)), output)
 
@@ -180,7 +180,7 @@ def stop(app: AppContext, state_dir: Path | None, output: str) -> None:
 @state_dir_option
 @output_option
 @pass_app
-def reset(app: AppContext, yes: bool, state_dir: Path | None, output: str) -> None:
+def emulator_reset(app: AppContext, yes: bool, state_dir: Path | None, output: str) -> None:
     """Delete every function, role and policy of the emulator (keys and account stay)."""
     directory = _state_dir(app, state_dir)
     if not yes:
@@ -194,7 +194,8 @@ def reset(app: AppContext, yes: bool, state_dir: Path | None, output: str) -> No
 @state_dir_option
 @output_option
 @pass_app
-def credentials(app: AppContext, fmt: str | None, state_dir: Path | None, output: str) -> None:
+def emulator_credentials(app: AppContext, fmt: str | None, state_dir: Path | None,
+                         output: str) -> None:
     """Show the endpoint and the (local, fake) access keys the emulator accepts."""
     creds = daemon.credentials(_state_dir(app, state_dir))
     if fmt == "env":

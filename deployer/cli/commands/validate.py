@@ -11,7 +11,7 @@ from deployer.cli.context import AppContext, pass_app
 from deployer.cli.options import account_id_option, output_option, region_option
 from deployer.cli.render import view
 from deployer.config.manifest import load_manifest
-from deployer.config.settings import check_region
+from deployer.config.settings import require_cloudflow_region
 from deployer.core.rendering import RenderedFlow, WrittenFlow, render_flow
 from deployer.core.validation import PLACEHOLDER_ACCOUNT_ID, ValidationReport, validate_project
 from deployer.errors import OperationError
@@ -83,7 +83,7 @@ def render(app: AppContext, region: str | None, account_id: str | None, out: Pat
     account_id = account_id or local_account_id(app.deploy_dir / "emulator")
     manifest = load_manifest(app.manifest_file, account_id=account_id)
     spec = manifest.flow(flow_name)
-    result = render_flow(spec, region=check_region(region) if region else spec.region,
+    result = render_flow(spec, region=require_cloudflow_region(region) if region else spec.region,
                          account_id=account_id, project_dir=app.project_dir)
     if out is not None:
         _write(app.resolve(out), result.text)

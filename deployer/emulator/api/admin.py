@@ -4,11 +4,13 @@ and the daemon's token for every POST).
 
 ``GET health`` (with CloudFlow engine stats), ``GET clock``, ``POST clock/advance`` (virtual
 clock, JSON ``{"seconds": n}``; due timers then fire),
-``POST reset``, ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode),
+``POST reset`` (``{"clock": "now"}``: a virtual clock back to the present too; ``"keep"``, the
+default, leaves it), ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode),
 ``GET logs?function=NAME[&region=R][&limit=N]`` (recent invocations of a function, newest
 first: the local stand-in for the function's SLS logstore), ``GET logs/stream`` (the same, live:
-:mod:`deployer.emulator.api.log_stream`) and ``faults[/...]`` (fault injection,
-:mod:`deployer.emulator.api.fault_admin`). Answers are JSON with the FC-style error body.
+:mod:`deployer.emulator.api.log_stream`; both need the admin token in ``X-Emulator-Token``) and
+``faults[/...]`` (fault injection, :mod:`deployer.emulator.api.fault_admin`). Answers are JSON
+with the FC-style error body.
 """
 
 from __future__ import annotations
@@ -28,14 +30,13 @@ from deployer.emulator.clock import Clock
 from deployer.emulator.services import errors as svc
 from deployer.timestamps import iso_seconds
 
-__all__ = ["ERRORS", "ROUTES", "AdminApi"]
+__all__ = ["ADMIN_ROUTES", "LOCAL_ERRORS", "AdminApi"]
 
 _CODE_FILE = re.compile(r"^(\d{1,20})\.zip$")
 LogsFn = Callable[[str, str, int], list[dict[str, Any]]]  # (region, function, limit) -> records
-Handler = Callable[..., Answer]
-ROUTES: Routes[Handler] = Routes()
+ADMIN_ROUTES: Routes[Callable[..., Answer]] = Routes()
 
-ERRORS = ErrorTable({svc.NotFound: e.NotFound, svc.InvalidArgument: e.InvalidArgument},
+LOCAL_ERRORS = ErrorTable({svc.ResourceNotFound: e.NotFound, svc.InvalidValue: e.InvalidArgument},
                     e.InternalServerError)
 """The local surfaces' wire error for each domain error."""
 
@@ -45,13 +46,13 @@ def _ok(payload: dict[str, Any]) -> HttpResponse:
 
 
 class AdminApi:
-    """The admin surface of one emulator: :data:`ROUTES` over the callables it is given."""
+    """The admin surface of one emulator: :data:`ADMIN_ROUTES` over the callables it is given."""
 
     prefix = "/_emulator/"
-    errors = ERRORS
+    errors = LOCAL_ERRORS
 
     def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
-                 reset: Callable[[], None], code_path: Callable[[str], os.PathLike[str]],
+                 reset: Callable[..., None], code_path: Callable[[str], os.PathLike[str]],
                  guard: LocalGuard, advanced: Callable[[], None], logs: LogsFn,
                  faults: Callable[[HttpRequest], HttpResponse],
                  log_stream: Callable[[HttpRequest], Answer]) -> None:
@@ -70,21 +71,21 @@ class AdminApi:
         path = request.raw_path
         if path == "/_emulator/faults" or path.startswith("/_emulator/faults/"):
             return self._faults(request)
-        found = ROUTES.match(request.method, path)
+        found = ADMIN_ROUTES.match(request.method, path)
         if found is None:
             raise e.PathNotSupported(f"'{request.method}' against '{path}' is not supported")
         handler, args = found
         return handler(self, request, **args)
 
-    @ROUTES.route("GET", "/_emulator/health")
+    @ADMIN_ROUTES.route("GET", "/_emulator/health")
     def health(self, request: HttpRequest) -> HttpResponse:
         return _ok({"status": "ok", **self._health()})
 
-    @ROUTES.route("GET", "/_emulator/clock")
+    @ADMIN_ROUTES.route("GET", "/_emulator/clock")
     def clock(self, request: HttpRequest) -> HttpResponse:
         return json_response(200, self._clock_state(), {})
 
-    @ROUTES.route("POST", "/_emulator/clock/advance")
+    @ADMIN_ROUTES.route("POST", "/_emulator/clock/advance")
     def advance(self, request: HttpRequest) -> HttpResponse:
         advance = getattr(self._clock, "advance", None)
         if not self._clock.is_virtual or advance is None:
@@ -93,18 +94,24 @@ class AdminApi:
         if (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)
                 or not math.isfinite(seconds) or seconds < 0):
             raise e.InvalidArgument('body must be {"seconds": <finite non-negative number>}')
-        advance(float(seconds))
+        try:
+            advance(float(seconds))
+        except ValueError as exc:  # ClockHorizonError
+            raise e.InvalidArgument(str(exc)) from None
         self._advanced()
         return _ok(self._clock_state())
 
-    @ROUTES.route("POST", "/_emulator/reset")
+    @ADMIN_ROUTES.route("POST", "/_emulator/reset")
     def reset(self, request: HttpRequest) -> HttpResponse:
-        json_object(request.body)
-        self._reset()
+        clock = json_object(request.body).get("clock", "keep")
+        if clock not in ("keep", "now"):
+            raise e.InvalidArgument('"clock" must be "keep" (the default) or "now"')
+        self._reset(rewind_clock=clock == "now")
         return _ok({"reset": True})
 
-    @ROUTES.route("GET", "/_emulator/logs")
+    @ADMIN_ROUTES.route("GET", "/_emulator/logs")
     def recent_logs(self, request: HttpRequest) -> HttpResponse:
+        self.guard.require_token(request)
         params = request.query_params()
         function = params.get("function") or ""
         if not function:
@@ -115,11 +122,12 @@ class AdminApi:
         records = self._logs(params.get("region") or "", function, int(limit))
         return _ok({"function": function, "invocations": records})
 
-    @ROUTES.route("GET", "/_emulator/logs/stream")
+    @ADMIN_ROUTES.route("GET", "/_emulator/logs/stream")
     def log_stream(self, request: HttpRequest) -> Answer:
+        self.guard.require_token(request)
         return self._log_stream(request)
 
-    @ROUTES.route("GET", "/_emulator/code/{file}")
+    @ADMIN_ROUTES.route("GET", "/_emulator/code/{file}")
     def code(self, request: HttpRequest, file: str) -> HttpResponse:
         m = _CODE_FILE.match(file)
         path = self._code_path(m.group(1)) if m else None

@@ -6,10 +6,10 @@ Every action reads its parameters through :class:`~.contract.RpcCall` (CloudFlow
 :mod:`services.regions`, and answers the JSON the ``alibabacloud_fnf20190315`` models read
 (cloudflow-api.md §4, §4.14). Unknown actions answer ``ActionNotSupported``.
 
-In this module: the action table (:data:`ROUTES`, on the handlers), the readers of the JSON
-parameters, the shapes (:func:`flow_to_wire`, :func:`execution_to_wire`,
+In this module: the action table (:data:`CLOUDFLOW_ACTIONS`, on the handlers), the readers of
+the JSON parameters, the shapes (:func:`flow_to_wire`, :func:`execution_to_wire`,
 :func:`history_event_to_wire`, versions, aliases, schedules; ``deployer.testing`` and the
-console use them too) and the error table (:data:`ERRORS`, §6.3).
+console use them too) and the error table (:data:`CLOUDFLOW_ERRORS`, §6.3).
 """
 
 from __future__ import annotations
@@ -19,48 +19,58 @@ from collections.abc import Callable
 from typing import Any
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import ErrorTable, ParamErrors, Routes, RpcCall, cases, page
+from deployer.emulator.api.contract import (
+    Body,
+    ErrorTable,
+    ParamErrors,
+    Routes,
+    RpcCall,
+    cases,
+    page,
+)
 from deployer.emulator.api.errors import Style
 from deployer.emulator.api.router import AuthScheme, LongPoll
+from deployer.emulator.records import FlowRecord, HistoryRow, ScheduleRow
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import Quota, Resource
 from deployer.emulator.services.execution_watch import ExecutionWatch
-from deployer.emulator.services.executions import (
-    ExecutionFilter,
-    ExecutionService,
-    ExecutionView,
-    HistoryEvent,
-)
+from deployer.emulator.services.executions import ExecutionFilter, ExecutionService, ExecutionView
 from deployer.emulator.services.flow_versions import FlowAlias, FlowReleases, FlowVersion, Route
-from deployer.emulator.services.flows import FlowChanges, FlowRecord, FlowService
+from deployer.emulator.services.flows import FlowChanges, FlowService
 from deployer.emulator.services.numbers import parse_number
 from deployer.emulator.services.regions import cloudflow_regions
-from deployer.emulator.services.schedules import Schedule, ScheduleChanges, ScheduleService
+from deployer.emulator.services.schedules import ScheduleChanges, ScheduleService
 from deployer.fdl.interpreter.history import format_time
 from deployer.fdl.interpreter.stored import event_record
 
-__all__ = ["ERRORS", "FNF_AUTH", "ROUTES", "CloudFlowApi", "execution_to_wire", "flow_to_wire",
-           "history_event_to_wire"]
+__all__ = [
+    "CLOUDFLOW_ACTIONS",
+    "CLOUDFLOW_ERRORS",
+    "FNF_AUTH",
+    "CloudFlowApi",
+    "execution_to_wire",
+    "flow_to_wire",
+    "history_event_to_wire",
+]
 
 FNF_AUTH = AuthScheme.words(
     Style.RPC, missing=e.MissingRequiredParams, malformed=e.InvalidArgument,
     unknown_key=e.InvalidAccessKeyID, mismatch=e.SignatureNotMatch,
     time_missing=e.MissingRequiredParams, time_format=e.InvalidArgument,
     expired=e.RequestTimeTooSkewed, nonce_used=e.SignatureNonceUsed)
-PARAMS = ParamErrors(
-    lambda name: e.MissingRequiredParams(f"The required parameter {name} is missing."),
+CLOUDFLOW_PARAMS = ParamErrors(  # the wording of CloudFlow's error table (API reference)
+    lambda name: e.MissingRequiredParams(f"The HTTP query '{name}' must be specified."),
     e.InvalidArgument)
 
-Body = dict[str, Any]
-ROUTES: Routes[Callable[[Any, RpcCall], Body | LongPoll]] = Routes()
+CLOUDFLOW_ACTIONS: Routes[Callable[[Any, RpcCall], Body | LongPoll]] = Routes()
 
-ERRORS = ErrorTable({
+CLOUDFLOW_ERRORS = ErrorTable({
     **e.TOKEN_ERRORS,
-    **cases(svc.NotFound, {Resource.EXECUTION: e.ExecutionNotExists,
+    **cases(svc.ResourceNotFound, {Resource.EXECUTION: e.ExecutionNotExists,
                            Resource.VERSION: e.FlowVersionNotExists,
                            Resource.ALIAS: e.FlowAliasNotExists,
                            Resource.SCHEDULE: e.ScheduleNotExists}),
-    svc.NotFound: e.FlowNotExists,
+    svc.ResourceNotFound: e.FlowNotExists,
     **cases(svc.AlreadyExists, {Resource.EXECUTION: e.ExecutionAlreadyExists,
                                 Resource.ALIAS: e.FlowAliasAlreadyExists,
                                 Resource.SCHEDULE: e.ScheduleAlreadyExists}),
@@ -68,7 +78,7 @@ ERRORS = ErrorTable({
     svc.TaskCompleted: e.TaskAlreadyCompleted,
     svc.PayloadTooLarge: e.EntityTooLarge,
     svc.Unsupported: e.ActionNotSupported,
-    svc.AccessDenied: e.access_denied(e.AccessDenied),
+    svc.NotAuthorized: e.access_denied(e.AccessDenied),
     (svc.QuotaExceeded, Quota.API_RATE): e.throttled(e.Throttling),
 }, e.InvalidArgument)
 """CloudFlow's wire error for each domain error; any other is ``InvalidArgument``."""
@@ -108,7 +118,7 @@ def execution_to_wire(view: ExecutionView, *, metadata_only: bool = False) -> Bo
     return body
 
 
-def history_event_to_wire(event: HistoryEvent) -> Body:
+def history_event_to_wire(event: HistoryRow) -> Body:
     """A history event as GetExecutionHistory answers it (the layout an execution's events
     are stored in, :func:`deployer.fdl.interpreter.stored.event_record`)."""
     return event_record(event.event_id, event.schedule_event_id, event.type, event.step_name,
@@ -127,7 +137,7 @@ def _alias(a: FlowAlias) -> Body:
             "CreatedTime": format_time(a.created_at)}
 
 
-def _schedule(row: Schedule) -> Body:
+def _schedule(row: ScheduleRow) -> Body:
     return {"ScheduleName": row.name, "ScheduleId": row.schedule_id,
             "CronExpression": row.cron, "Payload": row.payload,
             "Description": row.description, "Enable": row.enable,
@@ -185,13 +195,14 @@ def _routing(call: RpcCall) -> tuple[Route, ...] | None:
 
 
 class CloudFlowApi:
-    """The CloudFlow product registered with the router: :data:`ROUTES` over its services."""
+    """The CloudFlow product registered with the router: :data:`CLOUDFLOW_ACTIONS` over its
+    services."""
 
     version = "2019-03-15"
     host = "fnf.aliyuncs.com"
     auth = FNF_AUTH
-    params = PARAMS
-    errors = ERRORS
+    params = CLOUDFLOW_PARAMS
+    errors = CLOUDFLOW_ERRORS
     def __init__(self, flows: FlowService, executions: ExecutionService, watch: ExecutionWatch,
                  releases: FlowReleases, schedules: ScheduleService) -> None:
         self._flows = flows
@@ -199,8 +210,8 @@ class CloudFlowApi:
         self._watch = watch
         self._releases = releases
         self._schedules = schedules
-        self.actions = ROUTES.actions()
-        self.quick_actions = ROUTES.quick()
+        self.actions = CLOUDFLOW_ACTIONS.actions()
+        self.quick_actions = CLOUDFLOW_ACTIONS.quick()
 
     @staticmethod
     def unknown_action(action: str) -> e.ApiError:
@@ -208,7 +219,7 @@ class CloudFlowApi:
 
     # --- flows --------------------------------------------------------------------------------
 
-    @ROUTES.action("CreateFlow")
+    @CLOUDFLOW_ACTIONS.action("CreateFlow")
     def create_flow(self, c: RpcCall) -> Body:
         return flow_to_wire(self._flows.create(
             *c.key("Name"), definition=c.required("Definition"),
@@ -217,7 +228,7 @@ class CloudFlowApi:
             environment=_environment(c), resource_group_id=c.text("ResourceGroupId"),
             external_storage=c.text("ExternalStorageLocation")))
 
-    @ROUTES.action("UpdateFlow")
+    @CLOUDFLOW_ACTIONS.action("UpdateFlow")
     def update_flow(self, c: RpcCall) -> Body:
         p = c.params
         changes = FlowChanges(definition=p.get("Definition"), description=p.get("Description"),
@@ -225,20 +236,20 @@ class CloudFlowApi:
                               environment=_environment(c))
         return flow_to_wire(self._flows.update(*c.key("Name"), changes))
 
-    @ROUTES.action("DescribeFlow", quick=True)
+    @CLOUDFLOW_ACTIONS.action("DescribeFlow", quick=True)
     def describe_flow(self, c: RpcCall) -> Body:
         if c.text("FlowVersion"):
             return flow_to_wire(self._releases.describe_version(*c.key("Name", "FlowVersion")))
         return flow_to_wire(self._flows.get(*c.key("Name")))
 
-    @ROUTES.action("ListFlows", quick=True)
+    @CLOUDFLOW_ACTIONS.action("ListFlows", quick=True)
     def list_flows(self, c: RpcCall) -> Body:
         flows, token = self._flows.list(*c.key(), limit=c.integer("Limit", 60, 1, 999),
                                         next_token=c.text("NextToken"),
                                         resource_group_id=c.text("ResourceGroupId"))
         return page("Flows", [flow_to_wire(f) for f in flows], token)
 
-    @ROUTES.action("DeleteFlow")
+    @CLOUDFLOW_ACTIONS.action("DeleteFlow")
     def delete_flow(self, c: RpcCall) -> Body:
         key = c.key("Name")
         self._flows.delete(*key)
@@ -247,14 +258,14 @@ class CloudFlowApi:
 
     # --- executions ---------------------------------------------------------------------------
 
-    @ROUTES.action("StartExecution", quick=True)
+    @CLOUDFLOW_ACTIONS.action("StartExecution", quick=True)
     def start_execution(self, c: RpcCall) -> Body:
         p = c.params  # the hot path: read directly
         return execution_to_wire(self._executions.start(
             *c.key("FlowName"), name=p.get("ExecutionName", ""), input_text=p.get("Input", ""),
             qualifier=p.get("Qualifier", "")))
 
-    @ROUTES.action("StartSyncExecution")
+    @CLOUDFLOW_ACTIONS.action("StartSyncExecution")
     def start_sync_execution(self, c: RpcCall) -> Body:
         result = self._executions.start_sync(
             *c.key("FlowName"), name=c.text("ExecutionName"), input_text=c.text("Input"),
@@ -267,7 +278,7 @@ class CloudFlowApi:
             body["ErrorMessage"] = result.error_message
         return body
 
-    @ROUTES.action("DescribeExecution", quick=True)
+    @CLOUDFLOW_ACTIONS.action("DescribeExecution", quick=True)
     def describe_execution(self, c: RpcCall) -> Body | LongPoll:
         """With ``WaitTimeSeconds`` and a running execution: a long poll answered when the
         execution ends or the time is up (through the watch, no thread waits)."""
@@ -279,7 +290,7 @@ class CloudFlowApi:
         return LongPoll(lambda wake: self._watch.subscribe(key, wake), float(wait),
                         lambda: execution_to_wire(self._executions.describe(*key)))
 
-    @ROUTES.action("ListExecutions", quick=True)
+    @CLOUDFLOW_ACTIONS.action("ListExecutions", quick=True)
     def list_executions(self, c: RpcCall) -> Body:
         metadata_only = bool(c.boolean("MetadataOnly"))
         filt = ExecutionFilter(
@@ -293,14 +304,14 @@ class CloudFlowApi:
                         [execution_to_wire(v, metadata_only=metadata_only) for v in views],
                         token)
 
-    @ROUTES.action("GetExecutionHistory", quick=True)
+    @CLOUDFLOW_ACTIONS.action("GetExecutionHistory", quick=True)
     def get_execution_history(self, c: RpcCall) -> Body:
         events, token = self._executions.history(
             *c.key("FlowName", "ExecutionName"), limit=c.integer("Limit", 60, 1, 999),
             next_token=c.text("NextToken"))
         return page("Events", [history_event_to_wire(ev) for ev in events], token)
 
-    @ROUTES.action("StopExecution", quick=True)
+    @CLOUDFLOW_ACTIONS.action("StopExecution", quick=True)
     def stop_execution(self, c: RpcCall) -> Body:
         view = self._executions.stop(*c.key("FlowName", "ExecutionName"),
                                      error=c.text("Error"), cause=c.text("Cause"))
@@ -309,12 +320,12 @@ class CloudFlowApi:
             body["RoleArn"] = view.role_arn
         return body
 
-    @ROUTES.action("ReportTaskSucceeded", quick=True)
+    @CLOUDFLOW_ACTIONS.action("ReportTaskSucceeded", quick=True)
     def report_task_succeeded(self, c: RpcCall) -> Body:
         return {"EventId": self._executions.report(*c.key("TaskToken"),
                                                    output=c.required("Output"))}
 
-    @ROUTES.action("ReportTaskFailed", quick=True)
+    @CLOUDFLOW_ACTIONS.action("ReportTaskFailed", quick=True)
     def report_task_failed(self, c: RpcCall) -> Body:
         return {"EventId": self._executions.report(*c.key("TaskToken"),
                                                    error=c.required("Error"),
@@ -322,46 +333,46 @@ class CloudFlowApi:
 
     # --- versions and aliases -----------------------------------------------------------------
 
-    @ROUTES.action("PublishFlowVersion")
+    @CLOUDFLOW_ACTIONS.action("PublishFlowVersion")
     def publish_flow_version(self, c: RpcCall) -> Body:
         key = c.key("FlowName")
         return {"FlowName": key[2], **_version(self._releases.publish(
             *key, c.text("Description")))}
 
-    @ROUTES.action("ListFlowVersions")
+    @CLOUDFLOW_ACTIONS.action("ListFlowVersions")
     def list_flow_versions(self, c: RpcCall) -> Body:
         found, token = self._releases.list_versions(
             *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 999),
             next_token=c.text("NextToken"))
         return page("FlowVersions", [_version(v) for v in found], token)
 
-    @ROUTES.action("DeleteFlowVersion")
+    @CLOUDFLOW_ACTIONS.action("DeleteFlowVersion")
     def delete_flow_version(self, c: RpcCall) -> Body:
         self._releases.delete_version(*c.key("FlowName", "FlowVersion"))
         return {}
 
-    @ROUTES.action("CreateFlowAlias")
+    @CLOUDFLOW_ACTIONS.action("CreateFlowAlias")
     def create_flow_alias(self, c: RpcCall) -> Body:
         key = c.key("FlowName", "Name")
         return {"FlowName": key[2], **_alias(self._releases.create_alias(
             *key, routes=_routing(c), description=c.text("Description")))}
 
-    @ROUTES.action("DescribeFlowAlias")
+    @CLOUDFLOW_ACTIONS.action("DescribeFlowAlias")
     def describe_flow_alias(self, c: RpcCall) -> Body:
         return {"Alias": _alias(self._releases.describe_alias(*c.key("FlowName", "Name")))}
 
-    @ROUTES.action("UpdateFlowAlias")
+    @CLOUDFLOW_ACTIONS.action("UpdateFlowAlias")
     def update_flow_alias(self, c: RpcCall) -> Body:
         return {"Alias": _alias(self._releases.update_alias(
             *c.key("FlowName", "Name"), routes=_routing(c),
             description=c.params.get("Description")))}
 
-    @ROUTES.action("DeleteFlowAlias")
+    @CLOUDFLOW_ACTIONS.action("DeleteFlowAlias")
     def delete_flow_alias(self, c: RpcCall) -> Body:
         self._releases.delete_alias(*c.key("FlowName", "Name"))
         return {}
 
-    @ROUTES.action("ListFlowAliases")
+    @CLOUDFLOW_ACTIONS.action("ListFlowAliases")
     def list_flow_aliases(self, c: RpcCall) -> Body:
         found, token = self._releases.list_aliases(
             *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 999),
@@ -370,18 +381,18 @@ class CloudFlowApi:
 
     # --- schedules and regions ----------------------------------------------------------------
 
-    @ROUTES.action("CreateSchedule")
+    @CLOUDFLOW_ACTIONS.action("CreateSchedule")
     def create_schedule(self, c: RpcCall) -> Body:
         return _schedule(self._schedules.create(
             *c.key("FlowName", "ScheduleName"), cron=c.required("CronExpression"),
             payload=c.text("Payload"), description=c.text("Description"),
             enable=bool(c.boolean("Enable"))))
 
-    @ROUTES.action("DescribeSchedule")
+    @CLOUDFLOW_ACTIONS.action("DescribeSchedule")
     def describe_schedule(self, c: RpcCall) -> Body:
         return _schedule(self._schedules.describe(*c.key("FlowName", "ScheduleName")))
 
-    @ROUTES.action("UpdateSchedule")
+    @CLOUDFLOW_ACTIONS.action("UpdateSchedule")
     def update_schedule(self, c: RpcCall) -> Body:
         p = c.params
         changes = ScheduleChanges(cron=p.get("CronExpression") or None, payload=p.get("Payload"),
@@ -389,19 +400,19 @@ class CloudFlowApi:
                                   enable=c.boolean("Enable", None))
         return _schedule(self._schedules.update(*c.key("FlowName", "ScheduleName"), changes))
 
-    @ROUTES.action("DeleteSchedule")
+    @CLOUDFLOW_ACTIONS.action("DeleteSchedule")
     def delete_schedule(self, c: RpcCall) -> Body:
         self._schedules.delete(*c.key("FlowName", "ScheduleName"))
         return {}
 
-    @ROUTES.action("ListSchedules")
+    @CLOUDFLOW_ACTIONS.action("ListSchedules")
     def list_schedules(self, c: RpcCall) -> Body:
         rows, token = self._schedules.list(
             *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 1000),
             next_token=c.text("NextToken"))
         return page("Schedules", [_schedule(r) for r in rows], token)
 
-    @ROUTES.action("DescribeRegions")
+    @CLOUDFLOW_ACTIONS.action("DescribeRegions")
     def describe_regions(self, c: RpcCall) -> Body:
         return {"Regions": {"Region": [
             {"RegionId": r.region_id, "RegionEndpoint": r.endpoint, "LocalName": r.local_name}

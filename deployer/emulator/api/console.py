@@ -3,9 +3,12 @@
 Every request passes the daemon's :class:`~deployer.emulator.api.local_guard.LocalGuard`
 first, as the admin API's do: loopback clients only, a ``Host`` naming this daemon (GETs too:
 DNS rebinding), a present ``Origin`` the same origin, and for state-changing requests (start,
-stop, invoke: ``POST`` JSON to ``/_console/api/…``) the daemon's token in ``X-Emulator-Token``;
-otherwise ``403 AccessDenied``. Pages carry that token (in a ``<meta>``), and only pages served
-to a request that passed the guard exist, so another origin can neither read nor use it.
+stop, invoke: ``POST`` JSON to ``/_console/api/…``) a token in ``X-Emulator-Token``, and for
+every read of ``/_console/api/…`` (data and streams) a token in that header or the console's
+cookie; otherwise ``403 AccessDenied``. Pages carry the console token (in a ``<meta>`` and a
+``HttpOnly`` ``SameSite=Strict`` cookie), which opens the console and nothing else (not the
+admin API, not the log endpoints); only pages served to a request that passed the guard
+exist, so another origin can neither read nor use it.
 
 ``GET`` pages are server-rendered HTML; the same view-models are JSON under ``/_console/api/…``
 (same paths). The live channel is one server-sent-event stream per page
@@ -35,7 +38,7 @@ from deployer.emulator.api.local_guard import LocalGuard
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import ServiceError
 
-__all__ = ["ERRORS", "ROUTES", "ConsoleApi"]
+__all__ = ["CONSOLE_ERRORS", "CONSOLE_ROUTES", "ConsoleApi"]
 
 _STATIC = {"console.css": "text/css; charset=utf-8",
            "console.js": "text/javascript; charset=utf-8"}
@@ -58,8 +61,7 @@ def _json(status: int, payload: Any) -> HttpResponse:
     return HttpResponse(status, body, {"Content-Type": "application/json", **_SECURITY})
 
 
-Handler = Callable[..., Answer]
-ROUTES: Routes[Handler] = Routes()
+CONSOLE_ROUTES: Routes[Callable[..., Answer]] = Routes()
 """The console's pages and actions, by path after ``/_console/`` (pages) or ``/_console/api/``
 (their JSON, the streams and the actions)."""
 _EXECUTION = "/r/{region}/flows/{flow}/executions/{name}"
@@ -73,16 +75,16 @@ def _by_class_name(exc: ServiceError) -> e.ApiError:
     return err
 
 
-ERRORS = ErrorTable({svc.NotFound: e.NotFound}, _by_class_name)
+CONSOLE_ERRORS = ErrorTable({svc.ResourceNotFound: e.NotFound}, _by_class_name)
 """The console's answer to a domain error: ``404 NotFound``, else ``400`` named after it."""
 
 
 class ConsoleApi:
-    """Routes ``/_console/…`` through :data:`ROUTES`; register on the router like the admin
+    """Routes ``/_console/…`` through :data:`CONSOLE_ROUTES`; register on the router like the admin
     API."""
 
     prefix = "/_console/"
-    errors = ERRORS
+    errors = CONSOLE_ERRORS
 
     def __init__(self, sources: Sources, guard: LocalGuard) -> None:
         self._src = sources
@@ -91,18 +93,20 @@ class ConsoleApi:
 
     @property
     def token(self) -> str:
-        """The daemon's token, which the pages carry for their state-changing requests."""
-        return self.guard.token
+        """The console token, which the pages carry for their own requests."""
+        return self.guard.console_token
 
     def handle(self, request: HttpRequest) -> Answer:
-        self.guard.check(request)  # AccessDenied (403) is answered by the router
         as_json = request.raw_path.startswith("/_console/api/")
+        self.guard.check(request, console=True)  # AccessDenied (403) is answered by the router
+        if as_json:
+            self.guard.require_token(request, console=True)
         try:
             return self._route(request, as_json)
         except e.ApiError as exc:
             return self._error(as_json, exc.http_status, exc.code, exc.message)
         except ServiceError as exc:
-            err = ERRORS.wire(exc)
+            err = CONSOLE_ERRORS.wire(exc)
             return self._error(as_json, err.http_status, err.code, err.message)
 
     def _error(self, as_json: bool, status: int, code: str, message: str) -> HttpResponse:
@@ -120,7 +124,7 @@ class ConsoleApi:
         if request.method == "POST" and not as_json:
             raise MethodNotAllowed("POST goes to /_console/api/")
         rest = request.raw_path[len("/_console/api/" if as_json else "/_console/"):]
-        found = ROUTES.match(request.method, "/" + rest)
+        found = CONSOLE_ROUTES.match(request.method, "/" + rest)
         if found is None:
             raise e.NotFound(f"no console page at {request.raw_path}")
         handler, args = found
@@ -131,16 +135,16 @@ class ConsoleApi:
         if as_json:
             return _json(200, model)
         return _html(200, render_page(template, title=title, token=self.token, model=model,
-                                      **extra))
+                                      **extra), {"Set-Cookie": self.guard.console_cookie()})
 
     # --- pages --------------------------------------------------------------------------------
 
-    @ROUTES.route("GET", "/")
+    @CONSOLE_ROUTES.route("GET", "/")
     def home(self, request: HttpRequest, as_json: bool) -> HttpResponse:
         target = views.console_path(self._src.default_region, "flows")
         return HttpResponse(302, b"", {"Location": target, **_SECURITY})
 
-    @ROUTES.route("GET", "/static/{name}")
+    @CONSOLE_ROUTES.route("GET", "/static/{name}")
     def static(self, request: HttpRequest, as_json: bool, name: str) -> HttpResponse:
         _only(request, not as_json)
         ctype = _STATIC.get(name)
@@ -150,20 +154,20 @@ class ConsoleApi:
         return HttpResponse(200, data, {"Content-Type": ctype, "Cache-Control": "no-cache",
                                         "X-Content-Type-Options": "nosniff"})
 
-    @ROUTES.route("GET", "/engine/stream")
+    @CONSOLE_ROUTES.route("GET", "/engine/stream")
     def engine_stream(self, request: HttpRequest, as_json: bool) -> Answer:
         _stream(request, as_json)
         return self.live.engine()
 
-    @ROUTES.route("GET", "/r/{region}/flows")
+    @CONSOLE_ROUTES.route("GET", "/r/{region}/flows")
     def flows(self, request: HttpRequest, as_json: bool, region: str) -> HttpResponse:
         return self._page(as_json, "flows.html", "Flows", views.flows_model(self._src, region))
 
-    @ROUTES.route("GET", "/r/{region}/flows/{flow}")
+    @CONSOLE_ROUTES.route("GET", "/r/{region}/flows/{flow}")
     def flow(self, request: HttpRequest, as_json: bool, region: str, flow: str) -> HttpResponse:
         return self._page(as_json, "flow.html", flow, views.flow_model(self._src, region, flow))
 
-    @ROUTES.route("GET", "/r/{region}/flows/{flow}/executions")
+    @CONSOLE_ROUTES.route("GET", "/r/{region}/flows/{flow}/executions")
     def executions(self, request: HttpRequest, as_json: bool, region: str,
                    flow: str) -> HttpResponse:
         query = _query(request)
@@ -173,7 +177,7 @@ class ConsoleApi:
         return self._page(as_json, "executions.html", f"Executions of {flow}", model)
 
 
-    @ROUTES.route("GET", _EXECUTION + "/history.json")
+    @CONSOLE_ROUTES.route("GET", _EXECUTION + "/history.json")
     def history(self, request: HttpRequest, as_json: bool, region: str, flow: str,
                 name: str) -> HttpResponse:
         events = [history_event_to_wire(ev) for ev in self._src.history(region, flow, name)]
@@ -182,7 +186,7 @@ class ConsoleApi:
             f'attachment; filename="{quote(name, safe="")}-history.json"')
         return response
 
-    @ROUTES.route("GET", _EXECUTION + "/stream")
+    @CONSOLE_ROUTES.route("GET", _EXECUTION + "/stream")
     def execution_stream(self, request: HttpRequest, as_json: bool, region: str, flow: str,
                          name: str) -> Answer:
         _stream(request, as_json)
@@ -193,19 +197,19 @@ class ConsoleApi:
                                    else None)
 
 
-    @ROUTES.route("GET", "/r/{region}/functions")
+    @CONSOLE_ROUTES.route("GET", "/r/{region}/functions")
     def functions(self, request: HttpRequest, as_json: bool, region: str) -> HttpResponse:
         return self._page(as_json, "functions.html", "Functions",
                           views.functions_model(self._src, region))
 
-    @ROUTES.route("GET", "/r/{region}/functions/{function}")
+    @CONSOLE_ROUTES.route("GET", "/r/{region}/functions/{function}")
     def function(self, request: HttpRequest, as_json: bool, region: str,
                  function: str) -> HttpResponse:
         model = views.function_model(self._src, region, function,
                                      request=_one(_query(request), "request"))
         return self._page(as_json, "function.html", function, model)
 
-    @ROUTES.route("GET", _EXECUTION)
+    @CONSOLE_ROUTES.route("GET", _EXECUTION)
     def execution(self, request: HttpRequest, as_json: bool, region: str, flow: str,
                   name: str) -> HttpResponse:
         query = _query(request)
@@ -213,7 +217,7 @@ class ConsoleApi:
                                            _one(query, "view"))
         return self._page(as_json, "execution.html", name, model, **page)
 
-    @ROUTES.route("GET", _EXECUTION + "/panel")
+    @CONSOLE_ROUTES.route("GET", _EXECUTION + "/panel")
     def panel(self, request: HttpRequest, as_json: bool, region: str, flow: str,
               name: str) -> HttpResponse:
         _only(request, as_json)
@@ -226,7 +230,7 @@ class ConsoleApi:
 
     # --- state changes ------------------------------------------------------------------------
 
-    @ROUTES.route("POST", "/r/{region}/flows/{flow}/executions")
+    @CONSOLE_ROUTES.route("POST", "/r/{region}/flows/{flow}/executions")
     def start(self, request: HttpRequest, as_json: bool, region: str,
               flow: str) -> HttpResponse:
         body = json_object(request.body)
@@ -238,7 +242,7 @@ class ConsoleApi:
         url = views.console_path(region, "flows", flow, "executions", view.name)
         return _json(200, {"name": view.name, "status": view.status, "url": url})
 
-    @ROUTES.route("POST", _EXECUTION + "/stop")
+    @CONSOLE_ROUTES.route("POST", _EXECUTION + "/stop")
     def stop(self, request: HttpRequest, as_json: bool, region: str, flow: str,
              name: str) -> HttpResponse:
         body = json_object(request.body)
@@ -249,7 +253,7 @@ class ConsoleApi:
                                          error=error, cause=cause)
         return _json(200, {"name": view.name, "status": view.status})
 
-    @ROUTES.route("POST", "/r/{region}/functions/{function}/invoke")
+    @CONSOLE_ROUTES.route("POST", "/r/{region}/functions/{function}/invoke")
     def invoke(self, request: HttpRequest, as_json: bool, region: str,
                function: str) -> HttpResponse:
         event = json_object(request.body).get("event", "{}")

@@ -27,10 +27,12 @@ from deployer.emulator.api.errors import ApiError
 from deployer.emulator.api.http import HttpRequest
 from deployer.emulator.services.errors import ServiceError
 
-__all__ = ["ANY", "ErrorTable", "ParamErrors", "RequestContext", "Routes", "RpcCall", "cases",
-           "json_object", "page"]
+__all__ = ["ANY", "Body", "ErrorTable", "ParamErrors", "RequestContext", "Routes", "RpcCall",
+           "cases", "json_object", "page"]
 
 H = TypeVar("H")
+Body = dict[str, Any]
+"""A JSON object answer (an RPC action's, before the router adds ``RequestId``)."""
 ANY = "*"
 """An entry's method for "any method" (RPC actions are sent with GET or POST)."""
 
@@ -39,7 +41,7 @@ _NO_VALUES: dict[str, str] = {}  # a literal path's template values (never chang
 
 
 @dataclass(frozen=True, slots=True)
-class Entry(Generic[H]):
+class RouteEntry(Generic[H]):
     """One route: the methods it answers, its template and its handler."""
 
     methods: frozenset[str]
@@ -57,15 +59,15 @@ class Routes(Generic[H]):
 
     def __init__(self) -> None:
         self._exact: dict[str, dict[str, H]] = {}  # literal path -> method (or ANY) -> handler
-        self._patterns: list[tuple[re.Pattern[str], Entry[H]]] = []
-        self._entries: list[Entry[H]] = []
+        self._patterns: list[tuple[re.Pattern[str], RouteEntry[H]]] = []
+        self._entries: list[RouteEntry[H]] = []
 
     def route(self, methods: str, template: str, *, quick: bool = False) -> Callable[[H], H]:
         """Decorator: answer ``methods`` (space-separated, or :data:`ANY`) on ``template``
         with the decorated handler. ``quick``: answered by a few quick database calls (the
         server may run it on its event loop)."""
         def register(handler: H) -> H:
-            entry = Entry(frozenset(methods.split()), template, handler, quick)
+            entry = RouteEntry(frozenset(methods.split()), template, handler, quick)
             self._entries.append(entry)
             if _SEGMENT.search(template):
                 self._patterns.append((_pattern(template), entry))
@@ -79,7 +81,7 @@ class Routes(Generic[H]):
         """Decorator: the handler of RPC action ``name``."""
         return self.route(ANY, name, quick=quick)
 
-    def __iter__(self) -> Iterator[Entry[H]]:
+    def __iter__(self) -> Iterator[RouteEntry[H]]:
         return iter(self._entries)
 
     def quick(self) -> frozenset[str]:

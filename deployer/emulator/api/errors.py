@@ -79,6 +79,7 @@ SlsInvalidRequestTime = _define("SlsInvalidRequestTime", "InvalidRequestTime", 4
 RequestTimeout = _define("RequestTimeout", "RequestTimeout", 408)
 ExpectationFailed = _define("ExpectationFailed", "ExpectationFailed", 417)
 ServiceUnavailable = _define("ServiceUnavailable", "ServiceUnavailable", 503)
+TooManyStreams = _define("TooManyStreams", "TooManyStreams", 429)
 StorageFull = _define("StorageFull", "StorageFull", 507)
 StorageReadOnly = _define("StorageReadOnly", "StorageReadOnly", 503)
 StorageError = _define("StorageError", "StorageError", 503)
@@ -161,12 +162,12 @@ TOKEN_ERRORS: dict[object, type[ApiError]] = {
 tokens before any product sees the request)."""
 
 
-def access_denied(cls: type[ApiError], preface: str = "") -> Callable[[svc.AccessDenied],
+def access_denied(cls: type[ApiError], preface: str = "") -> Callable[[svc.NotAuthorized],
                                                                         ApiError]:
     """An error-table entry for a refused authorization: ``cls`` (FC and CloudFlow
     ``AccessDenied``, RAM and STS ``NoPermission``) with ``preface`` before the reason, and the
     ``AccessDeniedDetail`` the SDKs expose."""
-    def build(exc: svc.AccessDenied) -> ApiError:
+    def build(exc: svc.NotAuthorized) -> ApiError:
         err = cls(preface + exc.message)
         err.extra = {"AccessDeniedDetail": {
             "AuthAction": exc.action, "AuthResource": exc.resource,

@@ -28,7 +28,7 @@ from deployer.emulator.api import errors as e
 from deployer.emulator.api.contract import Routes, json_object
 from deployer.emulator.api.faults import FaultInjector, fault_fields, resolve_error
 from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
-from deployer.emulator.services.errors import InvalidArgument
+from deployer.emulator.services.errors import InvalidValue
 from deployer.emulator.services.faults import SERVICES, FaultKind, FaultSpec
 
 __all__ = ["FaultAdmin", "parse_fault"]
@@ -40,7 +40,7 @@ _KEYS = frozenset({"service", "action", "function", "flow", "status", "message",
 _CODE = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
 _SERVICE_ALIASES = {"fnf": "cloudflow", "flow": "cloudflow", "functioncompute": "fc"}
-ROUTES: Routes[Callable[..., HttpResponse]] = Routes()
+FAULT_ROUTES: Routes[Callable[..., HttpResponse]] = Routes()
 
 
 def _bad(message: str) -> e.ApiError:
@@ -103,7 +103,7 @@ def parse_fault(body: dict[str, Any]) -> FaultSpec:
     spec = FaultSpec(**fields)
     try:
         spec.validate()
-    except InvalidArgument as exc:
+    except InvalidValue as exc:
         raise _bad(exc.message) from None
     return spec
 
@@ -145,7 +145,7 @@ def _effect(body: dict[str, Any], service: str, effect: str) -> dict[str, Any]:
 
 class FaultAdmin:
     """Serves :data:`PREFIX` for one emulator (the admin API delegates after its guard):
-    :data:`ROUTES` over the injector's faults and quotas."""
+    :data:`FAULT_ROUTES` over the injector's faults and quotas."""
 
     prefix = PREFIX
 
@@ -154,42 +154,42 @@ class FaultAdmin:
         self._quotas = injector.quotas
 
     def handle(self, request: HttpRequest) -> HttpResponse:
-        found = ROUTES.match(request.method, request.raw_path)
+        found = FAULT_ROUTES.match(request.method, request.raw_path)
         if found is None:
             raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is "
                                      "not supported")
         handler, args = found
         return handler(self, request, **args)
 
-    @ROUTES.route("GET", PREFIX)
+    @FAULT_ROUTES.route("GET", PREFIX)
     def list_faults(self, request: HttpRequest) -> HttpResponse:
         return _ok({"faults": [fault_fields(f) for f in self._faults.list()],
                     "throttle": self._quotas.mode})
 
-    @ROUTES.route("POST", PREFIX)
+    @FAULT_ROUTES.route("POST", PREFIX)
     def add_fault(self, request: HttpRequest) -> HttpResponse:
         fault = self._faults.add(parse_fault(json_object(request.body)))
         return _ok({"fault": fault_fields(fault)})
 
-    @ROUTES.route("DELETE", PREFIX)
+    @FAULT_ROUTES.route("DELETE", PREFIX)
     def clear_faults(self, request: HttpRequest) -> HttpResponse:
         return _ok({"cleared": self._faults.clear()})
 
-    @ROUTES.route("GET", PREFIX + "/throttle")
+    @FAULT_ROUTES.route("GET", PREFIX + "/throttle")
     def throttle(self, request: HttpRequest) -> HttpResponse:
         return _ok({"throttle": self._quotas.mode})
 
-    @ROUTES.route("PUT POST", PREFIX + "/throttle")
+    @FAULT_ROUTES.route("PUT POST", PREFIX + "/throttle")
     def set_throttle(self, request: HttpRequest) -> HttpResponse:
         mode = json_object(request.body).get("mode")
         self._quotas.set_mode(mode if isinstance(mode, str) else repr(mode))
         return _ok({"throttle": self._quotas.mode})
 
-    @ROUTES.route("GET", PREFIX + "/{fault_id}")
+    @FAULT_ROUTES.route("GET", PREFIX + "/{fault_id}")
     def get_fault(self, request: HttpRequest, fault_id: str) -> HttpResponse:
         return _ok({"fault": fault_fields(self._faults.get(fault_id))})
 
-    @ROUTES.route("DELETE", PREFIX + "/{fault_id}")
+    @FAULT_ROUTES.route("DELETE", PREFIX + "/{fault_id}")
     def remove_fault(self, request: HttpRequest, fault_id: str) -> HttpResponse:
         return _ok({"fault": fault_fields(self._faults.remove(fault_id))})
 

@@ -38,7 +38,7 @@ from deployer.emulator.services.faults import (
     FaultCall,
     FaultKind,
     FaultService,
-    failure_body,
+    injected_failure_body,
 )
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.quotas import CloudQuotas
@@ -174,7 +174,7 @@ class FaultInjector:
             if task_id:
                 reply["x-fc-async-task-id"] = task_id
             return HttpResponse(202, b"", reply)
-        body = failure_body(spec, fn.config.timeout)
+        body = injected_failure_body(spec, fn.config.timeout)
         reply.update({"x-fc-error-type": "UnhandledInvocationError",
                       "x-fc-invocation-service-version": "LATEST",
                       "Content-Type": "application/json"})

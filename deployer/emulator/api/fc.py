@@ -9,9 +9,9 @@ CreateAlias, GetAlias, UpdateAlias, DeleteAlias, ListAliases. Any other FC path 
 :mod:`services.function_versions`. The settings a Create/UpdateFunction body carries are read
 by :mod:`.fc_settings`.
 
-In this module: the route table (:data:`ROUTES`, on the handlers), the readers, the shapes
+In this module: the route table (:data:`FC_ROUTES`, on the handlers), the readers, the shapes
 (:func:`function_to_wire`, :func:`version_to_wire`, :func:`alias_to_wire`) and the error table
-(:data:`ERRORS`).
+(:data:`FC_ERRORS`).
 """
 
 from __future__ import annotations
@@ -42,11 +42,18 @@ from deployer.emulator.services.function_versions import (
     FunctionReleases,
     FunctionVersion,
 )
-from deployer.emulator.services.functions import Function, FunctionConfig, FunctionService
+from deployer.emulator.services.functions import Function, FunctionService, FunctionSettings
 from deployer.timestamps import iso_seconds
 
-__all__ = ["ERRORS", "FC_AUTH", "ROUTES", "FcApi", "alias_to_wire", "function_to_wire",
-           "version_to_wire"]
+__all__ = [
+    "FC_AUTH",
+    "FC_ERRORS",
+    "FC_ROUTES",
+    "FcApi",
+    "alias_to_wire",
+    "function_to_wire",
+    "version_to_wire",
+]
 
 WARNING_HEADER = "x-deployer-warning"
 """Set on Create/UpdateFunction when the emulator cannot run the function exactly as FC does
@@ -59,20 +66,19 @@ FC_AUTH = AuthScheme.words(
     unknown_key=e.InvalidAccessKeyID, mismatch=e.SignatureNotMatch,
     time_missing=e.MissingRequiredHeader, time_format=e.InvalidArgument,
     expired=e.RequestTimeTooSkewed, nonce_used=e.SignatureNonceUsed)
-Handler = Callable[..., HttpResponse]
-ROUTES: Routes[Handler] = Routes()
+FC_ROUTES: Routes[Callable[..., HttpResponse]] = Routes()
 
-ERRORS = ErrorTable({
+FC_ERRORS = ErrorTable({
     **e.TOKEN_ERRORS,
-    **cases(svc.NotFound, {Resource.FUNCTION: e.FunctionNotFound,
+    **cases(svc.ResourceNotFound, {Resource.FUNCTION: e.FunctionNotFound,
                            Resource.VERSION: e.VersionNotFound, Resource.ALIAS: e.AliasNotFound}),
-    svc.NotFound: e.NotFound,
+    svc.ResourceNotFound: e.NotFound,
     **cases(svc.AlreadyExists, {Resource.FUNCTION: e.FunctionAlreadyExists,
                                 Resource.ALIAS: e.AliasAlreadyExists}),
     svc.AlreadyExists: e.InvalidArgument,
-    svc.InvalidArgument: e.InvalidArgument,
+    svc.InvalidValue: e.InvalidArgument,
     svc.PayloadTooLarge: e.EntityTooLarge,
-    svc.AccessDenied: e.access_denied(e.AccessDenied),
+    svc.NotAuthorized: e.access_denied(e.AccessDenied),
     (svc.QuotaExceeded, Quota.INSTANCES): e.throttled(e.ResourceExhausted),
 }, e.InternalServerError)
 """FC's wire error for each domain error; CloudFlow's FC tasks report the same codes
@@ -160,12 +166,12 @@ def _gone(ctx: RequestContext) -> HttpResponse:
 
 
 class FcApi:
-    """The FC 3.0 product registered with the router: :data:`ROUTES` over ``functions`` and
+    """The FC 3.0 product registered with the router: :data:`FC_ROUTES` over ``functions`` and
     their versions and aliases (``releases``)."""
 
     prefix = "/2023-03-30/"
     auth = FC_AUTH
-    errors = ERRORS
+    errors = FC_ERRORS
 
     def __init__(self, functions: FunctionService, releases: FunctionReleases) -> None:
         self._svc = functions
@@ -173,7 +179,7 @@ class FcApi:
 
     def handle(self, ctx: RequestContext) -> HttpResponse:
         request = ctx.request
-        found = ROUTES.match(request.method, request.raw_path)
+        found = FC_ROUTES.match(request.method, request.raw_path)
         if found is None:
             raise e.PathNotSupported(
                 f"'{request.method}' against '{request.raw_path}' is not supported")
@@ -188,7 +194,7 @@ class FcApi:
 
     # --- functions ----------------------------------------------------------------------------
 
-    @ROUTES.route("POST", _FUNCTIONS)
+    @FC_ROUTES.route("POST", _FUNCTIONS)
     def create_function(self, ctx: RequestContext) -> HttpResponse:
         body = json_object(ctx.request.body)
         name = body.get("functionName")
@@ -202,16 +208,16 @@ class FcApi:
         if code is None:
             raise e.InvalidArgument("code.zipFile is required")
         return self._function(ctx, self._svc.create(
-            ctx.account_id, ctx.region, name, FunctionConfig(**settings), code,
+            ctx.account_id, ctx.region, name, FunctionSettings(**settings), code,
             checksum=checksum, tags=read_tags(body)))
 
-    @ROUTES.route("GET", _FUNCTIONS + "/{name}")
+    @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}")
     def get_function(self, ctx: RequestContext, name: str) -> HttpResponse:
         qualifier = ctx.request.query_params().get("qualifier")
         return _ok(ctx, function_to_wire(
             self._svc.get(ctx.account_id, ctx.region, name, qualifier)))
 
-    @ROUTES.route("PUT", _FUNCTIONS + "/{name}")
+    @FC_ROUTES.route("PUT", _FUNCTIONS + "/{name}")
     def update_function(self, ctx: RequestContext, name: str) -> HttpResponse:
         body = json_object(ctx.request.body)
         settings = read_settings(body)
@@ -221,26 +227,26 @@ class FcApi:
         return self._function(ctx, self._svc.update(ctx.account_id, ctx.region, name, settings,
                                                     code=code, checksum=checksum))
 
-    @ROUTES.route("DELETE", _FUNCTIONS + "/{name}")
+    @FC_ROUTES.route("DELETE", _FUNCTIONS + "/{name}")
     def delete_function(self, ctx: RequestContext, name: str) -> HttpResponse:
         self._svc.delete(ctx.account_id, ctx.region, name)
         return _gone(ctx)
 
-    @ROUTES.route("GET", _FUNCTIONS)
+    @FC_ROUTES.route("GET", _FUNCTIONS)
     def list_functions(self, ctx: RequestContext) -> HttpResponse:
         q = ctx.request.query_params()
         fns, token = self._svc.list(ctx.account_id, ctx.region, prefix=q.get("prefix", ""),
                                     next_token=q.get("nextToken", ""), limit=_limit(q))
         return _ok(ctx, page("functions", [function_to_wire(f) for f in fns], token, "nextToken"))
 
-    @ROUTES.route("GET", _FUNCTIONS + "/{name}/code")
+    @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}/code")
     def get_function_code(self, ctx: RequestContext, name: str) -> HttpResponse:
         fn = self._svc.get(ctx.account_id, ctx.region, name,
                            ctx.request.query_params().get("qualifier"))
         url = f"{ctx.public_url}/_emulator/code/{fn.code_checksum}.zip"
         return _ok(ctx, {"checksum": fn.code_checksum, "url": url})
 
-    @ROUTES.route("POST", _FUNCTIONS + "/{name}/invocations")
+    @FC_ROUTES.route("POST", _FUNCTIONS + "/{name}/invocations")
     def invoke_function(self, ctx: RequestContext, name: str) -> HttpResponse:
         kind = _header(ctx, "x-fc-invocation-type", "Sync", ("Sync", "Async", "Task"))
         log_type = _header(ctx, "x-fc-log-type", "None", ("None", "Tail"))
@@ -272,13 +278,13 @@ class FcApi:
 
     # --- versions and aliases -----------------------------------------------------------------
 
-    @ROUTES.route("POST", _FUNCTIONS + "/{name}/versions")
+    @FC_ROUTES.route("POST", _FUNCTIONS + "/{name}/versions")
     def publish_function_version(self, ctx: RequestContext, name: str) -> HttpResponse:
         description = _string(json_object(ctx.request.body), "description") or ""
         return _ok(ctx, version_to_wire(
             self._releases.publish(ctx.account_id, ctx.region, name, description)))
 
-    @ROUTES.route("GET", _FUNCTIONS + "/{name}/versions")
+    @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}/versions")
     def list_function_versions(self, ctx: RequestContext, name: str) -> HttpResponse:
         q = ctx.request.query_params()
         found, token, direction = self._releases.list_versions(
@@ -287,13 +293,13 @@ class FcApi:
         return _ok(ctx, page("versions", [version_to_wire(v) for v in found], token, "nextToken",
                               direction=direction))
 
-    @ROUTES.route("DELETE", _FUNCTIONS + "/{name}/versions/{version}")
+    @FC_ROUTES.route("DELETE", _FUNCTIONS + "/{name}/versions/{version}")
     def delete_function_version(self, ctx: RequestContext, name: str,
                                 version: str) -> HttpResponse:
         self._releases.delete_version(ctx.account_id, ctx.region, name, version)
         return _gone(ctx)
 
-    @ROUTES.route("POST", _FUNCTIONS + "/{name}/aliases")
+    @FC_ROUTES.route("POST", _FUNCTIONS + "/{name}/aliases")
     def create_alias(self, ctx: RequestContext, name: str) -> HttpResponse:
         body = json_object(ctx.request.body)
         alias_name, version_id = _string(body, "aliasName"), _string(body, "versionId")
@@ -306,12 +312,12 @@ class FcApi:
             description=_string(body, "description") or "",
             additional_version_weight=_weights(body))))
 
-    @ROUTES.route("GET", _FUNCTIONS + "/{name}/aliases/{alias}")
+    @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}/aliases/{alias}")
     def get_alias(self, ctx: RequestContext, name: str, alias: str) -> HttpResponse:
         return _ok(ctx, alias_to_wire(
             self._releases.get_alias(ctx.account_id, ctx.region, name, alias)))
 
-    @ROUTES.route("PUT", _FUNCTIONS + "/{name}/aliases/{alias}")
+    @FC_ROUTES.route("PUT", _FUNCTIONS + "/{name}/aliases/{alias}")
     def update_alias(self, ctx: RequestContext, name: str, alias: str) -> HttpResponse:
         body = json_object(ctx.request.body)
         changes = AliasChanges(version_id=_string(body, "versionId"),
@@ -320,12 +326,12 @@ class FcApi:
         return _ok(ctx, alias_to_wire(
             self._releases.update_alias(ctx.account_id, ctx.region, name, alias, changes)))
 
-    @ROUTES.route("DELETE", _FUNCTIONS + "/{name}/aliases/{alias}")
+    @FC_ROUTES.route("DELETE", _FUNCTIONS + "/{name}/aliases/{alias}")
     def delete_alias(self, ctx: RequestContext, name: str, alias: str) -> HttpResponse:
         self._releases.delete_alias(ctx.account_id, ctx.region, name, alias)
         return _gone(ctx)
 
-    @ROUTES.route("GET", _FUNCTIONS + "/{name}/aliases")
+    @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}/aliases")
     def list_aliases(self, ctx: RequestContext, name: str) -> HttpResponse:
         q = ctx.request.query_params()
         found, token = self._releases.list_aliases(ctx.account_id, ctx.region, name,

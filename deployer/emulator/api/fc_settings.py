@@ -120,24 +120,29 @@ def read_settings(body: Mapping[str, Any]) -> dict[str, Any]:
         out["layers"] = tuple(out["layers"])
     opaque = {k: body[k] for k in OPAQUE_KEYS if k in body and body[k] is not None}
     check_settings(opaque)
-    out.update(_initializer(opaque.get("instanceLifecycleConfig")))
+    out.update(_lifecycle_hooks(opaque.get("instanceLifecycleConfig")))
     out["opaque"] = opaque
     return out
 
 
-def _initializer(lifecycle: Any) -> dict[str, Any]:
-    """The initializer's handler and timeout, when ``instanceLifecycleConfig`` is given."""
+def _lifecycle_hooks(lifecycle: Any) -> dict[str, Any]:
+    """``instanceLifecycleConfig``'s initializer and preStop as snake_case settings (a hook is
+    a handler and a timeout; the ``command`` form is refused by name)."""
     if lifecycle is None:
         return {}
-    init = lifecycle.get("initializer") if isinstance(lifecycle, dict) else None
-    if init is not None and not isinstance(init, dict):
-        raise e.InvalidArgument("instanceLifecycleConfig.initializer must be an object")
-    init = init or {}
-    for key, types in (("handler", (str,)), ("timeout", (int,))):
-        if init.get(key) is not None:
-            _check_type(f"instanceLifecycleConfig.initializer.{key}", init[key], types)
-    return {"initializer_handler": init.get("handler") or None,
-            "initializer_timeout": init.get("timeout") if init.get("handler") else None}
+    out: dict[str, Any] = {}
+    for wire, name in (("initializer", "initializer"), ("preStop", "pre_stop")):
+        hook = lifecycle.get(wire) or {}
+        for key, types in (("handler", (str,)), ("timeout", (int,))):
+            if hook.get(key) is not None:
+                _check_type(f"instanceLifecycleConfig.{wire}.{key}", hook[key], types)
+        if hook.get("command"):
+            raise e.InvalidArgument(
+                f"instanceLifecycleConfig.{wire}.command is not supported by the emulator: "
+                f"set instanceLifecycleConfig.{wire}.handler instead")
+        out[f"{name}_handler"] = hook.get("handler") or None
+        out[f"{name}_timeout"] = hook.get("timeout") if hook.get("handler") else None
+    return out
 
 
 def read_code(body: Mapping[str, Any]) -> tuple[bytes | None, str | None]:

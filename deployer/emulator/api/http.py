@@ -312,4 +312,3 @@ def json_response(
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """``json.dumps(..., ensure_ascii=False, separators=(",", ":"))`` without a new encoder
 object per call."""
-

@@ -118,7 +118,7 @@ _FRESHNESS = frozenset({SignatureFailure.TIME_MISSING, SignatureFailure.TIME_FOR
 
 
 
-UNMAPPED = ErrorTable({svc.NotFound: e.NotFound, svc.InvalidArgument: e.InvalidArgument},
+UNMAPPED = ErrorTable({svc.ResourceNotFound: e.NotFound, svc.InvalidValue: e.InvalidArgument},
                       e.InternalServerError)
 """The error table of a surface that declares none (a test's surface): not found, invalid,
 else an internal error."""

@@ -51,34 +51,34 @@ from deployer.emulator.services.errors import Resource, ServiceError, TokenError
 from deployer.emulator.services.logs import LogQuery, LogResult, LogService
 from deployer.emulator.services.security_tokens import RoleSession
 
-__all__ = ["ERRORS", "GET_LOGS_ACTION", "PROJECT_HEADER", "ROUTES", "SlsApi", "sls_signature"]
+__all__ = ["GET_LOGS_ACTION", "SLS_ERRORS", "SLS_PROJECT_HEADER", "SLS_ROUTES", "SlsApi",
+           "sls_signature"]
 
-PROJECT_HEADER = "x-deployer-sls-project"
+SLS_PROJECT_HEADER = "x-deployer-sls-project"
 GET_LOGS_ACTION = "log:GetLogStoreLogs"  # GetLogs and GetLogsV2 (docs: "RAM authorization")
 _SLS_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?P<region>[a-z0-9-]+?)"
                        r"(?:-intranet|-share)?\.(?:log|sls)\.aliyuncs\.com$")
 _LOOPBACK_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?:127\.\d+\.\d+\.\d+|localhost)$")
 
-Handler = Callable[..., HttpResponse]
-ROUTES: Routes[Handler] = Routes()
+SLS_ROUTES: Routes[Callable[..., HttpResponse]] = Routes()
 
 
 def _token_refused(exc: TokenError) -> e.ApiError:
     return e.SlsUnauthorized(f"{e.TOKEN_ERRORS[(TokenError, exc.problem)].code}: {exc.message}")
 
 
-def _ram_refused(exc: svc.AccessDenied) -> e.ApiError:
+def _ram_refused(exc: svc.NotAuthorized) -> e.ApiError:
     return e.SlsUnauthorized(f"denied by sts or ram, action: {exc.action}, "
                              f"resource: {exc.resource}")
 
 
-ERRORS = ErrorTable({
+SLS_ERRORS = ErrorTable({
     svc.TokenError: _token_refused,
-    svc.AccessDenied: _ram_refused,
-    **cases(svc.NotFound, {Resource.PROJECT: e.ProjectNotExist,
+    svc.NotAuthorized: _ram_refused,
+    **cases(svc.ResourceNotFound, {Resource.PROJECT: e.ProjectNotExist,
                            Resource.LOGSTORE: e.LogStoreNotExist}),
-    svc.NotFound: e.NotFound,
-    svc.InvalidArgument: e.ParameterInvalid,
+    svc.ResourceNotFound: e.NotFound,
+    svc.InvalidValue: e.ParameterInvalid,
 }, e.InternalServerError)
 """Log Service's wire error for each domain error: a refused security token or RAM
 authorization is ``401 Unauthorized`` naming why."""
@@ -159,7 +159,7 @@ class SlsApi:
 
     prefix = "/logstores/"
     auth = None
-    errors = ERRORS
+    errors = SLS_ERRORS
 
     def __init__(self, logs: LogService, access: RequestAccess,
                  freshness: RequestFreshness) -> None:
@@ -173,7 +173,7 @@ class SlsApi:
         try:
             key = self._verify(request)
             caller = self._access.caller(request, key, {})
-            found = ROUTES.match(request.method, request.raw_path)
+            found = SLS_ROUTES.match(request.method, request.raw_path)
             if found is None:
                 raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' "
                                          "is not supported by the emulated Log Service")
@@ -182,9 +182,9 @@ class SlsApi:
         except e.ApiError as exc:
             return error_response(exc, rid, Style.SLS)
         except ServiceError as exc:
-            return error_response(ERRORS.wire(exc), rid, Style.SLS)
+            return error_response(SLS_ERRORS.wire(exc), rid, Style.SLS)
 
-    @ROUTES.route("POST", "/logstores/{logstore}/logs")
+    @SLS_ROUTES.route("POST", "/logstores/{logstore}/logs")
     def get_logs_v2(self, ctx: RequestContext, rid: str, caller: RoleSession | None,
                     logstore: str) -> HttpResponse:
         project, region = self._authorized(ctx, caller, logstore)
@@ -192,7 +192,7 @@ class SlsApi:
         return _logs_v2(ctx.request, self._logs.get_logs(ctx.account_id, region, query),
                         query, rid)
 
-    @ROUTES.route("GET", "/logstores/{logstore}")
+    @SLS_ROUTES.route("GET", "/logstores/{logstore}")
     def get_logs(self, ctx: RequestContext, rid: str, caller: RoleSession | None,
                  logstore: str) -> HttpResponse:
         project, region = self._authorized(ctx, caller, logstore)
@@ -256,9 +256,9 @@ def _where(ctx: RequestContext) -> tuple[str, str]:
     if m:
         return m["project"], m["region"]
     m = _LOOPBACK_HOST.match(name)
-    project = m["project"] if m else (headers.get(PROJECT_HEADER) or "")
+    project = m["project"] if m else (headers.get(SLS_PROJECT_HEADER) or "")
     if not project:
         raise e.ProjectNotExist("the request names no project: send it to "
                                 "<project>.<endpoint> (or name it in "
-                                f"{PROJECT_HEADER})")
+                                f"{SLS_PROJECT_HEADER})")
     return project, headers.get(REGION_HEADER) or ctx.region

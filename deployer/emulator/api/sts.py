@@ -5,8 +5,8 @@ not assume roles (``NoPermission``: "Roles may not be assumed by root accounts."
 may, when its policies allow ``sts:AssumeRole`` on the role and the role's trust policy names the
 account (``acs:ram::<account>:root``) or the calling role as a RAM principal.
 
-In this module: the action table (:data:`ROUTES`), the shapes and the error table
-(:data:`ERRORS`); parameters are worded as RAM words them (:data:`.ram.PARAMS`).
+In this module: the action table (:data:`STS_ACTIONS`), the shapes and the error table
+(:data:`STS_ERRORS`); parameters are worded as RAM words them (:data:`.ram.PARAMS`).
 """
 
 from __future__ import annotations
@@ -16,47 +16,46 @@ from typing import Any
 
 from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import ErrorTable, Routes, RpcCall, cases
-from deployer.emulator.api.ram import PARAMS, POP_AUTH, RamApi
+from deployer.emulator.api.contract import Body, ErrorTable, Routes, RpcCall, cases
+from deployer.emulator.api.ram import POP_AUTH, POP_PARAMS, RamApi
 from deployer.emulator.services import errors as svc
-from deployer.emulator.services.errors import Refusal, Resource
+from deployer.emulator.services.errors import Resource, RoleRefusal
 from deployer.emulator.services.security_tokens import RoleSession, SecurityTokenService
 from deployer.timestamps import iso_seconds
 
-__all__ = ["ERRORS", "ROUTES", "StsApi"]
+__all__ = ["STS_ACTIONS", "STS_ERRORS", "StsApi"]
 
-Body = dict[str, Any]
-ROUTES: Routes[Callable[[Any, RpcCall], Body]] = Routes()
+STS_ACTIONS: Routes[Callable[[Any, RpcCall], Body]] = Routes()
 
-ERRORS = ErrorTable({
+STS_ERRORS = ErrorTable({
     **e.TOKEN_ERRORS,
-    **cases(svc.AssumeRoleRefused, {Refusal.ROOT_CALLER: e.NoPermission,
-                                    Refusal.NOT_TRUSTED: e.NoPermission,
-                                    Refusal.SESSION_NAME: e.InvalidRoleSessionName,
-                                    Refusal.DURATION: e.InvalidDurationSeconds,
-                                    Refusal.POLICY: e.InvalidPolicyGrammar}),
-    svc.AccessDenied: e.RAM_DENIED,
-    (svc.NotFound, Resource.ROLE): e.EntityNotExistRole,
-    svc.NotFound: e.NotFound,
-    svc.InvalidArgument: e.InvalidParameter,
+    **cases(svc.AssumeRoleRefused, {RoleRefusal.ROOT_CALLER: e.NoPermission,
+                                    RoleRefusal.NOT_TRUSTED: e.NoPermission,
+                                    RoleRefusal.SESSION_NAME: e.InvalidRoleSessionName,
+                                    RoleRefusal.DURATION: e.InvalidDurationSeconds,
+                                    RoleRefusal.POLICY: e.InvalidPolicyGrammar}),
+    svc.NotAuthorized: e.RAM_DENIED,
+    (svc.ResourceNotFound, Resource.ROLE): e.EntityNotExistRole,
+    svc.ResourceNotFound: e.NotFound,
+    svc.InvalidValue: e.InvalidParameter,
 }, e.InternalServerError)
 
 
 class StsApi:
-    """The STS product registered with the router: :data:`ROUTES` over ``tokens``."""
+    """The STS product registered with the router: :data:`STS_ACTIONS` over ``tokens``."""
 
     version = "2015-04-01"
     host = "sts.aliyuncs.com"
     auth = POP_AUTH
-    params = PARAMS
-    errors = ERRORS
+    params = POP_PARAMS
+    errors = STS_ERRORS
     unknown_action = RamApi.unknown_action
 
     def __init__(self, tokens: SecurityTokenService) -> None:
         self._tokens = tokens
-        self.actions = ROUTES.actions()
+        self.actions = STS_ACTIONS.actions()
 
-    @ROUTES.action("GetCallerIdentity")
+    @STS_ACTIONS.action("GetCallerIdentity")
     def get_caller_identity(self, c: RpcCall) -> Body:
         """The account itself (IdentityType ``Account``) or the role session that signed."""
         account = c.account_id
@@ -68,7 +67,7 @@ class StsApi:
                 "PrincipalId": session.assumed_role_id, "Arn": session.arn,
                 "IdentityType": "AssumedRoleUser", "RoleId": session.role_id}
 
-    @ROUTES.action("AssumeRole")
+    @STS_ACTIONS.action("AssumeRole")
     def assume_role(self, c: RpcCall) -> Body:
         raw_duration = c.text("DurationSeconds")
         if raw_duration and not is_decimal(raw_duration):

@@ -1,23 +1,28 @@
-"""Worker process of one function instance: FC's python3 runtime, locally.
+"""Worker process of one function instance: FC's python3 runtime locally, and the start of
+every other family's instance.
 
-Run by path (``python -S bootstrap.py REQUEST_FD RESPONSE_FD``) with the code root as working
-directory. It imports only the standard library and its sibling modules ``frames`` (the
-protocol below), ``context``, ``routing``, ``cloud_access`` and ``sandbox`` (loaded by path
-under private names), so user code sees no emulator modules; ``-S`` skips the host's
-site-packages. Before user code runs it enters the sandbox (``sandbox.py``), sets ``sys.path`` to
-the code root, the standard library and FC's built-in packages (``packages.py``), keeps only
-FC's safe ``FC_*`` variables, injects the role credentials and installs the cloud routing
-(``cloud_access.py`` over ``routing.py``).
+Run by path (``python -S bootstrap.py REQUEST_FD RESPONSE_FD [CONTROL_FD]``) with the code root
+as working directory. It imports only the standard library and its sibling modules
+(``frames`` — the protocol below —, ``python_results``, ``context``, ``routing``,
+``cloud_access``, ``sandbox``, ``layer_paths``, ``custom_supervisor``; loaded by path under
+private names), so user code sees no emulator modules; ``-S`` skips the host's site-packages.
+Before user code runs it enters the sandbox (``sandbox.py``), sets ``sys.path`` to the code
+root, the layers' paths, the standard library and FC's built-in packages (``packages.py``),
+keeps only FC's safe ``FC_*`` variables, injects the role credentials and installs the cloud
+routing (``cloud_access.py`` over ``routing.py``). The config's ``family`` then decides: a
+Python instance stays here; a Node.js one becomes ``node nodejs_runtime.js`` (``execve``: same
+process, same sandbox); a custom runtime's starts and relays the function's own HTTP server
+(``custom_supervisor.py``).
 
 Protocol with the parent (``frames.py``), both directions: frames of ``>II`` (header length,
 body length), a JSON header, then raw body bytes. The parent first sends the instance config;
-the worker answers ``{"ok": true}`` when ready. Each later frame is one ``initialize`` or
-``invoke`` request answered by one frame ``{"ok": bool, "duration_ms": float}`` + body; a
-request may carry renewed ``credentials``. The first request of a new instance may carry
-``cold_start`` (seconds): the instance's initialisation, spent after its module is imported and
-before the handler is called (slept on the real clock; on a virtual clock the call's ``now``
-moves on by it), reported back as ``cold_start`` and left out of ``duration_ms``. EOF on the
-request pipe ends the process (exit 0).
+the worker answers ``{"ok": true}`` when ready. Each later frame is one ``initializer``,
+``invoke`` or ``pre_stop`` request answered by one frame ``{"ok": bool, "duration_ms": float}``
++ body; a request may carry renewed ``credentials``. The first request of a new instance may
+carry ``cold_start`` (seconds): the instance's initialisation, spent after its module is
+imported and before the handler is called (slept on the real clock; on a virtual clock the
+call's ``now`` moves on by it), reported back as ``cold_start`` and left out of
+``duration_ms``. EOF on the request pipe ends the process (exit 0).
 
 Logs (fd 1 and 2, one pipe to the parent) carry FC's markers; semantics in docs/runtime.md and
 reference fc3-api.md §8.
@@ -26,8 +31,6 @@ reference fc3-api.md §8.
 from __future__ import annotations
 
 import contextlib
-import datetime
-import decimal
 import importlib
 import io
 import json
@@ -52,6 +55,8 @@ def _sibling(name: str) -> Any:
     """Load ``<this dir>/<name>.py`` under a private module name (user code cannot import it)."""
     import importlib.util
 
+    if f"_fc_emulator_{name}" in sys.modules:  # loaded before the sandbox hid this directory
+        return sys.modules[f"_fc_emulator_{name}"]
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"_fc_emulator_{name}", path)
     assert spec is not None and spec.loader is not None
@@ -63,77 +68,14 @@ def _sibling(name: str) -> Any:
 
 if __package__:  # imported by the parent as deployer.emulator.runtime.bootstrap
     from deployer.emulator.runtime import frames
+    from deployer.emulator.runtime import python_results as results
 else:  # run by path in the worker
     frames = _sibling("frames")
+    results = _sibling("python_results")
 encode_frame, read_frame, write_all = frames.encode_frame, frames.read_frame, frames.write_all
-
-
-# ---------------------------------------------------------------- results and errors (§8.3/8.4)
-
-
-class RuntimeFailure(Exception):
-    """A runtime-level failure (import, handler name) with FC's errorType."""
-
-    def __init__(self, error_type: str, message: str, stack: list[str]) -> None:
-        super().__init__(message)
-        self.error_type = error_type
-        self.message = message
-        self.stack = stack
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()
-    to_json = getattr(value, "to_json", None)
-    if callable(to_json):
-        return to_json()
-    raise TypeError(f"{value!r} is not JSON serializable")
-
-
-def to_json(value: Any) -> str:
-    return json.dumps(value, indent=4, sort_keys=True, default=_default)
-
-
-def serialize_result(value: Any) -> bytes:
-    """Handler return value -> response body (§8.3); raises TypeError if not serializable."""
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    return to_json(value).encode("utf-8")
-
-
-def error_body(error_type: str, message: str, stack: list[Any]) -> bytes:
-    body: dict[str, Any] = {"errorMessage": message, "errorType": error_type}
-    if stack:
-        body["stackTrace"] = stack
-    return to_json(body).encode("utf-8")
-
-
-def handler_stack(exc: BaseException) -> list[list[str]]:
-    """``format_tb`` minus the runtime's own frame; each frame as [file, line, in, source]."""
-    frames = []
-    for text in traceback.format_tb(exc.__traceback__)[1:]:
-        lines = text.splitlines()
-        frame = [part.strip() for part in lines[0].split(",")]
-        if len(lines) > 1 and lines[1].strip():
-            frame.append(lines[1].strip())
-        frames.append(frame)
-    return frames
-
-
-def exception_only_stack(exc: BaseException) -> list[str]:
-    """``format_exception_only``: the File line split on commas, then the other lines."""
-    stack: list[str] = []
-    for line in "".join(traceback.format_exception_only(type(exc), exc)).splitlines():
-        stripped = line.strip()
-        if stripped.startswith('File "'):
-            stack.extend(part.strip() for part in stripped.split(","))
-        elif stripped:
-            stack.append(stripped)
-    return stack
+RuntimeFailure, error_body = results.RuntimeFailure, results.error_body
+handler_stack, exception_only_stack = results.handler_stack, results.exception_only_stack
+serialize_result = results.serialize_result
 
 
 # ---------------------------------------------------------------- logging (§8.7)
@@ -225,15 +167,19 @@ CREDENTIAL_VARIABLES = {"access_key_id": "ALIBABA_CLOUD_ACCESS_KEY_ID",
                         "security_token": "ALIBABA_CLOUD_SECURITY_TOKEN"}
 
 
-class Call(NamedTuple):
-    """One request's function: a handler string and the arguments it gets."""
+HOOK_PHASES = {"initializer": "Initialize", "pre_stop": "PreStop"}  # request kind -> marker
+
+
+class HandlerCall(NamedTuple):
+    """One request's function: a handler string and the arguments it gets; a hook's result is
+    not serialised."""
 
     handler: str
     args: tuple[Any, ...]
     initialize: bool
 
 
-class Instance:
+class WorkerInstance:
     def __init__(self, config: dict[str, Any], request_filter: _RequestIdFilter,
                  contexts: Any) -> None:
         self.config = config
@@ -296,19 +242,19 @@ class Instance:
             raise RuntimeFailure("UserCodeError", message, exception_only_stack(exc)) from exc
 
     def serve(self, header: dict[str, Any], event: bytes) -> tuple[bool, bytes, float]:
-        """Run one request; returns (ok, body, seconds of cold start it spent). Logs the FC
-        markers around it."""
+        """Run one request (``invoke``, or the ``initialize``/``pre_stop`` hook); returns (ok,
+        body, seconds of cold start it spent). Logs the FC markers around it."""
         request_id = header["request_id"]
-        initialize = header["kind"] == "initialize"
-        phase = "Initialize" if initialize else "Invoke"
+        kind = header["kind"]
+        phase = HOOK_PHASES.get(kind, "Invoke")
         self.request_filter.request_id = request_id
         self.use_credentials(header.get("credentials"))
         log_line(f"FC {phase} Start RequestId: {request_id}")
         context = self.contexts.make_context(self.config, request_id, self.credentials)
-        if initialize:
-            call = Call(self.config["initializer"], (context,), initialize=True)
+        if kind in HOOK_PHASES:
+            call = HandlerCall(self.config[kind], (context,), initialize=True)
         else:
-            call = Call(self.config["handler"], (event, context), initialize=False)
+            call = HandlerCall(self.config["handler"], (event, context), initialize=False)
         ok, body, waited = self._call(call, header.get("now"),
                                       float(header.get("cold_start") or 0.0))
         if not ok:
@@ -316,7 +262,7 @@ class Instance:
         log_line(f"FC {phase} End RequestId: {request_id}" + ("" if ok else ERROR_SUFFIX))
         return ok, body, waited
 
-    def _call(self, call: Call, now: float | None,
+    def _call(self, call: HandlerCall, now: float | None,
               cold_start: float) -> tuple[bool, bytes, float]:
         """Import (once), spend the instance's cold start, then call. On a virtual clock
         (``now`` given) the cold start is not slept: the call sees ``now`` moved on by it."""
@@ -344,19 +290,42 @@ class Instance:
             return False, error_body(type(exc).__name__, str(exc), []), cold_start
 
 
+def _layer_search_paths(config: dict[str, Any]) -> dict[str, str]:
+    """The layer tree's search paths for this runtime: at ``/opt`` when the sandbox mounted it
+    there, else where the tree is (docs/runtime.md, "Layers")."""
+    layers = config.get("layers")
+    if not layers:
+        return {}
+    opt = layers["tree"]
+    with contextlib.suppress(OSError):
+        if os.path.samefile("/opt", opt):
+            opt = "/opt"
+    version = layers.get("python_version")
+    return dict(_sibling("layer_paths").search_paths(
+        opt, config.get("family", "python"), tuple(version) if version else None))
+
+
 def prepare(config: dict[str, Any]) -> list[str]:
     """Everything between the config frame and the first request (see the module docstring);
     returns what the sandbox could not apply."""
     # siblings are loaded before the sandbox, which may hide this directory (the private /tmp
     # does when the emulator is installed below /tmp)
     access = None
-    if config.get("cloud_endpoint"):
+    if config.get("cloud_endpoint") and config.get("family", "python") == "python":
         _sibling("routing")  # the SDK routing, which cloud_access builds on
         access = _sibling("cloud_access")
+    _sibling("layer_paths")
+    if config.get("family") == "custom":
+        _sibling("custom_supervisor")
     report = _sibling("sandbox").enter_sandbox(config.get("sandbox", {}))
+    layer_paths = _layer_search_paths(config)
     stdlib = [p for p in sys.path if p and os.path.abspath(p) != os.path.dirname(
         os.path.abspath(__file__))]
-    sys.path[:] = [os.getcwd(), *stdlib, *config.get("packages", [])]
+    layer_python = [p for p in layer_paths.pop("python", "").split(os.pathsep) if p]
+    sys.path[:] = [os.getcwd(), *layer_python, *stdlib, *config.get("packages", [])]
+    for variable, value in layer_paths.items():  # /opt/bin, /opt/lib, NODE_PATH first
+        os.environ[variable] = os.pathsep.join(
+            p for p in (value, os.environ.get(variable, "")) if p)
     if config.get("virtual_time"):
         sys.path.extend(config.get("emulator_packages", []))
         _time_machine()
@@ -372,21 +341,30 @@ def prepare(config: dict[str, Any]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     request_fd, response_fd = int(argv[1]), int(argv[2])
+    control_fd = int(argv[3]) if len(argv) > 3 else -1  # custom runtimes: the relay socket
     import site  # run with -S (no .pth processing, fast start); keep exit()/quit()
 
     site.setquit()
-    for fd in (request_fd, response_fd):
-        os.set_inheritable(fd, False)  # processes the handler starts do not get the pipes
+    for fd in (request_fd, response_fd, control_fd):
+        if fd >= 0:
+            os.set_inheritable(fd, False)  # processes the handler starts do not get them
     request_filter = setup_logging()
     signal.signal(signal.SIGTERM, _dump_and_exit)
-    log_line("FunctionCompute python3 runtime inited.")
     first = read_frame(request_fd)
     if first is None:
         return 0
     config = first[0]
-    contexts = _sibling("context")
+    family = config.get("family", "python")
+    if family == "python":
+        log_line("FunctionCompute python3 runtime inited.")
+    contexts = _sibling("context") if family == "python" else None
     report = prepare(config)
-    instance = Instance(config, request_filter, contexts)
+    if family == "nodejs":
+        return _exec_node(config, request_fd, response_fd, report)
+    if family == "custom":
+        supervisor = _sibling("custom_supervisor")
+        return int(supervisor.run(config, request_fd, response_fd, control_fd, report))
+    instance = WorkerInstance(config, request_filter, contexts)
     write_all(response_fd, encode_frame({"ok": True, "sandbox": report}))  # ready
     while True:
         frame = read_frame(request_fd)
@@ -399,6 +377,25 @@ def main(argv: list[str]) -> int:
         if waited:
             answer["cold_start"] = waited  # not part of the invocation's duration
         write_all(response_fd, encode_frame(answer, body))
+
+
+def _exec_node(config: dict[str, Any], request_fd: int, response_fd: int,
+               report: list[str]) -> int:
+    """Become ``node nodejs_runtime.js`` in the sandbox just entered: the instance config (with
+    the sandbox report) travels through a pipe, the request and response pipes stay open."""
+    data = json.dumps({**config, "sandbox_report": report}).encode("utf-8")
+    read_end, write_end = os.pipe()
+    if len(data) > 60_000:  # more than a pipe holds before node reads it
+        raise SystemExit("the instance config is too large to hand to node")
+    write_all(write_end, data)
+    os.close(write_end)
+    for fd in (request_fd, response_fd, read_end):
+        os.set_inheritable(fd, True)
+    node, script = config["node"], config["node_script"]
+    sys.stdout.flush()
+    os.execve(node, [node, script, str(request_fd), str(response_fd), str(read_end)],
+              dict(os.environ))
+    return 70  # not reached
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from deployer.emulator.runtime.model import RuntimeUnavailableError
 
-__all__ = ["CodeCache", "CodePackageError"]
+__all__ = ["CodeCache", "CodePackageError", "make_read_only"]
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
@@ -36,6 +36,11 @@ class CodeCache:
         self._root = Path(work_dir) / "code"
         self._lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
+
+    @property
+    def root(self) -> Path:
+        """``<work_dir>/code``: where unpacked trees live."""
+        return self._root
 
     def ensure(self, checksum: str, zip_path: Path) -> Path:
         """Return the code root for ``checksum``, unpacking ``zip_path`` on first use.
@@ -58,7 +63,7 @@ class CodeCache:
         staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=self._root))
         try:
             _extract(zip_path, staging)
-            _make_read_only(staging)
+            make_read_only(staging)
             try:
                 os.rename(staging, target)
             except OSError:
@@ -106,11 +111,13 @@ def _extract(zip_path: Path, root: Path) -> None:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 with archive.open(info) as source, open(destination, "wb") as sink:
                     shutil.copyfileobj(source, sink, 1 << 20)
+                if (info.external_attr >> 16) & 0o111:  # executable in the zip (bootstrap...)
+                    destination.chmod(0o755)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
         raise CodePackageError(f"cannot unpack code zip {zip_path}: {exc}") from exc
 
 
-def _make_read_only(root: Path) -> None:
+def make_read_only(root: Path) -> None:
     for directory, dirnames, filenames in os.walk(root):
         for name in filenames:
             path = os.path.join(directory, name)

@@ -9,19 +9,24 @@ settings, ``sys.path`` and the cloud endpoint the worker routes SDK calls to.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from deployer.emulator.runtime.model import Credentials, FunctionSpec
+from deployer.emulator.runtime.model import InstanceSpec, TemporaryCredentials
+from deployer.emulator.runtime.pid_limits import MAX_PROCESSES
+from deployer.emulator.runtime.routing import EMULATED_HOSTS
 
 __all__ = ["QUALIFIER", "VERSION_ID", "credentials_frame", "host_python", "runtime_version",
            "version_variable", "worker_config", "worker_environment"]
 
+RUNTIME_DIR = Path(__file__).resolve().parent
+NODE_SCRIPT = RUNTIME_DIR / "nodejs_runtime.js"
+CUSTOM_STARTUP_TIMEOUT_S = 120.0  # FC: a custom runtime's server must be ready within 120 s
 QUALIFIER = "LATEST"
 VERSION_ID = "LATEST"  # the version a LATEST invocation runs
-MAX_PROCESSES = 1024  # FC: processes + threads per instance
 MAX_OPEN_FILES = 100_000
 _PASSED_HOST_VARIABLES = ("PATH", "LANG")
 # the device nodes a worker may use (the rest of /dev, disks included, is out of its reach)
@@ -41,13 +46,16 @@ def host_python() -> tuple[int, int]:
     return sys.version_info[:2]
 
 
+DEBIAN_11_PLUS = frozenset(("python3.12", "custom.debian11", "custom.debian12"))
+
+
 def version_variable(runtime: str) -> str:
-    """FC names the invoked version ``FC_FUNCTION_VERSION`` on Debian 11+ runtimes (python3.12)
-    and ``FC_VER_ID`` on the older ones (§8.6)."""
-    return "FC_FUNCTION_VERSION" if runtime == "python3.12" else "FC_VER_ID"
+    """FC names the invoked version ``FC_FUNCTION_VERSION`` on Debian 11+ runtimes (python3.12,
+    custom.debian11/12) and ``FC_VER_ID`` on the older ones (§8.6)."""
+    return "FC_FUNCTION_VERSION" if runtime in DEBIAN_11_PLUS else "FC_VER_ID"
 
 
-def worker_environment(spec: FunctionSpec, code_root: Path, instance_id: str) -> dict[str, str]:
+def worker_environment(spec: InstanceSpec, code_root: Path, instance_id: str) -> dict[str, str]:
     """The worker's whole environment: PATH and LANG, the function's variables, FC's (§8.6)."""
     env = {name: os.environ[name] for name in _PASSED_HOST_VARIABLES if name in os.environ}
     env.setdefault("LANG", "C.UTF-8")
@@ -70,24 +78,32 @@ def worker_environment(spec: FunctionSpec, code_root: Path, instance_id: str) ->
     if spec.initializer_handler:
         env["FC_INITIALIZER_HANDLER"] = spec.initializer_handler
         env["FC_INITIALIZATION_TIMEOUT"] = str(spec.initializer_timeout or spec.timeout)
+    if spec.custom is not None:
+        env["FC_CUSTOM_LISTEN_PORT"] = str(spec.custom.port)
     return env
 
 
-def credentials_frame(creds: Credentials | None) -> dict[str, str] | None:
+def credentials_frame(creds: TemporaryCredentials | None) -> dict[str, str] | None:
     if creds is None:
         return None
     return {"access_key_id": creds.access_key_id, "access_key_secret": creds.access_key_secret,
             "security_token": creds.security_token}
 
 
-def worker_config(spec: FunctionSpec, *, packages: list[str], emulator_packages: list[str],
+def worker_config(spec: InstanceSpec, *, packages: list[str], emulator_packages: list[str],
                   sandbox: dict[str, Any], virtual_time: bool,
-                  credentials: Credentials | None) -> dict[str, Any]:
-    """The config frame of a new worker (see ``bootstrap.py``)."""
-    return {
+                  credentials: TemporaryCredentials | None, family: str = "python",
+                  layers: Path | None = None, node: str = "") -> dict[str, Any]:
+    """The config frame of a new worker (see ``bootstrap.py``): what every family needs, and
+    the Node.js executable and script or the custom runtime's server settings."""
+    config = {
+        "family": family,
         "function_name": spec.function_name,
         "handler": spec.handler,
         "initializer": spec.initializer_handler,
+        "initializer_timeout": spec.initializer_timeout or spec.timeout,
+        "pre_stop": spec.pre_stop_handler,
+        "pre_stop_timeout": spec.pre_stop_timeout or spec.timeout,
         "memory_size": spec.memory_size,
         "timeout": spec.timeout,
         "region": spec.region,
@@ -103,19 +119,41 @@ def worker_config(spec: FunctionSpec, *, packages: list[str], emulator_packages:
         "disable_inject_credentials": spec.disable_inject_credentials,
         "credentials": credentials_frame(credentials),
         "sandbox": sandbox,
+        "layers": None if layers is None else {
+            "tree": str(layers), "python_version": runtime_version(spec.runtime)},
     }
+    if family == "nodejs":
+        config.update(node=node, node_script=str(NODE_SCRIPT),
+                      emulated_hosts=EMULATED_HOSTS.pattern)
+    if spec.custom is not None:
+        custom = spec.custom
+        config["emulated_hosts"] = EMULATED_HOSTS.pattern
+        config["custom"] = {
+            "command": list(custom.command), "args": list(custom.args), "port": custom.port,
+            "health_check": dataclasses.asdict(custom.health_check),
+            "startup_timeout": CUSTOM_STARTUP_TIMEOUT_S}
+    return config
 
 
-def sandbox_settings(spec: FunctionSpec, *, tmp_dir: Path, code_root: Path, readable: list[str],
+def sandbox_settings(spec: InstanceSpec, *, tmp_dir: Path, code_root: Path, readable: list[str],
                      package_sources: list[str], landlock: bool, private_tmp: bool,
-                     separate_uid: bool, interpreter: str = "") -> dict[str, Any]:
+                     separate_uid: bool, interpreter: str = "",
+                     layers: Path | None = None,
+                     network: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``sandbox`` part of the config frame (applied by ``sandbox.py`` in the worker).
 
     ``interpreter`` is the worker's Python: its directory stays visible (read-only) inside the
     private /tmp, so a handler can start ``sys.executable`` even when the emulator's
-    environment lives below /tmp."""
+    environment lives below /tmp. So do this package's directory (the Node.js runtime's
+    script) and the merged ``layers`` tree, which is also mounted on ``/opt``. ``network``
+    (``network.InstanceNetworks.settings``): the instance gets a network namespace of its own
+    whose only way out is the gateway; None leaves it on the host's network."""
     bin_dir = [os.path.dirname(interpreter)] if interpreter else []
+    bin_dir.append(str(RUNTIME_DIR))
+    if layers is not None:
+        bin_dir.append(str(layers))
     return {
+        "opt": str(layers) if layers is not None else "",
         "tmp_dir": str(tmp_dir),
         "code_root": str(code_root),
         "private_tmp": private_tmp,
@@ -126,4 +164,5 @@ def sandbox_settings(spec: FunctionSpec, *, tmp_dir: Path, code_root: Path, read
         "read": [*readable, str(code_root), *package_sources, *bin_dir],
         "keep": [str(code_root), *package_sources, *bin_dir],  # visible in the private /tmp
         "write": [str(tmp_dir), "/tmp" if private_tmp else str(tmp_dir), *DEVICES],
+        "network": network,
     }

@@ -19,7 +19,7 @@ class FunctionErrorType(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Credentials:
+class TemporaryCredentials:
     """Role credentials handed to a function (the STS triple and its expiry, epoch seconds)."""
 
     access_key_id: str
@@ -28,12 +28,55 @@ class Credentials:
     expiration: float
 
 
-CredentialSource = Callable[[], "Credentials | None"]
+CredentialSource = Callable[[], "TemporaryCredentials | None"]
 """Returns the role's current credentials (renewed before they expire), None without a role."""
 
 
 @dataclass(frozen=True, slots=True)
-class FunctionSpec:
+class LayerSource:
+    """One layer version a function mounts: its ARN (named in messages), the checksum of its
+    content and where the content is: a zip (unpacked once by the code cache) or a directory
+    already unpacked. Layers are listed in the function's order: the first one wins when
+    several hold the same file (FC merges them into ``/opt`` in reverse order)."""
+
+    arn: str
+    checksum: str
+    path: Path
+
+
+def missing_layer(arn: str) -> LayerSource:
+    """A layer version the emulator does not hold: the runtime refuses to start an instance
+    with it, naming ``arn``."""
+    return LayerSource(arn, "", Path())
+
+
+@dataclass(frozen=True, slots=True)
+class HealthCheck:
+    """``customRuntimeConfig.healthCheckConfig``: an HTTP GET probe of a custom runtime's server
+    while its instance starts (FC's defaults; without ``http_get_url`` the probe is a TCP
+    connect to the port)."""
+
+    http_get_url: str = ""
+    initial_delay_seconds: float = 0.0
+    period_seconds: float = 3.0
+    timeout_seconds: float = 1.0
+    failure_threshold: int = 3
+    success_threshold: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class CustomRuntimeSettings:
+    """``customRuntimeConfig`` of a custom runtime: the server's start command (``command`` +
+    ``args``; empty: the code package's ``bootstrap``), its port and its readiness probe."""
+
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    port: int = 9000
+    health_check: HealthCheck = field(default_factory=HealthCheck)
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceSpec:
     """Snapshot of one function version: everything an instance is started from.
 
     Two specs that compare equal may share instances; any difference (code checksum, handler,
@@ -63,6 +106,12 @@ class FunctionSpec:
     credentials: CredentialSource | None = field(default=None, compare=False, repr=False)
     qualifier: str = "LATEST"  # what the caller named: LATEST, a version id or an alias
     version_id: str = "LATEST"  # the version that runs (a published number, or LATEST)
+    pre_stop_handler: str | None = None  # instanceLifecycleConfig.preStop
+    pre_stop_timeout: int | None = None
+    instance_concurrency: int = 1  # requests one instance serves at once (custom runtimes)
+    custom: CustomRuntimeSettings | None = None  # customRuntimeConfig (custom runtimes)
+    layers: tuple[LayerSource, ...] = ()  # mounted at /opt, first one wins
+    idle_timeout: float | None = None  # seconds an idle instance lives (None: the runtime's)
 
     @property
     def function_key(self) -> tuple[str, str, str]:
@@ -78,7 +127,7 @@ class FunctionSpec:
 
 @dataclass(frozen=True, slots=True)
 class InvocationResult:
-    """Outcome of one synchronous invocation, ready for the InvokeFunction response (§7.6)."""
+    """The outcome of one synchronous invocation, ready for the InvokeFunction response (§7.6)."""
 
     request_id: str
     payload: bytes  # handler result (§8.3) or error JSON (§8.4)
@@ -90,13 +139,44 @@ class InvocationResult:
     code_checksum: str
     cold_start: bool
     max_memory_mb: float | None = None  # measured peak of the instance during this request
+    http_status: int | None = None  # invoke_http only: the server's status, headers and body
+    http_headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HttpCall:
+    """An HTTP request forwarded as is to a custom runtime's server (an HTTP function)."""
+
+    method: str
+    path: str  # the request path, percent-encoded as received
+    query: str = ""  # the raw query string, without '?'
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class HookRun:
+    """A lifecycle hook that ran outside any invocation (``PreStop``), for the function's logs."""
+
+    account_id: str
+    region: str
+    function_name: str
+    qualifier: str
+    hook: str  # "PreStop"
+    request_id: str
+    instance_id: str
+    started_at: float  # the runtime's clock
+    ok: bool
+    error_type: str | None
+    duration_ms: float
+    log_text: str
 
 
 class FunctionRuntime(Protocol):
     """Runs function code; the FC service layer depends on this port only."""
 
     def invoke(
-        self, spec: FunctionSpec, event: bytes, *, request_id: str, tail_logs: bool
+        self, spec: InstanceSpec, event: bytes, *, request_id: str, tail_logs: bool
     ) -> InvocationResult: ...
 
     def retire(self, account_id: str, region: str, function_name: str,
@@ -107,3 +187,13 @@ class FunctionRuntime(Protocol):
 
 class RuntimeUnavailableError(OperationError):
     """The runtime cannot run this function at all (closed, unsupported runtime, bad code)."""
+
+
+class RuntimeNotEmulated(RuntimeUnavailableError):
+    """The function's runtime is one the local runtime does not run (Java, Go, PHP, .NET, a
+    Node.js newer than this machine's, ...): the message names it and says why."""
+
+
+class ContainerImageNotSupported(RuntimeNotEmulated):
+    """``custom-container``: the function is a container image, which needs a container engine;
+    the local runtime runs code packages only."""

@@ -1,10 +1,11 @@
 """ProcessRuntime: FC function instances as local worker processes.
 
-Pool rules (docs/runtime.md): an instance serves one request at a time and is reused only for
-an equal :class:`FunctionSpec`; a function (account, region, name) has at most
-``max_instances`` live instances, beyond which callers wait for one to become free; idle
-instances are stopped by :meth:`ProcessRuntime.reap_idle` after ``idle_ttl`` seconds of the
-injected clock; a timed-out, crashed or failed-initializer instance is discarded.
+Every instance is a worker process started by ``bootstrap.py`` in the sandbox, whatever its
+runtime: the worker stays a Python runtime, becomes ``node`` (Node.js) or supervises the
+function's own HTTP server (custom runtimes) — ``families.py``. Which instance serves a request
+and which ones stop is the pool's business (``pool.py``); the requests themselves are frames
+(``frame_runs.py``) or HTTP (``custom_runs.py``). An instance that stops after serving runs its
+preStop hook first; hooks that run outside an invocation are reported to ``hook_sink``.
 """
 
 from __future__ import annotations
@@ -12,64 +13,54 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
+import secrets
 import sys
 import threading
-import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_all
 from pathlib import Path
-from typing import Any
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.runtime.codecache import CodeCache
+from deployer.emulator.runtime.custom_runs import CustomRequest, invoke_custom, pre_stop_custom
+from deployer.emulator.runtime.families import Family, NodeBinary, family_of
+from deployer.emulator.runtime.frame_runs import invoke_frames, pre_stop_frames
 from deployer.emulator.runtime.invocation_results import (
-    InvocationLog,
+    LogBuffer,
     append_failure,
     failure_body,
     invocation_result,
 )
 from deployer.emulator.runtime.isolation import Isolation
-from deployer.emulator.runtime.launch import (
-    credentials_frame,
-    sandbox_settings,
-    worker_config,
-    worker_environment,
-)
+from deployer.emulator.runtime.launch import sandbox_settings, worker_config, worker_environment
+from deployer.emulator.runtime.layers import LayerTrees
 from deployer.emulator.runtime.model import (
-    Credentials,
-    FunctionSpec,
+    HookRun,
+    HttpCall,
+    InstanceSpec,
     InvocationResult,
+    RuntimeNotEmulated,
     RuntimeUnavailableError,
 )
+from deployer.emulator.runtime.network import Attach
 from deployer.emulator.runtime.packages import PackageViews, runtime_key
-from deployer.emulator.runtime.request_clock import RequestClock
-from deployer.emulator.runtime.worker import BOOTSTRAP_PATH, Exchange, Outcome, Worker
+from deployer.emulator.runtime.pool import Instance, InstancePool
+from deployer.emulator.runtime.worker import BOOTSTRAP_PATH, Exchange, RunOutcome, Worker
 
-__all__ = ["DEFAULT_MAX_INSTANCES", "ProcessRuntime", "worker_environment"]
+__all__ = ["DEFAULT_IDLE_TTL", "DEFAULT_MAX_INSTANCES", "ProcessRuntime", "worker_environment"]
 
 log = logging.getLogger("deployer.emulator")
 
 DEFAULT_MAX_INSTANCES = 10
+DEFAULT_IDLE_TTL = 300.0  # FC: idle on-demand instances go "usually after 3 to 5 minutes"
 STARTUP_TIMEOUT_S = 30.0  # real seconds for a new worker to become ready
-
-
-@dataclass(eq=False, slots=True)
-class _Slot:
-    """Bookkeeping of one instance (its worker is None while it starts)."""
-
-    spec: FunctionSpec
-    instance_id: str
-    last_used: float
-    worker: Worker | None = None
-    busy: bool = True
-    retired: bool = False
-    initialized: bool = False
-    tmp_dir: Path | None = None
-    credentials: Credentials | None = None  # the role keys the worker has
+STOPPERS = 4  # threads that stop instances (preStop hooks run there)
 
 
 class ProcessRuntime:
-    """Runs FC Python functions in worker subprocesses. Thread-safe.
+    """Runs FC functions (Python, Node.js, custom runtimes) in worker subprocesses. Thread-safe.
 
     Timeouts are measured in real (monotonic) time, whatever the clock: a virtual clock never
     makes a handler time out early or late. The clock is used for the virtual instant handlers
@@ -81,8 +72,9 @@ class ProcessRuntime:
         work_dir: Path,
         clock: Clock,
         *,
-        idle_ttl: float = 600.0,
+        idle_ttl: float = DEFAULT_IDLE_TTL,
         python: str = sys.executable,
+        node: str | None = None,
         max_instances: int = DEFAULT_MAX_INSTANCES,
         private_dirs: Sequence[Path] = (),
         sandbox: bool = True,
@@ -92,8 +84,11 @@ class ProcessRuntime:
         ``work_dir`` always is. ``sandbox=False`` runs workers without Landlock, private /tmp
         and uid separation (resource limits and memory accounting stay). ``cold_start``:
         seconds a new instance spends between importing its module and its first call
-        (docs/runtime.md "Latency model"; settable later through the attribute)."""
+        (docs/runtime.md "Latency model"; settable later through the attribute). ``idle_ttl``:
+        seconds an idle instance lives unless its function sets ``idleTimeout``. ``node``: the
+        Node.js executable (default: ``node`` on PATH)."""
         self._code = CodeCache(Path(work_dir))
+        self._layers = LayerTrees(self._code, self._code.root)
         self._isolation = Isolation(
             Path(work_dir), private_dirs, separate_uids=None if sandbox else False,
             needed=[Path(python), Path(json.__file__), BOOTSTRAP_PATH])
@@ -103,158 +98,133 @@ class ProcessRuntime:
         self._clock = clock
         self._idle_ttl = idle_ttl
         self._python = python
-        self._max_instances = max_instances
+        self._node = NodeBinary(node)
         self.cold_start = max(0.0, float(cold_start))
-        self._cond = threading.Condition()
-        self._slots: dict[tuple[str, str, str], list[_Slot]] = {}
-        self._closed = False
+        self._pool = InstancePool(max_instances, self._ttl)
+        self._stoppers = ThreadPoolExecutor(STOPPERS, thread_name_prefix="fc-stop")
+        self._stopping: set[Future[None]] = set()  # stops running in the background
+        self._stopping_lock = threading.Lock()
+        self.hook_sink: Callable[[HookRun], None] | None = None
+        """Told about every hook that ran outside an invocation (preStop), for the logs."""
+
+    def _ttl(self, spec: InstanceSpec) -> float:
+        return float(spec.idle_timeout) if spec.idle_timeout else self._idle_ttl
 
     # -- public API
 
     def invoke(
-        self, spec: FunctionSpec, event: bytes, *, request_id: str, tail_logs: bool
+        self, spec: InstanceSpec, event: bytes, *, request_id: str, tail_logs: bool
     ) -> InvocationResult:
         """Run ``spec``'s handler on ``event`` and block until it finished, failed or timed out.
 
         Function errors are results (``error_type`` set), never exceptions. Raises
         :class:`RuntimeUnavailableError` when the function cannot run at all (runtime closed,
-        non-Python runtime, unreadable code zip).
+        a runtime the emulator does not run — :class:`RuntimeNotEmulated` — or unreadable code).
         """
-        if not spec.runtime.startswith("python3"):
-            raise RuntimeUnavailableError(
-                f"runtime '{spec.runtime}' of function '{spec.function_name}' is not supported "
-                "by the local runtime (python3.x only)"
-            )
-        slot, cold = self._acquire(spec)
-        discard = True
+        return self._serve(spec, event, None, request_id, tail_logs)
+
+    def invoke_http(self, spec: InstanceSpec, call: HttpCall, *, request_id: str,
+                    tail_logs: bool = False) -> InvocationResult:
+        """Forward an HTTP request to a custom runtime's server (an HTTP function) and return
+        its answer: ``http_status``, ``http_headers`` and the body in ``payload``. A built-in
+        runtime's HTTP trigger invokes its event handler instead (:meth:`invoke` with the
+        trigger's event): RuntimeNotEmulated names the function then."""
+        if spec.custom is None:
+            raise RuntimeNotEmulated(
+                f"function '{spec.function_name}' ({spec.runtime}) has no HTTP server to forward "
+                "a request to: its HTTP trigger invokes its event handler")
+        return self._serve(spec, b"", call, request_id, tail_logs)
+
+    def _serve(self, spec: InstanceSpec, event: bytes, call: HttpCall | None, request_id: str,
+               tail_logs: bool) -> InvocationResult:
+        family = family_of(spec.runtime, spec.function_name)
+        node = self._node.for_runtime(spec.runtime, spec.function_name) \
+            if family is Family.NODEJS else ""
+        taken = self._pool.acquire(spec, self._clock.now)
+        self._stop_now(taken.stop_now)
+        self._stop_later(taken.stop_later)
+        slot, discard = taken.instance, True
         try:
             if slot.worker is None:  # the code is unpacked (or checked) for new instances only
-                code_root = self._code.ensure(spec.code_checksum, spec.code_zip)
-                slot.worker = self._spawn(slot, spec, code_root)
-                ready = slot.worker.start(STARTUP_TIMEOUT_S)
-                if ready.outcome is not Outcome.OK:
-                    return self._failed_start(slot, spec, request_id, ready, tail_logs)
-                self._note_sandbox(ready)
-            result, discard = self._run(slot, spec, event, request_id, cold)
+                failed = self._start(slot, spec, family, node, request_id)
+                if failed is not None:
+                    return failed if tail_logs else dataclasses.replace(failed, log_tail=b"")
+            cold_start = self.cold_start if taken.cold else 0.0
+            if family is Family.CUSTOM:
+                request = CustomRequest(event if call is None else None, call)
+                result, discard = invoke_custom(slot, spec, request, request_id, self._clock,
+                                                cold_start, taken.cold)
+            else:
+                result, discard = invoke_frames(slot, spec, event, request_id, self._clock,
+                                                cold_start, taken.cold)
+            slot.served += 1
+            if not discard:
+                self._pool.mark_ready(slot)
             return result if tail_logs else dataclasses.replace(result, log_tail=b"")
         finally:
-            self._release(slot, discard)
+            self._retire_slots(self._pool.release(slot, discard, self._clock.now()))
 
-    def _note_sandbox(self, ready: Exchange) -> None:
-        """Log once what the host could not provide (docs/runtime.md "Sandbox")."""
-        missing = (ready.extra or {}).get("sandbox") or []
-        if missing and not self._sandbox_noted:
-            self._sandbox_noted = True
-            log.warning("function sandbox incomplete on this host: %s", "; ".join(missing))
+    def attach_gateway(self, port: int, attach: Attach) -> None:
+        """New instances reach the emulator's cloud APIs only, at ``127.0.0.1:port`` of their
+        own network namespace (docs/runtime.md "Network"); ``attach`` serves a listener."""
+        self._isolation.networks.attach_gateway(port, attach)
 
     def retire(self, account_id: str, region: str, function_name: str,
                qualifier: str | None = None) -> None:
         """Old instances of the function (of every version, or only those reached through
-        ``qualifier``) get no new requests; idle ones stop now, busy ones when their current
-        request ends."""
-        with self._cond:
-            slots = self._slots.get((account_id, region, function_name), [])
-            chosen = [s for s in slots if qualifier is None or s.spec.qualifier == qualifier]
-            idle = [slot for slot in chosen if not slot.busy]
-            for slot in chosen:
-                slot.retired = True
-            for slot in idle:
-                slots.remove(slot)
-            self._cond.notify_all()
-        _stop_all(idle)
+        ``qualifier``) get no new requests; idle ones stop now (after their preStop hook, in
+        the background), busy ones when their current request ends."""
+        self._retire_slots(self._pool.retire((account_id, region, function_name), qualifier))
 
     def reap_idle(self) -> int:
-        """Stop instances idle for more than ``idle_ttl`` seconds of the clock; return how many."""
-        now = self._clock.now()
-        with self._cond:
-            expired = [
-                slot
-                for slots in self._slots.values()
-                for slot in slots
-                if not slot.busy and now - slot.last_used > self._idle_ttl
-            ]
-            for slot in expired:
-                self._slots[slot.spec.function_key].remove(slot)
-            self._cond.notify_all()
-        _stop_all(expired)
+        """Stop the instances idle for longer than their idle time on the clock (each after its
+        preStop hook, in parallel); returns how many, once they are stopped."""
+        expired = self._pool.expired(self._clock.now())
+        wait_all([self._stoppers.submit(self._stop, slot) for slot in expired])
         return len(expired)
 
     def close(self) -> None:
-        """Stop every instance; busy ones are killed (their callers get a crash result)."""
-        with self._cond:
-            self._closed = True
-            everything = [slot for slots in self._slots.values() for slot in slots]
-            idle = [slot for slot in everything if not slot.busy]
-            for slot in everything:
-                slot.retired = True
-            for slot in idle:
-                self._slots[slot.spec.function_key].remove(slot)
-            self._cond.notify_all()
-        for slot in everything:
-            if slot.busy and slot.worker is not None:
+        """Stop every instance: idle ones after their preStop hooks, busy ones killed (their
+        callers get a crash result); later calls raise RuntimeUnavailableError."""
+        busy, idle = self._pool.close()
+        for slot in busy:
+            if slot.worker is not None:
                 slot.worker.kill()
-        _stop_all(idle)
+        wait_all([self._stoppers.submit(self._stop, slot) for slot in idle])
+        self._stoppers.shutdown(wait=True)
         self._isolation.close()
 
     def instance_count(self, account_id: str, region: str, function_name: str) -> int:
         """Live instances of a function (busy, idle or starting)."""
-        with self._cond:
-            return len(self._slots.get((account_id, region, function_name), []))
+        return self._pool.count((account_id, region, function_name))
 
     def instance_pids(self) -> list[int]:
         """Process ids of all live workers (for diagnostics and tests)."""
-        with self._cond:
-            return [
-                slot.worker.pid
-                for slots in self._slots.values()
-                for slot in slots
-                if slot.worker is not None
-            ]
+        return [worker.pid for worker in self._pool.workers()]
 
-    # -- pool
+    # -- starting and stopping
 
-    def _acquire(self, spec: FunctionSpec) -> tuple[_Slot, bool]:
-        """A free warm instance of ``spec`` (cold=False) or a new slot to start (cold=True)."""
-        to_stop: list[_Slot] = []
-        with self._cond:
-            while True:
-                if self._closed:
-                    raise RuntimeUnavailableError("the function runtime has been closed")
-                slots = self._slots.setdefault(spec.function_key, [])
-                warm = [s for s in slots if not s.busy and not s.retired and s.spec == spec]
-                if warm:
-                    slot = max(warm, key=lambda s: s.last_used)
-                    slot.busy = True
-                    break
-                stale = [s for s in slots if not s.busy and (s.retired or (
-                    s.spec.instance_key == spec.instance_key and s.spec != spec))]
-                for old in stale:
-                    slots.remove(old)
-                to_stop.extend(stale)
-                if len(slots) < self._max_instances:
-                    slot = _Slot(spec, _new_instance_id(), self._clock.now())
-                    slots.append(slot)
-                    break
-                self._cond.wait()
-        _stop_all(to_stop)
-        return slot, slot.worker is None
+    def _start(self, slot: Instance, spec: InstanceSpec, family: Family, node: str,
+               request_id: str) -> InvocationResult | None:
+        """Start the worker of a new instance; None once ready, else the failed invocation."""
+        code_root = self._code.ensure(spec.code_checksum, spec.code_zip)
+        layers = self._layers.tree(spec.layers)
+        slot.worker = self._spawn(slot, spec, code_root, family, node, layers)
+        timeout = STARTUP_TIMEOUT_S
+        if spec.custom is not None:
+            timeout += float(CUSTOM_READY_S)
+        ready = slot.worker.start(timeout)
+        if ready.outcome is not RunOutcome.OK:
+            return self._failed_start(slot, spec, request_id, ready)
+        self._note_sandbox(ready)
+        netns = (ready.extra or {}).get("netns")
+        if netns and netns != _own_netns():
+            self._pool.shared_network = False  # instances have networks of their own
+        return None
 
-    def _release(self, slot: _Slot, discard: bool) -> None:
-        stop = None
-        with self._cond:
-            slot.busy = False
-            slot.last_used = self._clock.now()
-            if discard or slot.retired or slot.worker is None:
-                slots = self._slots.get(slot.spec.function_key, [])
-                if slot in slots:
-                    slots.remove(slot)
-                stop = slot
-            self._cond.notify_all()
-        if stop is not None:
-            _stop_all([stop])
-
-    def _spawn(self, slot: _Slot, spec: FunctionSpec, code_root: Path) -> Worker:
-        """Start the worker of a new instance (its own uid, /tmp, memory accounting, sandbox)."""
+    def _spawn(self, slot: Instance, spec: InstanceSpec, code_root: Path, family: Family,
+               node: str, layers: Path | None) -> Worker:
+        """The worker of a new instance (its own uid, /tmp, memory accounting, sandbox)."""
         iso = self._isolation
         uid = iso.new_uid() if self._sandbox else None
         slot.tmp_dir = iso.instance_dir(slot.instance_id, uid)
@@ -265,92 +235,126 @@ class ProcessRuntime:
             readable=iso.readable() if self._sandbox else [],
             package_sources=[str(view), str(emulator_view), *sources, *emulator_sources],
             landlock=self._sandbox, private_tmp=self._sandbox, separate_uid=uid is not None,
-            interpreter=self._python)
+            interpreter=self._python, layers=layers,
+            network=iso.networks.settings(spec.internet_access) if self._sandbox else None)
         slot.credentials = spec.credentials() if spec.credentials is not None else None
         config = worker_config(spec, packages=[str(view)], emulator_packages=[str(emulator_view)],
                                sandbox=sandbox, virtual_time=self._clock.is_virtual,
-                               credentials=slot.credentials)
+                               credentials=slot.credentials, family=family.value,
+                               layers=layers, node=node)
         env = worker_environment(spec, code_root, slot.instance_id)
         monitor = iso.memory_monitor(slot.instance_id, spec.memory_size)
         try:
             return Worker(python=self._python, code_root=code_root, env=env, config=config,
-                          monitor=monitor, uid=uid)
+                          monitor=monitor, uid=uid, relay=family is Family.CUSTOM)
         except OSError as exc:
             monitor.close()
             message = f"cannot start a worker with {self._python}: {exc}"
             raise RuntimeUnavailableError(message) from exc
 
-    # -- one request
+    def _note_sandbox(self, ready: Exchange) -> None:
+        """Log once what the host could not provide (docs/runtime.md "Sandbox")."""
+        missing = (ready.extra or {}).get("sandbox") or []
+        if missing and not self._sandbox_noted:
+            self._sandbox_noted = True
+            log.warning("function sandbox incomplete on this host: %s", "; ".join(missing))
 
-    def _failed_start(
-        self, slot: _Slot, spec: FunctionSpec, request_id: str, ready: Exchange, tail: bool
-    ) -> InvocationResult:
-        """A worker that died or hung before it was ready: a crash of this invocation."""
-        log = InvocationLog(bytearray(ready.log))
-        crash = dataclasses.replace(ready, outcome=Outcome.CRASHED)
-        append_failure(log, crash, "Invoke", request_id, spec.timeout, "")
-        body = failure_body(crash, spec.timeout, "")
+    def _failed_start(self, slot: Instance, spec: InstanceSpec, request_id: str,
+                      ready: Exchange) -> InvocationResult:
+        """A worker that died, hung or could not start its server: a failed invocation."""
+        log_data = LogBuffer(bytearray(ready.log))
         at = (slot.instance_id, spec, request_id)
-        result = invocation_result(*at, body, log, crash, True, False)
-        return result if tail else dataclasses.replace(result, log_tail=b"")
+        problem = (ready.extra or {}).get("error")
+        if ready.outcome is RunOutcome.ERROR and problem:  # the server never became ready
+            if log_data.data and not log_data.data.endswith(b"\n"):
+                log_data.data += b"\n"
+            body = json.dumps({"errorMessage": str(problem)}).encode()
+            log_data.data += body + b"\n"
+            return invocation_result(*at, body, log_data, ready, True, False)
+        crash = dataclasses.replace(ready, outcome=RunOutcome.CRASHED)
+        append_failure(log_data, crash, "Invoke", request_id, spec.timeout, "")
+        return invocation_result(*at, failure_body(crash, spec.timeout, ""), log_data, crash,
+                                 True, False)
 
-    def _run(
-        self, slot: _Slot, spec: FunctionSpec, event: bytes, request_id: str, cold: bool
-    ) -> tuple[InvocationResult, bool]:
-        """Initialize if needed, then invoke. Returns the result and whether to discard.
+    def _retire_slots(self, slots: list[Instance]) -> None:
+        """Stop instances: at once when there is no preStop hook to run (a dead or hook-less
+        instance), else in the background."""
+        for slot in slots:
+            if slot.served and slot.spec.pre_stop_handler and slot.worker is not None \
+                    and slot.worker.alive():
+                self._stop_later([slot])
+            else:
+                self._stop(slot)
 
-        The first request of a new instance carries the cold start (docs/runtime.md "Latency
-        model"); it does not count against the function's timeout."""
-        assert slot.worker is not None
-        log = InvocationLog()
-        at = (slot.instance_id, spec, request_id)  # what every result of this call names
-        clock = RequestClock(self._clock)
-        cold_start = self.cold_start if cold else 0.0
-        if spec.initializer_handler and not slot.initialized:
-            timeout = spec.initializer_timeout or spec.timeout
-            header = clock.request("initialize", request_id, cold_start)
-            init = slot.worker.exchange(header, b"", timeout + cold_start)
-            clock.spent(init)
-            cold_start = 0.0
-            log.data += init.log
-            if init.outcome is not Outcome.OK:
-                append_failure(log, init, "Initialize", request_id, timeout, "initialization ")
-                body = failure_body(init, timeout, "initialization ")
-                return invocation_result(*at, body, log, init, cold, True), True
-            slot.initialized = True
-            log.tail_from = len(log.data)
-        header = clock.request("invoke", request_id, cold_start)
-        self._renew_credentials(slot, spec, header)
-        answer = slot.worker.exchange(header, event, spec.timeout + cold_start)
-        clock.spent(answer)
-        log.data += answer.log
-        if answer.outcome in (Outcome.TIMEOUT, Outcome.CRASHED, Outcome.OUT_OF_MEMORY):
-            append_failure(log, answer, "Invoke", request_id, spec.timeout, "")
-            body = failure_body(answer, spec.timeout, "")
-            return invocation_result(*at, body, log, answer, cold, False), True
-        return invocation_result(*at, answer.body, log, answer, cold, False), False
+    def _stop_now(self, slots: list[Instance]) -> None:
+        for slot in slots:
+            self._stop(slot)
 
-    @staticmethod
-    def _renew_credentials(slot: _Slot, spec: FunctionSpec, header: dict[str, Any]) -> None:
-        """Hand the worker the role's current keys when they changed (renewed before expiry)."""
-        if spec.credentials is None:
-            return
-        current = spec.credentials()
-        if current is not None and current != slot.credentials:
-            header["credentials"] = credentials_frame(current)
-            slot.credentials = current
+    def _stop_later(self, slots: list[Instance]) -> None:
+        for slot in slots:
+            try:
+                future = self._stoppers.submit(self._stop, slot)
+            except RuntimeError:  # shutting down: stop it here
+                self._stop(slot)
+                continue
+            with self._stopping_lock:
+                self._stopping.add(future)
+            future.add_done_callback(self._stopped)
+
+    def _stopped(self, future: Future[None]) -> None:
+        with self._stopping_lock:
+            self._stopping.discard(future)
+
+    def settle(self, timeout: float = 120.0) -> bool:
+        """Wait up to ``timeout`` real seconds until the instances stopping in the background
+        (retired, expired) are stopped, their preStop hooks reported; True when they are."""
+        with self._stopping_lock:
+            pending = list(self._stopping)
+        return not wait_all(pending, timeout=timeout).not_done
+
+    def _stop(self, slot: Instance) -> None:
+        """Run the preStop hook of an instance that served (and did not die), then stop it."""
+        try:
+            if slot.worker is not None and slot.served and slot.spec.pre_stop_handler \
+                    and slot.worker.alive():
+                self._pre_stop(slot)
+        finally:
+            if slot.worker is not None:
+                slot.worker.stop()
+            if slot.tmp_dir is not None:
+                Isolation.remove_instance_dir(slot.tmp_dir)
+                slot.tmp_dir = None
+
+    def _pre_stop(self, slot: Instance) -> None:
+        started = self._clock.now()
+        spec, request_id = slot.spec, _request_id(started)
+        if spec.custom is not None:
+            answer, text = pre_stop_custom(slot, spec, request_id)
+        else:
+            answer, text = pre_stop_frames(slot, spec, request_id, self._clock)
+        ok = answer.outcome is RunOutcome.OK
+        run = HookRun(spec.account_id, spec.region, spec.function_name, spec.qualifier,
+                      "PreStop", request_id, slot.instance_id, started, ok,
+                      None if ok else "UnhandledInvocationError", round(answer.duration_ms, 3),
+                      text.decode("utf-8", "replace"))
+        sink = self.hook_sink
+        if sink is not None:
+            try:
+                sink(run)
+            except Exception:  # the logs must not stop an instance from stopping
+                log.exception("recording the preStop hook of %s failed", spec.function_name)
 
 
-def _stop_all(slots: list[_Slot]) -> None:
-    for slot in slots:
-        if slot.worker is not None:
-            slot.worker.stop()
-        if slot.tmp_dir is not None:
-            Isolation.remove_instance_dir(slot.tmp_dir)
-            slot.tmp_dir = None
+CUSTOM_READY_S = 120  # FC: a custom runtime's server must listen within 120 s
 
 
-def _new_instance_id() -> str:
-    """FC's instance id shape: ``c-`` + 8 + 8 + 12 hex digits."""
-    digits = uuid.uuid4().hex
-    return f"c-{digits[:8]}-{digits[8:16]}-{digits[16:28]}"
+def _own_netns() -> int:
+    try:
+        return os.stat("/proc/self/ns/net").st_ino
+    except OSError:
+        return 0
+
+
+def _request_id(now: float) -> str:
+    """A request id for a hook FC runs on its own, in the shape of FC's request ids."""
+    return f"1-{int(now):08x}-{secrets.token_hex(12)}"

@@ -372,7 +372,8 @@ class _WrappingLoader:
 
     def create_module(self, spec: Any) -> ModuleType | None:
         create = getattr(self._inner, "create_module", None)
-        return None if create is None else create(spec)  # type: ignore[no-any-return]
+        module: ModuleType | None = None if create is None else create(spec)
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
         self._inner.exec_module(module)

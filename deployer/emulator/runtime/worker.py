@@ -15,6 +15,7 @@ import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -24,18 +25,17 @@ from typing import Any
 
 from deployer.emulator.runtime import bootstrap, frames
 from deployer.emulator.runtime.isolation import MemoryMonitor, kill_tree
+from deployer.emulator.runtime.worker_logs import MAX_STORED_LOG, BoundedLog, LogTap
 
-__all__ = ["MAX_STORED_LOG", "Exchange", "Outcome", "Worker"]
+__all__ = ["MAX_STORED_LOG", "Exchange", "RunOutcome", "Worker"]
 
 BOOTSTRAP_PATH = Path(bootstrap.__file__).resolve()
 TERM_GRACE_S = 0.5  # after SIGTERM on timeout, before SIGKILL
 STOP_GRACE_S = 1.0  # after closing the request pipe of an idle worker, before SIGKILL
 SAMPLE_S = 0.02  # memory sampling period while a request runs (without a memory cgroup)
-MAX_STORED_LOG = 1024 * 1024  # log bytes kept per request: the first 1 MiB - 64 KiB ...
-LOG_TAIL_KEPT = 64 * 1024  # ... and the last 64 KiB (the Tail log needs the last 4 KiB)
 
 
-class Outcome(enum.Enum):
+class RunOutcome(enum.Enum):
     OK = "ok"
     ERROR = "error"  # the worker answered with an error body
     TIMEOUT = "timeout"
@@ -45,41 +45,12 @@ class Outcome(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Exchange:
-    outcome: Outcome
+    outcome: RunOutcome
     body: bytes
     log: bytes
     duration_ms: float
     max_memory_mb: float | None = None  # peak of the instance during the request
     extra: dict[str, Any] | None = None  # other keys of the worker's answer header
-
-
-class BoundedLog:
-    """The log of one request, capped: the head, a truncation marker, the last bytes."""
-
-    def __init__(self, initial: bytes = b"") -> None:
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.omitted = 0
-        self += initial
-
-    def __iadd__(self, chunk: bytes) -> BoundedLog:
-        room = MAX_STORED_LOG - LOG_TAIL_KEPT - len(self.head)
-        if room > 0 and not self.tail:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if chunk:
-            self.tail += chunk
-            excess = len(self.tail) - LOG_TAIL_KEPT
-            if excess > 0:
-                self.omitted += excess
-                del self.tail[:excess]
-        return self
-
-    def __bytes__(self) -> bytes:
-        if not self.omitted:
-            return bytes(self.head + self.tail)
-        marker = f"\n... [log truncated: {self.omitted} bytes omitted] ...\n".encode()
-        return bytes(self.head) + marker + bytes(self.tail)
 
 
 class Worker:
@@ -88,32 +59,32 @@ class Worker:
 
     def __init__(
         self, *, python: str, code_root: Path, env: dict[str, str], config: dict[str, Any],
-        monitor: MemoryMonitor | None = None, uid: int | None = None,
+        monitor: MemoryMonitor | None = None, uid: int | None = None, relay: bool = False,
     ) -> None:
+        """``relay``: the worker is a custom runtime's supervisor; requests reach its server
+        through :meth:`open_stream`, and a thread keeps reading its log (:meth:`log_since`)."""
         request_read, self._request_write = os.pipe()
         self._response_read, response_write = os.pipe()
         self._log_read, log_write = os.pipe()
-        identity: dict[str, Any] = (
-            {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {})
+        self._control: socket.socket | None = None
+        theirs: socket.socket | None = None
+        if relay:
+            self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        child_fds = (request_read, response_write) + ((theirs.fileno(),) if theirs else ())
         try:
-            self.process = subprocess.Popen(
-                [python, "-S", "-u", str(BOOTSTRAP_PATH), str(request_read), str(response_write)],
-                stdin=subprocess.DEVNULL,
-                stdout=log_write,
-                stderr=log_write,
-                cwd=code_root,
-                env=env,
-                pass_fds=(request_read, response_write),
-                start_new_session=True,
-                **identity,
-            )
+            self.process = _start(python, code_root, env, uid, child_fds, log_write)
         except BaseException:
             for fd in (self._request_write, self._response_read, self._log_read):
                 os.close(fd)
+            if self._control is not None:
+                self._control.close()
             raise
         finally:
             for fd in (request_read, response_write, log_write):
                 os.close(fd)
+            if theirs is not None:
+                theirs.close()
+        self._tap: LogTap | None = None
         os.set_blocking(self._log_read, False)
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._response_read, selectors.EVENT_READ)
@@ -142,9 +113,51 @@ class Worker:
         with the next exchange's log. A worker that dies or hangs while starting is reaped.
         """
         ready = self._await(time.monotonic(), timeout_s)
-        if ready.outcome is Outcome.OK:
+        if ready.outcome is RunOutcome.OK:
             self._pending_log = bytearray(ready.log)
+            if self._control is not None:  # from now on the log is read by a thread
+                self._selector.unregister(self._log_read)
+                self._tap = LogTap(self._log_read, bytes(self._pending_log))
+                self._pending_log = bytearray()
         return ready
+
+    def open_stream(self) -> socket.socket | None:
+        """A new connection to the custom runtime's server, through the worker's relay (None
+        when the worker is gone)."""
+        if self._control is None:
+            raise RuntimeError("this worker has no relay")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            socket.send_fds(self._control, [b"c"], [theirs.fileno()])
+        except OSError:
+            ours.close()
+            return None
+        finally:
+            theirs.close()
+        return ours
+
+    def log_since(self, mark: int) -> tuple[bytes, int]:
+        """A relayed worker's log written since ``mark`` (a position :meth:`log_mark` gave) and
+        the new mark; what was dropped to keep the buffer bounded is left out."""
+        assert self._tap is not None
+        return self._tap.since(mark)
+
+    def log_mark(self) -> int:
+        assert self._tap is not None
+        return self._tap.mark()
+
+    def exits_within(self, seconds: float) -> bool:
+        """Whether the worker exits within ``seconds`` real seconds (a custom runtime's
+        supervisor exits right after its server died)."""
+        try:
+            self._reap(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def alive(self) -> bool:
+        """The worker process has not exited (an exited one is reaped here)."""
+        return not self.exits_within(0.0)
 
     def exchange(self, header: dict[str, Any], body: bytes, timeout_s: float) -> Exchange:
         """Send one request and wait up to ``timeout_s`` real seconds for its answer.
@@ -169,7 +182,7 @@ class Worker:
             if remaining <= 0:
                 self._terminate()
                 self._drain_log(log)
-                return Exchange(Outcome.TIMEOUT, b"", bytes(log), _elapsed_ms(started),
+                return Exchange(RunOutcome.TIMEOUT, b"", bytes(log), _elapsed_ms(started),
                                 self.monitor.peak_mb())
             events = self._selector.select(min(remaining, SAMPLE_S) if sampling else remaining)
             if sampling and not events and self.monitor.over_limit():
@@ -189,7 +202,7 @@ class Worker:
             if answer is not None:
                 duration = answer[0].get("duration_ms", _elapsed_ms(started))
                 self._drain_log(log)
-                outcome = Outcome.OK if answer[0].get("ok") else Outcome.ERROR
+                outcome = RunOutcome.OK if answer[0].get("ok") else RunOutcome.ERROR
                 peak = self.monitor.peak_mb()
                 if peak is not None and self.monitor.limit_mb and peak > self.monitor.limit_mb:
                     return self._out_of_memory(log, started)
@@ -203,7 +216,7 @@ class Worker:
         except subprocess.TimeoutExpired:
             self._reap(timeout=None)
         self._drain_log(log)
-        return Exchange(Outcome.OUT_OF_MEMORY, b"", bytes(log), _elapsed_ms(started),
+        return Exchange(RunOutcome.OUT_OF_MEMORY, b"", bytes(log), _elapsed_ms(started),
                         max(peak or 0.0, float(self.monitor.limit_mb)))
 
     def _take_pending_log(self) -> BoundedLog:
@@ -254,7 +267,7 @@ class Worker:
             self._reap(timeout=None)
         self._drain_log(log)
         duration = _elapsed_ms(started)
-        outcome = Outcome.OUT_OF_MEMORY if oom else Outcome.CRASHED
+        outcome = RunOutcome.OUT_OF_MEMORY if oom else RunOutcome.CRASHED
         return Exchange(outcome, b"", bytes(log), duration, peak or self._max_memory_mb())
 
     def _terminate(self) -> None:
@@ -303,6 +316,10 @@ class Worker:
             return
         self._closed = True
         self._selector.close()
+        if self._control is not None:
+            self._control.close()
+        if self._tap is not None:
+            self._tap.stop()
         for fd in (self._request_write, self._response_read, self._log_read):
             if fd >= 0:
                 with contextlib.suppress(OSError):
@@ -311,6 +328,18 @@ class Worker:
     def close(self) -> None:
         """Release the pipes of a worker already reaped (after a timeout or a crash)."""
         self._close_fds()
+
+
+def _start(python: str, code_root: Path, env: dict[str, str], uid: int | None,
+           child_fds: tuple[int, ...], log_write: int) -> subprocess.Popen[bytes]:
+    """The worker process: ``bootstrap.py`` with the pipes (and relay socket) it is given, in a
+    session of its own, under the instance's uid when there is one."""
+    identity: dict[str, Any] = (
+        {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {})
+    return subprocess.Popen(
+        [python, "-S", "-u", str(BOOTSTRAP_PATH), *map(str, child_fds)],
+        stdin=subprocess.DEVNULL, stdout=log_write, stderr=log_write, cwd=code_root, env=env,
+        pass_fds=child_fds, start_new_session=True, **identity)
 
 
 def _complete_frame(buffer: bytearray) -> tuple[dict[str, Any], bytes] | None:

@@ -26,13 +26,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.emulator.services.errors import AccessDenied, Decision
+from deployer.emulator.services.errors import Decision, NotAuthorized
 from deployer.emulator.services.roles import RoleService
 
 __all__ = [
     "Authorizer",
     "PolicyDocument",
-    "evaluate",
+    "evaluate_policies",
     "parse_policy",
     "pattern_matches",
 ]
@@ -114,7 +114,7 @@ def _statements(document: PolicyDocument) -> Sequence[Mapping[str, Any]]:
     return [s for s in statements if isinstance(s, dict)] if isinstance(statements, list) else []
 
 
-def evaluate(documents: Iterable[PolicyDocument], action: str, resource: str,
+def evaluate_policies(documents: Iterable[PolicyDocument], action: str, resource: str,
              context: Mapping[str, str] | None = None) -> Decision:
     """The decision of ``documents`` (one principal's policies) for ``action`` on ``resource``.
 
@@ -157,6 +157,9 @@ class Subject:
     principal: str
     session_policy: str | None = None
     principal_type: str = "AssumedRoleUser"
+    role_id: str | None = None
+    """The RoleId a session was issued for: its role's policies apply only while the role of
+    that name is still that role (RAM binds sessions to the role's identity, not its name)."""
 
 
 class Authorizer:
@@ -174,26 +177,39 @@ class Authorizer:
                 documents.append(parse_policy(text))
         return documents
 
+    def role_is_gone(self, subject: Subject) -> bool:
+        """Whether ``subject`` is a session whose role was deleted (perhaps re-created under
+        the same name, with another RoleId)."""
+        if subject.role_id is None:
+            return False
+        return self._roles.role_id_of(subject.account_id, subject.role_name) != subject.role_id
+
     def decide(self, subject: Subject, action: str, resource: str,
                context: Mapping[str, str] | None = None) -> Decision:
-        decision = evaluate(self.role_documents(subject.account_id, subject.role_name),
+        if self.role_is_gone(subject):
+            return Decision.IMPLICIT_DENY  # no policy of a role that no longer exists applies
+        decision = evaluate_policies(self.role_documents(subject.account_id, subject.role_name),
                             action, resource, context)
         if subject.session_policy is None or decision is Decision.EXPLICIT_DENY:
             return decision
-        narrowed = evaluate([parse_policy(subject.session_policy)], action, resource, context)
+        narrowed = evaluate_policies([parse_policy(subject.session_policy)], action, resource,
+                                     context)
         if narrowed is not Decision.ALLOW:
             return narrowed
         return decision
 
     def check(self, subject: Subject, action: str, resource: str,
               context: Mapping[str, str] | None = None) -> None:
-        """Raise :class:`AccessDenied` unless ``subject`` may do ``action`` on ``resource``."""
+        """Raise :class:`NotAuthorized` unless ``subject`` may do ``action`` on ``resource``."""
         decision = self.decide(subject, action, resource, context)
         if decision is Decision.ALLOW:
             return
         why = ("an explicit Deny in its policies" if decision is Decision.EXPLICIT_DENY
                else "no attached policy allows it")
-        raise AccessDenied(
+        if self.role_is_gone(subject):
+            why = ("the role it was issued for no longer exists (a role deleted and created "
+                   "again under the same name is another role, with another RoleId)")
+        raise NotAuthorized(
             f"You are not authorized to do action {action} on resource {resource}: "
             f"{subject.principal} is denied by {why} (role {subject.role_name}).",
             action=action, resource=resource, principal=subject.principal, decision=decision,

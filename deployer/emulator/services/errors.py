@@ -4,7 +4,7 @@ Services raise only these. Each is one class of the small hierarchy below; where
 covers several cases, the case is a member of a closed :class:`~enum.Enum` (``about``): the
 resource that was not found, exists already or is still in use (:class:`Resource`), what is
 wrong with a security token (:class:`TokenProblem`), why AssumeRole is refused
-(:class:`Refusal`), which quota refused a call (:class:`Quota`). Wire codes and HTTP statuses
+(:class:`RoleRefusal`), which quota refused a call (:class:`Quota`). Wire codes and HTTP statuses
 are not here: each product's contract module maps these errors to its own codes in one
 ``ErrorTable`` (docs/architecture.md, "Errors").
 """
@@ -14,21 +14,21 @@ from __future__ import annotations
 import enum
 
 __all__ = [
-    "AccessDenied",
     "AlreadyAttached",
     "AlreadyExists",
     "AssumeRoleRefused",
     "Decision",
     "DeleteConflict",
-    "InvalidArgument",
+    "InvalidValue",
     "MalformedPolicy",
     "NotAttached",
-    "NotFound",
+    "NotAuthorized",
     "PayloadTooLarge",
     "Quota",
     "QuotaExceeded",
-    "Refusal",
     "Resource",
+    "ResourceNotFound",
+    "RoleRefusal",
     "ServiceError",
     "TaskCompleted",
     "TokenError",
@@ -38,7 +38,8 @@ __all__ = [
 
 
 class Resource(enum.Enum):
-    """What a :class:`NotFound`, :class:`AlreadyExists` or :class:`DeleteConflict` is about."""
+    """What a :class:`ResourceNotFound`, :class:`AlreadyExists` or :class:`DeleteConflict` is
+    about."""
 
     FUNCTION = "function"
     VERSION = "version"
@@ -62,7 +63,7 @@ class TokenProblem(enum.Enum):
     EXPIRED = "expired"
 
 
-class Refusal(enum.Enum):
+class RoleRefusal(enum.Enum):
     """Why AssumeRole cannot proceed."""
 
     ROOT_CALLER = "root_caller"  # the account's own AccessKey may not assume roles
@@ -98,7 +99,7 @@ class ServiceError(Exception):
         self.message = message
 
 
-class InvalidArgument(ServiceError):
+class InvalidValue(ServiceError):
     """A parameter value breaks a rule (name syntax, range, enum); ``field`` names it."""
 
     def __init__(self, message: str, *, field: str = "") -> None:
@@ -106,7 +107,7 @@ class InvalidArgument(ServiceError):
         self.field = field
 
 
-class MalformedPolicy(InvalidArgument):
+class MalformedPolicy(InvalidValue):
     """A RAM policy document breaks the policy grammar."""
 
 
@@ -122,7 +123,7 @@ class _ResourceError(ServiceError):
         self.name = name
 
 
-class NotFound(_ResourceError):
+class ResourceNotFound(_ResourceError):
     """The named ``resource`` does not exist."""
 
 
@@ -154,7 +155,7 @@ class TaskCompleted(ServiceError):
     """ReportTask* with a token whose task has completed already (or never existed)."""
 
 
-class AccessDenied(ServiceError):
+class NotAuthorized(ServiceError):
     """The caller may not do ``action`` on ``resource``; ``decision`` says why."""
 
     def __init__(self, message: str, *, action: str, resource: str, principal: str,
@@ -178,9 +179,9 @@ class TokenError(ServiceError):
 
 
 class AssumeRoleRefused(ServiceError):
-    """AssumeRole cannot proceed (``about``: the :class:`Refusal`)."""
+    """AssumeRole cannot proceed (``about``: the :class:`RoleRefusal`)."""
 
-    def __init__(self, message: str, refusal: Refusal) -> None:
+    def __init__(self, message: str, refusal: RoleRefusal) -> None:
         super().__init__(message)
         self.about = self.refusal = refusal
 

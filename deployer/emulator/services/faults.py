@@ -28,7 +28,7 @@ import random
 import threading
 from dataclasses import dataclass, field, replace
 
-from deployer.emulator.services.errors import InvalidArgument, NotFound, Resource
+from deployer.emulator.services.errors import InvalidValue, Resource, ResourceNotFound
 
 __all__ = [
     "SERVICES",
@@ -38,7 +38,7 @@ __all__ = [
     "FaultKind",
     "FaultService",
     "FaultSpec",
-    "failure_body",
+    "injected_failure_body",
 ]
 
 SERVICES = ("fc", "cloudflow", "ram", "sts")
@@ -76,9 +76,9 @@ class FaultSpec:
     seed: int | None = None
 
     def validate(self) -> None:
-        """Raise :class:`InvalidArgument` naming the first rule this spec breaks."""
-        def bad(field_name: str, message: str) -> InvalidArgument:
-            return InvalidArgument(message, field=field_name)
+        """Raise :class:`InvalidValue` naming the first rule this spec breaks."""
+        def bad(field_name: str, message: str) -> InvalidValue:
+            return InvalidValue(message, field=field_name)
 
         if self.service not in SERVICES:
             raise bad("service", f"service must be one of {', '.join(SERVICES)}; got "
@@ -112,7 +112,7 @@ class FaultSpec:
                      or call.action == INVOKE))
 
 
-def failure_body(spec: FaultSpec, timeout: int) -> bytes:
+def injected_failure_body(spec: FaultSpec, timeout: int) -> bytes:
     """What FC answers for a run a ``FUNCTION_ERROR`` or ``TIMEOUT`` fault replaces: the error
     JSON of a Python handler that raised, or of one that ran out of ``timeout`` seconds
     (docs/runtime.md)."""
@@ -184,12 +184,12 @@ class FaultService:
         self._sleeper = threading.Event()  # set on close: pending latencies end
 
     def add(self, spec: FaultSpec) -> Fault:
-        """Register ``spec`` (validated; InvalidArgument when it breaks a rule)."""
+        """Register ``spec`` (validated; InvalidValue when it breaks a rule)."""
         spec.validate()
         with self._lock:
             if len(self._entries) >= MAX_FAULTS:
-                raise InvalidArgument(f"at most {MAX_FAULTS} faults can be registered; "
-                                      "clear some first")
+                raise InvalidValue(f"at most {MAX_FAULTS} faults can be registered; "
+                                   "clear some first")
             fault = Fault(f"fault-{next(self._ids)}", spec)
             self._entries[fault.fault_id] = _Entry(fault, random.Random(spec.seed))
             return fault
@@ -202,14 +202,16 @@ class FaultService:
         with self._lock:
             entry = self._entries.get(fault_id)
         if entry is None:
-            raise NotFound(f"fault {fault_id!r} does not exist", Resource.FAULT, name=fault_id)
+            raise ResourceNotFound(f"fault {fault_id!r} does not exist",
+                                   Resource.FAULT, name=fault_id)
         return entry.fault
 
     def remove(self, fault_id: str) -> Fault:
         with self._lock:
             entry = self._entries.pop(fault_id, None)
         if entry is None:
-            raise NotFound(f"fault {fault_id!r} does not exist", Resource.FAULT, name=fault_id)
+            raise ResourceNotFound(f"fault {fault_id!r} does not exist",
+                                   Resource.FAULT, name=fault_id)
         return entry.fault
 
     def clear(self) -> int:

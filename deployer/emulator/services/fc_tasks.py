@@ -22,7 +22,7 @@ function error or timeout with ``FC.Unknown`` and FC's error JSON; latency holds
 
 CloudFlow invokes functions with the flow's execution role: when the flow has a ``RoleArn``, the
 role's RAM policies must allow ``fc:InvokeFunction`` on the function, else the task fails with
-``FC.AccessDenied`` (FC answers ``403 AccessDenied`` and CloudFlow names FC errors ``FC.<Code>``;
+``FC.AccessDenied`` (FC answers ``403 NotAuthorized`` and CloudFlow names FC errors ``FC.<Code>``;
 docs/runtime.md). A flow without a role invokes unchecked (docs/runtime.md says why).
 """
 
@@ -36,13 +36,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.services.authorization import Authorizer, Subject
-from deployer.emulator.services.errors import AccessDenied, NotFound, ServiceError
+from deployer.emulator.services.errors import NotAuthorized, ResourceNotFound, ServiceError
 from deployer.emulator.services.faults import (
     INVOKE,
     FaultCall,
     FaultKind,
     FaultService,
-    failure_body,
+    injected_failure_body,
 )
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.quotas import CloudQuotas
@@ -115,7 +115,7 @@ class FunctionInvoker:
         resource = f"acs:fc:{arn.region}:{arn.account_id}:functions/{arn.name}"
         try:
             self._authorizer.check(subject, "fc:InvokeFunction", resource)
-        except AccessDenied as exc:
+        except NotAuthorized as exc:
             return ("", *map_service_error(self._fc_code(exc), exc.message))
         return None
 
@@ -178,11 +178,11 @@ class FunctionInvoker:
             return ("", *map_service_error(spec.code, spec.message))
         try:
             fn = self._functions.get(arn.account_id, arn.region, arn.name, arn.qualifier)
-        except NotFound:
+        except ResourceNotFound:
             return None  # the invocation answers FunctionNotFound itself
         if fire_and_forget:
             return "{}", "", ""
-        return ("", *map_function_error(failure_body(spec, fn.config.timeout).decode()))
+        return ("", *map_function_error(injected_failure_body(spec, fn.config.timeout).decode()))
 
     def _instance(self, arn: FunctionArn, fire_and_forget: bool) -> AbstractContextManager[None]:
         """One of the account's FC instances for a synchronous run (``--throttle cloud``)."""

@@ -1,5 +1,5 @@
 """Which function an invocation runs: a name and a qualifier (none or ``LATEST``, a version
-id, an alias) resolved to the :class:`Function` and the :class:`FunctionSpec` the runtime is
+id, an alias) resolved to the :class:`Function` and the :class:`InstanceSpec` the runtime is
 given. Specs are cached per stored record (or per published snapshot), so a hot function is
 resolved without rebuilding its spec or its role credentials.
 """
@@ -7,19 +7,51 @@ resolved without rebuilding its spec or its role credentials.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from deployer.digits import is_decimal
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import NotFound, Resource
+from deployer.emulator.services.errors import Resource, ResourceNotFound
 from deployer.emulator.services.function_model import Function, function_from_record
 from deployer.emulator.services.function_roles import RoleCredentials
 from deployer.emulator.services.function_versions import FunctionReleases
-from deployer.emulator.services.ports import FunctionSpec
+from deployer.emulator.services.ports import (
+    CustomRuntimeSettings,
+    HealthCheck,
+    InstanceSpec,
+    LayerSource,
+    missing_layer,
+)
 from deployer.emulator.services.security_tokens import SecurityTokenService
 from deployer.emulator.store.repos import CodeStore, FunctionRecord, FunctionRepo
 
-__all__ = ["FunctionResolver"]
+__all__ = ["FunctionResolver", "LayerLookup", "custom_settings"]
+
+LayerLookup = Callable[[str, str, str], "LayerSource | None"]
+"""(account, region, layer version ARN) -> its content, None when there is no such version."""
+
+
+def custom_settings(runtime: str, config: Any) -> CustomRuntimeSettings | None:
+    """``customRuntimeConfig`` of a custom runtime (FC's defaults: port 9000, the code's
+    ``bootstrap``); None for other runtimes."""
+    if not runtime.startswith("custom") or runtime == "custom-container":
+        return None
+    config = config if isinstance(config, dict) else {}
+    health = config.get("healthCheckConfig") or {}
+    defaults = HealthCheck()
+    return CustomRuntimeSettings(
+        command=tuple(config.get("command") or ()), args=tuple(config.get("args") or ()),
+        port=int(config.get("port") or 9000),
+        health_check=HealthCheck(
+            http_get_url=str(health.get("httpGetUrl") or ""),
+            initial_delay_seconds=float(health.get("initialDelaySeconds")
+                                        or defaults.initial_delay_seconds),
+            period_seconds=float(health.get("periodSeconds") or defaults.period_seconds),
+            timeout_seconds=float(health.get("timeoutSeconds") or defaults.timeout_seconds),
+            failure_threshold=int(health.get("failureThreshold") or defaults.failure_threshold),
+            success_threshold=int(health.get("successThreshold")
+                                  or defaults.success_threshold)))
 
 
 class FunctionResolver:
@@ -37,21 +69,23 @@ class FunctionResolver:
         self._tokens = tokens
         self.cloud_endpoint = ""
         self.versions: FunctionReleases | None = None
-        # record (as cached by the repository) -> its Function and FunctionSpec
+        self.layer_source: LayerLookup | None = None
+        # record (as cached by the repository) -> its Function and InstanceSpec
         self._current: dict[tuple[str, str, str], tuple[FunctionRecord, Function,
-                                                        FunctionSpec]] = {}
-        # (function key, qualifier, version) -> (snapshot identity, Function, FunctionSpec)
+                                                        InstanceSpec]] = {}
+        # (function key, qualifier, version) -> (snapshot identity, Function, InstanceSpec)
         self._published: dict[tuple[str, ...], tuple[tuple[Any, ...], Function,
-                                                      FunctionSpec]] = {}
+                                                      InstanceSpec]] = {}
 
     def resolve(self, account_id: str, region: str, name: str, qualifier: str | None, *,
-                weighted: bool = True) -> tuple[Function, FunctionSpec]:
+                weighted: bool = True) -> tuple[Function, InstanceSpec]:
         """The function and its spec: current settings for ``LATEST`` (or no qualifier), the
         snapshot a version froze for a version id, an alias's version (picked by its weights
-        when ``weighted``, else its main version). Raises NotFound."""
+        when ``weighted``, else its main version). Raises ResourceNotFound."""
         rec = self._functions.get(account_id, region, name)
         if rec is None:
-            raise NotFound(f"function '{name}' does not exist", Resource.FUNCTION, name=name)
+            raise ResourceNotFound(f"function '{name}' does not exist",
+                                   Resource.FUNCTION, name=name)
         if qualifier not in (None, "", "LATEST"):
             return self._resolve_published(account_id, region, name, str(qualifier),
                                            weighted)
@@ -65,12 +99,13 @@ class FunctionResolver:
         return fn, spec
 
     def _resolve_published(self, account_id: str, region: str, name: str, qualifier: str,
-                           weighted: bool) -> tuple[Function, FunctionSpec]:
+                           weighted: bool) -> tuple[Function, InstanceSpec]:
         """A version id or an alias: the frozen snapshot it runs (cached per version)."""
         if self.versions is None:
             kind = Resource.VERSION if is_decimal(qualifier) else Resource.ALIAS
-            raise NotFound(f"{kind.value} '{qualifier}' of function '{name}' does not exist",
-                           kind, name=qualifier)
+            raise ResourceNotFound(
+                f"{kind.value} '{qualifier}' of function '{name}' does not exist", kind,
+                name=qualifier)
         found = self.versions.resolve(account_id, region, name, qualifier, weighted=weighted)
         snap = found.record
         identity = (snap.function_id, snap.code_checksum, snap.modified_at)
@@ -84,17 +119,35 @@ class FunctionResolver:
         self._published[key] = (identity, fn, spec)
         return fn, spec
 
-    def _spec(self, fn: Function) -> FunctionSpec:
+    def _spec(self, fn: Function) -> InstanceSpec:
         c = fn.config
         source = None
         if c.role and self._tokens is not None:
             source = RoleCredentials(self._tokens, self._clock, fn.account_id, c.role, fn.name,
                                      c.timeout)
-        return FunctionSpec(fn.account_id, fn.region, fn.name, c.handler, c.runtime, c.timeout,
+        idle = c.opaque.get("idleTimeout")
+        return InstanceSpec(fn.account_id, fn.region, fn.name, c.handler, c.runtime, c.timeout,
                             c.memory_size, dict(c.environment), fn.code_checksum,
                             self._code.path(fn.code_checksum), c.initializer_handler,
                             c.initializer_timeout, role=c.role,
                             disable_inject_credentials=str(
                                 c.opaque.get("disableInjectCredentials") or "None"),
                             disk_size=c.disk_size, internet_access=c.internet_access,
-                            cloud_endpoint=self.cloud_endpoint, credentials=source)
+                            cloud_endpoint=self.cloud_endpoint, credentials=source,
+                            pre_stop_handler=c.pre_stop_handler,
+                            pre_stop_timeout=c.pre_stop_timeout,
+                            instance_concurrency=c.instance_concurrency,
+                            custom=custom_settings(c.runtime, c.opaque.get("customRuntimeConfig")),
+                            layers=self._layers(fn),
+                            idle_timeout=float(idle) if isinstance(idle, int) and idle > 0
+                            else None)
+
+    def _layers(self, fn: Function) -> tuple[LayerSource, ...]:
+        """The function's layers as the layer source knows them; a layer it cannot name (or no
+        source at all) is a :class:`MissingLayer` the runtime refuses by its ARN."""
+        found: list[LayerSource] = []
+        for arn in fn.config.layers:
+            layer = self.layer_source(fn.account_id, fn.region, arn) \
+                if self.layer_source is not None else None
+            found.append(layer if layer is not None else missing_layer(arn))
+        return tuple(found)

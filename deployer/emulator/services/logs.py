@@ -21,9 +21,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.emulator.services.errors import InvalidArgument, NotFound, Resource
+from deployer.emulator.records import InvocationRecord
+from deployer.emulator.services.errors import InvalidValue, Resource, ResourceNotFound
 from deployer.emulator.store.log_repos import InvocationLogRepo
-from deployer.emulator.store.repos import FunctionRecord, FunctionRepo, InvocationRecord
+from deployer.emulator.store.repos import FunctionRecord, FunctionRepo
 
 __all__ = ["LogQuery", "LogResult", "LogService"]
 
@@ -78,8 +79,8 @@ def _terms(query: str) -> list[_Term]:
     """The terms of a GetLogs search query (see the module docstring)."""
     text = query.strip()
     if "|" in text:
-        raise InvalidArgument("the emulated Log Service supports search queries only; an "
-                              "analytic statement after '|' is not emulated", field="query")
+        raise InvalidValue("the emulated Log Service supports search queries only; an "
+                           "analytic statement after '|' is not emulated", field="query")
     terms: list[_Term] = []
     for term in (t.strip() for t in re.split(r"\s+and\s+", text, flags=re.IGNORECASE)):
         if term in ("", "*"):
@@ -92,8 +93,8 @@ def _terms(query: str) -> list[_Term]:
         elif re.fullmatch(r'"[^"]*"|[^\s:"()]+', term):
             terms.append(_Term(None, term.strip('"')))
         else:
-            raise InvalidArgument(f"cannot parse the query term {term!r}: use *, field: value "
-                                  "or words joined by and", field="query")
+            raise InvalidValue(f"cannot parse the query term {term!r}: use *, field: value "
+                               "or words joined by and", field="query")
     return terms
 
 
@@ -104,7 +105,8 @@ def invocation_entries(rec: InvocationRecord, config: dict[str, Any]) -> list[En
             "requestId": rec.request_id}
     entries = [{**base, "__topic__": f"FCLogs:{rec.function_name}", "message": line}
                for line in rec.log.splitlines()]
-    if config.get("enableRequestMetrics", True) is not False:
+    if config.get("enableRequestMetrics", True) is not False and rec.invocation_type in (
+            "Sync", "Async"):  # a preStop hook's log has no request metrics
         metrics = {**base, "__topic__": f"FCRequestMetrics:{rec.function_name}",
                    "operation": "InvokeFunction",
                    "invocationType": rec.invocation_type,
@@ -126,7 +128,7 @@ class LogService:
     def _writers(self, account_id: str, region: str, project: str, logstore: str
                  ) -> dict[str, dict[str, Any]]:
         """``{function name: logConfig}`` of the functions writing to ``project/logstore``;
-        NotFound (kind ``project`` / ``logstore``) when no function names them."""
+        ResourceNotFound (kind ``project`` / ``logstore``) when no function names them."""
         in_project: dict[str, dict[str, Any]] = {}
         start = ""
         while True:
@@ -139,23 +141,24 @@ class LogService:
                 break
             start = page[-1].name + "\x00"
         if not in_project:
-            raise NotFound(f"Project {project} does not exist", Resource.PROJECT, name=project)
+            raise ResourceNotFound(f"Project {project} does not exist",
+                                   Resource.PROJECT, name=project)
         writers = {n: c for n, c in in_project.items() if c.get("logstore") == logstore}
         if not writers:
-            raise NotFound(f"Logstore {logstore} does not exist", Resource.LOGSTORE,
-                           name=logstore)
+            raise ResourceNotFound(f"Logstore {logstore} does not exist", Resource.LOGSTORE,
+                                   name=logstore)
         return writers
 
     def get_logs(self, account_id: str, region: str, query: LogQuery) -> LogResult:
-        """Entries of ``query`` (see the module docstring). Raises NotFound for an unknown
-        project or logstore and InvalidArgument for a bad range, line, offset or query."""
+        """Entries of ``query`` (see the module docstring). Raises ResourceNotFound for an unknown
+        project or logstore and InvalidValue for a bad range, line, offset or query."""
         if query.start >= query.end:
-            raise InvalidArgument("from must be less than to (the range is [from, to))",
+            raise InvalidValue("from must be less than to (the range is [from, to))",
                                   field="from")
         if not 0 <= query.line <= MAX_LINES:
-            raise InvalidArgument(f"line must be between 0 and {MAX_LINES}", field="line")
+            raise InvalidValue(f"line must be between 0 and {MAX_LINES}", field="line")
         if query.offset < 0:
-            raise InvalidArgument("offset must not be negative", field="offset")
+            raise InvalidValue("offset must not be negative", field="offset")
         terms = _terms(query.query)
         writers = self._writers(account_id, region, query.project, query.logstore)
         found: list[Entry] = []

@@ -24,11 +24,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from deployer.emulator.services.errors import InvalidArgument, Quota, QuotaExceeded
+from deployer.emulator.services.errors import InvalidValue, Quota, QuotaExceeded
 
-__all__ = ["CLOUDFLOW_RATES", "FC_INSTANCE_LIMIT", "MODES", "CloudQuotas", "Rate"]
+__all__ = ["CLOUDFLOW_RATES", "FC_INSTANCE_LIMIT", "THROTTLE_MODES", "CloudQuotas", "Rate"]
 
-MODES = ("off", "cloud")
+THROTTLE_MODES = ("off", "cloud")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +55,16 @@ class CloudQuotas:
         self._buckets: dict[tuple[str, str, str], tuple[float, float]] = {}
         self._running: dict[tuple[str, str], int] = {}
         self.fc_instances = fc_instances
-        if mode not in MODES:
-            raise ValueError(f"throttle mode must be one of {', '.join(MODES)}; got {mode!r}")
+        if mode not in THROTTLE_MODES:
+            raise ValueError(f"throttle mode must be one of {', '.join(THROTTLE_MODES)}; got "
+                             f"{mode!r}")
         self.mode = mode
 
     def set_mode(self, mode: str) -> None:
         """``cloud`` applies the quotas, ``off`` none (buckets start full again)."""
-        if mode not in MODES:
-            raise InvalidArgument(f"throttle mode must be one of {', '.join(MODES)}; got "
-                                  f"{mode!r}", field="mode")
+        if mode not in THROTTLE_MODES:
+            raise InvalidValue(f"throttle mode must be one of {', '.join(THROTTLE_MODES)}; got "
+                               f"{mode!r}", field="mode")
         with self._lock:
             self.mode = mode
             self._buckets.clear()

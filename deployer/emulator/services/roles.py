@@ -18,16 +18,23 @@ from deployer.emulator.services.errors import (
     AlreadyAttached,
     AlreadyExists,
     DeleteConflict,
-    InvalidArgument,
+    InvalidValue,
     MalformedPolicy,
     NotAttached,
-    NotFound,
     Resource,
+    ResourceNotFound,
 )
 from deployer.emulator.store.repos import PolicyRecord, RamRepo, RoleRecord
 
-__all__ = ["SYSTEM_POLICIES", "AttachedPolicy", "Policy", "Role", "RoleService", "role_arn",
-           "trust_allows"]
+__all__ = [
+    "SYSTEM_POLICIES",
+    "Policy",
+    "PolicyAttachment",
+    "RamRole",
+    "RoleService",
+    "ram_role_arn",
+    "trust_allows",
+]
 
 ROLE_NAME_RE = re.compile(r"^[A-Za-z0-9.\-]{1,64}$")
 POLICY_NAME_RE = re.compile(r"^[A-Za-z0-9\-]{1,128}$")
@@ -74,12 +81,12 @@ SYSTEM_POLICIES: dict[str, tuple[str, str]] = {
 }
 
 
-def role_arn(account_id: str, role_name: str) -> str:
+def ram_role_arn(account_id: str, role_name: str) -> str:
     return f"acs:ram::{account_id}:role/{role_name.lower()}"
 
 
 @dataclass(frozen=True, slots=True)
-class Role:
+class RamRole:
     account_id: str
     name: str
     role_id: str
@@ -90,7 +97,7 @@ class Role:
 
     @property
     def arn(self) -> str:
-        return role_arn(self.account_id, self.name)
+        return ram_role_arn(self.account_id, self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,15 +111,15 @@ class Policy:
 
 
 @dataclass(frozen=True, slots=True)
-class AttachedPolicy:
+class PolicyAttachment:
     name: str
     policy_type: str
     description: str
     attached_at: float
 
 
-def _role(rec: RoleRecord) -> Role:
-    return Role(rec.account_id, rec.name, rec.role_id, rec.trust_policy, rec.description,
+def _role(rec: RoleRecord) -> RamRole:
+    return RamRole(rec.account_id, rec.name, rec.role_id, rec.trust_policy, rec.description,
                 rec.max_session_duration, rec.created_at)
 
 
@@ -182,18 +189,18 @@ class RoleService:
         self._clock = clock
 
     def create_role(self, account_id: str, name: str, trust_policy: str, *,
-                    description: str = "", max_session_duration: int = 3600) -> Role:
-        """Create a role; InvalidArgument for bad names/documents, AlreadyExists on duplicates."""
+                    description: str = "", max_session_duration: int = 3600) -> RamRole:
+        """Create a role; InvalidValue for bad names/documents, AlreadyExists on duplicates."""
         if not ROLE_NAME_RE.match(name):
-            raise InvalidArgument(f"invalid RoleName '{name}': 1-64 letters, digits, '.' or '-'",
-                                  field="RoleName")
+            raise InvalidValue(f"invalid RoleName '{name}': 1-64 letters, digits, '.' or '-'",
+                               field="RoleName")
         parse_policy_document(trust_policy, trust=True)
         if not 3600 <= max_session_duration <= 43200:
-            raise InvalidArgument("MaxSessionDuration must be between 3600 and 43200",
-                                  field="MaxSessionDuration")
+            raise InvalidValue("MaxSessionDuration must be between 3600 and 43200",
+                               field="MaxSessionDuration")
         if len(description) > 1024:
-            raise InvalidArgument("Description must be at most 1024 characters",
-                                  field="Description")
+            raise InvalidValue("Description must be at most 1024 characters",
+                               field="Description")
         rec = RoleRecord(account_id, name, "3" + "".join(secrets.choice("0123456789")
                                                           for _ in range(18)),
                          trust_policy, description, max_session_duration, self._clock.now())
@@ -201,14 +208,14 @@ class RoleService:
             raise AlreadyExists(f"The role {name} already exists.", Resource.ROLE, name=name)
         return _role(rec)
 
-    def get_role(self, account_id: str, name: str) -> Role:
+    def get_role(self, account_id: str, name: str) -> RamRole:
         rec = self._repo.get_role(account_id, name)
         if rec is None:
-            raise NotFound(f"The role not exists: {name}.", Resource.ROLE, name=name)
+            raise ResourceNotFound(f"The role not exists: {name}.", Resource.ROLE, name=name)
         return _role(rec)
 
-    def update_trust_policy(self, account_id: str, name: str, trust_policy: str) -> Role:
-        """Replace the role's trust policy (UpdateRole); NotFound / InvalidArgument."""
+    def update_trust_policy(self, account_id: str, name: str, trust_policy: str) -> RamRole:
+        """Replace the role's trust policy (UpdateRole); ResourceNotFound / InvalidValue."""
         self.get_role(account_id, name)
         parse_policy_document(trust_policy, trust=True)
         self._repo.update_trust_policy(account_id, name, trust_policy)
@@ -222,13 +229,18 @@ class RoleService:
                                  name=name)
         self._repo.delete_role(account_id, name)
 
-    def role_named(self, account_id: str, arn: str) -> Role | None:
+    def role_named(self, account_id: str, arn: str) -> RamRole | None:
         """The role an ARN ``acs:ram::<account>:role/<name>`` names in ``account_id``, if any."""
         prefix = f"acs:ram::{account_id}:role/"
         if not arn.lower().startswith(prefix):
             return None
         rec = self._repo.get_role(account_id, arn[len(prefix):])
         return _role(rec) if rec is not None else None
+
+    def role_id_of(self, account_id: str, name: str) -> str | None:
+        """The RoleId of the role ``name`` now (None when there is none)."""
+        rec = self._repo.get_role(account_id, name)
+        return rec.role_id if rec is not None else None
 
     def role_trusts(self, account_id: str, arn: str, service: str = "fnf.aliyuncs.com") -> bool:
         """True when the role ``arn`` exists and its trust policy lets ``service`` assume it."""
@@ -252,8 +264,8 @@ class RoleService:
     def create_policy(self, account_id: str, name: str, document: str,
                       description: str = "") -> Policy:
         if not POLICY_NAME_RE.match(name):
-            raise InvalidArgument(f"invalid PolicyName '{name}': 1-128 letters, digits or '-'",
-                                  field="PolicyName")
+            raise InvalidValue(f"invalid PolicyName '{name}': 1-128 letters, digits or '-'",
+                               field="PolicyName")
         parse_policy_document(document, trust=False)
         if name in SYSTEM_POLICIES:
             raise AlreadyExists(f"The policy {name} already exists.", Resource.POLICY, name=name)
@@ -266,13 +278,14 @@ class RoleService:
         self._check_type(policy_type)
         if policy_type == "System":
             if name not in SYSTEM_POLICIES:
-                raise NotFound(f"The policy not exists: {name}.", Resource.POLICY, name=name)
+                raise ResourceNotFound(f"The policy not exists: {name}.",
+                                       Resource.POLICY, name=name)
             description, document = SYSTEM_POLICIES[name]
             return Policy(name, "System", document, description, 0.0,
                           self._repo.roles_with_policy(account_id, "System", name))
         rec = self._repo.get_policy(account_id, name)
         if rec is None:
-            raise NotFound(f"The policy not exists: {name}.", Resource.POLICY, name=name)
+            raise ResourceNotFound(f"The policy not exists: {name}.", Resource.POLICY, name=name)
         return Policy(name, "Custom", rec.document, rec.description, rec.created_at,
                       self._repo.roles_with_policy(account_id, "Custom", name))
 
@@ -295,16 +308,16 @@ class RoleService:
         if not self._repo.detach(account_id, role, policy_type, policy):
             raise NotAttached(f"The policy {policy} is not attached to role {role}.")
 
-    def policies_for_role(self, account_id: str, role: str) -> list[AttachedPolicy]:
+    def policies_for_role(self, account_id: str, role: str) -> list[PolicyAttachment]:
         self.get_role(account_id, role)
         out = []
         for policy_type, name, at in self._repo.attachments_of_role(account_id, role):
             policy = self.get_policy(account_id, name, policy_type)
-            out.append(AttachedPolicy(name, policy_type, policy.description, at))
+            out.append(PolicyAttachment(name, policy_type, policy.description, at))
         return out
 
     @staticmethod
     def _check_type(policy_type: str) -> None:
         if policy_type not in POLICY_TYPES:
-            raise InvalidArgument(f"PolicyType must be System or Custom, got '{policy_type}'",
-                                  field="PolicyType")
+            raise InvalidValue(f"PolicyType must be System or Custom, got '{policy_type}'",
+                               field="PolicyType")

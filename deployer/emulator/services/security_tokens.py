@@ -6,7 +6,9 @@ name, expiry, optional session policy, the AccessKeyId it was issued with) seale
 key derived from the emulator's identity, and the temporary secret is derived from the
 AccessKeyId with the same key. Sessions therefore survive restarts and ``reset`` (the identity
 stays), and what a session may do is decided when it is used, from the role's policies at that
-moment: deleting a role or detaching a policy takes effect at once.
+moment: deleting a role or detaching a policy takes effect at once. A session is bound to its
+role's RoleId, as RAM's are: once the role is deleted, no policy applies to it any more, even
+after a new role is created under the same name.
 
 Verification (:meth:`SecurityTokenService.session`) is what the cloud checks: the request names an
 ``STS.`` AccessKeyId, carries a security token, the token is one this emulator issued (intact
@@ -29,14 +31,14 @@ from deployer.emulator.clock import Clock
 from deployer.emulator.services.authorization import Authorizer, Subject
 from deployer.emulator.services.errors import (
     AssumeRoleRefused,
-    NotFound,
-    Refusal,
     Resource,
+    ResourceNotFound,
+    RoleRefusal,
     TokenError,
     TokenProblem,
 )
-from deployer.emulator.services.ports import Credentials
-from deployer.emulator.services.roles import Role, RoleService, trust_allows
+from deployer.emulator.services.ports import TemporaryCredentials
+from deployer.emulator.services.roles import RamRole, RoleService, trust_allows
 
 __all__ = [
     "FC_SERVICE",
@@ -55,9 +57,6 @@ SESSION_NAME_RE = re.compile(r"^[A-Za-z0-9.@_-]{2,64}$")
 _TOKEN_PREFIX = "CAIS"
 _KEY_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz123456789"
 
-
-TemporaryCredentials = Credentials
-"""An STS credential triple with its expiry (epoch seconds of the emulator's clock)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +85,9 @@ class RoleSession:
         return f"{self.role_id}:{self.session_name}"
 
     def subject(self) -> Subject:
+        """Who the session acts as: its role, bound to the RoleId it was issued for."""
         return Subject(self.account_id, self.role_name, f"{self.role_name}:{self.session_name}",
-                       self.session_policy)
+                       self.session_policy, role_id=self.role_id)
 
 
 def _b64(data: bytes) -> str:
@@ -110,7 +110,7 @@ class SecurityTokenService:
 
     # --- issuing ------------------------------------------------------------------------------
 
-    def issue(self, role: Role, session_name: str, duration: float,
+    def issue(self, role: RamRole, session_name: str, duration: float,
               policy: str | None = None) -> TemporaryCredentials:
         """New credentials for ``role`` valid ``duration`` seconds from now (no checks)."""
         access_key_id = STS_KEY_PREFIX + "".join(secrets.choice(_KEY_ALPHABET) for _ in range(28))
@@ -124,18 +124,19 @@ class SecurityTokenService:
         token = f"{_TOKEN_PREFIX}{_b64(payload)}.{_b64(seal)}"
         return TemporaryCredentials(access_key_id, self._secret(access_key_id), token, expiration)
 
-    def check_service_role(self, account_id: str, role_arn: str, service: str) -> Role:
-        """The role ``service`` would assume; NotFound (``Resource.ROLE``) when it does not exist,
-        :class:`AssumeRoleRefused` (``Refusal.NOT_TRUSTED``) when its trust policy does not name the
-        service."""
+    def check_service_role(self, account_id: str, role_arn: str, service: str) -> RamRole:
+        """The role ``service`` would assume; ResourceNotFound (``Resource.ROLE``) when it does not
+        exist, :class:`AssumeRoleRefused` (``RoleRefusal.NOT_TRUSTED``) when its trust policy
+        does not name the service."""
         role = self._roles.role_named(account_id, role_arn)
         if role is None:
-            raise NotFound(f"The role not exists: {role_arn}.", Resource.ROLE, name=role_arn)
+            raise ResourceNotFound(f"The role not exists: {role_arn}.",
+                                   Resource.ROLE, name=role_arn)
         if not trust_allows(role.trust_policy, service=service):
             raise AssumeRoleRefused(
                 f"the trust policy of role {role_arn} does not allow the service {service} to "
                 "assume it (it needs an Allow statement for sts:AssumeRole with Principal "
-                f'{{"Service": ["{service}"]}})', Refusal.NOT_TRUSTED)
+                f'{{"Service": ["{service}"]}})', RoleRefusal.NOT_TRUSTED)
         return role
 
     def for_service(self, account_id: str, role_arn: str, service: str,
@@ -143,9 +144,9 @@ class SecurityTokenService:
                     ) -> TemporaryCredentials:
         """Credentials a service (``fc.aliyuncs.com``) obtains for ``role_arn``.
 
-        Raises NotFound (``Resource.ROLE``) when the role does not exist and
-        :class:`AssumeRoleRefused` (``Refusal.NOT_TRUSTED``) when its trust policy does not name the
-        service.
+        Raises ResourceNotFound (``Resource.ROLE``) when the role does not exist and
+        :class:`AssumeRoleRefused` (``RoleRefusal.NOT_TRUSTED``) when its trust policy does not
+        name the service.
         """
         role = self.check_service_role(account_id, role_arn, service)
         return self.issue(role, session_name, duration)
@@ -157,18 +158,19 @@ class SecurityTokenService:
         own AccessKey, which STS refuses as the cloud does)."""
         if caller is None:
             raise AssumeRoleRefused("Roles may not be assumed by root accounts.",
-                                    Refusal.ROOT_CALLER)
+                                    RoleRefusal.ROOT_CALLER)
         if not SESSION_NAME_RE.match(session_name):
             raise AssumeRoleRefused("The parameter RoleSessionName is wrongly formed.",
-                                    Refusal.SESSION_NAME)
+                                    RoleRefusal.SESSION_NAME)
         role = self._roles.role_named(account_id, role_arn)
         if role is None:
-            raise NotFound(f"The role not exists: {role_arn}.", Resource.ROLE, name=role_arn)
+            raise ResourceNotFound(f"The role not exists: {role_arn}.",
+                                   Resource.ROLE, name=role_arn)
         seconds = 3600 if duration is None else duration
         if not MIN_DURATION <= seconds <= role.max_session_duration:
             raise AssumeRoleRefused(
                 f"The Min/Max value of DurationSeconds is 15min/{role.max_session_duration}s.",
-                Refusal.DURATION)
+                RoleRefusal.DURATION)
         if policy is not None:
             self._check_policy(policy)
         self._authorizer.check(caller.subject(), "sts:AssumeRole", role.arn)
@@ -177,7 +179,7 @@ class SecurityTokenService:
             raise AssumeRoleRefused(
                 "No permission perform sts:AssumeRole on this Role. Maybe you should check the "
                 f"role's trust policy: it must name acs:ram::{account_id}:root or "
-                f"{caller.role_arn} as a RAM principal.", Refusal.NOT_TRUSTED)
+                f"{caller.role_arn} as a RAM principal.", RoleRefusal.NOT_TRUSTED)
         creds = self.issue(role, session_name, seconds, policy)
         return creds, self.session(creds.access_key_id, creds.security_token)
 
@@ -191,7 +193,7 @@ class SecurityTokenService:
         if not isinstance(statements, list) or not all(
                 isinstance(s, dict) and s.get("Effect") in ("Allow", "Deny") for s in statements):
             raise AssumeRoleRefused("The parameter Policy has not passed grammar check.",
-                                    Refusal.POLICY)
+                                    RoleRefusal.POLICY)
 
     # --- verifying ----------------------------------------------------------------------------
 

@@ -1,0 +1,1 @@
+"""Parity with the real cloud: recorded answers replayed against the emulator (docs/parity.md)."""
