@@ -24,8 +24,8 @@ from deployer.emulator.services.faults import FaultService
 from deployer.emulator.services.fc_tasks import FunctionInvoker
 from deployer.emulator.services.flow_versions import FlowReleases
 from deployer.emulator.services.flows import FlowService
-from deployer.emulator.services.function_versions import FunctionReleases
 from deployer.emulator.services.functions import FunctionService
+from deployer.emulator.services.functions.versions import FunctionReleases
 from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.quotas import CloudQuotas

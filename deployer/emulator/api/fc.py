@@ -36,13 +36,13 @@ from deployer.emulator.api.http import HttpResponse, json_response
 from deployer.emulator.api.router import AuthScheme
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import Quota, Resource
-from deployer.emulator.services.function_versions import (
+from deployer.emulator.services.functions import Function, FunctionService, FunctionSettings
+from deployer.emulator.services.functions.versions import (
     AliasChanges,
     FunctionAlias,
     FunctionReleases,
     FunctionVersion,
 )
-from deployer.emulator.services.functions import Function, FunctionService, FunctionSettings
 from deployer.timestamps import iso_seconds
 
 __all__ = [

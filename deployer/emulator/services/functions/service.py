@@ -1,12 +1,5 @@
-"""Function Compute 3.0 domain logic: functions, their code, and invocations.
-
-No HTTP here: the API layer passes typed values and gets :class:`Function` /
-:class:`Invocation` back. Time comes from the injected clock; handlers run in the injected
-:class:`FunctionRuntime`. The service is the front of four parts: the values it hands out
-(``function_model``), the role FC assumes for a function (``function_roles``), the
-resolution of a name and qualifier to what runs (``function_resolution``), and the running
-and recording of invocations, async ones on a bounded pool (``function_invocations``).
-"""
+"""The front of Function Compute's domain (:class:`FunctionService`): functions, their code, and
+invocations, over the parts of this package (see its ``__init__``)."""
 
 from __future__ import annotations
 
@@ -27,28 +20,28 @@ from deployer.emulator.services.errors import (
     Resource,
     ResourceNotFound,
 )
-from deployer.emulator.services.function_invocations import InvocationRunner
-from deployer.emulator.services.function_model import (
+from deployer.emulator.services.functions.invocations import InvocationRunner
+from deployer.emulator.services.functions.model import (
     Function,
     FunctionSettings,
     InvocationOutcome,
     function_from_record,
 )
-from deployer.emulator.services.function_resolution import FunctionResolver, LayerLookup
-from deployer.emulator.services.function_roles import check_function_role
-from deployer.emulator.services.function_rules import (
+from deployer.emulator.services.functions.resolution import FunctionResolver, LayerLookup
+from deployer.emulator.services.functions.roles import check_function_role
+from deployer.emulator.services.functions.rules import (
     check_config_values,
     check_function_name,
     check_zip,
     runtime_warning,
 )
-from deployer.emulator.services.function_versions import FunctionReleases
+from deployer.emulator.services.functions.versions import FunctionReleases
 from deployer.emulator.services.invocation_watch import InvocationWatch
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.security_tokens import SecurityTokenService
 from deployer.emulator.store.repos import CodeStore, FunctionRecord, FunctionRepo, InvocationRepo
 
-__all__ = ["Function", "FunctionService", "FunctionSettings", "InvocationOutcome"]
+__all__ = ["FunctionService"]
 
 log = logging.getLogger("deployer.emulator")
 

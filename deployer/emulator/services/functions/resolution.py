@@ -13,9 +13,9 @@ from typing import Any
 from deployer.digits import is_decimal
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.errors import Resource, ResourceNotFound
-from deployer.emulator.services.function_model import Function, function_from_record
-from deployer.emulator.services.function_roles import RoleCredentials
-from deployer.emulator.services.function_versions import FunctionReleases
+from deployer.emulator.services.functions.model import Function, function_from_record
+from deployer.emulator.services.functions.roles import RoleCredentials
+from deployer.emulator.services.functions.versions import FunctionReleases
 from deployer.emulator.services.ports import (
     CustomRuntimeSettings,
     HealthCheck,
