@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from deployer import __version__
+from deployer.cli import in_process
 from deployer.cli.context import AppContext
 from deployer.errors import DeployerError, ExitCode, redact
 
@@ -175,7 +176,8 @@ def cli(ctx: click.Context, project_dir: Path, manifest: Path, debug: bool) -> N
     or run it end to end on the local emulator."""
     project_dir = project_dir.resolve()
     manifest_file = manifest if manifest.is_absolute() else project_dir / manifest
-    ctx.obj = AppContext(project_dir=project_dir, manifest_file=manifest_file, debug=debug)
+    ctx.obj = AppContext(project_dir=project_dir, manifest_file=manifest_file, debug=debug,
+                         in_process=in_process.innermost())
 
 
 def main() -> None:

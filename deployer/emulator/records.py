@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FlowRecord", "HistoryRow", "InvocationRecord", "ScheduleKey", "ScheduleRow"]
+__all__ = ["ExecutionLinks", "FlowRecord", "HistoryRow", "InvocationRecord", "ScheduleKey",
+           "ScheduleRow"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,3 +88,22 @@ class ScheduleRow:
     @property
     def key(self) -> ScheduleKey:
         return (self.account_id, self.region, self.flow_name, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionLinks:
+    """What links an execution to others and to its mocks (``store/link_repos.py``): its mock
+    test case, the parent execution and Task that started it, StartExecution's
+    ``CallbackFnFTaskToken`` and the Distributed Map run it is an iteration of; the empty value
+    links nothing."""
+
+    mock_case: str = ""
+    parent_seq: int = 0
+    parent_task_id: str = ""
+    callback_token: str = ""
+    map_run: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.mock_case or self.parent_seq or self.parent_task_id
+                    or self.callback_token or self.map_run)

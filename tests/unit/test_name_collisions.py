@@ -32,11 +32,6 @@ _TYPE_VARIABLES = {"TypeVar", "ParamSpec", "TypeVarTuple"}
 #: it; each is renamed (or defined once) there, and its entry goes with it.
 ALLOWED: dict[str, frozenset[str]] = {
     name: frozenset(modules) for name, modules in {
-        "EventFactory": ["emulator.engine.group_commit", "emulator.engine.stepping"],
-        "Outcome": ["emulator.engine.ports", "emulator.services.fc_tasks"],
-        "ScheduleKey": ["emulator.engine.ports", "emulator.records"],
-        "invoked_tasks": ["emulator.engine.recovery", "emulator.store.recovery"],
-        "mark_invoked": ["emulator.engine.recovery", "emulator.store.recovery"],
     }.items()
 }
 ALLOWED_IN = ("emulator", "testing")

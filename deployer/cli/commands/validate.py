@@ -61,6 +61,9 @@ def _report_view(report: ValidationReport) -> Text:
     lines = [p.format() for p in report.problems]
     for flow in report.flows:
         lines += flow.lines()
+        mocks = flow.mock_line()
+        if mocks is not None:
+            lines.append(mocks)
     if report.manifest is not None:
         m = report.manifest
         flows = ", ".join(f"{f.name} ({'ok' if f.ok else 'invalid'})" for f in report.flows)
