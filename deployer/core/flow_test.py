@@ -15,12 +15,11 @@ from typing import Any
 
 from deployer.config.manifest import load_manifest
 from deployer.config.settings import require_cloudflow_region
-from deployer.config.specs import FlowSpec
+from deployer.config.specs import FlowSpec, LineMap
 from deployer.core.documents import read_json_document
 from deployer.core.flow_mocks import MockFile, load_mocks
 from deployer.core.map_runs import with_map_runs
 from deployer.core.rendering import render_mapped, template_context
-from deployer.core.template_map import TemplateLineMap
 from deployer.core.validation import on_template
 from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
 from deployer.fdl import AnyFlow, check_flow
@@ -157,7 +156,7 @@ def _result(sim: Simulation) -> FlowTestResult:
     )
 
 
-def load_text(request: FlowTestRequest) -> tuple[str, TemplateLineMap | None]:
+def load_text(request: FlowTestRequest) -> tuple[str, LineMap | None]:
     """The flow file's text, rendered for ``.j2`` (with the map of the template's lines);
     InvalidInputError when it cannot be read or rendered."""
     path = request.flow_file
@@ -165,8 +164,12 @@ def load_text(request: FlowTestRequest) -> tuple[str, TemplateLineMap | None]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidInputError(f"cannot read flow file {path}: {exc.strerror or exc}") from None
+    document = _flow_spec(request.manifest_file, path) if request.manifest_file else None
+    if document is not None and document.document is not None:
+        # s.yaml loads it with ${yaml(file())}: its magic variables resolved, as deployed
+        return document.document, document.document_map
     if path.suffix == ".j2":
-        return _render(path, text, request)
+        return _render(path, text, request, document)
     return text, None
 
 
@@ -186,9 +189,8 @@ def load_flow(request: FlowTestRequest) -> AnyFlow:
     return check.flow
 
 
-def _render(path: Path, text: str, request: FlowTestRequest
-            ) -> tuple[str, TemplateLineMap | None]:
-    spec = _flow_spec(request.manifest_file, path) if request.manifest_file else None
+def _render(path: Path, text: str, request: FlowTestRequest, spec: FlowSpec | None
+            ) -> tuple[str, LineMap | None]:
     region = require_cloudflow_region(request.region) if request.region else DEFAULT_REGION
     account = request.account_id or DEFAULT_ACCOUNT_ID
     if spec is not None:  # the same variables `deploy up` renders it with
@@ -202,7 +204,7 @@ def _flow_spec(manifest: Path, template: Path) -> FlowSpec | None:
     """The s.yaml flow whose ``definition`` is ``template``; None when the manifest is missing,
     invalid or names no such flow (the template then needs no definitionVars)."""
     try:
-        flows = load_manifest(manifest, account_id=DEFAULT_ACCOUNT_ID).flows
+        flows = load_manifest(manifest, account_id=DEFAULT_ACCOUNT_ID, lenient=True).flows
     except DeployerError:
         return None
     target = template.resolve()

@@ -23,12 +23,12 @@ EMULATED = [
     "ram.aliyuncs.com",
     "sts.aliyuncs.com", "sts.cn-hangzhou.aliyuncs.com", "sts-vpc.cn-hangzhou.aliyuncs.com",
     "my-project.cn-hangzhou.log.aliyuncs.com",  # Log Service: <project>.<region>.log
+    "cn-hangzhou.log.aliyuncs.com",  # Log Service without a project: CreateProject
     "FCV3.CN-HANGZHOU.ALIYUNCS.COM", "ram.aliyuncs.com.",  # case and a trailing dot
 ]
 NOT_EMULATED = {  # host -> the service the error names
     "oss-cn-hangzhou.aliyuncs.com": "oss",
     "bucket.oss-cn-hangzhou-internal.aliyuncs.com": "oss",
-    "cn-hangzhou.log.aliyuncs.com": "log",  # Log Service without a project
     "dashscope.aliyuncs.com": "dashscope",
     "ecs.aliyuncs.com": "ecs",
     "ecs-cn-hangzhou.aliyuncs.com": "ecs",

@@ -11,6 +11,7 @@ from rich.table import Table
 from deployer.cli.context import AppContext, pass_app
 from deployer.cli.options import output_option
 from deployer.cli.render import view
+from deployer.config.settings import DEFAULT_EMULATOR_PORT, EMULATOR_PORT_ENV, emulator_port
 from deployer.core.flow_mocks import checked_mock_file as checked_mocks
 from deployer.emulator import daemon
 from deployer.emulator.daemon import DaemonCredentials, EmulatorStatus
@@ -70,6 +71,7 @@ Examples:
 START_EPILOG = f"""\b
 Examples:
   deploy emulator start                           real clock, cloud-like latency, port 9125
+  DEPLOY_EMULATOR_PORT=19305 deploy emulator start    the port `deploy up` then looks for
   deploy emulator start --clock virtual --port 9200
   deploy emulator start --cold-start 0 --step-latency 0   the real clock, exact
   deploy emulator start --clock virtual --cold-start 1    virtual, 1 s per new instance
@@ -131,7 +133,9 @@ def emulator() -> None:
 
 
 @emulator.command("start", epilog=START_EPILOG)
-@click.option("--port", type=click.IntRange(0, 65535), default=9125, show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help=f"Port to listen on [default: ${EMULATOR_PORT_ENV}, else "
+                   f"{DEFAULT_EMULATOR_PORT}, the port `deploy up` looks for].")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Interface to bind; anything but loopback exposes the emulator.")
 @click.option("--clock", type=click.Choice(("real", "virtual")), default="real",
@@ -162,7 +166,7 @@ def emulator() -> None:
 @state_dir_option
 @output_option
 @pass_app
-def emulator_start(app: AppContext, port: int, host: str, clock: str,
+def emulator_start(app: AppContext, port: int | None, host: str, clock: str,
                    step_latency: float | None, cold_start: float | None, throttle: str,
                    execution_retention: str | None, log_retention: str | None,
                    mocks: tuple[Path, ...], foreground: bool, state_dir: Path | None,
@@ -177,6 +181,7 @@ def emulator_start(app: AppContext, port: int, host: str, clock: str,
         raise OperationError("the emulator is already running: the mocks were not loaded",
                              hint="stop it first (deploy emulator stop), then start it "
                                   "with --mocks")
+    port = emulator_port() if port is None else port
     if foreground:
         from deployer.emulator.__main__ import main as serve
 

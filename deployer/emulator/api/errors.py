@@ -110,6 +110,8 @@ SlsUnauthorized = _define("SlsUnauthorized", "Unauthorized", 401)
 SlsSignatureNotMatch = _define("SlsSignatureNotMatch", "SignatureNotMatch", 401)
 ProjectNotExist = _define("ProjectNotExist", "ProjectNotExist", 404)
 LogStoreNotExist = _define("LogStoreNotExist", "LogStoreNotExist", 404)
+ProjectAlreadyExist = _define("ProjectAlreadyExist", "ProjectAlreadyExist", 409)
+LogStoreAlreadyExist = _define("LogStoreAlreadyExist", "LogStoreAlreadyExist", 409)
 ParameterInvalid = _define("ParameterInvalid", "ParameterInvalid", 400)
 PostBodyInvalid = _define("PostBodyInvalid", "PostBodyInvalid", 400)
 

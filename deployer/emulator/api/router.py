@@ -245,6 +245,12 @@ class Router:
         """Answer ``request``; never raises."""
         path = request.raw_path
         if path == "/":  # every other surface has a longer prefix
+            if (request.headers.get("authorization") or "").startswith("LOG "):
+                for roa in self.roa:  # Log Service signs "LOG <id>:<sig>"; projects are at /
+                    if getattr(roa, "serves_root", False):
+                        return self._guard(request, Style.ROA, "",
+                                           partial(self._roa, roa, request),
+                                           errors=getattr(roa, "errors", UNMAPPED))
             return self._guard(request, Style.RPC, request.headers.get("host") or "",
                                lambda rid: self._rpc(request, rid))
         for local in self.local:

@@ -84,11 +84,11 @@ EMULATED_SERVICES: dict[str, str] = {
     "CloudFlow": r"[a-z0-9-]+\.fnf|fnf\.[a-z0-9-]+",
     "RAM": r"ram",
     "STS": r"sts(?:-vpc)?(?:\.[a-z0-9-]+)?",
-    "Log Service": r"[a-z0-9-]+\.[a-z0-9-]+\.log",
+    "Log Service": r"(?:[a-z0-9-]+\.)?[a-z0-9-]+\.log",
 }
 """The one table of emulated endpoints: service -> its host names below ``.aliyuncs.com``
 (``fcv3.<region>``, ``<account>.<region>[-internal].fc``, ``<region>.fnf``, ``ram``,
-``sts[-vpc][.<region>]``, ``<project>.<region>.log``, ...). A service the emulator learns to
+``sts[-vpc][.<region>]``, ``[<project>.]<region>.log``, ...). A service the emulator learns to
 serve is one line here."""
 
 EMULATED_HOSTS = re.compile(r"(?:" + "|".join(EMULATED_SERVICES.values()) + r")\.aliyuncs\.com")
