@@ -33,7 +33,7 @@ from deployer.emulator.services.errors import (
     Unsupported,
 )
 from deployer.emulator.services.flows import FlowService, check_name
-from deployer.emulator.services.numbers import parse_number
+from deployer.emulator.services.numbers import names_version, parse_number
 from deployer.emulator.services.task_mocks import TaskMocks, split_case
 from deployer.emulator.store.errors import ExecutionNameTaken
 from deployer.emulator.store.flow_repos import ExecutionRow, FlowRepo
@@ -231,7 +231,7 @@ class ExecutionService:
             raise ResourceNotFound(f"Qualifier {qualifier} of flow {flow.name} does not exist.",
                                    Resource.ALIAS, name=qualifier)
         frozen, version = self.versions.resolve(flow, qualifier)
-        return frozen, version, "" if qualifier.isdigit() else qualifier
+        return frozen, version, "" if names_version(qualifier) else qualifier
 
     def start_sync(self, account_id: str, region: str, flow_name: str, *, name: str = "",
                    input_text: str = "", qualifier: str = "") -> SyncResult:

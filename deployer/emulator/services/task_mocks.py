@@ -27,6 +27,7 @@ from ruamel.yaml.error import YAMLError
 
 from deployer.emulator.ports import TaskOutcome
 from deployer.emulator.services.errors import InvalidValue
+from deployer.emulator.services.numbers import parse_number
 from deployer.emulator.store.link_repos import LinkRepo
 from deployer.fdl.interpreter import InvokeTask
 from deployer.fdl.interpreter.mocks import (
@@ -53,7 +54,7 @@ def split_case(name: str) -> tuple[str, str]:
 def task_event_id(task_id: str) -> int:
     """The TaskScheduled event id in an interpreter task id (``<execution>:task:<event>``)."""
     tail = task_id.rpartition(":")[2]
-    return int(tail) if tail.isdigit() else 0
+    return parse_number(tail) or 0
 
 
 @dataclass(frozen=True, slots=True)
