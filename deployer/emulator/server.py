@@ -163,7 +163,8 @@ class EmulatorServer:
                         faults=FaultAdmin(self.router.faults).handle,
                         log_stream=LogStreamApi(emulator.functions,
                                                 emulator.identity.account_id,
-                                                emulator.region).handle)
+                                                emulator.region).handle,
+                        mocks=emulator.mocks)
 
     def _dispatch(self, request: HttpRequest) -> Answer:
         """The router's answer, sent once what the request committed is on disk (the WAL

@@ -251,7 +251,9 @@ def emulator_credentials(app: AppContext, fmt: str | None, state_dir: Path | Non
     app.render(creds, "json" if fmt == "json" else output)
 
 
-# registered last: the faults commands use this module's state-dir option
+# registered last: the faults and mocks commands use this module's state-dir option
 from deployer.cli.commands.emulator_faults import faults  # noqa: E402
+from deployer.cli.commands.emulator_mocks import mocks  # noqa: E402
 
 emulator.add_command(faults)
+emulator.add_command(mocks)
