@@ -40,19 +40,19 @@ Tasks are answered from the loaded mocks when an execution chooses a test case
 restarts of the emulator.
 """
 
-LOAD_EPILOG = """\b
+MOCKS_LOAD_EPILOG = """\b
 Examples:
   deploy emulator mocks load mocks.yaml
   deploy emulator mocks load mocks.yaml --output json | jq .cases
 """
 
-LIST_EPILOG = """\b
+MOCKS_LIST_EPILOG = """\b
 Examples:
   deploy emulator mocks list
   deploy emulator mocks list --output json | jq .sources
 """
 
-CLEAR_EPILOG = """\b
+MOCKS_CLEAR_EPILOG = """\b
 Examples:
   deploy emulator mocks clear
 """
@@ -63,30 +63,30 @@ def mocks() -> None:
     """Answer the running emulator's flow tasks from mocked results (test cases)."""
 
 
-@mocks.command("load", epilog=LOAD_EPILOG)
+@mocks.command("load", epilog=MOCKS_LOAD_EPILOG)
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @state_dir_option
 @output_option
 @pass_app
-def load_command(app: AppContext, file: Path, state_dir: Path | None, output: str) -> None:
+def mocks_load(app: AppContext, file: Path, state_dir: Path | None, output: str) -> None:
     """Load the mock file FILE (YAML or JSON); a case or response of a name already loaded is
     replaced."""
     app.render(load_mock_file(_state_dir(app, state_dir), app.resolve(file)), output)
 
 
-@mocks.command("list", epilog=LIST_EPILOG)
+@mocks.command("list", epilog=MOCKS_LIST_EPILOG)
 @state_dir_option
 @output_option
 @pass_app
-def list_command(app: AppContext, state_dir: Path | None, output: str) -> None:
+def mocks_list(app: AppContext, state_dir: Path | None, output: str) -> None:
     """Show the loaded test cases by flow, and the files they came from."""
     app.render(list_mocks(_state_dir(app, state_dir)), output)
 
 
-@mocks.command("clear", epilog=CLEAR_EPILOG)
+@mocks.command("clear", epilog=MOCKS_CLEAR_EPILOG)
 @state_dir_option
 @output_option
 @pass_app
-def clear_command(app: AppContext, state_dir: Path | None, output: str) -> None:
+def mocks_clear(app: AppContext, state_dir: Path | None, output: str) -> None:
     """Forget every loaded mock."""
     app.render(clear_mocks(_state_dir(app, state_dir)), output)
