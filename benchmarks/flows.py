@@ -38,6 +38,8 @@ Run: python benchmarks/flows.py [--quick] [--client raw|sdk|both] [--modes in-pr
      python benchmarks/flows.py --before DIR       this tree's daemon against DIR's
      python benchmarks/flows.py --instructions N   callgrind counts of the daemon
      python benchmarks/flows.py --group-commit N   group commit on and off
+     python benchmarks/flows.py --fsync R [--client raw|sdk] [--sizes ...]
+                                 the daemon with and without fsync before answers, R runs each
      python benchmarks/flows.py --profile N        where the in-process SDK run's CPU goes
 """
 
@@ -111,6 +113,19 @@ def _daemon_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": src} if src else dict(os.environ)
 
 
+# The daemon with every commit counted durable at once (no fsync before an answer), as
+# ``mock_cloud()``'s throwaway state directory runs: the baseline of ``--fsync``. The daemon
+# has no such setting (an answered change is always on disk), so the benchmark patches it in.
+_NO_FSYNC = ("import runpy, deployer.emulator.store.durability as d; i = d.WalSyncer.__init__; "
+             "d.WalSyncer.__init__ = lambda s, p, durable=True: i(s, p, durable=False); "
+             "runpy.run_module('deployer.emulator', run_name='__main__')")
+
+
+def _daemon_module() -> list[str]:
+    """``-m deployer.emulator``, or the same without fsyncs when BENCH_NO_FSYNC is set."""
+    return ["-c", _NO_FSYNC] if os.environ.get("BENCH_NO_FSYNC") else ["-m", "deployer.emulator"]
+
+
 # --- peers (run inside a worker process) -------------------------------------------------------
 
 class EmulatorPeer:
@@ -140,7 +155,7 @@ class EmulatorPeer:
 
             state, port = Path(tempfile.mkdtemp(prefix="flows-bench-")), _free_port()
             proc = subprocess.Popen(
-                [*_daemon_prefix(), sys.executable, "-m", "deployer.emulator", "--state-dir",
+                [*_daemon_prefix(), sys.executable, *_daemon_module(), "--state-dir",
                  str(state), "--port", str(port), "--clock", "virtual"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                 env=_daemon_env())
@@ -418,10 +433,11 @@ class Worker:
     """The orchestrator's handle on one worker process."""
 
     def __init__(self, kind: str, mode: str, flow: str = "pass6", client: str = "sdk", *,
-                 src: str | None = None, label: str | None = None) -> None:
+                 src: str | None = None, label: str | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.label = label or (
             "moto_server" if (kind, mode) == ("moto", "daemon") else f"{kind} {mode}")
-        env = {**os.environ, "BENCH_SRC": src} if src else None
+        env = {**os.environ, **(env or {}), **({"BENCH_SRC": src} if src else {})}
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", kind, mode, flow, client],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
@@ -474,13 +490,14 @@ def _cell(label: str, rate: float, rs: list[dict[str, Any]]) -> str:
 
 
 def compare(a: Worker, b: Worker, sizes: tuple[int, ...], quick: bool,
-            repeats: int = 3) -> list[str]:
+            repeats: int = 3, fewer: int = 1) -> list[str]:
+    """A against B at each size, runs interleaved, medians; ``fewer`` divides the rounds."""
     lines = []
     for n in sizes:
         runs: dict[str, list[dict[str, Any]]] = {a.label: [], b.label: []}
         for _ in range(repeats):  # interleaved: A B A B A B
             for w in (a, b):
-                runs[w.label].append(w.run(n, rounds_for(n, quick)))
+                runs[w.label].append(w.run(n, max(1, rounds_for(n, quick) // fewer)))
         rate = {label: statistics.median(r["executions"] / r["wall"] for r in rs)
                 for label, rs in runs.items()}
         cells = [_cell(label, rate[label], rs) for label, rs in runs.items()]
@@ -780,6 +797,21 @@ def before_after(before: str, sizes: tuple[int, ...], quick: bool) -> None:
             b.close()
 
 
+def fsync_on_off(sizes: tuple[int, ...], quick: bool, client: str, repeats: int) -> None:
+    """The daemon as it runs (every acknowledgement waits for its fsync, group commit) against
+    the same daemon with no fsync, for the Pass-only and the seed flow, interleaved, medians."""
+    for flow, fewer in (("pass6", 1), ("seed", 4)):
+        a = Worker("emulator", "daemon", flow, client, label="fsync on")
+        b = Worker("emulator", "daemon", flow, client, label="fsync off",
+                   env={"BENCH_NO_FSYNC": "1"})
+        try:
+            for line in compare(a, b, sizes, quick, repeats, fewer):
+                print(f"{flow} {client} client | {line}", flush=True)
+        finally:
+            a.close()
+            b.close()
+
+
 def _option(name: str, default: str) -> str:
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 
@@ -792,6 +824,9 @@ def main() -> None:
         os.environ["BENCH_THREADS"] = _option("--threads", "8")
     if "--before" in sys.argv:
         before_after(_option("--before", ""), sizes, quick)
+        return
+    if "--fsync" in sys.argv:
+        fsync_on_off(sizes, quick, _option("--client", "raw"), int(_option("--fsync", "3")))
         return
     clients = ("raw", "sdk") if _option("--client", "both") == "both" else (
         _option("--client", "both"),)

@@ -26,7 +26,7 @@ from deployer.emulator.latency import (
 )
 from deployer.emulator.retention import Retention, parse_duration
 from deployer.emulator.server import EmulatorServer, StateDirInUse
-from deployer.emulator.services.errors import InvalidArgument
+from deployer.emulator.services.errors import InvalidValue
 from deployer.emulator.state_dir import StateDirUnusable
 
 
@@ -102,7 +102,7 @@ def _open(args: argparse.Namespace, clock: Clock, latency: LatencyModel,
     try:
         for path in args.mocks:
             server.emulator.mocks.load_file(path)
-    except InvalidArgument as exc:
+    except InvalidValue as exc:
         print(f"Error: {exc.message}", file=sys.stderr)
         server.stop()
         return None

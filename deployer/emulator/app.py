@@ -3,7 +3,8 @@
 The composition root: the only module that knows both the services and the engine. The
 services reach the engine through ``ExecutionEngine`` and ``ScheduleTimers``, the engine reaches
 Function Compute through ``TaskRunner`` and the schedules through ``ScheduleSource`` (the ports
-of ``emulator/ports.py``), and neither imports the other.
+of ``emulator/ports.py``), and neither imports the other. The one piece of wire it wires in:
+FC's error table, whose codes CloudFlow reports for its FC tasks (``FC.FunctionNotFound``...).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Protocol
 
+from deployer.emulator.api.cloudflow import CLOUDFLOW_ERRORS
+from deployer.emulator.api.fc import FC_ERRORS
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
 from deployer.emulator.latency import EXACT, LatencyModel
@@ -24,8 +27,8 @@ from deployer.emulator.services.faults import FaultService
 from deployer.emulator.services.fc_tasks import FunctionInvoker
 from deployer.emulator.services.flow_versions import FlowReleases
 from deployer.emulator.services.flows import FlowService
-from deployer.emulator.services.function_versions import FunctionReleases
 from deployer.emulator.services.functions import FunctionService
+from deployer.emulator.services.functions.versions import FunctionReleases
 from deployer.emulator.services.http_tasks import HttpTasks
 from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.map_runs import MapRuns
@@ -111,11 +114,11 @@ class Emulator:
         self.quotas = CloudQuotas(throttle)
         self.flow_repo = FlowRepo(self.db)
         self.flows = FlowService(self.flow_repo, clock, self.roles.role_trusts)
-        self.function_tasks = FunctionInvoker(self.functions, self.authorizer,
+        self.function_tasks = FunctionInvoker(self.functions, FC_ERRORS.code, self.authorizer,
                                               faults=self.faults, quotas=self.quotas)
         links = LinkRepo(self.db)
         self.mocks = TaskMocks(links, state_dir)
-        self.subflows = SubflowTasks(links)
+        self.subflows = SubflowTasks(links, CLOUDFLOW_ERRORS.code)
         self.map_runs = MapRuns(links, self.flow_repo)
         self.tasks = TaskRouter(self.function_tasks, HttpTasks(), self.subflows, self.map_runs,
                                 self.mocks, links, self.flow_repo)

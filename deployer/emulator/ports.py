@@ -21,9 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from deployer.emulator.store.flow_repos import FlowRecord
-from deployer.emulator.store.link_repos import ExecutionLinks
-from deployer.emulator.store.schedule_repos import ScheduleKey
+from deployer.emulator.records import ExecutionLinks, FlowRecord, ScheduleKey
 from deployer.fdl.interpreter import Event, Execution, InvokeTask
 
 __all__ = ["ExecutionEngine", "ExecutionLinks", "ScheduleKey", "ScheduleSource",

@@ -143,7 +143,7 @@ class Shell:
         """The background emulator the :data:`BACKGROUND` commands reach (started once)."""
         if self.state_dir is None:
             self.state_dir = self.project / ".deploy" / "emulator"
-            daemon.start(self.state_dir, port=self.port, clock="virtual")
+            daemon.start_daemon(self.state_dir, port=self.port, clock="virtual")
 
     def close(self) -> None:
         if self.state_dir is not None:

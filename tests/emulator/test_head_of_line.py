@@ -15,7 +15,7 @@ import pytest
 from alibabacloud_fc20230330 import models as fc
 from alibabacloud_fnf20190315 import models as fnf
 
-from deployer.emulator.services.ports import FunctionSpec, InvocationResult
+from deployer.emulator.services.ports import InstanceSpec, InvocationResult
 from deployer.testing.environment import LocalCloud, mock_cloud
 from tests.emulator.cloudflow_support import create, pass_flow
 
@@ -33,7 +33,7 @@ class GatedRuntime:
         self.most_inside = 0
         self.calls = 0
 
-    def invoke(self, spec: FunctionSpec, event: bytes, *, request_id: str,
+    def invoke(self, spec: InstanceSpec, event: bytes, *, request_id: str,
                tail_logs: bool) -> InvocationResult:
         if spec.function_name == "slow":
             with self._lock:

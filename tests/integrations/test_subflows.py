@@ -153,3 +153,26 @@ def test_wait_for_custom_callback_waits_for_the_token_the_child_was_given(
             task_token=token, output=json.dumps({"done": "by hand"})))
         done = cloud.wait_for_execution("parent-token", "p1")
     assert json.loads(done["Output"]) == {"done": "by hand"}
+
+
+def test_an_execution_started_with_a_callback_token_reports_to_the_waiting_task(
+        cloud: LocalCloud, fnf: Any) -> None:
+    """StartExecution's ``CallbackFnFTaskToken``: the execution started with a waiting task's
+    token completes that task with its output when it ends (the flow-calls-flow pattern)."""
+    flow = PARENT.format(name="parent-param", mode="WaitForCustomCallback").replace(
+        "      input.$: $Input\n",
+        "      input:\n        token.$: $Context.Current.TaskToken\n        slow: true\n")
+    _flows(fnf)
+    fnf.create_flow(fnf_models.CreateFlowRequest(name="parent-param", definition=flow,
+                                                 description="", type="FDL"))
+    with cloud.auto_advance_disabled():
+        _start(fnf, "parent-param", "p1", {})
+        child = _running_children(cloud, fnf)[-1]
+        token = json.loads(fnf.describe_execution(fnf_models.DescribeExecutionRequest(
+            flow_name="child", execution_name=child)).body.input)["token"]
+        fnf.start_execution(fnf_models.StartExecutionRequest(
+            flow_name="child", execution_name="by-token", input=json.dumps({"n": 5}),
+            callback_fn_ftask_token=token))
+        done = cloud.wait_for_execution("parent-param", "p1")
+    assert done["Status"] == "Succeeded", done
+    assert json.loads(done["Output"]) == {"doubled": 10}

@@ -16,11 +16,10 @@ from deployer.emulator.engine.stepping import Stepper
 from deployer.emulator.engine.time_jump import TimeJumpPolicy
 from deployer.emulator.engine.waiters import Waiters
 from deployer.emulator.ports import ScheduleKey, ScheduleSource, TaskRunner
+from deployer.emulator.records import ExecutionLinks, FlowRecord
 from deployer.emulator.store import engine_meta, steps
 from deployer.emulator.store import recovery as stored_recovery
 from deployer.emulator.store.db import Database
-from deployer.emulator.store.flow_repos import FlowRecord
-from deployer.emulator.store.link_repos import ExecutionLinks
 from deployer.fdl.interpreter import Event, Execution, TimerFired
 
 __all__ = ["EngineStats", "FlowEngine"]

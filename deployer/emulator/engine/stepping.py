@@ -36,10 +36,10 @@ from deployer.emulator.engine.live import FlowCache, LiveExecution, LiveExecutio
 from deployer.emulator.engine.scheduler import Scheduler, storage_retry_delay
 from deployer.emulator.engine.waiters import Waiters
 from deployer.emulator.ports import TaskOutcome, TaskRequest, TaskRunner
+from deployer.emulator.records import ExecutionLinks, FlowRecord
 from deployer.emulator.store import link_repos, steps
 from deployer.emulator.store.db import Database
-from deployer.emulator.store.flow_repos import FlowRecord, TaskRow
-from deployer.emulator.store.link_repos import ExecutionLinks
+from deployer.emulator.store.flow_repos import TaskRow
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import (
     CancelTask,

@@ -9,8 +9,9 @@
 Empty region/account segments mean the execution's. A task ends in a
 :class:`~deployer.emulator.ports.TaskOutcome`: the function's result text on success; function
 errors mapped by ``fc.map_function_error`` (``FC.Unknown``) and service errors by
-``fc.map_service_error`` (``FC.FunctionNotFound``...); the emulator failing to invoke at all
-(its disk is full) as ``FC.InternalServerError``. ``invocationType: Async`` with
+``fc.map_service_error`` over the code FC answers for them (``fc_code``: FC's error table,
+wired in by ``emulator/app.py``; ``FC.FunctionNotFound``...); the emulator failing to invoke at
+all (its disk is full) as ``FC.InternalServerError``. ``invocationType: Async`` with
 ``RequestComplete`` completes on acceptance (output ``{}``); with ``WaitForSystemCallback`` the
 task waits for the run's result. ``WaitForCustomCallback`` tasks invoke the function (which
 receives the token in its parameters) and then wait for ReportTask*; a function error fails
@@ -28,7 +29,7 @@ moment it is started: one beyond the quota fails at once with ``FC.ResourceExhau
 
 CloudFlow invokes functions with the flow's execution role: when the flow has a ``RoleArn``, the
 role's RAM policies must allow ``fc:InvokeFunction`` on the function, else the task fails with
-``FC.AccessDenied`` (FC answers ``403 AccessDenied`` and CloudFlow names FC errors ``FC.<Code>``;
+``FC.AccessDenied`` (FC answers ``403 NotAuthorized`` and CloudFlow names FC errors ``FC.<Code>``;
 docs/runtime.md). A flow without a role invokes unchecked (docs/runtime.md says why).
 """
 
@@ -37,17 +38,29 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.ports import TaskDone, TaskOutcome, TaskRequest
-from deployer.emulator.services.authorization import AccessDenied, Authorizer, Subject
-from deployer.emulator.services.errors import NotFound, PayloadTooLarge, ServiceError
-from deployer.emulator.services.faults import INVOKE, FaultCall, FaultKind, FaultService
+from deployer.emulator.services.authorization import Authorizer, Subject
+from deployer.emulator.services.errors import (
+    NotAuthorized,
+    QuotaExceeded,
+    ResourceNotFound,
+    ServiceError,
+)
+from deployer.emulator.services.faults import (
+    INVOKE,
+    FaultCall,
+    FaultKind,
+    FaultService,
+    injected_failure_body,
+)
 from deployer.emulator.services.fc_task_calls import FunctionCalls
 from deployer.emulator.services.functions import FunctionService
-from deployer.emulator.services.quotas import CloudQuotas, QuotaExceeded
+from deployer.emulator.services.quotas import CloudQuotas
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import InvokeTask
 from deployer.fdl.interpreter.fc import map_function_error, map_service_error
@@ -92,7 +105,8 @@ def _body(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _service_error(code: str, message: str) -> TaskOutcome:
+def _failed(code: str, message: str) -> TaskOutcome:
+    """The outcome of a task FC refused with wire ``code`` (``FC.<code>`` in CloudFlow)."""
     return TaskOutcome.failed(*map_service_error(code, message))
 
 
@@ -113,14 +127,20 @@ class FunctionInvoker:
     invocation on the function's queue (:class:`FunctionCalls`, ``calls_per_function`` at a
     time); the outcome goes to ``done`` from the thread that ran it."""
 
-    def __init__(self, functions: FunctionService, authorizer: Authorizer | None = None, *,
-                 faults: FaultService | None = None, quotas: CloudQuotas | None = None,
+    def __init__(self, functions: FunctionService, fc_code: Callable[[ServiceError], str],
+                 authorizer: Authorizer | None = None, *, faults: FaultService | None = None,
+                 quotas: CloudQuotas | None = None,
                  calls_per_function: int = CALLS_PER_FUNCTION) -> None:
         self._functions = functions
+        self._fc_code = fc_code
         self._authorizer = authorizer
         self._faults = faults
         self._quotas = quotas
         self.calls = FunctionCalls(calls_per_function)
+
+    def _service_error(self, exc: ServiceError) -> TaskOutcome:
+        """The outcome of a task FC refused with ``exc``: the code FC answers for it."""
+        return _failed(self._fc_code(exc), exc.message)
 
     @staticmethod
     def handles(cmd: InvokeTask) -> bool:
@@ -140,8 +160,8 @@ class FunctionInvoker:
         resource = f"acs:fc:{arn.region}:{arn.account_id}:functions/{arn.name}"
         try:
             self._authorizer.check(subject, "fc:InvokeFunction", resource)
-        except AccessDenied as exc:
-            return _service_error("AccessDenied", exc.message)
+        except NotAuthorized as exc:
+            return self._service_error(exc)
         return None
 
     def start(self, request: TaskRequest, done: TaskDone) -> None:
@@ -159,7 +179,7 @@ class FunctionInvoker:
                 hold.enter_context(self._quotas.instance(checked.arn.account_id,
                                                          checked.arn.region))
             except QuotaExceeded as exc:
-                done(_service_error(exc.code, exc.message))
+                done(self._service_error(exc))
                 return
 
         def call() -> None:
@@ -206,18 +226,12 @@ class FunctionInvoker:
                                          request_id=call.request_id,
                                          asynchronous=call.fire_and_forget,
                                          qualifier=arn.qualifier)
-        except NotFound as exc:
-            code = {"version": "VersionNotFound", "alias": "AliasNotFound"}.get(
-                exc.kind, "FunctionNotFound")
-            return _service_error(code, exc.message)
-        except PayloadTooLarge as exc:
-            return _service_error("EntityTooLarge", exc.message)
-        except ServiceError as exc:
-            return _service_error("InvalidArgument", exc.message)
+        except ServiceError as exc:  # FC's wire code for it, as CloudFlow reports FC's errors
+            return self._service_error(exc)
         except Exception as exc:  # the emulator itself failed (its disk is full...)
             log.error("function %s could not be invoked for a flow task", arn.name,
                       exc_info=exc)
-            return _service_error("InternalServerError", (
+            return _failed("InternalServerError", (
                 f"the emulator could not invoke the function ({type(exc).__name__}: "
                 f"{str(exc)[:500]})"))
         if inv.result is None:
@@ -243,18 +257,15 @@ class FunctionInvoker:
             return None
         spec = fault.spec
         if spec.kind is FaultKind.ERROR:
-            return _service_error(spec.code, spec.message)
+            return _failed(spec.code, spec.message)
         try:
             fn = self._functions.get(arn.account_id, arn.region, arn.name, arn.qualifier)
-        except NotFound:
+        except ResourceNotFound:
             return None  # the invocation answers FunctionNotFound itself
         if fire_and_forget:
             return TaskOutcome("{}")
-        if spec.kind is FaultKind.TIMEOUT:
-            body = {"errorMessage": f"Function timed out after {fn.config.timeout} seconds"}
-        else:
-            body = {"errorMessage": spec.message, "errorType": spec.error_type}
-        return TaskOutcome.failed(*map_function_error(json.dumps(body)))
+        return TaskOutcome.failed(*map_function_error(
+            injected_failure_body(spec, fn.config.timeout).decode()))
 
     def close(self) -> None:
         """Drop the invocations still waiting for their function (the engine invokes

@@ -40,9 +40,10 @@ from deployer.emulator.ports import (
     TaskOutcome,
     TaskRequest,
 )
+from deployer.emulator.records import FlowRecord
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.store.errors import ExecutionNameTaken
-from deployer.emulator.store.flow_repos import FlowRecord, FlowRepo
+from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.link_repos import LinkRepo
 from deployer.fdl.interpreter import Event, StopRequested
 from deployer.fdl.interpreter.states.distributed_map import MAP_RUN_FAILED

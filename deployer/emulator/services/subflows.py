@@ -12,7 +12,8 @@ object). The child must be a Standard flow (StartExecution's rule).
   ``CallbackFnFTaskToken``; when it ends, its output completes the task, or its error (code
   and cause) fails it, so the parent's Retry and Catch see the child's error. A child that
   was stopped or timed out without an error code fails the task with
-  ``FnF.ExecutionStopped`` / ``FnF.ExecutionTimeout``.
+  ``FnF.ExecutionStopped`` / ``FnF.ExecutionTimeout``. A child that cannot be started fails the
+  task with ``FnF.<code>``, the code StartExecution answers for it (``FnF.FlowNotExists``...).
 * ``WaitForCustomCallback``: the child is started and the task waits for someone to report
   with the token (passed in the child's input by the flow).
 
@@ -39,13 +40,7 @@ from deployer.emulator.ports import (
     TaskOutcome,
     TaskRequest,
 )
-from deployer.emulator.services.errors import (
-    AlreadyExists,
-    InvalidArgument,
-    NotFound,
-    PayloadTooLarge,
-    ServiceError,
-)
+from deployer.emulator.services.errors import ServiceError
 from deployer.emulator.services.executions import ExecutionService, ExecutionView
 from deployer.emulator.store.link_repos import LinkRepo
 from deployer.fdl import TaskMode
@@ -88,8 +83,9 @@ class SubflowTasks:
     """Starts child executions for ``FNF:StartExecution`` tasks and reports ended children
     to their parent's task (:meth:`execution_ended`, wired to the engine's end listener)."""
 
-    def __init__(self, links: LinkRepo) -> None:
+    def __init__(self, links: LinkRepo, fnf_code: Callable[[ServiceError], str]) -> None:
         self._links = links
+        self._fnf_code = fnf_code  # CloudFlow's error table, wired in by emulator/app.py
         self._executions: ExecutionService | None = None
         self._engine: ExecutionEngine | None = None
 
@@ -163,15 +159,8 @@ class SubflowTasks:
             return self.executions.start(request.account_id, request.region, start.flow,
                                           name=start.name, input_text=start.input_text,
                                           links=start.links, generated=start.generated)
-        except NotFound as exc:
-            code = "FnF.FlowNotExists" if exc.kind == "flow" else "FnF.InvalidArgument"
-            raise _Refused(code, exc.message) from None
-        except AlreadyExists as exc:
-            raise _Refused("FnF.ExecutionAlreadyExists", exc.message) from None
-        except PayloadTooLarge as exc:
-            raise _Refused("FnF.EntityTooLarge", exc.message) from None
-        except (InvalidArgument, ServiceError) as exc:
-            raise _Refused("FnF.InvalidArgument", exc.message) from None
+        except ServiceError as exc:  # what StartExecution answers, as ``FnF.<code>``
+            raise _Refused(f"FnF.{self._fnf_code(exc)}", exc.message) from None
 
     def cancel(self, execution_seq: int, task_id: str) -> None:
         """The parent no longer waits for task ``task_id``: stop its running child when the

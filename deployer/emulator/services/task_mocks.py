@@ -26,7 +26,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from deployer.emulator.ports import TaskOutcome
-from deployer.emulator.services.errors import InvalidArgument
+from deployer.emulator.services.errors import InvalidValue
+from deployer.emulator.services.numbers import parse_number
 from deployer.emulator.store.link_repos import LinkRepo
 from deployer.fdl.interpreter import InvokeTask
 from deployer.fdl.interpreter.mocks import (
@@ -53,7 +54,7 @@ def split_case(name: str) -> tuple[str, str]:
 def task_event_id(task_id: str) -> int:
     """The TaskScheduled event id in an interpreter task id (``<execution>:task:<event>``)."""
     tail = task_id.rpartition(":")[2]
-    return int(tail) if tail.isdigit() else 0
+    return parse_number(tail) or 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,12 +103,12 @@ class TaskMocks:
         tmp.replace(self._path)
 
     def load(self, data: Any, source: str) -> MockListing:
-        """Add a mock document (plain data, either layout); InvalidArgument names what is
+        """Add a mock document (plain data, either layout); InvalidValue names what is
         wrong. Returns what is loaded now."""
         try:
             document = parse_mocks(data, source)
         except MockFormatError as exc:
-            raise InvalidArgument(str(exc), field="Mocks") from None
+            raise InvalidValue(str(exc), field="Mocks") from None
         return self._add(document, source)
 
     def _add(self, document: MockDocument, source: str) -> MockListing:
@@ -118,24 +119,24 @@ class TaskMocks:
             return self._listing()
 
     def load_file(self, path: Path) -> MockListing:
-        """Add the mock file at ``path`` (YAML or JSON); InvalidArgument names
+        """Add the mock file at ``path`` (YAML or JSON); InvalidValue names
         ``file:line`` and what is wrong."""
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidArgument(f"cannot read mock file {path}: {exc}",
+            raise InvalidValue(f"cannot read mock file {path}: {exc}",
                                   field="Mocks") from None
         try:
             data = YAML(typ="rt").load(text)
         except YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = f":{mark.line + 1}" if mark is not None else ""
-            raise InvalidArgument(f"{path}{line}: invalid YAML: "
+            raise InvalidValue(f"{path}{line}: invalid YAML: "
                                   f"{getattr(exc, 'problem', exc)}", field="Mocks") from None
         try:
             document = parse_mocks(data, str(path), _line_of)
         except MockFormatError as exc:
-            raise InvalidArgument(str(exc), field="Mocks") from None
+            raise InvalidValue(str(exc), field="Mocks") from None
         return self._add(document, str(path))
 
     def clear(self) -> None:
@@ -159,10 +160,10 @@ class TaskMocks:
         return case in self._document.case_names(flow)
 
     def check_case(self, flow: str, case: str) -> None:
-        """InvalidArgument unless ``case`` is a loaded test case for ``flow``."""
+        """InvalidValue unless ``case`` is a loaded test case for ``flow``."""
         if not self.has_case(flow, case):
             names = ", ".join(self._document.case_names(flow)) or "none"
-            raise InvalidArgument(f"no mock test case {case!r} is loaded for flow {flow!r} "
+            raise InvalidValue(f"no mock test case {case!r} is loaded for flow {flow!r} "
                                   f"(loaded: {names})", field="ExecutionName")
 
     def mapping(self, flow: str, case: str) -> Mapping[str, str]:

@@ -16,8 +16,8 @@ The row is written in the same transaction as the execution's own first row.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
+from deployer.emulator.records import ExecutionLinks
 from deployer.emulator.store.db import Database, register_migration
 
 __all__ = ["LINKS_TABLE", "ExecutionLinks", "LinkRepo", "children_of", "insert_links", "links_of",
@@ -38,21 +38,6 @@ register_migration(
     CREATE INDEX execution_links_by_map_run ON execution_links (map_run)
     """,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ExecutionLinks:
-    """See the module docstring; the empty value links nothing."""
-
-    mock_case: str = ""
-    parent_seq: int = 0
-    parent_task_id: str = ""
-    callback_token: str = ""
-    map_run: str = ""
-
-    @property
-    def empty(self) -> bool:
-        return self == _NONE
 
 
 _NONE = ExecutionLinks()

@@ -20,7 +20,7 @@ from deployer.fdl.legacy.errors import PathSyntaxError
 from deployer.fdl.legacy.paths import MAPPING_ROOTS, parse_path
 from deployer.fdl.migration.expressions import (
     Base,
-    Unsupported,
+    NoCounterpart,
     condition_expr,
     literal,
     map_literal,
@@ -64,7 +64,7 @@ def choice(m: Migrator, step: ChoiceStep, scope: StepsList, path: str) -> list[S
         assert isinstance(arm, ChoiceOption) and arm.condition is not None
         try:
             condition = condition_expr(arm.condition.text, roots)
-        except (Unsupported, PathSyntaxError) as exc:
+        except (NoCounterpart, PathSyntaxError) as exc:
             m.note(arm.condition.position, f"{path}.{label}.condition",
                       f"{getattr(exc, 'reason', exc)}; the option never holds in the "
                       "migration")

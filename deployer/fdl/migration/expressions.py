@@ -25,8 +25,8 @@ from deployer.fdl.legacy.paths import MAPPING_ROOTS, Path, parse_path
 __all__ = [
     "CONTEXT",
     "Base",
+    "NoCounterpart",
     "Roots",
-    "Unsupported",
     "condition_expr",
     "literal",
     "map_literal",
@@ -43,7 +43,7 @@ CONTEXT = {
 }
 
 
-class Unsupported(Exception):
+class NoCounterpart(Exception):
     """A legacy path or value with no v1 expression; ``reason`` says why."""
 
     def __init__(self, reason: str) -> None:
@@ -94,18 +94,18 @@ class Roots:
 
 
 def path_expr(path: Path, roots: Roots) -> str:
-    """``path`` as a v1 expression; :class:`Unsupported` when it has none."""
+    """``path`` as a v1 expression; :class:`NoCounterpart` when it has none."""
     keys = path.keys()
     if path.root == "context":
         found = CONTEXT.get((str(keys[0]), str(keys[1]))) if len(keys) == 2 else None
         if keys == ("flow", "name"):
             found = literal(roots.flow_name)
         if found is None:
-            raise Unsupported(f"`{path.text}` has no v1 counterpart in $Context")
+            raise NoCounterpart(f"`{path.text}` has no v1 counterpart in $Context")
         return found
     base = roots.bases.get(path.root)
     if base is None:
-        raise Unsupported(f"`{path.text}` reads ${path.root}, which this place does not have")
+        raise NoCounterpart(f"`{path.text}` reads ${path.root}, which this place does not have")
     if not keys:
         if base.fields is not None:
             return map_literal(base.fields)
@@ -122,7 +122,7 @@ def path_expr(path: Path, roots: Roots) -> str:
     if base.fields is not None and isinstance(first, str):
         return _chain(base.fields.get(first, "null"), rest, path)
     if first is None:
-        raise Unsupported(f"`{path.text}` reads every element ([*]) of a list of unknown "
+        raise NoCounterpart(f"`{path.text}` reads every element ([*]) of a list of unknown "
                           "length; v1 expressions cannot collect them")
     return _chain(member(base.expr, first, certain=base.certain), rest, path)
 
@@ -130,7 +130,7 @@ def path_expr(path: Path, roots: Roots) -> str:
 def _chain(text: str, keys: tuple[str | int | None, ...], path: Path) -> str:
     for key in keys:
         if key is None:
-            raise Unsupported(f"`{path.text}` reads every element ([*]) of a nested list; v1 "
+            raise NoCounterpart(f"`{path.text}` reads every element ([*]) of a nested list; v1 "
                               "expressions cannot collect them")
         text = member(text, key, certain=False)
     return text
@@ -151,7 +151,7 @@ def mappings_expr(mappings: tuple[DataMapping, ...], roots: Roots,
         try:
             found[mapping.target] = path_expr(parse_path(source.path.text, roots=MAPPING_ROOTS),
                                               roots)
-        except Unsupported as exc:
+        except NoCounterpart as exc:
             unsupported(mapping, exc.reason)
             found[mapping.target] = "null"
         except PathSyntaxError as exc:

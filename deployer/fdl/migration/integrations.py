@@ -11,7 +11,7 @@ from deployer.fdl.legacy.ast import TaskStep
 from deployer.fdl.legacy.errors import PathSyntaxError
 from deployer.fdl.legacy.paths import parse_path
 from deployer.fdl.legacy.resources import Integration
-from deployer.fdl.migration.expressions import Base, Roots, Unsupported, map_literal, path_expr
+from deployer.fdl.migration.expressions import Base, NoCounterpart, Roots, map_literal, path_expr
 from deployer.fdl.syntax.ast import TaskMode
 
 __all__ = ["fc3_arn", "task_fields"]
@@ -108,6 +108,6 @@ def _element(value: Any, roots: Roots, notes: list[str]) -> Any:
 def _path(text: str, roots: Roots, notes: list[str]) -> str:
     try:
         return path_expr(parse_path(text), roots)
-    except (Unsupported, PathSyntaxError) as exc:
+    except (NoCounterpart, PathSyntaxError) as exc:
         notes.append(f"serviceParams `{text}`: {getattr(exc, 'reason', exc)}; written as null")
         return "null"

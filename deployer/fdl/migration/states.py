@@ -33,8 +33,8 @@ from deployer.fdl.legacy.resources import Integration, resolve_task
 from deployer.fdl.migration import compound
 from deployer.fdl.migration.expressions import (
     Base,
+    NoCounterpart,
     Roots,
-    Unsupported,
     map_literal,
     mappings_expr,
     path_expr,
@@ -249,7 +249,7 @@ class Migrator:
     def path_of(self, text: str, x: Base, path: str, position: Position) -> str:
         try:
             return path_expr(parse_path(text), self.roots(**{"": x}))
-        except (Unsupported, PathSyntaxError) as exc:
+        except (NoCounterpart, PathSyntaxError) as exc:
             self.note(position, path, f"{getattr(exc, 'reason', exc)}; migrated as null")
             return "null"
 
