@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from deployer.cloud.logs import LogSource
     from deployer.config.settings import TargetSettings
     from deployer.config.specs import Manifest
+    from deployer.config.values import ExternalValues
     from deployer.core.plan import Clients
     from deployer.testing.active import ActiveCloud
 
@@ -76,6 +77,9 @@ class AppContext:
     manifest_file: Path
     debug: bool = False
     renderer: Renderer = dataclasses.field(default_factory=_text_renderer)
+    values_file: Path | None = None  # --values: outputs of resources not deployed here
+    variables: tuple[str, ...] = ()  # --var resources.<name>.output.<key>=VALUE
+    strict: bool = False  # --strict: a resource that is not deployed is an error
     _session: CloudSession | None = dataclasses.field(default=None, repr=False)
     _manifests: dict[str, Manifest] = dataclasses.field(default_factory=dict, repr=False)
 
@@ -111,18 +115,42 @@ class AppContext:
             return mock.workspace(self.project_dir)
         return self.project_dir / ".deploy"
 
-    def manifest(self, account_id: str | None = None) -> Manifest:
-        """The project's s.yaml, loaded once per account id (ManifestError → exit 3)."""
+    def external_values(self) -> ExternalValues:
+        """``--values FILE`` with every ``--var`` on top (InvalidInputError, exit 3)."""
+        from deployer.config.values import ExternalValues, parse_var, read_values_file
+
+        values = read_values_file(self.resolve(self.values_file)) if self.values_file \
+            else ExternalValues()
+        for text in self.variables:
+            values = values.merged(parse_var(text))
+        return values
+
+    def manifest(self, account_id: str | None = None, region: str | None = None, *,
+                 complete: bool = False) -> Manifest:
+        """The project's s.yaml, loaded once per account id and region override
+        (ManifestError → exit 3). Once connected, ``${config(...)}`` reads the session's
+        credentials; before, the placeholder account and no keys. ``complete``: every value
+        a deploy needs must be known (a missing ``--values`` entry is an error); otherwise
+        (commands that only read names and regions) it is a placeholder."""
         from deployer.config.manifest import load_manifest
         from deployer.core.validated import PLACEHOLDER_ACCOUNT_ID
 
-        key = account_id or PLACEHOLDER_ACCOUNT_ID
+        account = account_id or PLACEHOLDER_ACCOUNT_ID
+        key = f"{account}/{region or ''}/{complete}"
         if key not in self._manifests:
-            manifest = load_manifest(self.manifest_file, account_id=key)
+            manifest = load_manifest(self.manifest_file, account_id=account, region=region,
+                                     values=self.external_values(), config=self._config(),
+                                     strict=self.strict, lenient=not complete)
             for warning in manifest.warnings:
                 self.renderer.warn(warning.format())
             self._manifests[key] = manifest
         return self._manifests[key]
+
+    def _config(self) -> dict[str, str]:
+        """``config()`` keys of the connected session's credentials (none before)."""
+        if self._session is None:
+            return {}
+        return self._session.connection.config_values()
 
     def cloud(self, options: TargetOptions) -> CloudSession:
         """Connect to the chosen target (once per invocation) and print where it is.
@@ -156,6 +184,7 @@ class AppContext:
                  ) -> CloudSession:
         from deployer.cloud.cloudflow import CloudFlowClient
         from deployer.cloud.fc import FunctionComputeClient
+        from deployer.cloud.log_admin import LogStoreAdmin
         from deployer.cloud.logs import SlsLogs
         from deployer.cloud.ram import RamClient
         from deployer.config.settings import Target
@@ -171,9 +200,11 @@ class AppContext:
         else:
             connection, fallback, settings = self._aliyun_target(options, region)
             known = None  # the credentials chain's account: ask STS
+        if options.target is Target.LOCAL and known is not None:
+            _check_local_account(options.account_id, known)
         account_id = options.account_id or known or _caller_account(connection)
         clients = Clients(fc=FunctionComputeClient(connection), ram=RamClient(connection),
-                          flows=CloudFlowClient(connection))
+                          flows=CloudFlowClient(connection), logs=LogStoreAdmin(connection))
         logs = SlsLogs(connection, clients.fc, fallback=fallback)
         return CloudSession(settings, connection, account_id, clients, logs)
 
@@ -201,6 +232,8 @@ class AppContext:
         from deployer.cloud.connection import CloudConnection, Endpoints, default_credential
         from deployer.config.settings import TargetSettings
 
+        if active_mock() is None:  # inside mock_cloud() the emulator answers aliyun's hosts
+            _check_not_emulator_keys()
         connection = CloudConnection(region=region, endpoints=Endpoints.for_region(region),
                                      credential=default_credential(options.profile))
         return connection, None, TargetSettings(options.target, region, options.profile)
@@ -227,6 +260,47 @@ class AppContext:
         ident = load_or_create_identity(state_dir)
         keys = StaticKeys(ident.access_key_id, ident.access_key_secret)
         return current.endpoint or f"127.0.0.1:{DEFAULT_EMULATOR_PORT}", keys, ident.account_id
+
+
+def _check_local_account(given: str | None, emulator: str) -> None:
+    """The emulator decides the account on the local target: another one — typically
+    ``ALIBABA_CLOUD_ACCOUNT_ID`` left by ``eval "$(deploy emulator credentials --format
+    env)"`` in another project — would put a foreign account in every ARN (and the flow would
+    fail to find its functions). Refused before any call."""
+    import os
+
+    from deployer.errors import InvalidInputError
+
+    if given is None or given == emulator:
+        return
+    source = "ALIBABA_CLOUD_ACCOUNT_ID" if os.environ.get("ALIBABA_CLOUD_ACCOUNT_ID") == given \
+        else "--account-id"
+    raise InvalidInputError(
+        f"{source} is {given}, but this project's emulator is account {emulator}; they may "
+        "come from another project's `deploy emulator credentials --format env`",
+        hint="unset ALIBABA_CLOUD_ACCOUNT_ID (and the other exported ALIBABA_CLOUD_* and "
+             "DEPLOY_EMULATOR_ENDPOINT variables) in this shell, or pass --account-id "
+             f"{emulator}")
+
+
+#: The prefix of every emulator's access key id (``emulator/store/identity.py``).
+EMULATOR_KEY_PREFIX = "LTAI5tEMU"
+
+
+def _check_not_emulator_keys() -> None:
+    """Keys exported by ``deploy emulator credentials --format env`` only open that emulator:
+    refused for ``--target aliyun`` before any request, with the way out."""
+    import os
+
+    from deployer.errors import InvalidInputError
+
+    key = os.environ.get("ALIBABA_CLOUD_ACCESS_KEY_ID", "")
+    if key.startswith(EMULATOR_KEY_PREFIX):
+        raise InvalidInputError(
+            f"ALIBABA_CLOUD_ACCESS_KEY_ID ({key}) is a local emulator's key, exported by "
+            "`deploy emulator credentials --format env`; Alibaba Cloud does not know it",
+            hint="unset ALIBABA_CLOUD_ACCESS_KEY_ID, ALIBABA_CLOUD_ACCESS_KEY_SECRET, "
+                 "ALIBABA_CLOUD_ACCOUNT_ID and DEPLOY_EMULATOR_ENDPOINT, or use --target local")
 
 
 def _caller_account(connection: CloudConnection) -> str:

@@ -5,9 +5,12 @@ word), visit count (``×4``) and what it is doing: a Wait says when it fires on 
 clock ("fires in 7 s": from the history's own times), a task its answer and, when a warm
 function instance served it, that instance's id and age. The state being run shows the moment
 it is entered. Anywhere else (CI logs, pipes) it prints one plain line per state change and a
-heartbeat line at most every ``heartbeat`` seconds during long waits. In JSON mode the same
-plain lines go to stderr so stdout keeps its one JSON document. At the end, the states never
-reached are listed.
+heartbeat line at most every ``heartbeat`` seconds during long waits. A line of a state inside
+a Map iteration or a Parallel branch names it (``Map[3] › Embedding``). A failed attempt says
+``↻ retrying (attempt N)`` only once the retry is scheduled (attempt N is the one now run),
+so the last failure of a Task with ``MaxAttempts: 3`` reads ``✕ failed``, never "attempt 5".
+In JSON mode the same plain lines go to stderr so stdout keeps its one JSON document. At the
+end, the states never reached are listed.
 """
 
 from __future__ import annotations
@@ -146,7 +149,10 @@ class ExecutionMonitor:
         visit = self.fold.add(event)
         offset = self._offset(event.time)
         line: str | None = None
-        if visit is not None and self._shown.get(id(visit)) is not visit.status:
+        if visit is not None and visit.status is Status.RETRYING \
+                and event.type != "TaskScheduled":
+            pass  # a failed attempt: a retry, or the step's failure, follows; say which then
+        elif visit is not None and self._shown.get(id(visit)) is not visit.status:
             self._shown[id(visit)] = visit.status
             line = self._visit_line(offset, visit)
         elif event.type.startswith("Execution") and event.type != "ExecutionStarted":
@@ -193,18 +199,36 @@ class ExecutionMonitor:
             self._notes[key] = found or ""
         return self._notes.get(key, "")
 
+    def _where(self, visit: Visit) -> str:
+        """``Map[3] › `` for a visit inside iteration 3 of state Map (nested: each level)."""
+
+        def search(scope: Any, prefix: str) -> str | None:
+            for state in scope.states.values():
+                for candidate in state.visits:
+                    if candidate is visit:
+                        return prefix
+                    for child in candidate.scopes:
+                        found = search(child, f"{prefix}{state.name}[{child.index}] › ")
+                        if found is not None:
+                            return found
+            return None
+
+        return search(self.fold.progress.root, "") or ""
+
     def _visit_line(self, offset: str, visit: Visit) -> str:
         status = visit.status.value
-        head = f"{offset}  {visit.state:<18} {ICONS[status]} {status}"
+        name = self._where(visit) + visit.state
+        head = f"{offset}  {name:<18} {ICONS[status]} {status}"
         if visit.number > 1:
             head += f" (visit {visit.number})"
         if visit.status is Status.WAITING and visit.fires_at is not None:
             entered = parse_time(visit.entered_at) or visit.fires_at
             head += f", fires in {visit.fires_at - entered:g} s"
         elif visit.status is Status.RETRYING and visit.task is not None:
-            head += f" (attempt {len(visit.attempts)})"
-            if visit.task.error:
-                head += f": {visit.task.error}"
+            head += f" (attempt {visit.task.number})"
+            failed = visit.attempts[-2] if len(visit.attempts) > 1 else None
+            if failed is not None and failed.error:
+                head += f" after {failed.error}"
         elif visit.status is Status.SUCCEEDED and visit.task is not None:
             head += f"  {summarize_output(visit.task.output)}"
             note = self._note(visit)

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "completion": "deployer.cli.commands.completion:completion",
     "init": "deployer.cli.commands.init:init",
     "dev": "deployer.cli.commands.dev:dev",
+    "roles": "deployer.cli.commands.roles:roles",
 }
 
 # What `deploy --help` lists, so that it imports no command module (tests keep these equal to
@@ -41,7 +42,8 @@ SUMMARIES: dict[str, str] = {
     "console": "Open the console: the emulator's web console, or CloudFlow's on Alibaba Cloud.",
     "dev": "Deploy, then redeploy what changed on every save (Ctrl-C stops; all stays deployed).",
     "completion": "Print the shell completion script for bash, zsh, fish or PowerShell.",
-    "down": "Remove the flow, functions, policy and role that `deploy up` created (nothing else).",
+    "down": "Remove the flows, functions, policies and roles that `deploy up` created (nothing "
+            "else).",
     "emulator": (
         "Run the local cloud (Function Compute 3.0, CloudFlow, RAM, STS) in the background."
     ),
@@ -59,13 +61,15 @@ SUMMARIES: dict[str, str] = {
     "plan": "Show what `deploy up` would change, changing nothing (exit 0 either way).",
     "render": "Print the flow definition rendered from its Jinja2 template.",
     "status": "Show an execution (default: the latest), or re-attach to it with --wait.",
-    "up": "Package, plan and deploy the functions, the flow's role and the flow.",
+    "roles": "Create the documented default roles (AliyunFCDefaultRole, ...) a project names.",
+    "up": "Package, plan and deploy the project's functions and flows (with their roles).",
     "validate": "Check s.yaml, the rendered flow definitions and their function references.",
 }
 
 EPILOG = """\b
 Examples:
   deploy init my-app                      a new project (tests and CI workflow included)
+  deploy --values values.yaml validate    outputs of resources deployed elsewhere (rds, model)
   deploy validate                         check s.yaml and the rendered flow
   deploy render --region cn-hangzhou --account-id 1234567890123456
   deploy package --out build/             write the function zips
@@ -115,7 +119,9 @@ class DeployGroup(click.Group):
             _report_error(ctx, exc)
             ctx.exit(int(exc.exit_code))
         except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
+            command = f"deploy {ctx.invoked_subcommand}" if ctx.invoked_subcommand else "deploy"
+            click.echo(f"Interrupted: `{command}` stopped before it finished (Ctrl-C).",
+                       err=True)
             ctx.exit(int(ExitCode.INTERRUPTED))
         except Exception as exc:  # a bug: say so, show the traceback only with --debug
             if _debug(ctx):
@@ -168,14 +174,32 @@ def _report_error(ctx: click.Context, exc: DeployerError) -> None:
     show_default=True,
     help="Project manifest, relative to the project directory (Serverless Devs v3 format).",
 )
+@click.option(
+    "--values",
+    "values_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="DEPLOY_VALUES",
+    show_envvar=True,
+    help="YAML file with the outputs of resources this toolkit does not deploy "
+         "(resources.<name>.output.<key>), relative to the project directory.",
+)
+@click.option(
+    "--var",
+    "variables",
+    multiple=True,
+    metavar="resources.NAME.output.KEY=VALUE",
+    help="One such output (repeatable; wins over --values).",
+)
 @click.option("--debug", is_flag=True, envvar="DEPLOY_DEBUG", help="Show tracebacks on errors.")
 @click.pass_context
-def cli(ctx: click.Context, project_dir: Path, manifest: Path, debug: bool) -> None:
-    """Deploy the job-polling application to Alibaba Cloud (Function Compute 3.0 + CloudFlow),
-    or run it end to end on the local emulator."""
+def cli(ctx: click.Context, project_dir: Path, manifest: Path, values_file: Path | None,
+        variables: tuple[str, ...], debug: bool) -> None:
+    """Deploy Serverless Devs projects (s.yaml: Function Compute 3.0 functions and CloudFlow
+    flows) to Alibaba Cloud, or run them end to end on a faithful local emulator of both."""
     project_dir = project_dir.resolve()
     manifest_file = manifest if manifest.is_absolute() else project_dir / manifest
-    ctx.obj = AppContext(project_dir=project_dir, manifest_file=manifest_file, debug=debug)
+    ctx.obj = AppContext(project_dir=project_dir, manifest_file=manifest_file, debug=debug,
+                         values_file=values_file, variables=variables)
 
 
 def main() -> None:

@@ -54,6 +54,19 @@ def yes_option(help_text: str) -> Callable[[F], F]:
     return click.option("-y", "--yes", is_flag=True, help=help_text)
 
 
+def force_option(help_text: str) -> Callable[[F], F]:
+    """``--force``: do what a safety check refuses by default."""
+    return click.option("--force", is_flag=True, help=help_text)
+
+
+def strict_option(fn: F) -> F:
+    """``--strict`` (env ``DEPLOY_STRICT``): a resource of s.yaml that is not deployed (another
+    component, a prop not deployed yet) is an error, for CI."""
+    return click.option(
+        "--strict", is_flag=True, envvar="DEPLOY_STRICT", show_envvar=True,
+        help="Fail (exit 3) when s.yaml holds resources this toolkit does not deploy.")(fn)
+
+
 @dataclass(frozen=True, slots=True)
 class TargetOptions:
     """Where a cloud command goes, as given on the command line (region may be unset)."""

@@ -149,6 +149,21 @@ class CloudConnection:
                 headers=dict(self._headers), queries={"RegionId": self.region})
         return Config(**kwargs)
 
+    def config_values(self) -> dict[str, str]:
+        """What Serverless Devs' ``${config('<key>')}`` reads besides the account id: the
+        credential's AccessKeyID, AccessKeySecret and (temporary keys) SecurityToken."""
+        if isinstance(self._credential, StaticKeys):
+            key_id, secret = self._credential.access_key_id, self._credential.access_key_secret
+            token = self._credential.security_token or ""
+        else:
+            found = self._credential.get_credential()
+            key_id, secret = found.access_key_id or "", found.access_key_secret or ""
+            token = found.security_token or ""
+        values = {"AccessKeyID": key_id, "AccessKeySecret": secret}
+        if token:
+            values["SecurityToken"] = token
+        return values
+
     def call(self, service: str, operation: str, fn: Callable[[], T]) -> T:
         """Run one SDK call: SDK errors become CloudErrors; retryable ones are retried."""
 

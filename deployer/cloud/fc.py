@@ -124,6 +124,7 @@ class RemoteFunction:
     #: what the service said it cannot do exactly as asked (the emulator's
     #: ``x-deployer-warning`` header: e.g. the host's Python runs another runtime version)
     warnings: tuple[str, ...] = ()
+    tags: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +172,7 @@ def _remote(fn: Any, warnings: tuple[str, ...] = ()) -> RemoteFunction:
         state=fn.state or "",
         last_modified=fn.last_modified_time or "",
         warnings=warnings,
+        tags=tuple((t.key or "", t.value or "") for t in getattr(fn, "tags", None) or ()),
     )
 
 
@@ -193,13 +195,16 @@ class FunctionComputeClient(ServiceClient):
         return _remote(response.body)
 
     def create_function(
-        self, name: str, config: FunctionConfig, zip_bytes: bytes
+        self, name: str, config: FunctionConfig, zip_bytes: bytes,
+        tags: Mapping[str, str] | None = None,
     ) -> RemoteFunction:
+        """Create ``name``; ``tags`` are set with it (FC keeps them across updates)."""
         from alibabacloud_fc20230330 import models
 
         body = models.CreateFunctionInput(
             function_name=name,
             code=models.InputCodeLocation(zip_file=base64.b64encode(zip_bytes).decode("ascii")),
+            tags=[models.Tag(key=k, value=v) for k, v in (tags or {}).items()] or None,
             **config.to_sdk_kwargs(),
         )
         response = self._call(

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from deployer.config.variables import Path_, format_path
+from deployer.config.loaded import LoadedDocuments
+from deployer.config.paths import DOC, Path_, format_path
 from deployer.errors import InvalidInputError
 
 __all__ = ["ManifestError", "ManifestProblem", "ProblemLog", "Severity", "SourcePosition"]
@@ -76,29 +77,33 @@ class ManifestError(InvalidInputError):
 
 @dataclass(slots=True)
 class ProblemLog:
-    """Collects problems against a parsed ruamel document, positioned by field path."""
+    """Collects problems against a parsed ruamel document, positioned by field path.
+
+    A path inside a document loaded by ``${yaml(file())}`` is positioned in that file
+    (``loaded``); ``aliases`` maps a logical path prefix to where it is written (a prop a
+    resource inherits with ``extend`` is written under ``template``)."""
 
     file: str
     document: Any
     problems: list[ManifestProblem] = field(default_factory=list)
+    loaded: LoadedDocuments = field(default_factory=LoadedDocuments)
+    aliases: dict[Path_, Path_] = field(default_factory=dict)
 
     def position(self, path: Path_) -> SourcePosition:
         """The key position of ``path``, or of its deepest existing ancestor."""
-        line, column = 0, 0
-        node = self.document
-        for key in path:
-            lc = getattr(node, "lc", None)
-            if isinstance(node, Mapping) and key in node:
-                if lc is not None:
-                    line, column = lc.key(key)
-                node = node[key]
-            elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
-                if lc is not None:
-                    line, column = lc.item(key)
-                node = node[key]
-            else:
+        if path[:1] == (DOC,):
+            loaded = self.loaded.get(int(path[1]))
+            if loaded is not None:
+                line, column = _walk(loaded.tree, path[2:])
+                return SourcePosition(loaded.label, line, column)
+            path = ()
+        for length in range(len(path), 0, -1):
+            physical = self.aliases.get(path[:length])
+            if physical is not None:
+                path = (*physical, *path[length:])
                 break
-        return SourcePosition(self.file, line + 1, column + 1)
+        line, column = _walk(self.document, path)
+        return SourcePosition(self.file, line, column)
 
     def error(self, path: Path_, message: str) -> None:
         self._add(path, message, Severity.ERROR)
@@ -118,3 +123,22 @@ class ProblemLog:
     @property
     def warnings(self) -> list[ManifestProblem]:
         return [p for p in self.problems if p.severity is Severity.WARNING]
+
+
+def _walk(node: Any, path: Path_) -> tuple[int, int]:
+    """The 1-based line and column of the key (or item) ``path`` names, or of its deepest
+    existing ancestor; (1, 1) without positions."""
+    line, column = 0, 0
+    for key in path:
+        lc = getattr(node, "lc", None)
+        if isinstance(node, Mapping) and key in node:
+            if lc is not None:
+                line, column = lc.key(key)
+            node = node[key]
+        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            if lc is not None:
+                line, column = lc.item(key)
+            node = node[key]
+        else:
+            break
+    return line + 1, column + 1

@@ -11,10 +11,10 @@ deploy by the resource's ``actions`` hook::
 
 (``s version publish`` / ``s alias publish`` of devsapp/fc3; ``--version-id latest`` is the
 newest version, ``--vw``/``--additionalVersionWeight`` the canary weights.) This deployer reads
-exactly these two steps of ``success-deploy`` and carries them out itself, idempotently: a
-version is published only when the function's code or configuration differs from its newest
-version, and an alias is written only when it does not point where asked. Any other hook or
-step is refused, as before.
+exactly these two ``component`` steps of ``success-deploy`` and carries them out itself,
+idempotently: a version is published only when the function's code or configuration differs
+from its newest version, and an alias is written only when it does not point where asked.
+Other ``component`` steps are refused; ``run`` steps are :mod:`deployer.config.actions`'.
 
 **Flows (fnf).** The fnf component has neither; the extension props ``publishVersion``,
 ``aliases`` (same fields as fc3's alias command: ``aliasName``, ``versionId``,
@@ -31,9 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from deployer.config.paths import Path_
 from deployer.config.problems import ProblemLog
 from deployer.config.props import PropReader, type_name
-from deployer.config.variables import Path_
 from deployer.digits import is_decimal
 
 __all__ = ["AliasSpec", "ReleaseSpec", "ScheduleSpec", "fc3_release", "flow_release",
@@ -74,38 +74,19 @@ class ScheduleSpec:
 
 # --- fc3: actions.success-deploy ----------------------------------------------------------------
 
-_HOOK = "success-deploy"
 _VERSION_OPTIONS = {"--description": "description"}
 _ALIAS_OPTIONS = {"--alias-name": "alias", "--version-id": "version",
                   "--description": "description", "--vw": "weights",
                   "--additionalVersionWeight": "weights"}
 
 
-def fc3_release(actions: Any, where: Path_, log: ProblemLog) -> ReleaseSpec | None:
-    """The release an fc3 resource's ``actions`` ask for (None: no actions)."""
-    if actions is None:
-        return None
-    if not isinstance(actions, Mapping):
-        log.error(where, f"must be a map of hooks (got {type_name(actions)})")
-        return None
-    for hook in actions:
-        if hook != _HOOK:
-            log.error((*where, hook), f"only {_HOOK} steps `component: fc3 version publish` "
-                      "and `component: fc3 alias publish ...` are carried out by this deployer")
-    steps = actions.get(_HOOK)
-    if steps is None:
-        return None
-    if not isinstance(steps, list):
-        log.error((*where, _HOOK), f"must be a list of steps (got {type_name(steps)})")
+def fc3_release(steps: list[tuple[Path_, str]], log: ProblemLog) -> ReleaseSpec | None:
+    """The release the ``component:`` steps of an fc3 resource's ``success-deploy`` ask for
+    (``(where, command)`` each; None: there are none)."""
+    if not steps:
         return None
     publish, description, aliases = False, "", []
-    for index, step in enumerate(steps):
-        at = (*where, _HOOK, index)
-        command = step.get("component") if isinstance(step, Mapping) else None
-        if not isinstance(command, str) or set(step) - {"component"}:
-            log.error(at, "only `component: fc3 version publish ...` or `component: fc3 alias "
-                      "publish ...` steps are supported (no run, plugin or allow_failure)")
-            continue
+    for at, command in steps:
         parsed = _command(command, at, log)
         if parsed is None:
             continue

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from deployer.config.actions import Hooks
 from deployer.config.problems import ManifestProblem, SourcePosition
 from deployer.config.releases import ReleaseSpec, ScheduleSpec
 
-__all__ = ["ExecutionMode", "FlowSpec", "FunctionSpec", "Manifest"]
+__all__ = ["ConsumedValue", "ExecutionMode", "FlowSpec", "FunctionSpec", "LineMap", "Manifest",
+           "Undeployed"]
+
+
+class LineMap(Protocol):
+    """Positions in a deployed flow definition -> positions in the file the user edits."""
+
+    def lookup(self, line: int, column: int) -> tuple[int, int] | None: ...
 
 
 class ExecutionMode(str, Enum):
@@ -56,6 +64,10 @@ class FunctionSpec:
     log_config: Mapping[str, Any] | None = None  # {project, logstore, enableRequestMetrics, ...}
     position: SourcePosition | None = None
     release: ReleaseSpec | None = None  # versions/aliases from actions.success-deploy
+    role_auto: bool = False  # role: auto -> the default role fc3 creates (``role`` is its ARN)
+    log_auto: bool = False  # logConfig: auto -> the project and logstore fc3 creates
+    vpc_auto: bool = False  # vpcConfig: auto (accepted; see docs/manifest.md)
+    nas_auto: bool = False  # nasConfig: auto (accepted; see docs/manifest.md)
 
     def __post_init__(self) -> None:
         if self.environment_variables is None:
@@ -72,7 +84,10 @@ class FlowSpec:
     """One ``component: fnf`` (or ``flow``) resource: a CloudFlow flow.
 
     ``role_name`` names a role the deployer creates; ``role_arn`` is an existing role used as
-    is; at most one of them is set.
+    is; at most one of them is set. ``definition`` is the file the user edits: a Jinja2
+    template (``*.j2``), a plain definition file, or — when ``document`` holds the definition
+    (given inline, or by ``${yaml(file(...))}``) — the file it was written in; ``document_map``
+    then maps the document's lines to that file's.
     """
 
     resource: str
@@ -88,6 +103,9 @@ class FlowSpec:
     position: SourcePosition | None = None
     release: ReleaseSpec | None = None  # publishVersion / aliases (extension props)
     schedules: tuple[ScheduleSpec, ...] | None = None  # None: schedules not managed
+    document: str | None = None  # the definition itself (inline or yaml(file()))
+    document_map: LineMap | None = field(default=None, compare=False, repr=False)
+    execution_input: Any = None  # executionInput: what `deploy execute` starts it with
 
     def __post_init__(self) -> None:
         if self.definition_vars is None:
@@ -96,7 +114,43 @@ class FlowSpec:
     @property
     def is_template(self) -> bool:
         """True when the definition is a Jinja2 template (``*.j2``)."""
-        return self.definition.suffix == ".j2"
+        return self.document is None and self.definition.suffix == ".j2"
+
+
+@dataclass(frozen=True, slots=True)
+class Undeployed:
+    """A resource of s.yaml this toolkit does not deploy, and why (each reason names the
+    component, runtime or prop)."""
+
+    resource: str
+    component: str
+    reasons: tuple[str, ...]
+    position: SourcePosition | None = None
+    names: tuple[str, ...] = ()  # its function or flow name, when s.yaml gives one
+
+    def text(self) -> str:
+        return f"{self.resource} ({self.component}): {'; '.join(self.reasons)}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"resource": self.resource, "component": self.component,
+                "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumedValue:
+    """A value of another resource's output one resource was built with: applying
+    ``resource`` must yield it (``deploy up`` checks before it applies the consumer)."""
+
+    consumer: str
+    resource: str
+    kind: str  # output | info
+    keys: tuple[str | int, ...]
+    value: Any
+
+    @property
+    def reference(self) -> str:
+        tail = "".join(f".{k}" for k in self.keys)
+        return f"${{resources.{self.resource}.{self.kind}{tail}}}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +165,17 @@ class Manifest:
     flows: tuple[FlowSpec, ...]
     path: Path
     warnings: tuple[ManifestProblem, ...] = ()
+    undeployed: tuple[Undeployed, ...] = ()
+    order: tuple[str, ...] = ()  # the deployed resources (s.yaml keys), dependencies first
+    hooks: Hooks = field(default_factory=Hooks)
+    consumed: tuple[ConsumedValue, ...] = ()
+    outputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # as planned
+    notes: tuple[str, ...] = ()  # what an accepted setting means on the emulator
+
+    def resource_names(self) -> tuple[str, ...]:
+        """The deployed resources in deploy order (file order when none is given)."""
+        return self.order or tuple([*(f.resource for f in self.functions),
+                                    *(f.resource for f in self.flows)])
 
     @property
     def project_dir(self) -> Path:

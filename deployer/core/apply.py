@@ -1,33 +1,36 @@
 """Apply a plan: the only code in a deploy that changes anything in the cloud.
 
-Each action is applied in plan order (functions, then the role and its policy, then the flow,
-then the deletions), so a failure part-way leaves resources that the next ``deploy up``
-converges from. Creations and removals are reported to a :class:`CreationLog` right after they
-happen, so ``deploy down`` removes exactly what ``deploy up`` created and nothing else.
+Each action is applied in plan order (the default roles and logstores ``auto`` needs, each
+resource of s.yaml in dependency order, versions and aliases, then the deletions), so a
+failure part-way leaves resources that the next ``deploy up`` converges from. Creations and
+removals are reported to a :class:`CreationLog` right after they happen, so ``deploy down``
+removes exactly what ``deploy up`` created and nothing else. Everything written carries the
+project's ownership marker (:mod:`deployer.core.ownership`).
+
+After each resource of s.yaml is applied, the values its dependents were built with
+(``${resources.X.output...}``) are checked against what the service answered, before any
+dependent is touched; and :class:`ApplyEvents` hears that the resource is done (or failed),
+which is when its ``success-deploy`` / ``fail-deploy`` actions run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from deployer.core import roles
-from deployer.core.plan import (
-    Action,
-    ActionKind,
-    Clients,
-    DesiredFlow,
-    DesiredRole,
-    Plan,
-    ResourceType,
-    SettingChange,
-)
+from deployer.cloud.fc import RemoteFunction
+from deployer.core import ownership, roles
+from deployer.core.changes import SettingChange
+from deployer.core.plan_model import Action, Clients, DesiredFlow, DesiredRole, Plan
 from deployer.core.record import CreationLog
 from deployer.core.releases import RELEASE_TYPES, ReleaseApplier
 from deployer.core.removal import forget_gone, remove_resource
+from deployer.core.resources import ActionKind, ResourceType
+from deployer.core.service_roles import ensure_service_role
 from deployer.errors import OperationError
 
-__all__ = ["DeployResult", "ResourceResult", "apply_plan"]
+__all__ = ["ApplyEvents", "DeployResult", "ResourceResult", "apply_plan"]
 
 #: The outcome of a deletion the user did not confirm.
 KEPT_UNCONFIRMED = "kept: not confirmed (deploy up --yes removes it)"
@@ -51,6 +54,7 @@ class DeployResult:
     account_id: str
     resources: tuple[ResourceResult, ...]
     write_calls: int
+    warnings: tuple[str, ...] = ()  # what the target said it cannot do exactly as asked
 
     @property
     def changed(self) -> bool:
@@ -62,6 +66,14 @@ class DeployResult:
         return tuple(r for r in self.resources if r.outcome.startswith("kept"))
 
 
+class ApplyEvents(Protocol):
+    """Told when all actions of one s.yaml resource are applied, or one of them failed."""
+
+    def resource_done(self, resource: str) -> None: ...
+
+    def resource_failed(self, resource: str, error: BaseException) -> None: ...
+
+
 class _Applier:
     def __init__(self, plan: Plan, clients: Clients, log: CreationLog | None,
                  progress: Callable[[str], None]) -> None:
@@ -69,56 +81,64 @@ class _Applier:
         self.log, self.progress = log, progress
         self.writes = 0
         self.role_arns: dict[str, str] = {}
+        self.warnings: list[str] = []
+        self.outputs: dict[str, dict[str, Any]] = {}
 
-    def _created(self, resource: ResourceType, name: str, arn: str) -> None:
+    def _created(self, action: Action, arn: str) -> None:
         if self.log is not None:
-            self.log.created(resource, name, arn)
+            self.log.created(action.resource, action.name, arn)
+
+    def _claimed(self, action: Action) -> None:
+        """A resource taken over from another project with --force."""
+        if action.owner and self.log is not None:
+            self.log.taken_over(action.resource, action.name, action.arn, action.owner)
 
     def function(self, action: Action) -> str:
         desired = next(f for f in self.state.functions if f.name == action.name)
         fc = self.clients.fc
         if action.kind is ActionKind.CREATE:
             self.progress(f"creating function {action.name}")
-            remote = fc.create_function(action.name, desired.config, desired.zip_bytes)
+            tags = {ownership.PROJECT_TAG: self.state.project} if self.state.project else None
+            remote = fc.create_function(action.name, desired.config, desired.zip_bytes, tags)
             self.writes += 1
-            self._created(ResourceType.FUNCTION, action.name, remote.arn)
-            self._warn(remote.warnings)
-            return remote.arn
-        code = action.changed("code")
-        config = any(s.name != "code" for s in action.settings)
-        self.progress(f"updating function {action.name} ({', '.join(action.changes)})")
-        remote = fc.update_function(
-            action.name,
-            config=desired.config if config else None,
-            zip_bytes=desired.zip_bytes if code else None,
-        )
-        self.writes += 1
-        self._warn(remote.warnings)
+            self._created(action, remote.arn)
+        else:
+            code = action.changed("code")
+            config = any(s.name != "code" for s in action.settings)
+            self.progress(f"updating function {action.name} ({', '.join(action.changes)})")
+            remote = fc.update_function(action.name, config=desired.config if config else None,
+                                        zip_bytes=desired.zip_bytes if code else None)
+            self.writes += 1
+            self._claimed(action)
+        if action.kind is ActionKind.CREATE or action.changed("runtime"):  # said once
+            self.warnings += [w for w in remote.warnings if w not in self.warnings]
+        self._output(desired.resource, remote)
         return remote.arn
 
-    def _warn(self, warnings: tuple[str, ...]) -> None:
-        for warning in warnings:  # said by the target once, when caused
-            self.progress(f"warning: {warning}")
+    def _output(self, resource: str, remote: RemoteFunction) -> None:
+        self.outputs[resource] = _remote_output(remote, self.state.region)
 
     def role(self, action: Action, role: DesiredRole) -> str:
         ram = self.clients.ram
         if action.kind is ActionKind.CREATE:
             self.progress(f"creating role {role.name}")
-            created = ram.create_role(role.name, roles.trust_policy(), role.description)
+            created = ram.create_role(role.name, roles.trust_policy(),
+                                      ownership.role_description(self.state.project))
             self.writes += 1
-            self._created(ResourceType.ROLE, role.name, created.arn)
+            self._created(action, created.arn)
             arn = created.arn
         else:
             self.progress(f"updating the trust policy of role {role.name}")
             ram.update_trust_policy(role.name, roles.trust_policy())
             self.writes += 1
+            self._claimed(action)
             arn = action.arn
         self.role_arns[role.name] = arn
         return arn
 
     def policy(self, action: Action, role: DesiredRole) -> None:
         ram = self.clients.ram
-        document = roles.invoke_policy(self.state.function_arns())
+        document = roles.invoke_policy_for(role, self.state)
         if action.kind is ActionKind.CREATE or action.diff:
             if action.kind is not ActionKind.CREATE:
                 self.progress(f"replacing policy {role.policy_name}")
@@ -126,15 +146,11 @@ class _Applier:
                 self.writes += int(ram.delete_policy(role.policy_name))
             else:
                 self.progress(f"creating policy {role.policy_name}")
-            ram.create_policy(
-                role.policy_name,
-                document,
-                f"Lets role {role.name} invoke the "
-                "project's functions (managed by cloudflow-deployer)",
-            )
+            ram.create_policy(role.policy_name, document,
+                              ownership.policy_description(self.state.project, role.name))
             self.writes += 1
             if action.kind is ActionKind.CREATE:
-                self._created(ResourceType.POLICY, role.policy_name, action.arn)
+                self._created(action, action.arn)
         self.progress(f"attaching policy {role.policy_name} to role {role.name}")
         ram.attach_policy(role.name, role.policy_name)
         self.writes += 1
@@ -144,12 +160,14 @@ class _Applier:
         if flow.role is not None:
             role_arn = self.role_arns.get(flow.role.name) or self._role_arn(flow.role)
         flows = self.clients.flows
+        definition = ownership.mark_definition(flow.definition, self.state.project) \
+            if self.state.project else flow.definition
         if action.kind is ActionKind.CREATE:
             self.progress(f"creating flow {flow.name}")
-            flows.create_flow(flow.name, flow.definition, description=flow.description,
+            flows.create_flow(flow.name, definition, description=flow.description,
                               role_arn=role_arn, execution_mode=flow.execution_mode)
             self.writes += 1
-            self._created(ResourceType.FLOW, flow.name, action.arn)
+            self._created(action, action.arn)
             return action.arn
         if action.changed("executionMode"):
             raise OperationError(
@@ -157,11 +175,38 @@ class _Applier:
                 hint="run `deploy down` and then `deploy up` to re-create the flow",
             )
         self.progress(f"updating flow {flow.name} ({', '.join(action.changes)})")
-        flows.update_flow(
-            flow.name, flow.definition, description=flow.description, role_arn=role_arn
-        )
+        flows.update_flow(flow.name, definition, description=flow.description,
+                          role_arn=role_arn)
         self.writes += 1
+        self._claimed(action)
         return action.arn
+
+    def service_role(self, action: Action) -> None:
+        from deployer.core.service_roles import default_role
+
+        role = next((r for r in self.state.service_roles if r.name == action.name), None) \
+            or default_role(action.name)
+        if role is None:  # pragma: no cover - plans name only known roles
+            return
+        self.progress(f"ensuring role {role.name} (role: auto; trusts {role.service})")
+        _, calls = ensure_service_role(role, self.clients)
+        self.writes += calls
+
+    def log_store(self, action: Action) -> None:
+        admin = self.clients.logs
+        project, _, logstore = action.name.partition("/")
+        if admin is None:
+            raise OperationError("this target has no Log Service client to create "
+                                 f"{action.name} (logConfig: auto)")
+        self.progress(f"creating Log Service project {project} and logstore {logstore} "
+                      "(logConfig: auto)")
+        if not admin.project_exists(project):
+            admin.create_project(project, f"Logs of project {self.state.project} "
+                                          "(logConfig: auto, managed by cloudflow-deployer)")
+            self.writes += 1
+        if not admin.logstore_exists(project, logstore):
+            admin.create_logstore(project, logstore)
+            self.writes += 1
 
     def delete(self, action: Action, prune: bool) -> str:
         if not prune:
@@ -179,6 +224,76 @@ class _Applier:
         remote = self.clients.ram.get_role(role.name)
         return remote.arn if remote else roles.role_arn(self.state.account_id, role.name)
 
+    def verify(self, resource: str) -> None:
+        """The values dependents of ``resource`` were built with are what it yielded."""
+        actual = self.outputs.get(resource)
+        if actual is None:
+            return
+        for used in self.state.consumed:
+            if used.resource != resource:
+                continue
+            value: Any = actual
+            for key in used.keys:
+                value = value.get(key) if isinstance(value, dict) else None
+            if value is not None and value != used.value:
+                raise OperationError(
+                    f"{used.reference} (used by {used.consumer}) was planned as "
+                    f"{used.value!r} but deploying {resource} yielded {value!r}; nothing "
+                    f"after {resource} was applied",
+                    hint="run `deploy up` again: it plans with the deployed values")
+
+
+def _remote_output(remote: RemoteFunction, region: str) -> dict[str, Any]:
+    """What fc3's deploy output holds for the function the service answered with (the keys
+    :func:`deployer.config.outputs.function_output` plans with)."""
+    c = remote.config
+    out: dict[str, Any] = {
+        "region": region, "functionName": remote.name, "functionArn": remote.arn,
+        "description": c.description, "runtime": c.runtime, "handler": c.handler,
+        "memorySize": c.memory_size, "timeout": c.timeout, "cpu": c.cpu,
+        "diskSize": c.disk_size, "instanceConcurrency": c.instance_concurrency,
+        "internetAccess": c.internet_access,
+        "environmentVariables": dict(c.environment_variables)}
+    if c.role:
+        out["role"] = c.role
+    log = c.log_config
+    if log is not None:
+        out["logConfig"] = {"project": log.project, "logstore": log.logstore,
+                            "enableRequestMetrics": log.enable_request_metrics,
+                            "enableInstanceMetrics": log.enable_instance_metrics,
+                            **({"logBeginRule": log.log_begin_rule}
+                               if log.log_begin_rule else {})}
+    return out
+
+
+def _dispatch(applier: _Applier, action: Action, prune: bool,
+              releases: ReleaseApplier) -> tuple[str, str]:
+    """Apply one action; ``(arn, outcome)``."""
+    state = applier.state
+    if action.kind is ActionKind.DELETE and action.resource not in RELEASE_TYPES:
+        return action.arn, applier.delete(action, prune)
+    if not action.is_write:
+        if action.resource is ResourceType.ROLE:
+            applier.role_arns[action.name] = action.arn
+        applier._claimed(action)  # taken over with --force although nothing changes
+        return action.arn, ""
+    if action.resource in RELEASE_TYPES:
+        releases.apply(action)
+    elif action.resource is ResourceType.FUNCTION:
+        return applier.function(action), ""
+    elif action.resource is ResourceType.ROLE:
+        return applier.role(action, state.roles()[action.name]), ""
+    elif action.resource is ResourceType.POLICY:
+        role = next(r for r in state.roles().values() if r.policy_name == action.name)
+        applier.policy(action, role)
+    elif action.resource is ResourceType.SERVICE_ROLE:
+        applier.service_role(action)
+    elif action.resource is ResourceType.LOG_STORE:
+        applier.log_store(action)
+    else:
+        return applier.flow(action, next(f for f in state.flows if f.name == action.name)), ""
+    return action.arn, ""
+
 
 def apply_plan(
     plan: Plan,
@@ -187,40 +302,40 @@ def apply_plan(
     log: CreationLog | None = None,
     prune: bool = False,
     progress: Callable[[str], None] = lambda message: None,
+    events: ApplyEvents | None = None,
 ) -> DeployResult:
     """Carry out every write action of ``plan``; return what each resource ended as.
 
     Deletions (resources the record holds but s.yaml no longer declares) run only with
     ``prune``; otherwise they are reported as kept. Recorded resources that are already gone
     are forgotten from ``log``. Raises :class:`~deployer.cloud.errors.CloudError` on the first
-    failed call; resources handled before it stay as they are (the next run converges).
+    failed call (after telling ``events`` which resource failed), and OperationError when a
+    resource yields another output than its dependents were built with; resources handled
+    before stay as they are (the next run converges).
     """
     applier = _Applier(plan, clients, log, progress)
     releases = ReleaseApplier(plan.state, clients, progress)
-    roles_by_name = plan.state.roles()
-    flows_by_name = {f.name: f for f in plan.state.flows}
     results: list[ResourceResult] = []
+    current = ""
     for action in plan.actions:
-        arn, outcome = action.arn, ""
-        if action.kind is ActionKind.DELETE and action.resource not in RELEASE_TYPES:
-            outcome = applier.delete(action, prune)
-        elif action.is_write and action.resource in RELEASE_TYPES:
-            releases.apply(action)
-        elif action.is_write:
-            if action.resource is ResourceType.FUNCTION:
-                arn = applier.function(action)
-            elif action.resource is ResourceType.ROLE:
-                arn = applier.role(action, roles_by_name[action.name])
-            elif action.resource is ResourceType.POLICY:
-                role = next(r for r in roles_by_name.values() if r.policy_name == action.name)
-                applier.policy(action, role)
-            else:
-                arn = applier.flow(action, flows_by_name[action.name])
-        elif action.resource is ResourceType.ROLE:
-            applier.role_arns[action.name] = action.arn
+        if action.origin != current and current:
+            applier.verify(current)
+            if events is not None:
+                events.resource_done(current)
+        current = action.origin
+        try:
+            arn, outcome = _dispatch(applier, action, prune, releases)
+        except BaseException as exc:
+            if events is not None and current:
+                events.resource_failed(current, exc)
+            raise
         results.append(ResourceResult(action.resource, action.name, arn, action.kind,
                                       action.changes, action.settings, action.diff, outcome))
+    if current:
+        applier.verify(current)
+        if events is not None:
+            events.resource_done(current)
     if log is not None:
         forget_gone(plan, log)
     return DeployResult(plan.region, plan.account_id, tuple(results),
-                        applier.writes + releases.writes)
+                        applier.writes + releases.writes, tuple(applier.warnings))

@@ -15,6 +15,7 @@ knows which target it talks to.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,14 +24,16 @@ from typing import Any
 from deployer.cloud.fc import FunctionConfig, LogConfig
 from deployer.config.settings import check_region
 from deployer.config.specs import FlowSpec, FunctionSpec, Manifest
-from deployer.core import roles
-from deployer.core.apply import DeployResult, ResourceResult, apply_plan
+from deployer.core import ownership, roles
+from deployer.core.apply import ApplyEvents, DeployResult, ResourceResult, apply_plan
+from deployer.core.next_steps import next_steps
 from deployer.core.packaging import package_project
 from deployer.core.plan import (
     Action,
     Clients,
     DesiredFlow,
     DesiredFunction,
+    DesiredLogStore,
     DesiredRole,
     DesiredState,
     Plan,
@@ -38,6 +41,7 @@ from deployer.core.plan import (
 )
 from deployer.core.record import DeploymentRecord, RecordedResource
 from deployer.core.removal import DownResult, RemovedResource, remove_deployment
+from deployer.core.service_roles import default_role
 from deployer.core.validated import PLACEHOLDER_ACCOUNT_ID, check_flow_once
 from deployer.errors import InvalidInputError
 
@@ -76,11 +80,9 @@ class FlowInvalidError(InvalidInputError):
 
 
 def function_config(spec: FunctionSpec, account_id: str) -> FunctionConfig:
-    """The FC configuration a deploy sets for ``spec`` (a bare role name becomes its ARN)."""
+    """The FC configuration a deploy sets for ``spec`` (a bare role name becomes its ARN;
+    ``role: auto`` is already the default role's ARN)."""
     role = spec.role or ""
-    if role == "auto":
-        raise InvalidInputError(f"{spec.resource}: role 'auto' is not supported",
-                                hint="name a RAM role or give its ARN")
     if role and not role.startswith("acs:ram::"):
         role = roles.role_arn(account_id, role)
     return FunctionConfig(
@@ -104,16 +106,42 @@ def _log_config(spec: FunctionSpec) -> LogConfig | None:
 
 def _desired_flow(manifest: Manifest, spec: FlowSpec, *, region: str, account_id: str,
                   rendered_dir: Path) -> DesiredFlow:
-    text, report = check_flow_once(manifest, spec, region=region, account_id=account_id,
-                                   rendered_dir=rendered_dir)
-    if report is not None and not report.ok:
-        raise FlowInvalidError(spec.name, report.lines())
+    checked = check_flow_once(manifest, spec, region=region, account_id=account_id,
+                              rendered_dir=rendered_dir)
+    if checked.report is not None and not checked.report.ok:
+        raise FlowInvalidError(spec.name, checked.report.lines())
     return DesiredFlow(
-        name=spec.name, definition=text, description=spec.description,
+        name=spec.name, definition=checked.text, description=spec.description,
         execution_mode=spec.execution_mode.value,
         role=DesiredRole(spec.role_name) if spec.role_name else None,
         role_arn=spec.role_arn or "", source=_flow_source(manifest, spec),
-        release=spec.release, schedules=spec.schedules)
+        release=spec.release, schedules=spec.schedules, resource=spec.resource,
+        invokes=checked.invokes, dynamic_invokes=checked.dynamic)
+
+
+def _flow_roles(manifest: Manifest, flows: tuple[DesiredFlow, ...]) -> tuple[DesiredFlow, ...]:
+    """The flows with their roles merged: one role per name, shared by the flows naming it,
+    whose policy grants what any of them invokes (all the project's functions, any
+    qualifier, when one of them computes its function ARN)."""
+    by_name: dict[str, list[DesiredFlow]] = {}
+    for flow in flows:
+        if flow.role is not None:
+            by_name.setdefault(flow.role.name, []).append(flow)
+    merged: dict[str, DesiredRole] = {}
+    for name, users in by_name.items():
+        resources: list[str] | None = []
+        for flow in users:
+            if flow.dynamic_invokes or resources is None:
+                resources = None
+                continue
+            for arn in flow.invokes:
+                base = arn if arn.count("/") == 1 else arn.rsplit("/", 1)[0]
+                resources += [base, arn] if base != arn else [base]
+        merged[name] = DesiredRole(name, ownership.role_description(manifest.name),
+                                   None if resources is None else tuple(dict.fromkeys(resources)),
+                                   tuple(f.resource for f in users))
+    return tuple(dataclasses.replace(f, role=merged[f.role.name]) if f.role is not None else f
+                 for f in flows)
 
 
 def _flow_source(manifest: Manifest, spec: FlowSpec) -> str:
@@ -136,8 +164,9 @@ def precheck_flows(manifest: Manifest, *, region: str | None, rendered_dir: Path
     if region is not None:
         check_region(region)
     for spec in manifest.flows:
-        _, report = check_flow_once(manifest, spec, region=region or spec.region,
-                                    account_id=PLACEHOLDER_ACCOUNT_ID, rendered_dir=rendered_dir)
+        report = check_flow_once(manifest, spec, region=region or spec.region,
+                                 account_id=PLACEHOLDER_ACCOUNT_ID,
+                                 rendered_dir=rendered_dir).report
         if report is None:  # these exact inputs rendered and validated cleanly before
             continue
         from deployer.core.validation import ProjectCode
@@ -149,22 +178,38 @@ def precheck_flows(manifest: Manifest, *, region: str | None, rendered_dir: Path
 
 
 def desired_state(manifest: Manifest, *, region: str, account_id: str, build_dir: Path,
-                  rendered_dir: Path, progress: Progress = _quiet) -> DesiredState:
-    """Package every function and render + check every flow for ``region`` / ``account_id``.
+                  rendered_dir: Path, progress: Progress = _quiet,
+                  only: frozenset[str] | None = None) -> DesiredState:
+    """Package every function and render + check every flow for ``region`` / ``account_id``
+    (``only``: just these s.yaml resources; the checks still see the whole project).
 
     Local file work only (plus pip for a ``requirements.txt``). Raises InvalidInputError
     (exit 3) for an invalid flow, listing its diagnostics; packaging errors as
     :func:`~deployer.core.packaging.package_function` raises them.
     """
-    report = package_project(manifest.functions, out_dir=build_dir, progress=progress)
+    wanted_functions = tuple(f for f in manifest.functions if only is None or f.resource in only)
+    wanted_flows = tuple(f for f in manifest.flows if only is None or f.resource in only)
+    report = package_project(wanted_functions, out_dir=build_dir, progress=progress)
     functions = tuple(
         DesiredFunction(name=spec.function_name, config=function_config(spec, account_id),
                         zip_bytes=pkg.zip_path.read_bytes(), crc64=pkg.crc64,
-                        release=spec.release)
-        for spec, pkg in zip(manifest.functions, report.packages, strict=True))
-    flows = tuple(_desired_flow(manifest, spec, region=region, account_id=account_id,
-                                rendered_dir=rendered_dir) for spec in manifest.flows)
-    return DesiredState(region=region, account_id=account_id, functions=functions, flows=flows)
+                        release=spec.release, resource=spec.resource)
+        for spec, pkg in zip(wanted_functions, report.packages, strict=True))
+    flows = _flow_roles(manifest, tuple(
+        _desired_flow(manifest, spec, region=region, account_id=account_id,
+                      rendered_dir=rendered_dir) for spec in wanted_flows))
+    service = {r.name: r for spec in wanted_functions if spec.role_auto
+               for r in [default_role("aliyunfcdefaultrole")] if r is not None}
+    stores = {(s.project, s.logstore): s for spec in wanted_functions if spec.log_auto
+              and spec.log_config is not None for s in [DesiredLogStore(
+                  str(spec.log_config["project"]), str(spec.log_config["logstore"]))]}
+    return DesiredState(
+        region=region, account_id=account_id, functions=functions, flows=flows,
+        project=manifest.name,
+        flow_roles=tuple({f.role.name: f.role for f in flows if f.role is not None}.values()),
+        service_roles=tuple(service.values()), log_stores=tuple(stores.values()),
+        order=tuple(k for k in manifest.resource_names() if only is None or k in only),
+        consumed=manifest.consumed, undeployed=manifest.undeployed, notes=manifest.notes)
 
 
 # --- up / plan --------------------------------------------------------------------------------
@@ -179,10 +224,18 @@ def plan_deploy(state: DesiredState, clients: Clients,
 
 
 def apply_deploy(plan: Plan, clients: Clients, record: DeploymentRecord, *,
-                 prune: bool = False, progress: Progress = _quiet) -> DeployResult:
+                 prune: bool = False, progress: Progress = _quiet,
+                 events: ApplyEvents | None = None) -> DeployResult:
     """Apply the plan; every creation and removal is saved in ``record`` as it happens.
     Deletions run only with ``prune`` (the user confirmed them)."""
-    return apply_plan(plan, clients, log=record, prune=prune, progress=progress)
+    return apply_plan(plan, clients, log=record, prune=prune, progress=progress, events=events)
+
+
+def project_next_steps(manifest: Manifest, state: DesiredState) -> tuple[str, ...]:
+    """The ``Next:`` commands for this project's flows (:mod:`deployer.core.next_steps`)."""
+    texts = {f.name: f.definition for f in state.flows}
+    return next_steps([(f.name, f.execution_input, texts.get(f.name, ""))
+                       for f in manifest.flows])
 
 
 def record_summary(record: DeploymentRecord) -> list[dict[str, Any]]:
@@ -200,14 +253,22 @@ def _row(item: Action | ResourceResult) -> dict[str, Any]:
                            "changes": list(item.changes),
                            "settings": [s.to_json() for s in item.settings],
                            "diff": item.diff or None}
+    if isinstance(item, Action):
+        row["owner"] = item.owner or None
+        row["invoked_by"] = list(item.invoked_by)
     if isinstance(item, ResourceResult) and item.outcome:
         row["outcome"] = item.outcome
     return row
 
 
+def _not_deployed(state: DesiredState) -> list[dict[str, Any]]:
+    return [u.to_json() for u in state.undeployed]
+
+
 @dataclass(frozen=True, slots=True)
 class PlanSummary:
-    """``deploy plan``: what ``deploy up`` would do."""
+    """``deploy plan``: what ``deploy up`` would do, and what s.yaml holds that it does not
+    deploy."""
 
     target: str
     plan: Plan
@@ -215,7 +276,9 @@ class PlanSummary:
     def to_json(self) -> dict[str, Any]:
         return {"target": self.target, "region": self.plan.region,
                 "account_id": self.plan.account_id, "changes": self.plan.has_changes,
-                "resources": [_row(a) for a in self.plan.actions]}
+                "resources": [_row(a) for a in self.plan.actions],
+                "not_deployed": _not_deployed(self.plan.state),
+                "notes": list(self.plan.state.notes)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,10 +288,15 @@ class UpSummary:
     target: str
     result: DeployResult
     record: Path
+    state: DesiredState | None = None
+    next_steps: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         r = self.result
         return {"target": self.target, "region": r.region, "account_id": r.account_id,
                 "changed": r.changed, "write_calls": r.write_calls,
                 "resources": [_row(x) for x in r.resources],
-                "kept": [_row(x) for x in r.kept], "record": str(self.record)}
+                "kept": [_row(x) for x in r.kept], "record": str(self.record),
+                "not_deployed": _not_deployed(self.state) if self.state else [],
+                "notes": list(self.state.notes) if self.state else [],
+                "warnings": list(r.warnings), "next": list(self.next_steps)}

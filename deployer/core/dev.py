@@ -30,6 +30,7 @@ from typing import Any
 
 from deployer.config.manifest import load_manifest
 from deployer.config.specs import FlowSpec, FunctionSpec, Manifest
+from deployer.config.values import ExternalValues
 from deployer.core import roles
 from deployer.core.apply import DeployResult, ResourceResult
 from deployer.core.deploy import DeploymentRecord, apply_deploy, desired_state, plan_deploy
@@ -77,6 +78,7 @@ class DevUpdate:
     details: tuple[str, ...] = ()
     hint: str | None = None
     at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    warnings: tuple[str, ...] = ()  # what the target said it cannot do exactly as asked
 
     @property
     def ok(self) -> bool:
@@ -116,8 +118,9 @@ class DevSession:
     """The project being developed and the state of its last good deployment."""
 
     def __init__(self, manifest_file: Path, target: DevTarget,
-                 progress: Progress = _quiet) -> None:
+                 progress: Progress = _quiet, values: ExternalValues | None = None) -> None:
         self.manifest_file = manifest_file
+        self.values = values
         self.target = target
         self.progress = progress
         self.manifest: Manifest | None = None
@@ -128,7 +131,8 @@ class DevSession:
     def load(self) -> None:
         """Read s.yaml, so :meth:`roots` names what it declares (errors wait for the deploy)."""
         try:
-            self.manifest = load_manifest(self.manifest_file, account_id=self.target.account_id)
+            self.manifest = load_manifest(self.manifest_file, account_id=self.target.account_id,
+                                          values=self.values)
         except DeployerError:
             return
 
@@ -171,11 +175,12 @@ class DevSession:
         """(Re)load s.yaml and deploy the whole project, as ``deploy up --yes`` does."""
         started = time.monotonic()
         try:
-            manifest = load_manifest(self.manifest_file, account_id=self.target.account_id)
+            manifest = load_manifest(self.manifest_file, account_id=self.target.account_id,
+                                     values=self.values)
             self.manifest = manifest  # watch what it names, even before it deploys cleanly
             for spec in manifest.functions:
                 check_python_syntax(spec, self.manifest_file.parent)
-            result = self._apply(manifest, manifest)
+            result = self._apply(manifest, None)
         except DeployerError as exc:
             self._full_deploy_pending = True
             return _failed(exc, trigger, started)
@@ -196,18 +201,21 @@ class DevSession:
         try:
             for spec in functions:
                 check_python_syntax(spec, self.manifest_file.parent)
-            subset = dataclasses.replace(manifest, functions=tuple(functions), flows=tuple(flows))
-            result = self._apply(manifest, subset)
+            only = frozenset([*(f.resource for f in functions), *(f.resource for f in flows)])
+            result = self._apply(manifest, only)
         except DeployerError as exc:
             return _failed(exc, trigger, started)
         return _done("update", trigger, result, started)
 
-    def _apply(self, manifest: Manifest, subset: Manifest) -> DeployResult:
+    def _apply(self, manifest: Manifest, only: frozenset[str] | None) -> DeployResult:
+        """Deploy ``only`` these resources (None: all); flows are checked against the whole
+        project, so a flow edited alone still sees every function s.yaml defines."""
         t = self.target
-        state = desired_state(subset, region=t.region, account_id=t.account_id,
+        state = desired_state(manifest, region=t.region, account_id=t.account_id,
                               build_dir=t.deploy_dir / "build",
-                              rendered_dir=t.deploy_dir / "rendered", progress=self.progress)
-        if subset is not manifest:
+                              rendered_dir=t.deploy_dir / "rendered", progress=self.progress,
+                              only=only)
+        if only is not None:
             state = _without_roles(state)
         planned = plan_deploy(state, t.clients)
         with project_lock(t.deploy_dir, "dev"):
@@ -222,13 +230,15 @@ def _without_roles(state: DesiredState) -> DesiredState:
     flows = tuple(
         dataclasses.replace(f, role=None, role_arn=roles.role_arn(state.account_id, f.role.name))
         if f.role is not None else f for f in state.flows)
-    return dataclasses.replace(state, flows=flows)
+    return dataclasses.replace(state, flows=flows, flow_roles=(), service_roles=(),
+                               log_stores=())
 
 
 def _done(kind: str, trigger: tuple[str, ...], result: DeployResult, started: float
           ) -> DevUpdate:
     return DevUpdate(kind if result.changed or kind == "deploy" else "unchanged", trigger,
-                     result.resources, result.write_calls, time.monotonic() - started)
+                     result.resources, result.write_calls, time.monotonic() - started,
+                     warnings=result.warnings)
 
 
 def _failed(exc: DeployerError, trigger: tuple[str, ...], started: float) -> DevUpdate:

@@ -15,11 +15,10 @@ from typing import Any
 
 from deployer.config.manifest import load_manifest
 from deployer.config.settings import check_region
-from deployer.config.specs import FlowSpec
+from deployer.config.specs import FlowSpec, LineMap
 from deployer.core.documents import read_json_document
 from deployer.core.flow_mocks import MockFile, load_mocks
 from deployer.core.rendering import render_mapped, template_context
-from deployer.core.template_map import TemplateLineMap
 from deployer.core.validation import on_template
 from deployer.errors import DeployerError, ExitCode, InvalidInputError
 from deployer.fdl import check_flow
@@ -145,7 +144,7 @@ def load_flow(request: FlowTestRequest) -> Flow:
 
 
 def _render(path: Path, text: str, request: FlowTestRequest
-            ) -> tuple[str, TemplateLineMap | None]:
+            ) -> tuple[str, LineMap | None]:
     spec = _flow_spec(request.manifest_file, path) if request.manifest_file else None
     region = check_region(request.region) if request.region else DEFAULT_REGION
     account = request.account_id or DEFAULT_ACCOUNT_ID

@@ -5,25 +5,34 @@ everything applying it needs (the desired state, the actions, and the deployment
 resources). ``deploy plan`` renders it and :func:`deployer.core.apply.apply_plan` is the only
 code that changes anything. Each action says what changes: the old and new value of every
 setting (:class:`SettingChange`; code by its CRC-64 checksum) and, for documents (a flow
-definition, a policy), a unified diff. Resources the deployment record holds but s.yaml no
-longer declares become ``delete`` actions. The same code runs against Alibaba Cloud and the
-local emulator.
+definition, a policy), a unified diff. Actions come in apply order: the default roles and
+Log Service logstores ``auto`` asks for, then each resource of s.yaml in dependency order
+(a flow's role and policy, once per role, before its first flow), then versions, aliases
+and schedules, then the deletions of resources the deployment record holds but s.yaml no
+longer declares. Resources another project owns (:mod:`deployer.core.ownership`) are marked
+with their owner; deleting a function a flow still invokes is marked with those flows. The
+same code runs against Alibaba Cloud and the local emulator.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from deployer.cloud.cloudflow import CloudFlowClient
-from deployer.cloud.fc import FunctionComputeClient, FunctionConfig
-from deployer.cloud.ram import RamClient
-from deployer.config.releases import ReleaseSpec, ScheduleSpec
-from deployer.core import roles
+from deployer.core import ownership, roles
 from deployer.core.changes import (
     SettingChange,
     document_diff,
     function_changes,
     json_document_diff,
+)
+from deployer.core.plan_model import (
+    Action,
+    Clients,
+    DesiredFlow,
+    DesiredFunction,
+    DesiredLogStore,
+    DesiredRole,
+    DesiredServiceRole,
+    DesiredState,
+    Plan,
 )
 from deployer.core.record import RecordedResource
 from deployer.core.resources import ActionKind, ResourceType
@@ -34,7 +43,9 @@ __all__ = [
     "Clients",
     "DesiredFlow",
     "DesiredFunction",
+    "DesiredLogStore",
     "DesiredRole",
+    "DesiredServiceRole",
     "DesiredState",
     "Plan",
     "ResourceType",
@@ -47,163 +58,60 @@ REMOVAL_ORDER = (ResourceType.FLOW, ResourceType.POLICY, ResourceType.ROLE,
                  ResourceType.FUNCTION)
 
 
-@dataclass(frozen=True, slots=True)
-class DesiredFunction:
-    name: str
-    config: FunctionConfig
-    zip_bytes: bytes = field(repr=False)
-    crc64: str
-    release: ReleaseSpec | None = None  # versions/aliases to maintain (core/releases.py)
+def _owner(found: str | None, project: str, name: str,
+           taken: frozenset[tuple[ResourceType, str]], kind: ResourceType) -> str:
+    """The other project that owns a resource (empty: ours, unmarked, or taken over)."""
+    if not found or not project or found == project or (kind, name) in taken:
+        return ""
+    return found
 
 
-@dataclass(frozen=True, slots=True)
-class DesiredRole:
-    """An execution role the deploy owns: trusts CloudFlow, may invoke the project's functions."""
-
-    name: str
-    description: str = "Execution role of a CloudFlow flow, managed by cloudflow-deployer"
-
-    @property
-    def policy_name(self) -> str:
-        return f"{self.name}-invoke"
-
-
-@dataclass(frozen=True, slots=True)
-class DesiredFlow:
-    name: str
-    definition: str
-    description: str
-    execution_mode: str
-    role: DesiredRole | None = None  # a role to ensure, or
-    role_arn: str = ""  # an existing role used as is
-    source: str = ""  # the file the definition was rendered from (for diff headers)
-    release: ReleaseSpec | None = None  # versions/aliases to maintain (core/releases.py)
-    schedules: tuple[ScheduleSpec, ...] | None = None  # None: the flow's schedules unmanaged
-
-
-@dataclass(frozen=True, slots=True)
-class DesiredState:
-    region: str
-    account_id: str
-    functions: tuple[DesiredFunction, ...]
-    flows: tuple[DesiredFlow, ...]
-
-    def function_arns(self) -> list[str]:
-        return [roles.function_arn(self.region, self.account_id, f.name) for f in self.functions]
-
-    def roles(self) -> dict[str, DesiredRole]:
-        return {f.role.name: f.role for f in self.flows if f.role is not None}
-
-    def declares(self, resource: ResourceType, name: str) -> bool:
-        """Whether s.yaml (this state) declares the resource ``name`` of type ``resource``."""
-        if resource is ResourceType.FUNCTION:
-            return any(f.name == name for f in self.functions)
-        if resource is ResourceType.FLOW:
-            return any(f.name == name for f in self.flows)
-        if resource is ResourceType.ROLE:
-            return name in self.roles()
-        return any(r.policy_name == name for r in self.roles().values())
-
-
-@dataclass(frozen=True, slots=True)
-class Clients:
-    """The typed cloud clients a deploy uses (one connection, any target)."""
-
-    fc: FunctionComputeClient
-    ram: RamClient
-    flows: CloudFlowClient
-
-
-@dataclass(frozen=True, slots=True)
-class Action:
-    """What a deploy does to one resource. ``settings`` lists each changed setting (old and new
-    value); ``diff`` is a unified diff of the resource's document (flow definition, policy);
-    ``notes`` are changes without a value (attaching a policy, the reason for a deletion)."""
-
-    resource: ResourceType
-    name: str
-    kind: ActionKind
-    arn: str
-    settings: tuple[SettingChange, ...] = ()
-    diff: str = ""
-    notes: tuple[str, ...] = ()
-
-    @property
-    def is_write(self) -> bool:
-        return self.kind is not ActionKind.NO_CHANGE
-
-    @property
-    def changes(self) -> tuple[str, ...]:
-        """The names of what changes (``code``, ``memorySize``, ``definition``, ...)."""
-        names = [s.name for s in self.settings]
-        if self.diff:
-            names.append("definition" if self.resource is ResourceType.FLOW else "document")
-        return (*names, *self.notes)
-
-    def changed(self, name: str) -> bool:
-        return any(s.name == name or s.name.startswith(f"{name}.") for s in self.settings)
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """The actions of a deploy and the payload applying them needs: the desired state (zips,
-    definitions, configurations) and the deployment record's resources at planning time."""
-
-    state: DesiredState
-    actions: tuple[Action, ...]
-    recorded: tuple[RecordedResource, ...] = ()
-
-    @property
-    def region(self) -> str:
-        return self.state.region
-
-    @property
-    def account_id(self) -> str:
-        return self.state.account_id
-
-    @property
-    def has_changes(self) -> bool:
-        return any(a.is_write for a in self.actions)
-
-    @property
-    def deletions(self) -> tuple[Action, ...]:
-        return tuple(a for a in self.actions if a.kind is ActionKind.DELETE)
-
-    def action(self, resource: ResourceType, name: str) -> Action:
-        return next(a for a in self.actions if a.resource is resource and a.name == name)
-
-
-def plan_function(desired: DesiredFunction, clients: Clients, arn: str) -> Action:
+def plan_function(desired: DesiredFunction, clients: Clients, arn: str, project: str = "",
+                  taken: frozenset[tuple[ResourceType, str]] = frozenset()) -> Action:
     remote = clients.fc.get_function(desired.name)
     code = SettingChange("code", None, desired.crc64)
     if remote is None:
-        return Action(ResourceType.FUNCTION, desired.name, ActionKind.CREATE, arn, (code,))
+        return Action(ResourceType.FUNCTION, desired.name, ActionKind.CREATE, arn, (code,),
+                      origin=desired.resource)
     settings = function_changes(remote.config, desired.config)
     if remote.code_checksum != desired.crc64:
         settings.insert(0, SettingChange("code", remote.code_checksum, desired.crc64))
     kind = ActionKind.UPDATE if settings else ActionKind.NO_CHANGE
-    return Action(ResourceType.FUNCTION, desired.name, kind, remote.arn or arn, tuple(settings))
+    owner = _owner(ownership.function_owner(remote.tags), project, desired.name, taken,
+                   ResourceType.FUNCTION)
+    return Action(ResourceType.FUNCTION, desired.name, kind, remote.arn or arn,
+                  tuple(settings), origin=desired.resource, owner=owner)
 
 
-def plan_role(role: DesiredRole, state: DesiredState, clients: Clients) -> list[Action]:
+def _role_action(role: DesiredRole, state: DesiredState, clients: Clients,
+                 taken: frozenset[tuple[ResourceType, str]]) -> tuple[Action, bool]:
     role_arn = roles.role_arn(state.account_id, role.name)
     remote = clients.ram.get_role(role.name)
     trust = roles.trust_policy()
+    origin = role.flows[0] if role.flows else ""
     if remote is None:
-        role_action = Action(ResourceType.ROLE, role.name, ActionKind.CREATE, role_arn,
-                             diff=json_document_diff("", trust, role.name, "trust policy"))
-    elif not roles.same_document(remote.trust_policy, trust):
-        role_action = Action(ResourceType.ROLE, role.name, ActionKind.UPDATE, remote.arn,
-                             diff=json_document_diff(remote.trust_policy, trust, role.name,
-                                                     "trust policy"))
-    else:
-        role_action = Action(ResourceType.ROLE, role.name, ActionKind.NO_CHANGE, remote.arn)
+        return Action(ResourceType.ROLE, role.name, ActionKind.CREATE, role_arn,
+                      diff=json_document_diff("", trust, role.name, "trust policy"),
+                      origin=origin), False
+    owner = _owner(ownership.description_owner(remote.description), state.project,
+                   role.name, taken, ResourceType.ROLE)
+    if not roles.same_document(remote.trust_policy, trust):
+        return Action(ResourceType.ROLE, role.name, ActionKind.UPDATE, remote.arn,
+                      diff=json_document_diff(remote.trust_policy, trust, role.name,
+                                              "trust policy"), origin=origin,
+                      owner=owner), True
+    return Action(ResourceType.ROLE, role.name, ActionKind.NO_CHANGE, remote.arn,
+                  origin=origin, owner=owner), True
 
-    policy = roles.invoke_policy(state.function_arns())
+
+def plan_role(role: DesiredRole, state: DesiredState, clients: Clients,
+              taken: frozenset[tuple[ResourceType, str]] = frozenset()) -> list[Action]:
+    """The role and its invoke policy (attached to it)."""
+    role_action, exists = _role_action(role, state, clients, taken)
+    policy = roles.invoke_policy_for(role, state)
     current = clients.ram.get_policy_document(role.policy_name)
-    attached = remote is not None and any(
-        p.name == role.policy_name for p in clients.ram.list_role_policies(role.name)
-    )
+    attached = exists and any(
+        p.name == role.policy_name for p in clients.ram.list_role_policies(role.name))
     diff = ""
     if current is None:
         kind = ActionKind.CREATE
@@ -215,21 +123,24 @@ def plan_role(role: DesiredRole, state: DesiredState, clients: Clients) -> list[
     notes = () if attached else (f"attach to role {role.name}",)
     policy_action = Action(ResourceType.POLICY, role.policy_name, kind,
                            roles.policy_arn(state.account_id, role.policy_name), diff=diff,
-                           notes=notes)
+                           notes=notes, origin=role_action.origin)
     return [role_action, policy_action]
 
 
-def plan_flow(flow: DesiredFlow, role_arn: str, state: DesiredState, clients: Clients) -> Action:
+def plan_flow(flow: DesiredFlow, role_arn: str, state: DesiredState, clients: Clients,
+              taken: frozenset[tuple[ResourceType, str]] = frozenset()) -> Action:
     arn = roles.flow_arn(state.region, state.account_id, flow.name)
     remote = clients.flows.describe_flow(flow.name)
     source = flow.source or flow.name
     if remote is None:
         diff = document_diff("", flow.definition, "/dev/null", f"{flow.name} ({source})")
         return Action(ResourceType.FLOW, flow.name, ActionKind.CREATE, arn,
-                      (SettingChange("role", None, role_arn),) if role_arn else (), diff)
+                      (SettingChange("role", None, role_arn),) if role_arn else (), diff,
+                      origin=flow.resource)
+    deployed, owner = ownership.definition_owner(remote.definition)
     diff = ""
-    if remote.definition.strip() != flow.definition.strip():
-        diff = document_diff(remote.definition, flow.definition, f"{flow.name} (deployed)",
+    if deployed.strip() != flow.definition.strip():
+        diff = document_diff(deployed, flow.definition, f"{flow.name} (deployed)",
                              f"{flow.name} ({source})")
     settings: list[SettingChange] = []
     if remote.description != flow.description:
@@ -240,22 +151,59 @@ def plan_flow(flow: DesiredFlow, role_arn: str, state: DesiredState, clients: Cl
         settings.append(SettingChange("executionMode", remote.execution_mode,
                                       flow.execution_mode))
     kind = ActionKind.UPDATE if settings or diff else ActionKind.NO_CHANGE
-    return Action(ResourceType.FLOW, flow.name, kind, arn, tuple(settings), diff)
+    return Action(ResourceType.FLOW, flow.name, kind, arn, tuple(settings), diff,
+                  origin=flow.resource,
+                  owner=_owner(owner, state.project, flow.name, taken, ResourceType.FLOW))
+
+
+def plan_service_role(role: DesiredServiceRole, state: DesiredState,
+                      clients: Clients) -> Action:
+    """A default role ``role: auto`` needs: created with its trust and policies, once."""
+    remote = clients.ram.get_role(role.name)
+    arn = roles.role_arn(state.account_id, role.name.lower())
+    if remote is None:
+        return Action(ResourceType.SERVICE_ROLE, role.name, ActionKind.CREATE, arn,
+                      notes=(f"trusts {role.service}", *(f"attach {p}" for p in role.policies)))
+    attached = {p.name for p in clients.ram.list_role_policies(role.name)}
+    missing = tuple(f"attach {p}" for p in role.policies if p not in attached)
+    kind = ActionKind.UPDATE if missing else ActionKind.NO_CHANGE
+    return Action(ResourceType.SERVICE_ROLE, role.name, kind, remote.arn, notes=missing)
+
+
+def plan_log_store(store: DesiredLogStore, state: DesiredState, clients: Clients) -> Action:
+    arn = f"acs:log:{state.region}:{state.account_id}:project/{store.project}/logstore/" \
+          f"{store.logstore}"
+    admin = clients.logs
+    if admin is not None and admin.project_exists(store.project) and \
+            admin.logstore_exists(store.project, store.logstore):
+        return Action(ResourceType.LOG_STORE, store.name, ActionKind.NO_CHANGE, arn)
+    return Action(ResourceType.LOG_STORE, store.name, ActionKind.CREATE, arn)
 
 
 def plan_removals(state: DesiredState, recorded: tuple[RecordedResource, ...],
                   clients: Clients) -> list[Action]:
     """``delete`` actions for what the record holds but ``state`` no longer declares and still
-    exists (a recorded resource that is already gone needs no call; apply forgets it)."""
+    exists (a recorded resource that is already gone needs no call; apply forgets it). A
+    function that a flow of ``state`` still invokes says so (``invoked_by``)."""
     actions: list[Action] = []
     for kind in REMOVAL_ORDER:
         for item in recorded:
-            if item.resource is not kind or state.declares(kind, item.name):
+            if item.resource is not kind or item.taken_from or state.declares(kind, item.name):
                 continue
             if _exists(kind, item.name, clients):
+                invoked = _invokers(state, item.name) if kind is ResourceType.FUNCTION else ()
+                notes: tuple[str, ...] = ("s.yaml no longer declares it",)
+                if invoked:
+                    notes += (f"still invoked by flow {', '.join(invoked)}",)
                 actions.append(Action(kind, item.name, ActionKind.DELETE, item.arn,
-                                      notes=("s.yaml no longer declares it",)))
+                                      notes=notes, invoked_by=invoked))
     return actions
+
+
+def _invokers(state: DesiredState, function: str) -> tuple[str, ...]:
+    arn = roles.function_arn(state.region, state.account_id, function)
+    return tuple(f.name for f in state.flows
+                 if any(i == arn or i.startswith(f"{arn}/") for i in f.invokes))
 
 
 def _exists(kind: ResourceType, name: str, clients: Clients) -> bool:
@@ -268,23 +216,40 @@ def _exists(kind: ResourceType, name: str, clients: Clients) -> bool:
     return clients.ram.get_policy_document(name) is not None
 
 
+def _resource_actions(state: DesiredState, clients: Clients,
+                      taken: frozenset[tuple[ResourceType, str]]) -> list[Action]:
+    functions = {f.resource or f.name: f for f in state.functions}
+    flows = {f.resource or f.name: f for f in state.flows}
+    order = state.order or (*functions, *flows)
+    actions: list[Action] = []
+    role_arns: dict[str, str] = {}
+    for key in order:
+        if key in functions:
+            fn = functions[key]
+            actions.append(plan_function(fn, clients, roles.function_arn(
+                state.region, state.account_id, fn.name), state.project, taken))
+        elif key in flows:
+            flow = flows[key]
+            role_arn = flow.role_arn
+            if flow.role is not None:
+                if flow.role.name not in role_arns:
+                    shared = state.roles().get(flow.role.name, flow.role)
+                    planned = plan_role(shared, state, clients, taken)
+                    actions.extend(planned)
+                    role_arns[flow.role.name] = planned[0].arn
+                role_arn = role_arns[flow.role.name]
+            actions.append(plan_flow(flow, role_arn, state, clients, taken))
+    return actions
+
+
 def build_plan(state: DesiredState, clients: Clients,
                recorded: tuple[RecordedResource, ...] = ()) -> Plan:
-    """Compare ``state`` with the cloud (describe/get/list calls only) and list the actions:
-    creations and updates in apply order (functions, role and policy, flow), then the
-    deletions of ``recorded`` resources that ``state`` no longer declares."""
-    actions: list[Action] = []
-    for fn in state.functions:
-        actions.append(
-            plan_function(fn, clients, roles.function_arn(state.region, state.account_id, fn.name))
-        )
-    for flow in state.flows:
-        role_arn = flow.role_arn
-        if flow.role is not None:
-            role_actions = plan_role(flow.role, state, clients)
-            actions.extend(role_actions)
-            role_arn = role_actions[0].arn
-        actions.append(plan_flow(flow, role_arn, state, clients))
+    """Compare ``state`` with the cloud (describe/get/list calls only) and list the actions
+    in apply order (see the module docstring)."""
+    taken = frozenset((r.resource, r.name) for r in recorded if r.taken_from)
+    actions: list[Action] = [plan_service_role(r, state, clients) for r in state.service_roles]
+    actions += [plan_log_store(s, state, clients) for s in state.log_stores]
+    actions += _resource_actions(state, clients, taken)
     from deployer.core.releases import plan_releases  # it builds on this module's types
 
     actions.extend(plan_releases(state, clients, actions))

@@ -28,13 +28,19 @@ class CreationLog(Protocol):
 
     def forget(self, resource: ResourceType, name: str) -> None: ...
 
+    def taken_over(self, resource: ResourceType, name: str, arn: str, owner: str) -> None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class RecordedResource:
+    """A resource ``deploy up`` created — or, with ``taken_from``, took over from that
+    project with --force (updated, never deleted by ``down``)."""
+
     resource: ResourceType
     name: str
     arn: str
     created_at: str
+    taken_from: str = ""
 
 
 @dataclass
@@ -72,7 +78,8 @@ class DeploymentRecord:
             data = json.loads(path.read_text(encoding="utf-8"))
             record.resources = [
                 RecordedResource(ResourceType(r["type"]), r["name"], r.get("arn", ""),
-                                 r.get("created_at", "")) for r in data["resources"]]
+                                 r.get("created_at", ""), r.get("taken_from", ""))
+                for r in data["resources"]]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise OperationError(f"cannot read the deployment record {path}: {exc}",
                                  hint="fix or delete the file; without it `deploy down` "
@@ -89,6 +96,13 @@ class DeploymentRecord:
             self.resources.append(RecordedResource(resource, name, arn, stamp))
         self.save()
 
+    def taken_over(self, resource: ResourceType, name: str, arn: str, owner: str) -> None:
+        """Record that --force took ``name`` over from project ``owner`` (save at once)."""
+        if not self.has(resource, name):
+            stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            self.resources.append(RecordedResource(resource, name, arn, stamp, owner))
+        self.save()
+
     def forget(self, resource: ResourceType, name: str) -> None:
         """Record a removal (CreationLog protocol) and save at once."""
         self.resources = [r for r in self.resources
@@ -100,7 +114,9 @@ class DeploymentRecord:
                 "account_id": self.account_id,
                 "region": self.region,
                 "resources": [{"type": r.resource.value, "name": r.name, "arn": r.arn,
-                               "created_at": r.created_at} for r in self.resources]}
+                               "created_at": r.created_at,
+                               **({"taken_from": r.taken_from} if r.taken_from else {})}
+                              for r in self.resources]}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=self.path.name, suffix=".partial", dir=self.path.parent)
         try:

@@ -28,7 +28,7 @@ from deployer.cloud.releases import (
     RemoteVersion,
 )
 from deployer.config.releases import LATEST, AliasSpec, ReleaseSpec, ScheduleSpec
-from deployer.core import roles
+from deployer.core import ownership, roles
 from deployer.core.plan import (
     Action,
     ActionKind,
@@ -122,8 +122,8 @@ def _plan_flow(flow: DesiredFlow, release: ReleaseSpec, exists: bool, before: Ac
 
     def differs(version: str) -> bool:
         frozen = client.version_definition(flow.name, version)
-        return frozen is None or frozen[0].strip() != flow.definition.strip() \
-            or frozen[1] != role
+        return frozen is None or ownership.definition_owner(frozen[0])[0].strip() != \
+            flow.definition.strip() or frozen[1] != role
 
     return _release_actions(
         (ResourceType.FLOW_VERSION, ResourceType.FLOW_ALIAS), "flow", flow.name,

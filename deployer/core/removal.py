@@ -2,7 +2,9 @@
 
 Only resources in the deployment record are ever removed. A resource already gone counts as
 removed. A policy still attached to a role this deploy did not create, or a role still holding
-policies it did not attach, is kept and reported, never force-removed.
+policies it did not attach, is kept and reported, never force-removed. A resource whose
+ownership marker now names another project (:mod:`deployer.core.ownership`) is kept, naming
+that project, unless ``force``; one this project took over from another is never deleted.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deployer.cloud.errors import CloudClientError
+from deployer.core import ownership
 from deployer.core.plan import REMOVAL_ORDER, ActionKind, Clients, DesiredRole, Plan
 from deployer.core.record import CreationLog, DeploymentRecord, RecordedResource
 from deployer.core.releases import remove_flow_schedules, remove_function_releases
@@ -41,16 +44,28 @@ class DownResult:
 
 
 def remove_deployment(record: DeploymentRecord, clients: Clients,
-                      progress: Callable[[str], None] = lambda message: None) -> DownResult:
+                      progress: Callable[[str], None] = lambda message: None, *,
+                      force: bool = False) -> DownResult:
     """Delete what ``record`` lists (flows, then policies, roles, functions); idempotent.
 
-    Each removal is saved to the record at once.
+    Each removal is saved to the record at once. A resource now owned by another project is
+    kept (``force``: deleted anyway); one taken over from another project is forgotten, not
+    deleted.
     """
     writes = 0
     out: list[RemovedResource] = []
     recorded = tuple(record.resources)
     for kind in REMOVAL_ORDER:
         for item in [r for r in recorded if r.resource is kind]:
+            owner = "" if force else current_owner(item, clients, record.project)
+            if item.taken_from or owner:
+                outcome = f"kept: taken over from project {item.taken_from}" \
+                    if item.taken_from else f"kept: project {owner} owns it now " \
+                    "(deploy down --force deletes it)"
+                out.append(RemovedResource(kind, item.name, item.arn, outcome))
+                if item.taken_from:
+                    record.forget(kind, item.name)
+                continue
             progress(f"removing {kind.value} {item.name}")
             outcome, calls = remove_resource(item, recorded, clients)
             writes += calls
@@ -58,6 +73,22 @@ def remove_deployment(record: DeploymentRecord, clients: Clients,
             if not outcome.startswith("kept"):
                 record.forget(kind, item.name)
     return DownResult(record.region, record.account_id, record.path, tuple(out), writes)
+
+
+def current_owner(item: RecordedResource, clients: Clients, project: str) -> str:
+    """Another project named by the resource's ownership marker ("" when it is ours, has no
+    marker, or is gone)."""
+    found: str | None = None
+    if item.resource is ResourceType.FUNCTION:
+        remote = clients.fc.get_function(item.name)
+        found = ownership.function_owner(remote.tags) if remote is not None else None
+    elif item.resource is ResourceType.FLOW:
+        flow = clients.flows.describe_flow(item.name)
+        found = ownership.definition_owner(flow.definition)[1] if flow is not None else None
+    elif item.resource is ResourceType.ROLE:
+        role = clients.ram.get_role(item.name)
+        found = ownership.description_owner(role.description) if role is not None else None
+    return found if found and found != project else ""
 
 
 def forget_gone(plan: Plan, log: CreationLog) -> None:

@@ -15,8 +15,8 @@ from typing import Any
 import jinja2
 import jinja2.sandbox
 
-from deployer.config.specs import FlowSpec
-from deployer.core.template_map import TemplateLineMap, build_line_map
+from deployer.config.specs import FlowSpec, LineMap
+from deployer.core.template_map import build_line_map
 from deployer.errors import InvalidInputError, NotFoundError
 
 __all__ = ["RenderedFlow", "TemplateError", "WrittenFlow", "render_flow", "template_context"]
@@ -43,7 +43,7 @@ class RenderedFlow:
     text: str
     source_path: Path
     execution_mode: str = "Standard"
-    line_map: TemplateLineMap | None = field(default=None, repr=False, compare=False)
+    line_map: LineMap | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"flow": self.flow, "definition": self.text}
@@ -74,6 +74,9 @@ def render_flow(
     reading; no network.
     """
     shown = _display(spec.definition, project_dir)
+    if spec.document is not None:  # inline or ${yaml(file())}: resolved when s.yaml loaded
+        return RenderedFlow(spec.name, spec.document, spec.definition,
+                            spec.execution_mode.value, spec.document_map)
     try:
         source = spec.definition.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -109,7 +112,7 @@ def _environment() -> jinja2.Environment:
 
 
 def render_mapped(source: str, shown: str, context: Mapping[str, Any]
-                  ) -> tuple[str, TemplateLineMap | None]:
+                  ) -> tuple[str, LineMap | None]:
     """:func:`render_template`, plus the map from rendered to template positions (see
     :mod:`deployer.core.template_map`; None when the template cannot be mapped)."""
     text = render_template(source, shown, context)

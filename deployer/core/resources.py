@@ -24,3 +24,5 @@ class ResourceType(str, enum.Enum):
     FLOW_VERSION = "flow-version"
     FLOW_ALIAS = "flow-alias"
     SCHEDULE = "schedule"
+    SERVICE_ROLE = "service-role"  # a documented default role (role: auto)
+    LOG_STORE = "logstore"  # a Log Service project/logstore (logConfig: auto)

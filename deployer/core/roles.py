@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from deployer.core.plan_model import DesiredRole, DesiredState
 
 FNF_SERVICE = "fnf.aliyuncs.com"
+FC_SERVICE = "fc.aliyuncs.com"
 
 
 def trust_policy(service: str = FNF_SERVICE) -> str:
@@ -39,6 +44,18 @@ def invoke_policy(function_arns: Iterable[str]) -> str:
         },
         separators=(",", ":"),
     )
+
+
+def invoke_policy_for(role: DesiredRole, state: DesiredState) -> str:
+    """The invoke policy of a flow role: exactly the functions (and qualifiers) its flows
+    name (each function's ARN, and the ARN with each qualifier used); every function of the
+    project, any qualifier, when a flow computes its function ARN at run time."""
+    if role.resources is None:
+        return invoke_policy(state.function_arns())
+    return json.dumps(
+        {"Version": "1", "Statement": [{"Effect": "Allow", "Action": ["fc:InvokeFunction"],
+                                        "Resource": sorted(set(role.resources))}]},
+        separators=(",", ":"))
 
 
 def same_document(a: str, b: str) -> bool:

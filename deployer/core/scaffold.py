@@ -4,8 +4,11 @@ Templates live in ``deployer/project_templates/<name>/`` (package data), plus ``
 files every project gets (the CI workflow, ``.gitignore``, ``requirements-dev.txt``). A path
 component ``dot-x`` is written as ``.x`` (package data keeps no hidden files), and
 ``__PROJECT_NAME__`` / ``__DEPLOYER_REQUIREMENT__`` in a file are replaced by the project's
-name and the requirement line that installs this version of the deployer. Nothing is ever
-overwritten: when a file to write already exists, nothing is written at all.
+name and the requirement line that installs this deployer from a source that exists
+(:mod:`deployer.core.toolkit_source`; with a wheel written into the project when the running
+deployer came from a local checkout). Resources are named after the project, so two projects
+never share a function, flow or role. Nothing is ever overwritten: when a file to write
+already exists, nothing is written at all.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
+from deployer.core.toolkit_source import toolkit_source, write_wheel
 from deployer.errors import InvalidInputError, OperationError
 
 __all__ = ["TEMPLATES", "ScaffoldResult", "create_project", "project_name"]
@@ -62,11 +66,6 @@ def _files(root: Traversable, prefix: str = "") -> list[tuple[str, Traversable]]
     return found
 
 
-def _requirement() -> str:
-    from deployer import __version__
-
-    return f"cloudflow-deployer=={__version__}"
-
 
 def create_project(directory: Path, *, template: str = "seed", name: str | None = None
                    ) -> ScaffoldResult:
@@ -88,8 +87,11 @@ def create_project(directory: Path, *, template: str = "seed", name: str | None 
             hint="2-42 characters: lower-case letters, digits and '-', starting with a letter")
     base = resources.files("deployer") / "project_templates"
     files = _files(base / COMMON) + _files(base / template)
+    toolkit = toolkit_source()
+    wheel = f"wheels/{toolkit.wheel_name}" if toolkit.wheel_name else None
     try:
-        existing = [rel for rel, _ in files if (directory / rel).exists()]
+        existing = [rel for rel in [*(r for r, _ in files), *([wheel] if wheel else [])]
+                    if (directory / rel).exists()]
     except OSError as exc:  # a name too long for the file system, a file where a folder goes
         raise OperationError(f"cannot write the project into {directory}: {exc.strerror}",
                              hint="choose another directory: deploy init DIR") from None
@@ -98,7 +100,7 @@ def create_project(directory: Path, *, template: str = "seed", name: str | None 
             f"{directory} already has {', '.join(existing[:5])}"
             + (f" and {len(existing) - 5} more" if len(existing) > 5 else ""),
             hint="choose a new or empty directory: deploy init DIR")
-    replacements = {"__PROJECT_NAME__": name, "__DEPLOYER_REQUIREMENT__": _requirement()}
+    replacements = {"__PROJECT_NAME__": name, "__DEPLOYER_REQUIREMENT__": toolkit.requirement}
     try:
         for rel, source in files:
             text = source.read_text(encoding="utf-8")
@@ -107,7 +109,10 @@ def create_project(directory: Path, *, template: str = "seed", name: str | None 
             target = directory / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
+        if wheel:
+            write_wheel(directory / wheel)
     except OSError as exc:
         raise OperationError(f"cannot write the project into {directory}: {exc.strerror}",
                              hint="check the directory is writable") from None
-    return ScaffoldResult(directory, template, name, tuple(rel for rel, _ in files))
+    return ScaffoldResult(directory, template, name,
+                          tuple([*(rel for rel, _ in files), *([wheel] if wheel else [])]))

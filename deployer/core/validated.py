@@ -9,7 +9,8 @@ every flow that validated cleanly, the SHA-256 of those inputs with the rendered
 the stored text and skips rendering and validation. The code's part of the key is the package
 version plus the size and modification time of the renderer's and validator's source files, so
 editing or upgrading them invalidates every entry. Only clean verdicts are stored: a flow with
-errors is rendered, checked and reported every time.
+errors is rendered, checked and reported every time. An entry also keeps the functions the
+flow invokes (:mod:`deployer.core.invocations`), which its role's policy grants.
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ import hashlib
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from deployer.config.specs import FlowSpec, Manifest
     from deployer.core.validation import FlowReport
 
-__all__ = ["PLACEHOLDER_ACCOUNT_ID", "ValidatedFlows", "check_flow_once"]
+__all__ = ["PLACEHOLDER_ACCOUNT_ID", "CheckedFlow", "ValidatedFlows", "check_flow_once"]
 
 #: The account flows are checked with before the real one is known (16 digits, like a real
 #: account id, so ARN shapes still check).
@@ -43,7 +45,8 @@ def _code_fingerprint() -> str:
 
     package = Path(deployer.__file__).resolve().parent
     sources = [package / "core" / name
-               for name in ("rendering.py", "template_map.py", "validation.py")]
+               for name in ("rendering.py", "template_map.py", "validation.py",
+                            "invocations.py")]
     sources += sorted((package / "fdl").rglob("*.py"))
     digest = hashlib.sha256(deployer.__version__.encode())
     for path in sources:
@@ -64,7 +67,7 @@ class ValidatedFlows:
 
     def __init__(self, directory: Path) -> None:
         self.path = directory / FILE_NAME
-        self._entries: dict[str, str] | None = None
+        self._entries: dict[str, Any] | None = None
 
     @staticmethod
     def key(spec: FlowSpec, source: str, *, region: str, account_id: str) -> str:
@@ -76,24 +79,31 @@ class ValidatedFlows:
             digest.update(b"\0" + part.encode())
         return digest.hexdigest()
 
-    def _load(self) -> dict[str, str]:
+    def _load(self) -> dict[str, Any]:
         if self._entries is None:
             try:
                 data = json.loads(self.path.read_text(encoding="utf-8"))
                 self._entries = {k: v for k, v in data["flows"].items()
-                                 if isinstance(k, str) and isinstance(v, str)}
+                                 if isinstance(k, str) and isinstance(v, dict)
+                                 and isinstance(v.get("text"), str)
+                                 and isinstance(v.get("invokes"), list)}
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 self._entries = {}
         return self._entries
 
-    def get(self, key: str) -> str | None:
-        """The rendered text stored under ``key``, if any."""
-        return self._load().get(key)
+    def get(self, key: str) -> tuple[str, tuple[str, ...], bool] | None:
+        """The rendered text, invoked functions and whether the set is dynamic, stored under
+        ``key``, if any."""
+        entry = self._load().get(key)
+        if entry is None:
+            return None
+        return entry["text"], tuple(str(a) for a in entry["invokes"]), bool(entry.get("dynamic"))
 
-    def add(self, key: str, text: str) -> None:
+    def add(self, key: str, text: str, invokes: tuple[str, ...] = (),
+            dynamic: bool = False) -> None:
         """Remember a clean verdict (the newest ``MAX_ENTRIES`` are kept)."""
         entries = {k: v for k, v in self._load().items() if k != key}
-        entries[key] = text
+        entries[key] = {"text": text, "invokes": list(invokes), "dynamic": dynamic}
         self._entries = dict(list(entries.items())[-MAX_ENTRIES:])
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -108,33 +118,49 @@ class ValidatedFlows:
             Path(tmp).unlink(missing_ok=True)
 
 
+@dataclass(frozen=True, slots=True)
+class CheckedFlow:
+    """A flow's rendered definition, its report (None: validated cleanly before), and the
+    functions it invokes."""
+
+    text: str
+    report: FlowReport | None
+    invokes: tuple[str, ...] = ()
+    dynamic: bool = False
+
+
 def check_flow_once(manifest: Manifest, spec: FlowSpec, *, region: str, account_id: str,
-                    rendered_dir: Path) -> tuple[str, FlowReport | None]:
+                    rendered_dir: Path) -> CheckedFlow:
     """The rendered definition of ``spec`` and its validation report — or None for the report
     when these exact inputs already rendered and validated cleanly (see the module docstring).
 
     A report with errors is returned as is (the caller refuses to deploy); when the definition
     cannot be read or rendered the validator reports it as a diagnostic and the text is "".
     """
-    try:
-        source = spec.definition.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        source = None  # the validator names the problem
+    if spec.document is not None:
+        source: str | None = spec.document
+    else:
+        try:
+            source = spec.definition.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            source = None  # the validator names the problem
     validated = ValidatedFlows(rendered_dir)
     key = "" if source is None else ValidatedFlows.key(spec, source, region=region,
                                                         account_id=account_id)
     known = validated.get(key) if key else None
     if known is not None:
-        return known, None
+        return CheckedFlow(known[0], None, known[1], known[2])
+    from deployer.core.invocations import flow_invocations  # imports the FDL parser
     from deployer.core.rendering import render_flow  # imports Jinja2
     from deployer.core.validation import check_one_flow  # imports the FDL validator
 
     report = check_one_flow(manifest, spec, region=region, account_id=account_id,
                             rendered_dir=rendered_dir)
     if not report.ok:
-        return "", report
+        return CheckedFlow("", report)
     text = render_flow(spec, region=region, account_id=account_id,
                        project_dir=manifest.project_dir).text
+    found = flow_invocations(text, region=region, account_id=account_id)
     if key:
-        validated.add(key, text)
-    return text, report
+        validated.add(key, text, found.arns, found.dynamic)
+    return CheckedFlow(text, report, found.arns, found.dynamic)

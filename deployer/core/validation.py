@@ -17,9 +17,10 @@ from typing import Any
 
 from deployer.config.manifest import Manifest, ManifestError, ManifestProblem, load_manifest
 from deployer.config.settings import check_region
-from deployer.config.specs import FlowSpec
+from deployer.config.specs import FlowSpec, LineMap
+from deployer.config.values import ExternalValues
+from deployer.config.variables import CONFIG_KEYS
 from deployer.core.rendering import RenderedFlow, TemplateError, render_flow
-from deployer.core.template_map import TemplateLineMap
 from deployer.core.validated import PLACEHOLDER_ACCOUNT_ID
 from deployer.errors import DeployerError, ExitCode
 from deployer.fdl import Diagnostic, Scope, Severity, TaskState, check_flow
@@ -122,11 +123,14 @@ class ValidationReport:
     flows: tuple[FlowReport, ...] = field(default=())
     region: str | None = None
     account_id: str | None = None
+    target: str | None = None  # the target the project was also checked against
+    target_problems: tuple[str, ...] = ()  # what that target would refuse
 
     @property
     def ok(self) -> bool:
         errors = [p for p in self.problems if p.severity.value == "error"]
-        return self.manifest is not None and not errors and all(f.ok for f in self.flows)
+        return self.manifest is not None and not errors and all(f.ok for f in self.flows) \
+            and not self.target_problems
 
     @property
     def exit_code(self) -> int:
@@ -142,9 +146,13 @@ class ValidationReport:
                 "name": self.manifest.name,
                 "functions": [f.function_name for f in self.manifest.functions],
                 "flows": [f.name for f in self.manifest.flows],
+                "not_deployed": [u.to_json() for u in self.manifest.undeployed],
+                "notes": list(self.manifest.notes),
             }
         return {"ok": self.ok, "manifest": manifest,
-                "flows": [f.to_json() for f in self.flows]}
+                "flows": [f.to_json() for f in self.flows],
+                "target": {"name": self.target, "problems": list(self.target_problems)}
+                if self.target else None}
 
 
 def validate_project(
@@ -154,6 +162,8 @@ def validate_project(
     region: str | None = None,
     account_id: str | None = None,
     env: Mapping[str, str] | None = None,
+    values: ExternalValues | None = None,
+    strict: bool = False,
 ) -> ValidationReport:
     """Validate s.yaml and every flow it defines; never raises for invalid input.
 
@@ -167,7 +177,10 @@ def validate_project(
         check_region(region)
     account = account_id or PLACEHOLDER_ACCOUNT_ID
     try:
-        manifest = load_manifest(manifest_path, env=env, account_id=account)
+        manifest = load_manifest(manifest_path, env=env, account_id=account, region=region,
+                                 values=values, strict=strict,
+                                 config={k: f"<{k} of the target>" for k in CONFIG_KEYS
+                                         if k != "AccountID"})
     except ManifestError as exc:
         return ValidationReport(manifest_path, None, exc.problems, account_id=account)
     reports = tuple(
@@ -202,7 +215,7 @@ def check_one_flow(
         found = cross_reference(manifest, check.flow.scope, region=region, account_id=account_id)
         diagnostics += [d.with_source(source) for d in found]
     diagnostics.sort(key=lambda d: (d.line, d.column, d.code))
-    if not spec.is_template:
+    if not spec.is_template and spec.document is None:
         return FlowReport(spec.name, tuple(diagnostics), source_file)
     template = _relative(spec.definition, manifest.project_dir)
     mapped = [on_template(d, rendered.line_map, template) for d in diagnostics]
@@ -210,7 +223,7 @@ def check_one_flow(
                       tuple(r for _, r in mapped))
 
 
-def on_template(diagnostic: Diagnostic, line_map: TemplateLineMap | None,
+def on_template(diagnostic: Diagnostic, line_map: LineMap | None,
                  template: str) -> tuple[Diagnostic, RenderedAt | None]:
     """``diagnostic`` moved to the template line that produced its rendered line, with the
     rendered position kept as secondary information; unchanged when it cannot be mapped."""
@@ -269,16 +282,23 @@ def _check_task(
                      Severity.ERROR,
                      "use acs:fc:<region>:<account-id>:functions/<name>[/<qualifier>]")]
     found = []
-    if match["region"] != region:
+    if match["region"] and match["region"] != region:
         found.append(diag(ProjectCode.REGION_MISMATCH,
                           f"invokes a function in {match['region']}, but the flow is deployed "
                           f"in {region}", Severity.ERROR, "build the ARN from {{ region }}"))
-    if match["account"] != account_id:
+    if match["account"] and match["account"] != account_id:
         found.append(diag(ProjectCode.ACCOUNT_MISMATCH,
                           f"invokes a function in account {match['account']}, but the flow is "
                           f"deployed in account {account_id}", Severity.ERROR,
                           "build the ARN from {{ account_id }}"))
     if manifest.function_by_name(region, match["name"]) is None:
+        undeployed = _undeployed_function(manifest, match["name"])
+        if undeployed is not None:
+            found.append(diag(ProjectCode.UNKNOWN_FUNCTION,
+                              f"invokes function {match['name']!r} of resource {undeployed}, "
+                              "which this toolkit does not deploy", Severity.WARNING,
+                              "deploy it another way before the flow runs"))
+            return found
         defined = ", ".join(f.function_name for f in manifest.functions) or "none"
         found.append(diag(ProjectCode.UNKNOWN_FUNCTION,
                           f"invokes function {match['name']!r}, which {manifest.path.name} does "
@@ -287,8 +307,16 @@ def _check_task(
     return found
 
 
+def _undeployed_function(manifest: Manifest, name: str) -> str | None:
+    """The resource key of a function s.yaml lists but this toolkit does not deploy."""
+    for item in manifest.undeployed:
+        if name in item.names:
+            return item.resource
+    return None
+
+
 def _write_rendered(rendered: RenderedFlow, spec: FlowSpec, rendered_dir: Path) -> Path:
-    if not spec.is_template:
+    if not spec.is_template and spec.document is None:
         return spec.definition
     target = rendered_dir / f"{spec.name}.yaml"
     try:

@@ -33,7 +33,7 @@ from deployer.emulator.services.security_tokens import SecurityTokenService
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.identity import Identity, load_or_create_identity
-from deployer.emulator.store.log_repos import InvocationLogRepo
+from deployer.emulator.store.log_repos import InvocationLogRepo, LogStoreRepo
 from deployer.emulator.store.release_repos import ReleaseRepo
 from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
 from deployer.emulator.store.schedule_repos import ScheduleRepo
@@ -92,7 +92,8 @@ class Emulator:
                                            self.authorizer)
         self.functions = FunctionService(self.function_repo, self.invocation_repo, self.code,
                                          self.runtime, clock, tokens=self.tokens)
-        self.logs = LogService(self.function_repo, InvocationLogRepo(self.db))
+        self.logs = LogService(self.function_repo, InvocationLogRepo(self.db),
+                               LogStoreRepo(self.db), clock.now)
         self.faults = FaultService()
         self.quotas = CloudQuotas(throttle)
         self.flow_repo = FlowRepo(self.db)

@@ -134,3 +134,23 @@ def test_negative_values_are_usage_errors(tmp_path: Path) -> None:
     result = _run("emulator", "start", "--state-dir", str(tmp_path), "--cold-start", "-1")
     assert result.exit_code == 2 and "--cold-start" in result.stderr
     assert not (tmp_path / "emulator.pid").exists()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_start_listens_on_deploy_emulator_port(daemon_dir: Path, monkeypatch) -> None:
+    """`deploy up` looks for the emulator on DEPLOY_EMULATOR_PORT; `emulator start` listens
+    there too (it used to bind 9125 whatever the variable said)."""
+    port = _free_port()
+    monkeypatch.setenv("DEPLOY_EMULATOR_PORT", str(port))
+    started = _run("emulator", "start", "--state-dir", str(daemon_dir), "--clock", "virtual",
+                   "--output", "json")
+    assert started.exit_code == 0, started.stderr
+    assert json.loads(started.stdout)["endpoint"] == f"127.0.0.1:{port}"
+    monkeypatch.setenv("DEPLOY_EMULATOR_PORT", "99999")
+    bad = _run("emulator", "start", "--state-dir", str(daemon_dir / "other"))
+    assert bad.exit_code == 2 and "DEPLOY_EMULATOR_PORT='99999' is not a TCP port" in bad.stderr

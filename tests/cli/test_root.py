@@ -92,3 +92,11 @@ def test_unexpected_exception_is_reported_as_bug(monkeypatch):
     assert result.exit_code == ExitCode.INTERNAL
     assert "bug" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_help_describes_the_toolkit_not_one_app():
+    result = CliRunner().invoke(cli_main.cli, ["--help"])
+    assert "Deploy Serverless Devs projects" in result.stdout
+    assert "job-polling" not in result.stdout
+    assert "--values FILE" in result.stdout and "--var resources.NAME.output.KEY=VALUE" in \
+        result.stdout

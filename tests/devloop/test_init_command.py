@@ -65,12 +65,18 @@ def test_init_names_the_project_after_the_directory_and_says_what_next(tmp_path)
     result = _deploy("-C", str(tmp_path), "init", "billing_jobs")
     manifest = (tmp_path / "billing_jobs" / "s.yaml").read_text()
     assert "name: billing-jobs\n" in manifest and "flowRole: billing-jobs-flow-role" in manifest
+    assert "functionName: billing-jobs-start-job" in manifest  # named after the project
+    assert "name: billing-jobs-flow" in manifest
     assert "Created billing-jobs (seed template)" in result.stdout
     assert "deploy validate && deploy up && pytest -q" in result.stdout
     requirements = (tmp_path / "billing_jobs" / "requirements-dev.txt").read_text()
     from deployer import __version__
 
-    assert f"cloudflow-deployer=={__version__}" in requirements
+    # this checkout is installed from a local directory: no index serves it, so the project
+    # gets a wheel of it (toolkit_source)
+    wheel = f"wheels/cloudflow_deployer-{__version__}-py3-none-any.whl"
+    assert f"./{wheel}\n" in requirements and "pytest>=8" in requirements
+    assert (tmp_path / "billing_jobs" / wheel).is_file()
 
 
 def test_init_never_overwrites_and_writes_nothing_when_a_file_is_in_the_way(tmp_path):
@@ -109,6 +115,10 @@ def test_the_seed_template_is_the_repository_app():
                  "templates/flow.yaml.j2"):
         assert (seed / name).read_text() == (ROOT / name).read_text(), name
     own = (ROOT / "s.yaml").read_text().replace("job-poller", "__PROJECT_NAME__")
+    for scenario, named in (("StartJob", "__PROJECT_NAME__-start-job"),
+                            ("GetJobStatus", "__PROJECT_NAME__-get-job-status"),
+                            ("name: MyWorkFlow", "name: __PROJECT_NAME__-flow")):
+        own = own.replace(scenario, named)  # the seed names its resources after the project
     assert (seed / "s.yaml").read_text() == own
 
 
@@ -127,3 +137,81 @@ def test_the_seed_template_ships_the_repositorys_own_handlers() -> None:
     assert names == sorted(p.relative_to(shipped) for p in shipped.rglob("*.py"))
     for name in names:
         assert (shipped / name).read_bytes() == (ours / name).read_bytes(), name
+
+
+def test_the_toolkit_source_follows_how_it_was_installed(monkeypatch) -> None:
+    from importlib import metadata
+
+    from deployer import __version__
+    from deployer.core import toolkit_source as source
+
+    class Dist:
+        def __init__(self, text: str | None) -> None:
+            self.text = text
+
+        def read_text(self, name: str) -> str | None:
+            return self.text
+
+    def use(text: str | None) -> source.ToolkitSource:
+        monkeypatch.setattr(metadata, "distribution", lambda name: Dist(text))
+        return source.toolkit_source()
+
+    assert use(None).requirement == f"cloudflow-deployer=={__version__}"
+    vcs = json.dumps({"url": "https://example.org/cfd.git",
+                      "vcs_info": {"vcs": "git", "commit_id": "abc123"}})
+    assert use(vcs).requirement == "cloudflow-deployer @ git+https://example.org/cfd.git@abc123"
+    local = use(json.dumps({"url": "file:///src", "dir_info": {"editable": True}}))
+    assert local.wheel_name and local.requirement == f"./wheels/{local.wheel_name}"
+
+
+def _isolated_environment(tmp_path: Path) -> Path:
+    """A fresh virtual environment whose site-packages sees this one's packages except the
+    deployer and pytest (which the workflow's `pip install` must install itself), so the
+    steps run without downloading the SDKs again."""
+    import site
+    import venv
+
+    env_dir = tmp_path / "ci-venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    shared = tmp_path / "shared-site"
+    shared.mkdir()
+    ours = Path(next(p for p in site.getsitepackages() if p.endswith("site-packages")))
+    for entry in ours.iterdir():
+        name = entry.name.lower()
+        if name.startswith(("cloudflow_deployer", "__editable__", "pytest", "_pytest",
+                            "py.py", "distutils-precedence")) or name.endswith(".pth"):
+            continue
+        (shared / entry.name).symlink_to(entry)
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    target = env_dir / "lib" / version / "site-packages"
+    (target / "shared.pth").write_text(f"{shared}\n")
+    return env_dir
+
+
+@pytest.mark.slow
+def test_the_generated_workflow_test_job_runs_locally(tmp_path):
+    """The workflow's test job, step by step, as CI runs it (here against the in-process
+    emulator its tests use): `pip install -r requirements-dev.txt` must install the deployer
+    from the source requirements-dev.txt names, and its tests' own dependencies."""
+    project = tmp_path / "ci-app"
+    _deploy("init", str(project))
+    workflow = YAML(typ="safe").load((project / ".github" / "workflows" / "deploy.yml").read_text())
+    steps = [s["run"] for s in workflow["jobs"]["test"]["steps"] if "run" in s]
+    assert steps[0] == "pip install -r requirements-dev.txt"
+    env_dir = _isolated_environment(tmp_path)
+    path = os.pathsep.join([str(env_dir / "bin"), *(p for p in os.environ["PATH"].split(
+        os.pathsep) if not p.startswith(str(Path(sys.executable).parent)))])
+    env = {**os.environ, **workflow["jobs"]["test"].get("env", {}), "PATH": path,
+           "PIP_NO_DEPS": "1", "VIRTUAL_ENV": str(env_dir)}
+    env.pop("PYTHONPATH", None)
+    # the same pip command, run by that environment's python (pip comes from the shared
+    # packages, so the environment has no `pip` script of its own)
+    steps[0] = f"{env_dir / 'bin' / 'python'} -m pip install -q -r requirements-dev.txt"
+    for step in steps:
+        done = subprocess.run(step, shell=True, cwd=project, env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, (step, done.stdout[-3000:], done.stderr[-3000:])
+    installed = subprocess.run([str(env_dir / "bin" / "python"), "-c",
+                                "import deployer; print(deployer.__file__)"], env=env,
+                               capture_output=True, text=True, check=True).stdout
+    assert str(env_dir) in installed  # the wheel's deployer, not this checkout's

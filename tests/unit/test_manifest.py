@@ -95,8 +95,6 @@ BROKEN = [
      "s.yaml:12:7: resources.fn.props.timout: unknown fc3 prop (did you mean 'timeout'?)"),
     (FUNCTION.replace("StartJob", "9Start"),
      "s.yaml:8:7: resources.fn.props.functionName: must start with a letter or _"),
-    (FUNCTION.replace("python3.10", "nodejs18"),
-     "s.yaml:9:7: resources.fn.props.runtime: only Python runtimes are supported"),
     (FUNCTION.replace("python3.10", "python3.11"),
      "s.yaml:9:7: resources.fn.props.runtime: unknown runtime 'python3.11'"),
     (FUNCTION.replace("index.handler", "index"),
@@ -113,8 +111,8 @@ BROKEN = [
      "s.yaml:10:7: resources.fn.props.code: code directory './missing' does not exist"),
     (FUNCTION.replace("      handler: index.handler\n", ""),
      "s.yaml:6:5: resources.fn.props.handler: required prop 'handler' is missing"),
-    (FUNCTION.replace("fc3", "fc"),
-     "s.yaml:5:5: resources.fn.component: unsupported component 'fc': this deployer handles fc3"),
+    (FUNCTION.replace("component: fc3", "component: 7"),
+     "s.yaml:5:5: resources.fn.component: required: the component's name"),
     (FUNCTION + "      cpu: 2\n",
      "s.yaml:12:7: resources.fn.props.cpu: memory (GB) / cpu must be between 1 and 4"),
     (FUNCTION + "      diskSize: 1024\n",
@@ -123,9 +121,8 @@ BROKEN = [
      "s.yaml:13:9: resources.fn.props.environmentVariables.FC_TOKEN: names starting with FC_"),
     (FUNCTION + "      environmentVariables:\n        BIG: " + "x" * 4100 + "\n",
      "s.yaml:12:7: resources.fn.props.environmentVariables: names and values total 4103 bytes"),
-    (FUNCTION + "      logConfig: auto\n",
-     "s.yaml:12:7: resources.fn.props.logConfig: 'auto' (creating Log Service resources) is "
-     "not supported"),
+    (FUNCTION + "      logConfig: manual\n",
+     "s.yaml:12:7: resources.fn.props.logConfig: must be a map (got a string)"),
     (FUNCTION + "      logConfig: {project: my-logs, logstore: X}\n",
      "s.yaml:12:37: resources.fn.props.logConfig.logstore: must be a logstore name"),
     (FUNCTION + "      logConfig: {logstore: fc-logs}\n",
@@ -137,17 +134,20 @@ BROKEN = [
     (FUNCTION.replace("resources:", "resorces:"),
      "s.yaml:3:1: resorces: unknown top-level key (did you mean 'resources'?)"),
     (FUNCTION + "      description: ${file('./desc.txt')}\n",
-     "s.yaml:12:7: resources.fn.props.description: ${file('./desc.txt')} is not supported"),
-    (FUNCTION + "      description: ${this.name}\n",
-     "s.yaml:12:7: resources.fn.props.description: ${this.name} is not supported"),
+     "s.yaml:12:7: resources.fn.props.description: ${file('./desc.txt')}: file './desc.txt' "
+     "does not exist"),
+    (FUNCTION + "      description: ${this.nope}\n",
+     "s.yaml:12:7: resources.fn.props.description: ${this.nope}: this has name, component, "
+     "access, props"),
     (FUNCTION + "      description: ${var.x}\n",
      "s.yaml:12:7: resources.fn.props.description: ${var.x}: unknown magic variable 'var' "
      "(did you mean 'vars'?)"),
-    (FUNCTION + "      role: ${config('AccessKeyID')}\n",
-     "s.yaml:12:7: resources.fn.props.role: ${config('AccessKeyID')} is not supported"),
+    (FUNCTION + "      role: ${config('SecretKey')}\n",
+     "s.yaml:12:7: resources.fn.props.role: ${config('SecretKey')}: unknown config key "
+     "'SecretKey'; the keys are AccountID, AccessKeyID, AccessKeySecret, SecurityToken"),
     (FUNCTION + "      description: ${resources.fn.output.functionArn}\n",
-     "s.yaml:12:7: resources.fn.props.description: ${resources.fn.output.functionArn} is not "
-     "supported: only resources.<name>.props.<key> (deploy outputs are not known"),
+     "s.yaml:12:7: resources.fn.props.description: ${resources.fn.output.functionArn}: a "
+     "resource's own output is known only in its actions"),
     (FUNCTION + "      description: ${env('NOPE')}\n",
      "s.yaml:12:7: resources.fn.props.description: ${env('NOPE')}: environment variable NOPE "
      "is not set and has no default"),
@@ -332,7 +332,7 @@ def test_unknown_resource_reference(project: Path) -> None:
 def test_map_cannot_be_embedded_in_text(project: Path) -> None:
     text = FUNCTION.replace("name: demo\n", "name: demo\nvars:\n  m: {a: 1}\n") + \
         "      description: x ${vars.m}\n"
-    assert "${vars.m} is a dict and cannot be embedded in a string" in problems(
+    assert "${vars.m} is a map and cannot be embedded in a string" in problems(
         write(project, text))[0]
 
 
@@ -348,10 +348,10 @@ def test_default_cpu_always_satisfies_the_ratio(units: int) -> None:
 
 @given(st.text(alphabet=st.characters(blacklist_characters="${}'\"\n\r\x00"), max_size=30))
 def test_text_without_magic_is_kept_verbatim(value: str) -> None:
-    from deployer.config.variables import Resolver
+    from deployer.config.variables import Resolver, Scope
 
     seen: list[object] = []
-    resolver = Resolver({"vars": {"x": value}}, env={}, account_id=None, report=seen.append)
+    resolver = Resolver(Scope({"vars": {"x": value}}, {}, {}, Path(".")), seen.append)
     assert resolver.resolve(("vars",), {"x": value, "y": f"<{value}>"}) == \
         {"x": value, "y": f"<{value}>"}
     assert seen == []

@@ -165,7 +165,8 @@ def dev(app: AppContext, target: TargetOptions, execute_input: str | None,
     settings = session.settings
     dev_session = DevSession(app.manifest_file, DevTarget(
         session.clients, settings.region, session.account_id, settings.target.value,
-        app.deploy_dir), progress=renderer.progress)
+        app.deploy_dir), progress=renderer.progress, values=app.external_values())
+    shown: set[str] = set()  # each warning once per session, not on every save
     runs = None
     if input_json is not None:
         runs = LiveExecutions(renderer, session, flow_name or app.manifest().flow(None).name,
@@ -175,6 +176,13 @@ def dev(app: AppContext, target: TargetOptions, execute_input: str | None,
     def on_update(update: DevUpdate) -> None:
         nonlocal first
         renderer.stream(update)
+        for warning in update.warnings:
+            if warning not in shown:
+                shown.add(warning)
+                renderer.warn(warning)
+        if first and dev_session.manifest is not None and dev_session.manifest.hooks:
+            renderer.warn("s.yaml's actions are not run by `deploy dev` (deploy up and deploy "
+                          "down run them)")
         if first:
             renderer.progress(f"Watching {_watched(dev_session)}; save a file to redeploy it, "
                               "Ctrl-C to stop.")

@@ -11,6 +11,7 @@ from rich.table import Table
 from deployer.cli.context import AppContext, active_mock, pass_app
 from deployer.cli.options import output_option
 from deployer.cli.render import view
+from deployer.config.settings import DEFAULT_EMULATOR_PORT, EMULATOR_PORT_ENV, emulator_port
 from deployer.emulator import daemon
 from deployer.emulator.daemon import Credentials, EmulatorStatus
 from deployer.emulator.latency import CLOUD_COLD_START, CLOUD_STEP_LATENCY
@@ -69,6 +70,7 @@ Examples:
 START_EPILOG = f"""\b
 Examples:
   deploy emulator start                           real clock, cloud-like latency, port 9125
+  DEPLOY_EMULATOR_PORT=19305 deploy emulator start    the port `deploy up` then looks for
   deploy emulator start --clock virtual --port 9200
   deploy emulator start --cold-start 0 --step-latency 0   the real clock, exact
   deploy emulator start --clock virtual --cold-start 1    virtual, 1 s per new instance
@@ -115,7 +117,9 @@ def emulator() -> None:
 
 
 @emulator.command("start", epilog=START_EPILOG)
-@click.option("--port", type=click.IntRange(0, 65535), default=9125, show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help=f"Port to listen on [default: ${EMULATOR_PORT_ENV}, else "
+                   f"{DEFAULT_EMULATOR_PORT}, the port `deploy up` looks for].")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Interface to bind; anything but loopback exposes the emulator.")
 @click.option("--clock", type=click.Choice(("real", "virtual")), default="real",
@@ -135,11 +139,12 @@ def emulator() -> None:
 @state_dir_option
 @output_option
 @pass_app
-def start(app: AppContext, port: int, host: str, clock: str, step_latency: float | None,
-          cold_start: float | None, throttle: str, foreground: bool, state_dir: Path | None,
-          output: str) -> None:
+def start(app: AppContext, port: int | None, host: str, clock: str,
+          step_latency: float | None, cold_start: float | None, throttle: str,
+          foreground: bool, state_dir: Path | None, output: str) -> None:
     """Start the emulator; returns once it answers (harmless when already running)."""
     directory = _state_dir(app, state_dir)
+    port = emulator_port() if port is None else port
     if foreground:
         from deployer.emulator.__main__ import main as serve
 

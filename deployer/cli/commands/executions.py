@@ -23,7 +23,10 @@ from deployer.fdl.progress import fold
 
 EXECUTE_EPILOG = """\b
 Examples:
-  deploy execute --delay 20                    input {"delay": 20}; watch until it ends
+  deploy execute                               the flow's executionInput (s.yaml), or {}
+  deploy execute --input '{"order": "A-1", "items": [1, 2]}'   any flow's input
+  deploy execute --input @event.json --flow OrderFlow
+  deploy execute --delay 20                    shortcut for the input {"delay": 20}
   deploy execute --input '{"delay": 5}' --name run-42
   deploy execute --delay 5 --no-wait           start it and return
   deploy execute --delay 5 --output json | jq .status
@@ -111,6 +114,14 @@ def _executions_view(listing: ExecutionList) -> Table | Text:
     return table
 
 
+def _execution_input(app: AppContext, flow_name: str | None) -> Any:
+    """The flow's ``executionInput`` from s.yaml (None without one, or without s.yaml)."""
+    try:
+        return app.manifest().flow(flow_name).execution_input
+    except DeployerError:
+        return None
+
+
 def _flow(app: AppContext, flow_name: str | None) -> str:
     return flow_name or app.manifest().flow(None).name
 
@@ -153,7 +164,9 @@ def _shown(input_json: str) -> str:
 @flow_option
 @click.option("--delay", type=click.IntRange(min=0), metavar="SECONDS",
               help='Shorthand for the input {"delay": N}.')
-@click.option("--input", "input_text", metavar="JSON|@FILE", help="Execution input object.")
+@click.option("--input", "input_text", metavar="JSON|@FILE",
+              help="Execution input object [default: the flow's executionInput in s.yaml, "
+                   "else {}].")
 @_name_option
 @click.option("--no-wait", is_flag=True, help="Start the execution and return at once.")
 @output_option
@@ -163,6 +176,9 @@ def execute(app: AppContext, target: TargetOptions, flow_name: str | None, delay
     """Start an execution of the flow and watch it to its end."""
     app.use_output(output)
     input_json = executions.parse_input(input_text, delay=delay, base=app.project_dir)
+    if input_text is None and delay is None:
+        example = _execution_input(app, flow_name)
+        input_json = json.dumps(example) if example is not None else input_json
     session = app.cloud(target)
     flow = _flow(app, flow_name)
     started = execution_start.start(session.clients.flows, flow, input_json, name)

@@ -14,14 +14,17 @@ from deployer.core.scaffold import TEMPLATES, ScaffoldResult, create_project
 
 EPILOG = """\b
 Examples:
-  deploy init my-app                       the seed app (StartJob, GetJobStatus, MyWorkFlow)
+  deploy init my-app                       the seed app (my-app-start-job, my-app-flow, ...)
   deploy init my-blank --template blank    one function and a flow that calls it
   cd my-app && deploy validate && deploy up && pytest -q
   mkdir other && cd other && deploy init   into the current (empty) directory
 \b
 The project passes `deploy validate`, deploys with `deploy up` and brings its own tests
 (tests/test_app.py, on the in-process emulator) and a GitHub Actions workflow
-(.github/workflows/deploy.yml: tests, then `deploy up --target aliyun` with OIDC). Existing
+(.github/workflows/deploy.yml: tests, then `deploy up --target aliyun` with OIDC). Functions,
+flow and role are named after the project. requirements-dev.txt installs this deployer from
+where it came from: its package index (name==version), its git URL and commit, or — when it
+runs from a local checkout — a wheel `deploy init` writes into wheels/ (commit it). Existing
 files are never overwritten: if one is in the way, nothing is written (exit 1).
 """
 

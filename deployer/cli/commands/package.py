@@ -41,7 +41,7 @@ def _report_view(report: PackageReport) -> Text:
 def package(app: AppContext, out_dir: Path | None, output: str) -> None:
     """Write one deterministic zip per function and print its size and checksums."""
     renderer = app.use_output(output)
-    manifest = load_manifest(app.manifest_file)
+    manifest = load_manifest(app.manifest_file, values=app.external_values())
     for warning in manifest.warnings:
         renderer.warn(warning.format())
     target = app.resolve(out_dir) if out_dir else app.deploy_dir / "build"

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
 from rich.text import Text
 
 from deployer.cli.context import AppContext, pass_app
-from deployer.cli.options import account_id_option, output_option, region_option
+from deployer.cli.options import (
+    TargetOptions,
+    account_id_option,
+    output_option,
+    region_option,
+    strict_option,
+)
 from deployer.cli.render import view
 from deployer.config.manifest import load_manifest
-from deployer.config.settings import check_region
+from deployer.config.settings import Target, check_region
+from deployer.core.preflight import preflight
 from deployer.core.rendering import RenderedFlow, WrittenFlow, render_flow
 from deployer.core.validation import PLACEHOLDER_ACCOUNT_ID, ValidationReport, validate_project
 from deployer.errors import OperationError
@@ -31,10 +39,15 @@ VALIDATE_EPILOG = f"""\b
 Examples:
   deploy validate
   deploy validate --account-id 1234567890123456 --output json
+  deploy validate --strict                     resources not deployed here are errors (CI)
+  deploy validate --target local               also ask the emulator (started if needed)
+  deploy --values values.yaml validate         outputs of rds/model resources from a file
   deploy -C . -t s.yaml validate               another project directory / manifest
 \b
 Without --account-id (or ALIBABA_CLOUD_ACCOUNT_ID) the ARNs are checked with the
-placeholder account {PLACEHOLDER_ACCOUNT_ID}. Exit 3 when anything is an error.
+placeholder account {PLACEHOLDER_ACCOUNT_ID}. When this project's emulator runs (or with
+--target) the roles s.yaml names are also checked there, as `deploy up` would before any
+write. Exit 3 when anything is an error.
 """
 
 
@@ -65,6 +78,11 @@ def _report_view(report: ValidationReport) -> Text:
         m = report.manifest
         flows = ", ".join(f"{f.name} ({'ok' if f.ok else 'invalid'})" for f in report.flows)
         lines.append(f"{m.path.name}: {len(m.functions)} function(s), flows: {flows or 'none'}")
+        lines += [f"not deployed: {u.text()}" for u in m.undeployed]
+        lines += [f"note: {n}" for n in m.notes]
+    if report.target:
+        lines += [f"{report.target}: {p}" for p in report.target_problems] or \
+            [f"{report.target}: the roles s.yaml names are in place"]
     lines.append("OK" if report.ok else "INVALID")
     return Text("\n".join(lines))
 
@@ -81,7 +99,8 @@ def render(app: AppContext, region: str | None, account_id: str | None, out: Pat
            flow_name: str | None, output: str) -> None:
     """Print the flow definition rendered from its Jinja2 template."""
     account_id = account_id or local_account_id(app.deploy_dir / "emulator")
-    manifest = load_manifest(app.manifest_file, account_id=account_id)
+    manifest = load_manifest(app.manifest_file, account_id=account_id, region=region,
+                             values=app.external_values())
     spec = manifest.flow(flow_name)
     result = render_flow(spec, region=check_region(region) if region else spec.region,
                          account_id=account_id, project_dir=app.project_dir)
@@ -95,13 +114,47 @@ def render(app: AppContext, region: str | None, account_id: str | None, out: Pat
 @click.command("validate", epilog=VALIDATE_EPILOG)
 @region_option
 @account_id_option
+@click.option("--target", type=click.Choice([t.value for t in Target]), default=None,
+              help="Also check against this target (default: this project's emulator when it "
+                   "runs).")
+@click.option("--profile", envvar="ALIBABA_CLOUD_PROFILE", help="CLI profile (aliyun target).")
+@strict_option
 @output_option
 @pass_app
-def validate(app: AppContext, region: str | None, account_id: str | None, output: str) -> None:
+def validate(app: AppContext, region: str | None, account_id: str | None, target: str | None,
+             profile: str | None, strict: bool, output: str) -> None:
     """Check s.yaml, the rendered flow definitions and their function references."""
+    app.use_output(output)
     report = validate_project(app.manifest_file, region=region, account_id=account_id,
-                              rendered_dir=app.deploy_dir / "rendered")
+                              rendered_dir=app.deploy_dir / "rendered",
+                              values=app.external_values(), strict=strict)
+    options = _target(app, target, region, profile, account_id)
+    if options is not None and report.ok:
+        app.strict = strict
+        session = app.cloud(options)
+        problems = preflight(app.manifest(session.account_id, region, complete=True),
+                             session.clients,
+                             account_id=session.account_id,
+                             target=session.settings.target.value)
+        report = replace(report, target=session.settings.describe(session.account_id),
+                         target_problems=tuple(p.text() for p in problems))
     app.render(report, output)
+
+
+def _target(app: AppContext, target: str | None, region: str | None, profile: str | None,
+            account_id: str | None) -> TargetOptions | None:
+    """Where to check besides the files: ``--target``, else this project's emulator when it
+    runs (never started for validate alone), else nowhere."""
+    if target is None:
+        from deployer.cli.context import active_mock
+        from deployer.emulator import daemon
+
+        running = active_mock() is not None or daemon.status(
+            app.deploy_dir / "emulator").running
+        if not running:
+            return None
+        target = Target.LOCAL.value
+    return TargetOptions(Target(target), region, profile, account_id)
 
 
 def _write(path: Path, text: str) -> None:

@@ -97,6 +97,8 @@ SlsUnauthorized = _define("SlsUnauthorized", "Unauthorized", 401)
 SlsSignatureNotMatch = _define("SlsSignatureNotMatch", "SignatureNotMatch", 401)
 ProjectNotExist = _define("ProjectNotExist", "ProjectNotExist", 404)
 LogStoreNotExist = _define("LogStoreNotExist", "LogStoreNotExist", 404)
+ProjectAlreadyExist = _define("ProjectAlreadyExist", "ProjectAlreadyExist", 409)
+LogStoreAlreadyExist = _define("LogStoreAlreadyExist", "LogStoreAlreadyExist", 409)
 ParameterInvalid = _define("ParameterInvalid", "ParameterInvalid", 400)
 PostBodyInvalid = _define("PostBodyInvalid", "PostBodyInvalid", 400)
 
@@ -105,7 +107,8 @@ _NOT_FOUND = {"function": FunctionNotFound, "role": EntityNotExistRole,
               "policy": EntityNotExistPolicy, "project": ProjectNotExist,
               "logstore": LogStoreNotExist}
 _EXISTS = {"function": FunctionAlreadyExists, "role": EntityAlreadyExistsRole,
-           "policy": EntityAlreadyExistsPolicy, "alias": AliasAlreadyExists}
+           "policy": EntityAlreadyExistsPolicy, "alias": AliasAlreadyExists,
+           "project": ProjectAlreadyExist, "logstore": LogStoreAlreadyExist}
 _CONFLICT = {"role": DeleteConflictRolePolicy, "policy": DeleteConflictPolicyRole}
 
 

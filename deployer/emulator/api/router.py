@@ -240,6 +240,11 @@ class Router:
     def dispatch(self, request: HttpRequest) -> Answer:
         """Answer ``request``; never raises."""
         path = request.raw_path
+        if path == "/" and (request.headers.get("authorization") or "").startswith("LOG "):
+            for api in self.roa:  # Log Service signs "LOG <id>:<sig>"; its projects are at /
+                if getattr(api, "serves_root", False):
+                    return self._guard(request, Style.ROA, "",
+                                       lambda rid, api=api: self._roa(api, request, rid))
         if path == "/":  # every other surface has a longer prefix
             return self._guard(request, Style.RPC, request.headers.get("host") or "",
                                lambda rid: self._rpc(request, rid))

@@ -1,8 +1,12 @@
-"""Log Service (SLS, ``2020-12-30``): the GetLogs part, over the emulator's invocation logs.
+"""Log Service (SLS, ``2020-12-30``): GetLogs over the emulator's invocation logs, and the
+projects and logstores ``logConfig: auto`` creates.
 
-Served: ``POST /logstores/{logstore}/logs`` (GetLogs and GetLogsV2 of the official SDK: JSON
-body ``{from, to, line, offset, reverse, query, topic, ...}``, answer ``{meta, data}``) and the
-classic ``GET /logstores/{logstore}?type=log&from=..&to=..`` (answer: a JSON array, with
+Served: ``POST /`` (CreateProject, body ``{projectName, description}``), ``GET /``
+(GetProject), ``POST /logstores`` (CreateLogStore, body ``{logstoreName, ttl, shardCount}``),
+``GET /logstores/{logstore}`` (GetLogStore); ``POST /logstores/{logstore}/logs`` (GetLogs
+and GetLogsV2 of the official SDK: JSON body ``{from, to, line, offset, reverse, query,
+topic, ...}``, answer ``{meta, data}``) and the classic
+``GET /logstores/{logstore}?type=log&from=..&to=..`` (answer: a JSON array, with
 ``x-log-count`` and ``x-log-progress``). The project is the first label of the ``Host``
 (``<project>.<region>.log.aliyuncs.com``, or ``<project>.127.0.0.1:PORT``); a client that must
 send the bare loopback host names it in ``x-deployer-sls-project`` instead, and the region in
@@ -54,6 +58,7 @@ __all__ = ["GET_LOGS_ACTION", "PROJECT_HEADER", "SlsApi", "sls_signature"]
 PROJECT_HEADER = "x-deployer-sls-project"
 GET_LOGS_ACTION = "log:GetLogStoreLogs"  # GetLogs and GetLogsV2 (docs: "RAM authorization")
 _LOGS_PATH = re.compile(r"^/logstores/(?P<logstore>[^/]+)(?P<logs>/logs)?$")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$")
 _SLS_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?P<region>[a-z0-9-]+?)"
                        r"(?:-intranet|-share)?\.(?:log|sls)\.aliyuncs\.com$")
 _LOOPBACK_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?:127\.\d+\.\d+\.\d+|localhost)$")
@@ -84,8 +89,9 @@ class SlsApi:
     are accepted and role sessions are authorized against RAM; without it only the
     ``secret_for`` keys are known and nothing is authorized."""
 
-    prefix = "/logstores/"
+    prefix = "/logstores"
     auth = None
+    serves_root = True  # CreateProject / GetProject are ``/`` (told apart by ``LOG`` signing)
 
     def __init__(self, logs: LogService, secret_for: SecretLookup,
                  freshness: RequestFreshness | None = None, *,
@@ -111,7 +117,18 @@ class SlsApi:
     def _dispatch(self, ctx: RequestContext, rid: str,
                   caller: RoleSession | None) -> HttpResponse:
         request = ctx.request
+        if request.raw_path in ("/", "/logstores"):
+            return self._admin(ctx, rid, caller)
         m = _LOGS_PATH.match(request.raw_path)
+        if m is not None and not m["logs"] and request.method == "GET" \
+                and request.query_params().get("type") != "log":
+            project, region = self._where(ctx)
+            logstore = unquote(m["logstore"])
+            self._authorize(caller, f"acs:log:{region}:{ctx.account_id}:project/{project}"
+                                    f"/logstore/{logstore}", "log:GetLogStore")
+            self._logs.get_logstore(ctx.account_id, region, project, logstore)
+            return json_response(200, {"logstoreName": logstore, "ttl": 30, "shardCount": 2},
+                                 {"x-log-requestid": rid})
         if m is None:
             raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is "
                                         "not supported by the emulated Log Service")
@@ -135,6 +152,40 @@ class SlsApi:
             return HttpResponse(200, body, {"Content-Type": "application/json", **headers})
         raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is not "
                                     "supported by the emulated Log Service")
+
+    def _admin(self, ctx: RequestContext, rid: str, caller: RoleSession | None
+               ) -> HttpResponse:
+        """CreateProject, GetProject and CreateLogStore."""
+        request, account = ctx.request, ctx.account_id
+        if request.raw_path == "/" and request.method == "POST":
+            body = self._json_body(request)
+            project = str(body.get("projectName") or "")
+            if not _NAME.match(project) or "_" in project:
+                raise e.ParameterInvalid(f"invalid projectName {project!r}: 3-63 lowercase "
+                                         "letters, digits and -")
+            region = request.headers.get(REGION_HEADER) or ctx.region
+            self._authorize(caller, f"acs:log:{region}:{account}:project/{project}",
+                            "log:CreateProject")
+            self._logs.create_project(account, region, project)
+            return HttpResponse(200, b"", {"x-log-requestid": rid})
+        project, region = self._where(ctx)
+        resource = f"acs:log:{region}:{account}:project/{project}"
+        if request.raw_path == "/" and request.method == "GET":
+            self._authorize(caller, resource, "log:GetProject")
+            self._logs.get_project(account, region, project)
+            return json_response(200, {"projectName": project, "region": region,
+                                       "status": "Normal", "description": ""},
+                                 {"x-log-requestid": rid})
+        if request.raw_path == "/logstores" and request.method == "POST":
+            logstore = str(self._json_body(request).get("logstoreName") or "")
+            if not _NAME.match(logstore):
+                raise e.ParameterInvalid(f"invalid logstoreName {logstore!r}: 3-63 lowercase "
+                                         "letters, digits, _ and -")
+            self._authorize(caller, f"{resource}/logstore/{logstore}", "log:CreateLogStore")
+            self._logs.create_logstore(account, region, project, logstore)
+            return HttpResponse(200, b"", {"x-log-requestid": rid})
+        raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is not "
+                                 "supported by the emulated Log Service")
 
     @staticmethod
     def _where(ctx: RequestContext) -> tuple[str, str]:
@@ -214,13 +265,14 @@ class SlsApi:
         except e.ApiError as exc:
             raise e.SlsUnauthorized(f"{exc.code}: {exc.message}") from None
 
-    def _authorize(self, caller: RoleSession | None, resource: str) -> None:
+    def _authorize(self, caller: RoleSession | None, resource: str,
+                   action: str = GET_LOGS_ACTION) -> None:
         if caller is None or self._access is None:
             return
         try:
-            self._access.authorizer.check(caller.subject(), GET_LOGS_ACTION, resource)
+            self._access.authorizer.check(caller.subject(), action, resource)
         except AccessDenied:
-            raise e.SlsUnauthorized(f"denied by sts or ram, action: {GET_LOGS_ACTION}, "
+            raise e.SlsUnauthorized(f"denied by sts or ram, action: {action}, "
                                     f"resource: {resource}") from None
 
     def _verify(self, request: HttpRequest) -> str:

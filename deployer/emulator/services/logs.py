@@ -5,7 +5,8 @@ Function Compute 3.0 does: one log entry per line its invocation logged (``messa
 ``functionName``, ``qualifier``, ``requestId``, ...) and, with ``enableRequestMetrics`` (the
 default), one request-metrics entry per invocation (``operation: InvokeFunction``,
 ``invocationType``, ``durationMs``, ``hasFunctionError``, ``errorType``). In the emulator a
-project and a logstore exist exactly when some function's ``logConfig`` names them.
+project and a logstore exist when CreateProject / CreateLogStore made them (``logConfig:
+auto`` does) or when some function's ``logConfig`` names them.
 
 Entries are derived from the stored invocation records when queried (the logstore is the
 function's *current* ``logConfig``). ``get_logs`` follows GetLogs: the half-open time range
@@ -17,12 +18,13 @@ prefix) and bare words searched in every field; an analytic ``| SELECT ...`` par
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.emulator.services.errors import InvalidArgument, NotFound
-from deployer.emulator.store.log_repos import InvocationLogRepo
+from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.store.log_repos import InvocationLogRepo, LogStoreRepo
 from deployer.emulator.store.repos import FunctionRecord, FunctionRepo, InvocationRecord
 
 __all__ = ["LogQuery", "LogResult", "LogService"]
@@ -120,14 +122,69 @@ def invocation_entries(rec: InvocationRecord, config: dict[str, Any]) -> list[En
 class LogService:
     """GetLogs over the invocation records of the functions that log to a logstore."""
 
-    def __init__(self, functions: FunctionRepo, invocations: InvocationLogRepo) -> None:
+    def __init__(self, functions: FunctionRepo, invocations: InvocationLogRepo,
+                 stores: LogStoreRepo | None = None, clock: Callable[[], float] = time.time
+                 ) -> None:
         self._functions = functions
         self._invocations = invocations
+        self._stores = stores
+        self._now = clock
 
-    def _writers(self, account_id: str, region: str, project: str, logstore: str
-                 ) -> dict[str, dict[str, Any]]:
+    # --- projects and logstores (CreateProject, GetProject, CreateLogStore, GetLogStore) -----
+
+    def _created(self, account_id: str, region: str, project: str, logstore: str = "") -> bool:
+        return self._stores is not None and self._stores.exists(account_id, region, project,
+                                                                logstore)
+
+    def _named(self, account_id: str, region: str, project: str,
+               logstore: str | None = None) -> bool:
+        try:
+            self._writers(account_id, region, project, logstore or "", created=False)
+        except NotFound as exc:
+            return logstore is None and exc.kind == "logstore"
+        return True
+
+    def project_exists(self, account_id: str, region: str, project: str) -> bool:
+        return self._created(account_id, region, project) or self._named(
+            account_id, region, project)
+
+    def create_project(self, account_id: str, region: str, project: str) -> None:
+        """CreateProject: AlreadyExists (``ProjectAlreadyExist``) when it exists."""
+        if self.project_exists(account_id, region, project) or self._stores is None or \
+                not self._stores.add(account_id, region, project, "", self._now()):
+            raise AlreadyExists(f"Project {project} already exist", kind="project",
+                                name=project)
+
+    def get_project(self, account_id: str, region: str, project: str) -> None:
+        if not self.project_exists(account_id, region, project):
+            raise NotFound(f"Project {project} does not exist", kind="project", name=project)
+
+    def logstore_exists(self, account_id: str, region: str, project: str,
+                        logstore: str) -> bool:
+        return self._created(account_id, region, project, logstore) or self._named(
+            account_id, region, project, logstore)
+
+    def create_logstore(self, account_id: str, region: str, project: str,
+                        logstore: str) -> None:
+        """CreateLogStore: NotFound for the project, AlreadyExists for the logstore."""
+        self.get_project(account_id, region, project)
+        if self.logstore_exists(account_id, region, project, logstore) or \
+                self._stores is None or \
+                not self._stores.add(account_id, region, project, logstore, self._now()):
+            raise AlreadyExists(f"logstore {logstore} already exist", kind="logstore",
+                                name=logstore)
+
+    def get_logstore(self, account_id: str, region: str, project: str, logstore: str) -> None:
+        self.get_project(account_id, region, project)
+        if not self.logstore_exists(account_id, region, project, logstore):
+            raise NotFound(f"Logstore {logstore} does not exist", kind="logstore",
+                           name=logstore)
+
+    def _writers(self, account_id: str, region: str, project: str, logstore: str, *,
+                 created: bool = True) -> dict[str, dict[str, Any]]:
         """``{function name: logConfig}`` of the functions writing to ``project/logstore``;
-        NotFound (kind ``project`` / ``logstore``) when no function names them."""
+        NotFound (kind ``project`` / ``logstore``) when neither a function names them nor
+        (``created``) were they created."""
         in_project: dict[str, dict[str, Any]] = {}
         start = ""
         while True:
@@ -139,10 +196,11 @@ class LogService:
             if len(page) < 500:
                 break
             start = page[-1].name + "\x00"
-        if not in_project:
+        if not in_project and not (created and self._created(account_id, region, project)):
             raise NotFound(f"Project {project} does not exist", kind="project", name=project)
         writers = {n: c for n, c in in_project.items() if c.get("logstore") == logstore}
-        if not writers:
+        if not writers and not (created and self._created(account_id, region, project,
+                                                          logstore)):
             raise NotFound(f"Logstore {logstore} does not exist", kind="logstore",
                            name=logstore)
         return writers

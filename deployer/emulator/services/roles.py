@@ -52,6 +52,14 @@ def _pass_role(service: str) -> dict[str, Any]:
 SYSTEM_POLICIES: dict[str, tuple[str, str]] = {
     "AliyunFCInvocationAccess": ("Invoke functions of Function Compute",
                                  _doc(_statement("fc:InvokeFunction"))),
+    # The policy of FC's default role AliyunFCDefaultRole (role: auto). Its exact statements
+    # are not published with the role; these are what a function's default role is used for
+    # (INFERRED, docs/emulator.md "Default roles").
+    "AliyunFCDefaultRolePolicy": ("Function Compute's default role",
+                                  _doc(_statement(["oss:GetObject", "oss:PutObject"]),
+                                       _statement("log:PostLogStoreLogs"),
+                                       _statement(["mns:SendMessage", "mns:PublishMessage"]),
+                                       _statement("fc:InvokeFunction"))),
     "AliyunFCFullAccess": ("Full access to Function Compute",
                            _doc(_statement("fc:*"), _pass_role("fc.aliyuncs.com"))),
     "AliyunFCReadOnlyAccess": ("Read-only access to Function Compute",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.repos import InvocationRecord
 
-__all__ = ["InvocationLogRepo", "InvocationRow"]
+__all__ = ["InvocationLogRepo", "InvocationRow", "LogStoreRepo"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,3 +52,40 @@ class InvocationLogRepo:
             r["account_id"], r["region"], r["function_name"], r["request_id"], r["invoked_at"],
             r["invocation_type"], r["status"], r["error_type"], r["duration_ms"], r["log"]))
             for r in rows]
+
+
+class LogStoreRepo:
+    """Log Service projects and logstores created through the API (CreateProject,
+    CreateLogStore). The table is created on first use (``IF NOT EXISTS``)."""
+
+    _SQL = ("CREATE TABLE IF NOT EXISTS log_stores (account_id TEXT NOT NULL, region TEXT NOT "
+            "NULL, project TEXT NOT NULL, logstore TEXT NOT NULL, created_at REAL NOT NULL, "
+            "PRIMARY KEY (account_id, region, project, logstore))")
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._ready = False
+
+    def _ensure(self) -> None:
+        if not self._ready:
+            with self._db.transaction() as conn:
+                conn.execute(self._SQL)
+            self._ready = True
+
+    def exists(self, account_id: str, region: str, project: str, logstore: str = "") -> bool:
+        """Whether the project (``logstore`` "": the project row) was created."""
+        self._ensure()
+        with self._db.transaction() as conn:
+            row = conn.execute("SELECT 1 FROM log_stores WHERE account_id=? AND region=? AND "
+                               "project=? AND logstore=?",
+                               (account_id, region, project, logstore)).fetchone()
+        return row is not None
+
+    def add(self, account_id: str, region: str, project: str, logstore: str,
+            now: float) -> bool:
+        """Record a creation; False when it exists already."""
+        self._ensure()
+        with self._db.transaction() as conn:
+            cursor = conn.execute("INSERT OR IGNORE INTO log_stores VALUES (?, ?, ?, ?, ?)",
+                                  (account_id, region, project, logstore, now))
+        return cursor.rowcount == 1

@@ -12,7 +12,7 @@ from alibabacloud_fnf20190315 import models
 from deployer.testing import invoke_handler, mock_cloud
 
 PROJECT = Path(__file__).resolve().parents[1]
-FLOW = "MyWorkFlow"
+FLOW = "__PROJECT_NAME__-flow"
 
 
 @pytest.fixture
