@@ -69,7 +69,6 @@ SUMMARIES: dict[str, str] = {
 EPILOG = """\b
 Examples:
   deploy init my-app                      a new project (tests and CI workflow included)
-  deploy --values values.yaml validate    outputs of resources deployed elsewhere (rds, model)
   deploy validate                         check s.yaml and the rendered flow
   deploy render --region cn-hangzhou --account-id 1234567890123456
   deploy package --out build/             write the function zips

@@ -5,7 +5,8 @@ line it writes depends on how the running toolkit was installed (its PEP 610
 ``direct_url.json``):
 
 * from a version control URL: ``cloudflow-deployer @ git+<url>@<commit>`` (that commit);
-* from a package index (no ``direct_url.json``): ``cloudflow-deployer==<version>``;
+* from a package index (no ``direct_url.json``, not a checkout):
+  ``cloudflow-deployer==<version>``;
 * from a local directory or file (a checkout, an editable install, a wheel on disk): no index
   or URL would serve it, so ``deploy init`` writes a wheel of the running toolkit into the
   project, ``wheels/cloudflow_deployer-<version>-py3-none-any.whl`` (pure Python, built from
@@ -38,23 +39,40 @@ class ToolkitSource:
     wheel_name: str | None = None
 
 
+def _direct_url() -> dict[str, object] | None:
+    """The PEP 610 record of the installed toolkit (a checkout's own ``*.egg-info`` beside
+    the sources has none; the installed ``*.dist-info`` has it)."""
+    for dist in metadata.distributions(name=DIST):
+        raw = dist.read_text("direct_url.json")
+        if raw:
+            found = json.loads(raw)
+            return found if isinstance(found, dict) else None
+    return None
+
+
+def _from_checkout() -> bool:
+    """Whether the running package sits in a source checkout of this toolkit."""
+    import deployer
+
+    pyproject = Path(deployer.__file__).resolve().parent.parent / "pyproject.toml"
+    try:
+        return f'name = "{DIST}"' in pyproject.read_text(encoding="utf-8")
+    except OSError:
+        return False
+
+
 def toolkit_source() -> ToolkitSource:
     """How a new project installs this toolkit (see the module docstring)."""
     from deployer import __version__
 
-    try:
-        dist = metadata.distribution(DIST)
-        raw = dist.read_text("direct_url.json")
-    except metadata.PackageNotFoundError:
-        raw = None
-    info = json.loads(raw) if raw else None
-    if not info:
-        return ToolkitSource(f"{DIST}=={__version__}")
-    vcs = info.get("vcs_info")
-    if vcs and info.get("url"):
+    info = _direct_url()
+    vcs = info.get("vcs_info") if info else None
+    if info and isinstance(vcs, dict) and info.get("url"):
         commit = vcs.get("commit_id") or vcs.get("requested_revision") or ""
         suffix = f"@{commit}" if commit else ""
         return ToolkitSource(f"{DIST} @ {vcs.get('vcs', 'git')}+{info['url']}{suffix}")
+    if not info and not _from_checkout():
+        return ToolkitSource(f"{DIST}=={__version__}")
     name = f"cloudflow_deployer-{__version__}-py3-none-any.whl"
     return ToolkitSource(f"./wheels/{name}", name)
 

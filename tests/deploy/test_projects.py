@@ -353,3 +353,19 @@ def test_endpoint_is_refused_with_a_hint_that_exists(tmp_path: Path, key: str) -
     result = run(project, "validate", code=3)
     assert "endpoints come from --target" in result.stdout
     assert "--endpoint" not in result.stdout
+
+
+def test_ctrl_c_during_up_says_what_was_happening_and_how_to_finish(deploy, monkeypatch) -> None:
+    from deployer.cloud import cloudflow
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cloudflow.CloudFlowClient, "create_flow", interrupted)
+    with mock_cloud():
+        result = deploy("up", "--yes", target="local")
+    assert result.exit_code == 130
+    assert "Error: interrupted while creating flow MyWorkFlow; what was created so far is " \
+           "recorded in" in result.stderr
+    assert "Hint: run `deploy up` again: it plans from what is deployed" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -134,6 +134,8 @@ def test_broken_edits_deploy_nothing_and_the_last_good_deployment_keeps_running(
     flow = updates[3]
     assert "flow MyWorkFlow is invalid" in flow.error
     assert any("GetJobStatuz" in line for line in flow.details)
+    # the flow was checked against the whole project: its functions are defined in s.yaml
+    assert not any("PRJ002" in line for line in flow.details), flow.details
     assert seen[0]["v"] == 1  # still the last good code
     assert "Next: GetJobStatus\n" in seen[1]["definition"]
     assert fixed["v"] == 3
@@ -159,7 +161,8 @@ def test_an_edited_manifest_redeploys_and_watches_what_it_adds(app):
         answer = cloud.fc_client().invoke_function("Extra", _request()).body.read()
     assert updates[1].kind == "deploy"
     assert ("function", "Extra", "create") in _written(updates[1])
-    assert ("policy", "job-poller-flow-role-invoke", "update") in _written(updates[1])
+    # the flow does not invoke Extra: its role's policy (exactly what the flow invokes) stays
+    assert _written(updates[1]) == [("function", "Extra", "create")]
     assert _written(updates[2]) == [("function", "Extra", "update")]
     assert WatchRoot(extra, recursive=True) in changes.watched[-1]
     assert answer == b"extra 2"

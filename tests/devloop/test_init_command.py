@@ -140,28 +140,21 @@ def test_the_seed_template_ships_the_repositorys_own_handlers() -> None:
 
 
 def test_the_toolkit_source_follows_how_it_was_installed(monkeypatch) -> None:
-    from importlib import metadata
-
     from deployer import __version__
     from deployer.core import toolkit_source as source
 
-    class Dist:
-        def __init__(self, text: str | None) -> None:
-            self.text = text
-
-        def read_text(self, name: str) -> str | None:
-            return self.text
-
-    def use(text: str | None) -> source.ToolkitSource:
-        monkeypatch.setattr(metadata, "distribution", lambda name: Dist(text))
+    def use(info: dict | None, checkout: bool = False) -> source.ToolkitSource:
+        monkeypatch.setattr(source, "_direct_url", lambda: info)
+        monkeypatch.setattr(source, "_from_checkout", lambda: checkout)
         return source.toolkit_source()
 
-    assert use(None).requirement == f"cloudflow-deployer=={__version__}"
-    vcs = json.dumps({"url": "https://example.org/cfd.git",
-                      "vcs_info": {"vcs": "git", "commit_id": "abc123"}})
+    assert use(None).requirement == f"cloudflow-deployer=={__version__}"  # an index install
+    vcs = {"url": "https://example.org/cfd.git", "vcs_info": {"vcs": "git",
+                                                             "commit_id": "abc123"}}
     assert use(vcs).requirement == "cloudflow-deployer @ git+https://example.org/cfd.git@abc123"
-    local = use(json.dumps({"url": "file:///src", "dir_info": {"editable": True}}))
-    assert local.wheel_name and local.requirement == f"./wheels/{local.wheel_name}"
+    for local in (use({"url": "file:///src", "dir_info": {"editable": True}}),
+                  use(None, checkout=True)):
+        assert local.wheel_name and local.requirement == f"./wheels/{local.wheel_name}"
 
 
 def _isolated_environment(tmp_path: Path) -> Path:
@@ -213,5 +206,5 @@ def test_the_generated_workflow_test_job_runs_locally(tmp_path):
         assert done.returncode == 0, (step, done.stdout[-3000:], done.stderr[-3000:])
     installed = subprocess.run([str(env_dir / "bin" / "python"), "-c",
                                 "import deployer; print(deployer.__file__)"], env=env,
-                               capture_output=True, text=True, check=True).stdout
+                               cwd=project, capture_output=True, text=True, check=True).stdout
     assert str(env_dir) in installed  # the wheel's deployer, not this checkout's

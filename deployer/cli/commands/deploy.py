@@ -40,7 +40,7 @@ Examples:
   deploy up                                    the local emulator (started when needed)
   deploy up --target aliyun --region cn-hangzhou --yes
   deploy up -y --output json | jq '.resources[] | {name, arn, action}'
-  deploy --values values.yaml up --strict      outputs of rds/model resources from a file
+  deploy up --strict --yes                     CI: fail when s.yaml holds resources not deployed
 \b
 Runs the pre-deploy actions, packages the functions, renders and checks the flows, plans
 with read-only calls, then applies in dependency order (each resource's success-deploy

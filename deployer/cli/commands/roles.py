@@ -18,9 +18,11 @@ from deployer.errors import InvalidInputError
 
 INIT_EPILOG = f"""\\b
 Examples:
-  deploy roles init                          the default roles s.yaml names
   deploy roles init AliyunFCDefaultRole fnf-execution-default-role
-  deploy roles init --target aliyun --region cn-hangzhou --output json
+  deploy roles init aliyunfcdefaultrole --output json     the same role (names ignore case)
+  deploy roles init AliyunFCDefaultRole --target aliyun --region cn-hangzhou
+\b
+Without NAME: the default roles s.yaml names (role: auto, or a role ARN naming one).
 \\b
 Known roles: {', '.join(sorted(r.name for r in DEFAULT_ROLES.values()))}. Each is created with
 its documented trust and system policies, as the consoles' one-click authorization does;
@@ -39,7 +41,14 @@ def _roles_view(result: RolesInitResult) -> Text:
     return text
 
 
-@click.group("roles")
+ROLES_EPILOG = """\b
+Examples:
+  deploy roles init AliyunFCDefaultRole        FC's default role (role: auto uses it)
+  deploy roles init fnf-execution-default-role --output json
+"""
+
+
+@click.group("roles", epilog=ROLES_EPILOG)
 def roles() -> None:
     """Create the documented default roles (AliyunFCDefaultRole, ...) a project names."""
 

@@ -41,7 +41,6 @@ Examples:
   deploy validate --account-id 1234567890123456 --output json
   deploy validate --strict                     resources not deployed here are errors (CI)
   deploy validate --target local               also ask the emulator (started if needed)
-  deploy --values values.yaml validate         outputs of rds/model resources from a file
   deploy -C . -t s.yaml validate               another project directory / manifest
 \b
 Without --account-id (or ALIBABA_CLOUD_ACCOUNT_ID) the ARNs are checked with the
