@@ -98,22 +98,42 @@ class _Applier:
         fc = self.clients.fc
         if action.kind is ActionKind.CREATE:
             self.progress(f"creating function {action.name}")
-            tags = {ownership.PROJECT_TAG: self.state.project} if self.state.project else None
-            remote = fc.create_function(action.name, desired.config, desired.zip_bytes, tags)
+            tags = dict(desired.tags)
+            if self.state.project:
+                tags[ownership.PROJECT_TAG] = self.state.project
+            remote = fc.create_function(action.name, desired.config, desired.zip_bytes,
+                                        tags or None)
             self.writes += 1
             self._created(action, remote.arn)
         else:
             code = action.changed("code")
-            config = any(s.name != "code" for s in action.settings)
+            config = any(s.name not in ("code", "tags") for s in action.settings)
             self.progress(f"updating function {action.name} ({', '.join(action.changes)})")
-            remote = fc.update_function(action.name, config=desired.config if config else None,
-                                        zip_bytes=desired.zip_bytes if code else None)
-            self.writes += 1
+            if code or config:
+                remote = fc.update_function(
+                    action.name, config=desired.config if config else None,
+                    zip_bytes=desired.zip_bytes if code else None)
+                self.writes += 1
+            if action.changed("tags"):
+                self._retag(action, dict(desired.tags))
+            if not (code or config):
+                remote = fc.get_function(action.name) or _missing(action.name)
             self._claimed(action)
         if action.kind is ActionKind.CREATE or action.changed("runtime"):  # said once
             self.warnings += [w for w in remote.warnings if w not in self.warnings]
         self._output(desired.resource, remote)
         return remote.arn
+
+    def _retag(self, action: Action, tags: dict[str, str]) -> None:
+        """Bring the function's tags to ``tags`` (the project's marker stays)."""
+        change = next(s for s in action.settings if s.name == "tags")
+        gone = [k for k in (change.old or {}) if k not in tags]
+        if gone:
+            self.clients.fc.untag_function(action.arn, gone)
+            self.writes += 1
+        if tags:
+            self.clients.fc.tag_function(action.arn, tags)
+            self.writes += 1
 
     def _output(self, resource: str, remote: RemoteFunction) -> None:
         self.outputs[resource] = _remote_output(remote, self.state.region)
@@ -241,6 +261,11 @@ class _Applier:
                     f"{used.value!r} but deploying {resource} yielded {value!r}; nothing "
                     f"after {resource} was applied",
                     hint="run `deploy up` again: it plans with the deployed values")
+
+
+def _missing(name: str) -> RemoteFunction:
+    raise OperationError(f"function {name} disappeared while it was being updated",
+                         hint="run `deploy up` again")
 
 
 def _remote_output(remote: RemoteFunction, region: str) -> dict[str, Any]:

@@ -76,6 +76,9 @@ def plan_function(desired: DesiredFunction, clients: Clients, arn: str, project:
     settings = function_changes(remote.config, desired.config)
     if remote.code_checksum != desired.crc64:
         settings.insert(0, SettingChange("code", remote.code_checksum, desired.crc64))
+    theirs = {k: v for k, v in remote.tags if k != ownership.PROJECT_TAG}
+    if theirs != dict(desired.tags):
+        settings.append(SettingChange("tags", theirs or None, dict(desired.tags) or None))
     kind = ActionKind.UPDATE if settings else ActionKind.NO_CHANGE
     owner = _owner(ownership.function_owner(remote.tags), project, desired.name, taken,
                    ResourceType.FUNCTION)

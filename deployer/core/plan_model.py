@@ -32,6 +32,7 @@ class DesiredFunction:
     crc64: str
     release: ReleaseSpec | None = None  # versions/aliases to maintain (core/releases.py)
     resource: str = ""  # its key in s.yaml
+    tags: tuple[tuple[str, str], ...] = ()  # s.yaml's tags (the project's marker aside)
 
 
 @dataclass(frozen=True, slots=True)
