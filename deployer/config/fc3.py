@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from deployer.config import fc3_settings as st
+from deployer.config.fc3_triggers import read_triggers
 from deployer.config.outputs import AUTO_LOGSTORE, AUTO_ROLE, auto_log_project, role_arn
 from deployer.config.props import PropReader, type_name
 from deployer.config.schema import check_region, default_cpu
@@ -323,8 +324,9 @@ FC3_PROPS: tuple[Fc3Prop, ...] = (
         "instanceIsolationMode", str, ("SHARE", "SESSION_EXCLUSIVE")), "recorded"),
     _setting("enableLongLiving", st.read_recorded("enableLongLiving", bool), "recorded"),
     _setting("resourceGroupId", st.read_recorded("resourceGroupId", str), "recorded"),
+    Fc3Prop("triggers", read_triggers, "triggers", pending="triggers", status="pending"),
     *(_later(name) for name in (
-        "triggers", "asyncInvokeConfig", "provisionConfig", "scalingConfig",
+        "asyncInvokeConfig", "provisionConfig", "scalingConfig",
         "concurrencyConfig", "customDomain")),
     _refused("customContainerConfig", "container images need a container engine; "
              "custom-container functions are not deployed by this toolkit"),

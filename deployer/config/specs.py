@@ -71,6 +71,7 @@ class FunctionSpec:
     #: the other settings sent as they are, by API name (vpcConfig, nasConfig,
     #: customRuntimeConfig, ...; deployer.cloud.fc_config.SETTING_KEYS)
     settings: Mapping[str, Any] = field(default_factory=dict)
+    triggers: tuple[Any, ...] = ()  # deployer.config.fc3_triggers.TriggerSpec, in s.yaml order
     log_config: Mapping[str, Any] | None = None  # {project, logstore, enableRequestMetrics, ...}
     position: SourcePosition | None = None
     release: ReleaseSpec | None = None  # versions/aliases from actions.success-deploy
