@@ -15,7 +15,8 @@ from click.testing import CliRunner, Result
 from deployer.cli.main import cli
 from deployer.testing import mock_cloud
 
-ECHO = "import json\ndef handler(event, context):\n    return {'v': VERSION, 'event': json.loads(event or b'null')}\n"
+ECHO = ("import json\ndef handler(event, context):\n"
+        "    return {'v': VERSION, 'event': json.loads(event or b'null')}\n")
 
 
 def _zip(version: int) -> str:
