@@ -9,6 +9,7 @@ neither imports the other.
 from __future__ import annotations
 
 import shutil
+import uuid
 from pathlib import Path
 from typing import Protocol
 
@@ -28,8 +29,10 @@ from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.quotas import CloudQuotas
 from deployer.emulator.services.roles import RoleService
+from deployer.emulator.services.schedule_sources import ScheduleSources
 from deployer.emulator.services.schedules import ScheduleService
 from deployer.emulator.services.security_tokens import SecurityTokenService
+from deployer.emulator.services.triggers import TriggerService
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.identity import Identity, load_or_create_identity
@@ -37,6 +40,7 @@ from deployer.emulator.store.log_repos import InvocationLogRepo, LogStoreRepo
 from deployer.emulator.store.release_repos import ReleaseRepo
 from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
 from deployer.emulator.store.schedule_repos import ScheduleRepo
+from deployer.emulator.store.trigger_repos import TriggerRepo
 
 __all__ = ["DB_FILE", "Emulator", "Engine", "default_runtime"]
 
@@ -130,8 +134,21 @@ class Emulator:
         self.executions.versions = self.flow_versions
         self.schedules = ScheduleService(ScheduleRepo(self.db), self.flows, self.executions,
                                          clock, self.flow_engine)
-        self.flow_engine.attach_schedules(self.schedules)
+        self.triggers = TriggerService(TriggerRepo(self.db), clock, self._function_exists,
+                                       self._trigger_invoke, self.flow_engine)
+        self.flow_engine.attach_schedules(ScheduleSources(self.schedules, self.triggers))
         self.flows.on_delete.extend([self.flow_versions.forget, self.schedules.forget_flow])
+        self.functions.on_delete.append(self.triggers.forget_function)
+
+    def _function_exists(self, account_id: str, region: str, name: str) -> None:
+        self.functions.get(account_id, region, name)
+
+    def _trigger_invoke(self, account_id: str, region: str, name: str, event: bytes,
+                        qualifier: str) -> None:
+        """A trigger's asynchronous invocation, with a request id of FC's shape."""
+        request_id = f"1-{int(self.clock.now()):08x}-{uuid.uuid4().hex[:24]}"
+        self.functions.invoke(account_id, region, name, event, request_id=request_id,
+                              asynchronous=True, qualifier=qualifier)
 
     def serve_at(self, endpoint: str) -> None:
         """The emulator now listens at ``endpoint`` (``host:port``): SDK calls from handlers go

@@ -15,7 +15,7 @@ import dataclasses
 import logging
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from deployer.checksums import crc64_decimal
@@ -73,6 +73,8 @@ class FunctionService:
         self._lock = threading.Lock()
         self._resolver = FunctionResolver(functions, code, clock, tokens)
         self._runner = InvocationRunner(runtime, invocations, clock)
+        #: told (account, region, name) after a function is deleted (its triggers go too)
+        self.on_delete: builtins.list[Callable[[str, str, str], None]] = []
         if hasattr(runtime, "hook_sink"):  # the process runtime reports preStop hooks
             runtime.hook_sink = self._runner.record_hook
 
@@ -170,6 +172,8 @@ class FunctionService:
             raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
         if self.versions is not None:
             self.versions.forget(account_id, region, name)
+        for forget in self.on_delete:
+            forget(account_id, region, name)
         self._runtime.retire(account_id, region, name)
         self.invocation_watch.changed((account_id, region, name))
 
