@@ -25,6 +25,7 @@ from deployer.emulator.services.flow_versions import FlowReleases
 from deployer.emulator.services.flows import FlowService
 from deployer.emulator.services.function_versions import FunctionReleases
 from deployer.emulator.services.functions import FunctionService
+from deployer.emulator.services.layers import LayerService
 from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.quotas import CloudQuotas
@@ -36,6 +37,7 @@ from deployer.emulator.services.triggers import TriggerService
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.identity import Identity, load_or_create_identity
+from deployer.emulator.store.layer_repos import LayerRepo
 from deployer.emulator.store.log_repos import InvocationLogRepo, LogStoreRepo
 from deployer.emulator.store.release_repos import ReleaseRepo
 from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
@@ -139,6 +141,9 @@ class Emulator:
         self.flow_engine.attach_schedules(ScheduleSources(self.schedules, self.triggers))
         self.flows.on_delete.extend([self.flow_versions.forget, self.schedules.forget_flow])
         self.functions.on_delete.append(self.triggers.forget_function)
+        self.layers = LayerService(LayerRepo(self.db), self.code, clock)
+        self.functions.layer_source = self.layers.layer_source
+        self.functions.layer_check = self.layers.check_function_layers
 
     def _function_exists(self, account_id: str, region: str, name: str) -> None:
         self.functions.get(account_id, region, name)

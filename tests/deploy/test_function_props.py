@@ -81,6 +81,20 @@ def _project(root: Path, props: dict[str, str]) -> Path:
     return root
 
 
+def _publish_layer(cloud: Any) -> None:
+    """Version 1 of the layer ``deps`` the samples name (functions name existing layers)."""
+    import io
+    import zipfile
+
+    from deployer.emulator.services.layers import LayerInput
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("python/deps.py", "VALUE = 1\n")
+    cloud.server.emulator.layers.create_version(cloud.account_id, "cn-hangzhou", "deps",
+                                                LayerInput(buffer.getvalue()))
+
+
 def _deploy(root: Path, *args: str) -> Any:
     extra = ["--yes"] if args[0] == "up" else []
     result = CliRunner().invoke(cli, ["-C", str(root), *args, "--target", "aliyun", "--output",
@@ -120,6 +134,7 @@ def test_every_accepted_prop_round_trips_through_get_function(tmp_path: Path) ->
         account = cloud.account_id
         props = {k: v.replace("{account}", account) for k, (v, _) in SAMPLES.items()}
         root = _project(tmp_path, props)
+        _publish_layer(cloud)
         first = _deploy(root, "up")
         wire = _get(cloud, "orders")
         wire["tags"] = [t for t in wire.get("tags") or () if t["Key"] != PROJECT_TAG]
@@ -144,6 +159,7 @@ def test_removed_props_are_planned_and_cleared(tmp_path: Path) -> None:
         account = cloud.account_id
         props = {k: v.replace("{account}", account) for k, (v, _) in SAMPLES.items()}
         root = _project(tmp_path, props)
+        _publish_layer(cloud)
         _deploy(root, "up")
         _project(root, {k: v for k, v in props.items() if k not in REMOVABLE})
         plan = _deploy(root, "plan")

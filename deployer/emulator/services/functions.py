@@ -75,6 +75,8 @@ class FunctionService:
         self._runner = InvocationRunner(runtime, invocations, clock)
         #: told (account, region, name) after a function is deleted (its triggers go too)
         self.on_delete: builtins.list[Callable[[str, str, str], None]] = []
+        #: checks the layer version ARNs a function names (account, region, arns); raises
+        self.layer_check: Callable[[str, str, tuple[str, ...]], None] | None = None
         if hasattr(runtime, "hook_sink"):  # the process runtime reports preStop hooks
             runtime.hook_sink = self._runner.record_hook
 
@@ -120,6 +122,7 @@ class FunctionService:
         check_function_name(name)
         check_config_values(dataclasses.asdict(config))
         self._check_role(account_id, config.role)
+        self._check_layers(account_id, region, config.layers)
         code_checksum = self._store_code(code, checksum)
         now = self._clock.now()
         rec = FunctionRecord(account_id, region, name, str(uuid.uuid4()), config.to_record(),
@@ -127,6 +130,10 @@ class FunctionService:
         if not self._functions.insert(rec):
             raise AlreadyExists(f"function '{name}' already exists", kind="function", name=name)
         return self._warned(function_from_record(rec), None)
+
+    def _check_layers(self, account_id: str, region: str, layers: tuple[str, ...]) -> None:
+        if layers and self.layer_check is not None:
+            self.layer_check(account_id, region, layers)
 
     def _check_role(self, account_id: str, role: str) -> None:
         if self._tokens is not None:
@@ -157,6 +164,8 @@ class FunctionService:
             check_config_values(dataclasses.asdict(config))
             if config.role != current.config.role:
                 self._check_role(account_id, config.role)
+            if config.layers != current.config.layers:
+                self._check_layers(account_id, region, config.layers)
             code_checksum, code_size = current.code_checksum, current.code_size
             if code is not None:
                 code_checksum, code_size = self._store_code(code, checksum), len(code)
