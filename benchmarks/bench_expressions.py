@@ -11,11 +11,11 @@ import sys
 import time
 from collections.abc import Callable
 
-from deployer.fdl.constructors import build_value, compile_template
-from deployer.fdl.evaluator import Scope, evaluate
-from deployer.fdl.expressions import parse_expression
+from deployer.fdl.expressions.constructors import build_value, compile_template
+from deployer.fdl.expressions.evaluator import ExpressionScope, evaluate
+from deployer.fdl.expressions.parser import parse_expression
 
-SCOPE = Scope(
+SCOPE = ExpressionScope(
     input={"job_id": "j-1", "job_status": "running", "try_count": 3, "Body": {"job_id": "j-1"}},
     output={"Body": {"job_id": "j-1", "job_status": "success", "try_count": 4}},
     context={"Execution": {"Name": "e", "Input": {"delay": 30}}, "Current": {"Name": "Poll"}},

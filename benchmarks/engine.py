@@ -32,7 +32,6 @@ from pathlib import Path
 import jinja2
 
 from deployer.fdl import check_flow
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import (
     CompiledFlow,
     InvokeTask,
@@ -43,6 +42,7 @@ from deployer.fdl.interpreter import (
 )
 from deployer.fdl.interpreter.history import HistoryEventType
 from deployer.fdl.interpreter.simulate import TaskAnswer, simulate
+from deployer.fdl.syntax.ast import Flow
 
 ROOT = Path(__file__).resolve().parents[1]
 

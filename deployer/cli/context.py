@@ -160,9 +160,9 @@ class AppContext:
         OperationError when the local emulator cannot be started.
         """
         if self._session is None:
-            from deployer.config.settings import check_region
+            from deployer.config.settings import require_cloudflow_region
 
-            region = check_region(options.region or self._manifest_region())
+            region = require_cloudflow_region(options.region or self._manifest_region())
             mock = active_mock()
             self._session = self._connect(options, region, mock)
             self.renderer.progress(self._session.settings.describe(self._session.account_id))

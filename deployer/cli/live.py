@@ -25,7 +25,6 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from deployer.fdl.ast import Flow
 from deployer.fdl.progress import (
     HistoryRecord,
     ProgressFold,
@@ -33,6 +32,7 @@ from deployer.fdl.progress import (
     Visit,
     parse_time,
 )
+from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["ICONS", "ExecutionMonitor", "path_text", "summarize_output"]
 

@@ -24,8 +24,8 @@ COMMANDS: dict[str, str] = {
     "plan": "deployer.cli.commands.deploy:plan",
     "down": "deployer.cli.commands.deploy:down",
     "execute": "deployer.cli.commands.executions:execute",
-    "status": "deployer.cli.commands.executions:status",
-    "history": "deployer.cli.commands.executions:history",
+    "status": "deployer.cli.commands.executions:status_command",
+    "history": "deployer.cli.commands.executions:history_command",
     "executions": "deployer.cli.commands.executions:executions_command",
     "invoke": "deployer.cli.commands.functions:invoke",
     "logs": "deployer.cli.commands.functions:logs",
@@ -66,7 +66,7 @@ SUMMARIES: dict[str, str] = {
     "validate": "Check s.yaml, the rendered flow definitions and their function references.",
 }
 
-EPILOG = """\b
+ROOT_EPILOG = """\b
 Examples:
   deploy init my-app                      a new project (tests and CI workflow included)
   deploy validate                         check s.yaml and the rendered flow
@@ -152,7 +152,7 @@ def _report_error(ctx: click.Context, exc: DeployerError) -> None:
 
 
 @click.group(
-    cls=DeployGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]}
+    cls=DeployGroup, epilog=ROOT_EPILOG, context_settings={"help_option_names": ["-h", "--help"]}
 )
 @click.version_option(__version__, prog_name="deploy")
 @click.option(

@@ -9,7 +9,6 @@ from typing import Any
 from deployer.cloud.connection import ServiceClient
 from deployer.cloud.errors import CloudNotFoundError
 
-SERVICE = "CloudFlow"
 TERMINAL_STATUSES = frozenset({"Succeeded", "Failed", "TimedOut", "Stopped"})
 
 
@@ -87,7 +86,7 @@ def _detail(text: str | None) -> Any:
 class CloudFlowClient(ServiceClient):
     """Flows and executions."""
 
-    SERVICE = SERVICE
+    SERVICE = "CloudFlow"
 
     def describe_flow(self, name: str) -> RemoteFlow | None:
         from alibabacloud_fnf20190315 import models

@@ -14,8 +14,6 @@ from deployer.cloud.fc_config import FunctionConfig, LogConfig, config_from_wire
 __all__ = ["FunctionComputeClient", "FunctionConfig", "Invocation", "LogConfig",
            "RemoteFunction"]
 
-SERVICE = "Function Compute"
-
 
 @dataclass(frozen=True, slots=True)
 class RemoteFunction:
@@ -74,7 +72,7 @@ def _remote(fn: Any, warnings: tuple[str, ...] = ()) -> RemoteFunction:
 class FunctionComputeClient(ServiceClient):
     """Create, read, update, delete, list and invoke FC 3.0 functions."""
 
-    SERVICE = SERVICE
+    SERVICE = "Function Compute"
 
     def get_function(self, name: str) -> RemoteFunction | None:
         """The function ``name``, or None when it does not exist."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from deployer.cloud.connection import CloudConnection
 from deployer.cloud.errors import CloudClientError, CloudNotFoundError
-from deployer.cloud.logs import PROJECT_HEADER, SERVICE
+from deployer.cloud.logs import PROJECT_HEADER, SlsLogs
 
 __all__ = ["LogStoreAdmin"]
 
@@ -34,7 +34,7 @@ class LogStoreAdmin:
         return {"host": self._conn.endpoints.sls, PROJECT_HEADER: project}
 
     def _call(self, action: str, fn: Any) -> Any:
-        return self._conn.call(SERVICE, action, fn)
+        return self._conn.call(SlsLogs.SERVICE, action, fn)
 
     def project_exists(self, project: str) -> bool:
         from alibabacloud_sls20201230 import models

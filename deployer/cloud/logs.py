@@ -37,7 +37,6 @@ from deployer.errors import NotFoundError, OperationError
 
 __all__ = ["EmulatorLogs", "FollowState", "InvocationLog", "LogSource", "SlsLogs"]
 
-SERVICE = "Log Service"
 #: The bare-loopback emulator cannot take the project in the host name (``Host`` is also the
 #: URL the SDK connects to); it reads it from this header instead (``emulator/api/sls.py``).
 PROJECT_HEADER = "x-deployer-sls-project"
@@ -100,6 +99,8 @@ def _when(seconds: float) -> datetime:
 class SlsLogs:
     """A function's logs from the logstore of its ``logConfig``, through GetLogs."""
 
+    SERVICE = "Log Service"
+
     def __init__(self, connection: CloudConnection, fc: FunctionComputeClient, *,
                  fallback: LogSource | None = None,
                  clock: Callable[[], float] = time.time) -> None:
@@ -145,7 +146,7 @@ class SlsLogs:
                                         offset=offset, reverse=reverse)
         try:
             response = self._conn.call(
-                SERVICE, "GetLogs", lambda: self._client.get_logs_with_options(
+                self.SERVICE, "GetLogs", lambda: self._client.get_logs_with_options(
                     config.project, config.logstore, request,
                     models.GetLogsHeaders(common_headers=headers), RuntimeOptions()))
         except CloudNotFoundError as exc:

@@ -8,8 +8,6 @@ from typing import Any
 from deployer.cloud.connection import ServiceClient
 from deployer.cloud.errors import CloudClientError, CloudNotFoundError
 
-SERVICE = "RAM"
-
 
 @dataclass(frozen=True, slots=True)
 class Role:
@@ -37,7 +35,7 @@ def _role(body_role: Any) -> Role:
 class RamClient(ServiceClient):
     """Roles and policies, with idempotent helpers (already-exists / not-found are data)."""
 
-    SERVICE = SERVICE
+    SERVICE = "RAM"
 
     def get_role(self, name: str) -> Role | None:
         from alibabacloud_ram20150501 import models

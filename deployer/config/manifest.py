@@ -26,7 +26,7 @@ from deployer.config.problems import (
     ManifestError,
     ManifestProblem,
     ProblemLog,
-    Severity,
+    ProblemSeverity,
     SourcePosition,
 )
 from deployer.config.props import PropReader
@@ -41,7 +41,7 @@ __all__ = [
     "Manifest",
     "ManifestError",
     "ManifestProblem",
-    "Severity",
+    "ProblemSeverity",
     "SourcePosition",
     "Undeployed",
     "load_manifest",

@@ -11,10 +11,10 @@ from deployer.config.loaded import LoadedDocuments
 from deployer.config.paths import DOC, Path_, format_path
 from deployer.errors import InvalidInputError
 
-__all__ = ["ManifestError", "ManifestProblem", "ProblemLog", "Severity", "SourcePosition"]
+__all__ = ["ManifestError", "ManifestProblem", "ProblemLog", "ProblemSeverity", "SourcePosition"]
 
 
-class Severity(str, Enum):
+class ProblemSeverity(str, Enum):
     """An error makes the manifest unusable; a warning is printed and the load goes on."""
 
     ERROR = "error"
@@ -40,12 +40,12 @@ class ManifestProblem:
     position: SourcePosition
     path: str
     message: str
-    severity: Severity = Severity.ERROR
+    severity: ProblemSeverity = ProblemSeverity.ERROR
 
     def format(self) -> str:
         """``s.yaml:14:7: resources.start_job.props.memorySize: must be ...``."""
         where = f"{self.path}: " if self.path else ""
-        prefix = "warning: " if self.severity is Severity.WARNING else ""
+        prefix = "warning: " if self.severity is ProblemSeverity.WARNING else ""
         return f"{self.position}: {prefix}{where}{self.message}"
 
     def to_json(self) -> dict[str, Any]:
@@ -106,23 +106,23 @@ class ProblemLog:
         return SourcePosition(self.file, line, column)
 
     def error(self, path: Path_, message: str) -> None:
-        self._add(path, message, Severity.ERROR)
+        self._add(path, message, ProblemSeverity.ERROR)
 
     def warning(self, path: Path_, message: str) -> None:
-        self._add(path, message, Severity.WARNING)
+        self._add(path, message, ProblemSeverity.WARNING)
 
-    def _add(self, path: Path_, message: str, severity: Severity) -> None:
+    def _add(self, path: Path_, message: str, severity: ProblemSeverity) -> None:
         self.problems.append(
             ManifestProblem(self.position(path), format_path(path), message, severity)
         )
 
     @property
     def errors(self) -> list[ManifestProblem]:
-        return [p for p in self.problems if p.severity is Severity.ERROR]
+        return [p for p in self.problems if p.severity is ProblemSeverity.ERROR]
 
     @property
     def warnings(self) -> list[ManifestProblem]:
-        return [p for p in self.problems if p.severity is Severity.WARNING]
+        return [p for p in self.problems if p.severity is ProblemSeverity.WARNING]
 
 
 def _walk(node: Any, path: Path_) -> tuple[int, int]:

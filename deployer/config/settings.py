@@ -16,8 +16,15 @@ from deployer.config.schema import CLOUDFLOW_REGIONS
 from deployer.digits import is_decimal
 from deployer.errors import DeployerError, ExitCode, InvalidInputError
 
-__all__ = ["CLOUDFLOW_REGIONS", "EMULATOR_PORT_ENV", "SettingError", "Target", "TargetSettings",
-           "check_region", "emulator_port"]
+__all__ = [
+    "CLOUDFLOW_REGIONS",
+    "EMULATOR_PORT_ENV",
+    "SettingError",
+    "Target",
+    "TargetSettings",
+    "emulator_port",
+    "require_cloudflow_region",
+]
 
 EMULATOR_PORT_ENV = "DEPLOY_EMULATOR_PORT"
 DEFAULT_EMULATOR_PORT = 9125
@@ -63,7 +70,7 @@ class TargetSettings:
         return f"Target: {self.target.value} ({where}), region {self.region}{account}"
 
 
-def check_region(region: str) -> str:
+def require_cloudflow_region(region: str) -> str:
     """``region`` if CloudFlow is offered there; otherwise an InvalidInputError listing where."""
     if region not in CLOUDFLOW_REGIONS:
         raise InvalidInputError(

@@ -15,18 +15,17 @@ from deployer.console.layout import layout_scope
 from deployer.console.present import (
     EXECUTION_STATUS,
     STATUS,
-    Event,
+    HistoryEntry,
     duration,
     event_from_record,
     pretty,
     rows_of,
     since,
     summarize,
-    wire_time,
+    utc_time,
 )
 from deployer.console.sources import Sources
 from deployer.emulator.services.executions import ExecutionView
-from deployer.fdl.ast import Flow
 from deployer.fdl.progress import (
     ExecutionProgress,
     ScopeProgress,
@@ -36,8 +35,9 @@ from deployer.fdl.progress import (
     task_id,
     task_request_id,
 )
+from deployer.fdl.syntax.ast import Flow
 
-__all__ = ["EVENTS_PAGE", "execution_model", "graph_model", "load"]
+__all__ = ["EVENTS_PAGE", "execution_model", "graph_model", "load_execution"]
 
 EVENTS_PAGE = 200
 
@@ -49,7 +49,7 @@ def _current(progress: ExecutionProgress, now: float) -> str:
     visit = visits[-1]
     if visit.status is Status.WAITING and visit.fires_at is not None:
         left = max(0.0, visit.fires_at - now)
-        return f"{visit.state}, fires at {wire_time(visit.fires_at)} (in {duration(left)})"
+        return f"{visit.state}, fires at {utc_time(visit.fires_at)} (in {duration(left)})"
     return f"{visit.state} (visit {visit.number})"
 
 
@@ -59,7 +59,7 @@ def summary_model(view: ExecutionView, progress: ExecutionProgress,
     end = view.stopped_at if view.stopped_at is not None else now
     return {"name": view.name, "flow": view.flow_name, "status": view.status, "icon": icon,
             "word": word, "css": css, "finished": view.status not in ("Running", "Starting"),
-            "started": wire_time(view.started_at), "stopped": wire_time(view.stopped_at),
+            "started": utc_time(view.started_at), "stopped": utc_time(view.stopped_at),
             "duration": duration(max(0.0, end - view.started_at)),
             "transitions": progress.transitions, "current": _current(progress, now),
             "version": view.version, "last_event_id": progress.last_event_id,
@@ -99,7 +99,7 @@ def _scopes_model(scopes: list[ScopeProgress]) -> list[dict[str, Any]]:
 
 
 def panel_model(src: Sources, region: str, view: ExecutionView, nodes: dict[str, NodeState],
-                events: list[Event], state: str | None,
+                events: list[HistoryEntry], state: str | None,
                 number: int | None) -> dict[str, Any] | None:
     """The selected visit: input, task attempts (Body), output, error, log, its events."""
     if state is None:
@@ -128,7 +128,7 @@ def panel_model(src: Sources, region: str, view: ExecutionView, nodes: dict[str,
     return {**base, "reached": True, "status": v.status.value, "icon": icon, "word": word,
             "entered": v.entered_at, "exited": v.exited_at or "",
             "duration": duration(since(v.entered_at, v.exited_at)) if v.exited_at else "",
-            "fires_at": wire_time(v.fires_at) if v.fires_at else "",
+            "fires_at": utc_time(v.fires_at) if v.fires_at else "",
             "raw_input": pretty(v.raw_input), "input": pretty(v.input),
             "input_rows": rows_of(v.input),
             "output": pretty(v.output) if v.output is not None else None,
@@ -154,10 +154,10 @@ def _invocation(src: Sources, region: str, execution: str, scheduled: int,
             "status": rec.status, "error_type": rec.error_type,
             "duration_ms": rec.duration_ms, "log": rec.log, "instance_id": rec.instance_id,
             "cold_start": rec.cold_start, "instance_age": duration(age) if age else "0 s",
-            "invoked_at": wire_time(rec.invoked_at)}
+            "invoked_at": utc_time(rec.invoked_at)}
 
 
-def _event_row(e: Event, start: str) -> dict[str, Any]:
+def _event_row(e: HistoryEntry, start: str) -> dict[str, Any]:
     offset = since(start, e.time)
     raw = e.raw
     if e.type.startswith("Task"):
@@ -217,7 +217,7 @@ def timeline_model(progress: ExecutionProgress, now: float) -> dict[str, Any]:
     return {"rows": rows, "total": duration(total)}
 
 
-def events_model(events: list[Event], page: int | None) -> dict[str, Any]:
+def events_model(events: list[HistoryEntry], page: int | None) -> dict[str, Any]:
     pages = max(1, -(-len(events) // EVENTS_PAGE))
     number = pages if page is None else min(max(page, 1), pages)
     chunk = events[(number - 1) * EVENTS_PAGE: number * EVENTS_PAGE]
@@ -226,8 +226,8 @@ def events_model(events: list[Event], page: int | None) -> dict[str, Any]:
             "rows": [_event_row(e, start) for e in chunk]}
 
 
-def load(src: Sources, region: str, flow_name: str,
-         name: str) -> tuple[ExecutionView, list[Event], Flow | None, ExecutionProgress]:
+def load_execution(src: Sources, region: str, flow_name: str,
+         name: str) -> tuple[ExecutionView, list[HistoryEntry], Flow | None, ExecutionProgress]:
     view = src.executions.describe(src.account_id, region, flow_name, name)
     events = [event_from_record(e) for e in src.history(region, flow_name, name)]
     flow = src.parse(view.definition)
@@ -238,11 +238,11 @@ def execution_model(src: Sources, region: str, flow_name: str, name: str, *,
                     state: str | None = None, visit: int | None = None,
                     page: int | None = None) -> dict[str, Any]:
     """The whole execution page (NotFound from the services when it does not exist)."""
-    return _model(src, region, load(src, region, flow_name, name), state, visit, page)
+    return _model(src, region, load_execution(src, region, flow_name, name), state, visit, page)
 
 
 def _model(src: Sources, region: str,
-           loaded: tuple[ExecutionView, list[Event], Flow | None, ExecutionProgress],
+           loaded: tuple[ExecutionView, list[HistoryEntry], Flow | None, ExecutionProgress],
            state: str | None, visit: int | None, page: int | None) -> dict[str, Any]:
     view, events, flow, progress = loaded
     now = src.clock.now()

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deployer.fdl.ast import (
+from deployer.fdl.syntax.ast import (
     ChoiceState,
     MapState,
     ParallelState,
@@ -34,7 +34,7 @@ from deployer.fdl.ast import (
     WaitState,
 )
 
-__all__ = ["Edge", "Inner", "Layout", "Node", "edges_of", "layout_scope"]
+__all__ = ["Edge", "GraphNode", "Inner", "Layout", "edges_of", "layout_scope"]
 
 NODE_W, NODE_H = 232, 58
 GAP_X, GAP_Y = 48, 64
@@ -43,7 +43,7 @@ HEAD_H, LABEL_H, PAD, INNER_GAP = 58, 20, 8, 10  # a container's header, branch 
 
 
 @dataclass(frozen=True, slots=True)
-class Node:
+class GraphNode:
     name: str
     type: str
     detail: str  # e.g. the function a Task invokes
@@ -86,13 +86,13 @@ class Inner:
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    nodes: tuple[Node, ...]
+    nodes: tuple[GraphNode, ...]
     edges: tuple[Edge, ...]
     width: float
     height: float
     inner: tuple[Inner, ...] = ()
 
-    def node(self, name: str) -> Node | None:
+    def node(self, name: str) -> GraphNode | None:
         return next((n for n in self.nodes if n.name == name), None)
 
 
@@ -220,14 +220,14 @@ def layout_scope(scope: Scope) -> Layout:
     row_w = [sum(size[n][0] for n in row) + GAP_X * max(len(row) - 1, 0) for row in rows]
     row_h = [max((size[n][1] for n in row), default=NODE_H) for row in rows]
     inner_w: float = max(row_w, default=NODE_W)
-    nodes: dict[str, Node] = {}
+    nodes: dict[str, GraphNode] = {}
     inner: list[Inner] = []
     y: float = MARGIN
     for i, row in enumerate(rows):
         x = MARGIN + (inner_w - row_w[i]) / 2
         for name in row:
             state, (w, h) = states[name], size[name]
-            nodes[name] = Node(name, state.type.value, _detail(state), i, x, y, w, h)
+            nodes[name] = GraphNode(name, state.type.value, _detail(state), i, x, y, w, h)
             inner += _place(name, inside[name], x, y, w)
             x += w + GAP_X
         y += row_h[i] + GAP_Y
@@ -279,7 +279,7 @@ def _discovery(scope: Scope, succ: dict[str, list[str]]) -> dict[str, int]:
     return order
 
 
-def _route(raw: list[tuple[str, str, str, str]], nodes: dict[str, Node],
+def _route(raw: list[tuple[str, str, str, str]], nodes: dict[str, GraphNode],
            back: set[tuple[str, str]], rows: list[list[str]],
            right: float) -> tuple[list[Edge], int]:
     edges: list[Edge] = []

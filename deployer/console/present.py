@@ -8,9 +8,8 @@ from typing import Any, Protocol
 
 from deployer.fdl.progress import Status, parse_time
 
-__all__ = ["EXECUTION_STATUS", "STATUS", "Event", "HistoryRecord", "duration", "event_from_record",
-           "pretty",
-           "rows_of", "since", "summarize", "wire_time"]
+__all__ = ["EXECUTION_STATUS", "STATUS", "HistoryEntry", "StoredEvent", "duration",
+           "event_from_record", "pretty", "rows_of", "since", "summarize", "utc_time"]
 
 #: status -> (icon, word): never colour alone.
 STATUS: dict[str, tuple[str, str]] = {
@@ -35,7 +34,7 @@ EXECUTION_STATUS: dict[str, tuple[str, str, str]] = {  # status -> (icon, word, 
 
 
 @dataclass(frozen=True, slots=True)
-class Event:
+class HistoryEntry:
     """One history event as the fold reads it (``detail`` parsed)."""
 
     event_id: int
@@ -47,7 +46,7 @@ class Event:
     raw: str  # EventDetail as stored
 
 
-class HistoryRecord(Protocol):
+class StoredEvent(Protocol):
     """A history event as the emulator's execution service returns it."""
 
     event_id: int
@@ -58,18 +57,18 @@ class HistoryRecord(Protocol):
     detail: str
 
 
-def event_from_record(record: HistoryRecord) -> Event:
-    """A stored history event (``detail`` as JSON text) as an :class:`Event`."""
+def event_from_record(record: StoredEvent) -> HistoryEntry:
+    """A stored history event (``detail`` as JSON text) as a :class:`HistoryEntry`."""
     raw = str(record.detail or "")
     try:
         detail = json.loads(raw) if raw else {}
     except ValueError:
         detail = raw
-    return Event(int(record.event_id), int(record.schedule_event_id), str(record.type),
-                 str(record.step_name), str(record.time), detail, raw)
+    return HistoryEntry(int(record.event_id), int(record.schedule_event_id), str(record.type),
+                        str(record.step_name), str(record.time), detail, raw)
 
 
-def wire_time(epoch: float | None) -> str:
+def utc_time(epoch: float | None) -> str:
     """Epoch seconds as ``2026-12-01T07:22:58Z`` (UTC)."""
     if epoch is None:
         return ""

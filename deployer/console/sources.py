@@ -10,7 +10,7 @@ from deployer.emulator.clock import Clock
 from deployer.emulator.services.executions import ExecutionService, HistoryEvent
 from deployer.emulator.services.flows import FlowService
 from deployer.emulator.services.functions import FunctionService
-from deployer.fdl.ast import Flow
+from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["HISTORY_PAGE", "Sources"]
 

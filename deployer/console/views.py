@@ -10,17 +10,17 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from deployer.console.execution import graph_model, load
+from deployer.console.execution import graph_model, load_execution
 from deployer.console.layout import layout_scope
-from deployer.console.present import EXECUTION_STATUS, STATUS, duration, wire_time
+from deployer.console.present import EXECUTION_STATUS, STATUS, duration, utc_time
 from deployer.console.sources import Sources
 from deployer.emulator.services.executions import STATUSES, ExecutionFilter, ExecutionView
 from deployer.fdl import check_flow
 
-__all__ = ["PAGE", "console_path", "engine_facts", "executions_model", "flow_model",
+__all__ = ["EXECUTIONS_PAGE", "console_path", "engine_facts", "executions_model", "flow_model",
            "flows_model", "function_model", "functions_model", "header_model"]
 
-PAGE = 50
+EXECUTIONS_PAGE = 50
 LIST_STATUSES = ("Running", "Succeeded", "Failed", "TimedOut", "Stopped")
 
 
@@ -37,7 +37,7 @@ def engine_facts(src: Sources) -> dict[str, Any]:
     return {"running": stats.get("runningExecutions", 0),
             "timers": stats.get("pendingTimers", 0), "in_flight": stats.get("inFlight", 0),
             "clock": "virtual" if virtual else "real",
-            "now": wire_time(src.clock.now()) if virtual else ""}
+            "now": utc_time(src.clock.now()) if virtual else ""}
 
 
 def header_model(src: Sources, region: str, crumbs: list[tuple[str, str]]) -> dict[str, Any]:
@@ -55,11 +55,11 @@ def _execution_row(src: Sources, region: str, v: ExecutionView) -> dict[str, Any
     end = v.stopped_at if v.stopped_at is not None else src.clock.now()
     row = {"name": v.name, "href": console_path(region, "flows", v.flow_name, "executions",
                                                  v.name), **_status(v.status),
-           "started": wire_time(v.started_at), "stopped": wire_time(v.stopped_at),
+           "started": utc_time(v.started_at), "stopped": utc_time(v.stopped_at),
            "duration": duration(max(0.0, end - v.started_at)), "mode": v.mode,
            "current": ""}
     if v.status == "Running":
-        progress = load(src, region, v.flow_name, v.name)[3]
+        progress = load_execution(src, region, v.flow_name, v.name)[3]
         current = progress.current()
         row["current"] = (f"{current[-1].state} (visit {current[-1].number})"
                           if current else "")
@@ -76,11 +76,11 @@ def flows_model(src: Sources, region: str) -> dict[str, Any]:
                                         newest_first=True)
         rows.append({"name": f.name, "href": console_path(region, "flows", f.name),
                      "mode": f.execution_mode, "description": f.description,
-                     "modified": wire_time(f.modified_at),
+                     "modified": utc_time(f.modified_at),
                      "counts": [{"status": s, **_status(s), "count": counts.get(s, 0)}
                                 for s in LIST_STATUSES],
                      "latest": {"name": latest[0].name, **_status(latest[0].status),
-                                "started": wire_time(latest[0].started_at),
+                                "started": utc_time(latest[0].started_at),
                                 "href": console_path(region, "flows", f.name, "executions",
                                                      latest[0].name)} if latest else None})
     return {"header": header_model(src, region, [("Flows", console_path(region, "flows"))]),
@@ -97,8 +97,8 @@ def flow_model(src: Sources, region: str, name: str) -> dict[str, Any]:
     return {"header": header_model(src, region, [("Flows", console_path(region, "flows")),
                                                  (name, base)]),
             "name": name, "mode": rec.execution_mode, "description": rec.description,
-            "role_arn": rec.role_arn, "created": wire_time(rec.created_at),
-            "modified": wire_time(rec.modified_at), "graph": graph,
+            "role_arn": rec.role_arn, "created": utc_time(rec.created_at),
+            "modified": utc_time(rec.modified_at), "graph": graph,
             "definition_lines": rec.definition.splitlines(),
             "diagnostics": [{"code": str(d.code),
                              "severity": d.severity.value, "message": d.message,
@@ -123,13 +123,14 @@ def executions_model(src: Sources, region: str, flow: str, *, statuses: list[str
     token = ""
     for status in wanted or [""]:
         page, next_token = src.executions.list(
-            src.account_id, region, flow, limit=PAGE, next_token=after if len(wanted) <= 1
-            else "", filt=ExecutionFilter(status=status, name_prefix=prefix),
+            src.account_id, region, flow, limit=EXECUTIONS_PAGE,
+            next_token=after if len(wanted) <= 1 else "",
+            filt=ExecutionFilter(status=status, name_prefix=prefix),
             newest_first=True)
         views += page
         token = token or next_token
     views.sort(key=lambda v: (v.started_at, v.name), reverse=True)
-    views = views[:PAGE]
+    views = views[:EXECUTIONS_PAGE]
     counts = src.executions.counts_by_status(src.account_id, region, flow)
     base = console_path(region, "flows", flow)
     return {"header": header_model(src, region, [("Flows", console_path(region, "flows")),
@@ -151,8 +152,8 @@ def functions_model(src: Sources, region: str) -> dict[str, Any]:
         rows.append({"name": f.name, "href": console_path(region, "functions", f.name),
                      "runtime": f.config.runtime, "handler": f.config.handler,
                      "memory": f.config.memory_size, "timeout": f.config.timeout,
-                     "code_size": f.code_size, "modified": wire_time(f.modified_at),
-                     "last": {"at": wire_time(recent[0].invoked_at), "status": recent[0].status}
+                     "code_size": f.code_size, "modified": utc_time(f.modified_at),
+                     "last": {"at": utc_time(recent[0].invoked_at), "status": recent[0].status}
                      if recent else None,
                      "errors": sum(1 for r in recent if r.status != "Succeeded")})
     return {"header": header_model(src, region, [("Functions",
@@ -165,7 +166,7 @@ def function_model(src: Sources, region: str, name: str, *,
     fn = src.functions.get(src.account_id, region, name)
     recent = src.functions.recent_invocations(src.account_id, region, name, 20)
     base = console_path(region, "functions", name)
-    rows = [{"request_id": r.request_id, "at": wire_time(r.invoked_at),
+    rows = [{"request_id": r.request_id, "at": utc_time(r.invoked_at),
              "type": r.invocation_type, "status": r.status, "error_type": r.error_type or "",
              "duration_ms": r.duration_ms, "log": r.log, "instance_id": r.instance_id,
              "cold_start": r.cold_start, "open": r.request_id == request,
@@ -174,7 +175,7 @@ def function_model(src: Sources, region: str, name: str, *,
     if request and not any(r["open"] for r in rows):
         rec = src.functions.invocation(src.account_id, region, request)
         if rec is not None and rec.function_name == name:
-            rows.insert(0, {"request_id": rec.request_id, "at": wire_time(rec.invoked_at),
+            rows.insert(0, {"request_id": rec.request_id, "at": utc_time(rec.invoked_at),
                             "type": rec.invocation_type, "status": rec.status,
                             "error_type": rec.error_type or "", "duration_ms": rec.duration_ms,
                             "log": rec.log, "instance_id": rec.instance_id,
@@ -185,5 +186,5 @@ def function_model(src: Sources, region: str, name: str, *,
             "name": name, "arn": fn.arn, "runtime": fn.config.runtime,
             "handler": fn.config.handler, "memory": fn.config.memory_size,
             "timeout": fn.config.timeout, "code_size": fn.code_size,
-            "environment": env, "modified": wire_time(fn.modified_at),
+            "environment": env, "modified": utc_time(fn.modified_at),
             "invocations": rows, "invoke_action": _api(base + "/invoke")}

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.cloud.fc import FunctionConfig, LogConfig
-from deployer.config.settings import check_region
+from deployer.config.settings import require_cloudflow_region
 from deployer.config.specs import FlowSpec, FunctionSpec, Manifest
 from deployer.core import ownership, roles
 from deployer.core.apply import ApplyEvents, DeployResult, ResourceResult, apply_plan
@@ -166,7 +166,7 @@ def precheck_flows(manifest: Manifest, *, region: str | None, rendered_dir: Path
     Raises InvalidInputError for a ``region`` without CloudFlow. Flows whose exact inputs
     validated cleanly before are not rendered again (:mod:`deployer.core.validated`)."""
     if region is not None:
-        check_region(region)
+        require_cloudflow_region(region)
     for spec in manifest.flows:
         report = check_flow_once(manifest, spec, region=region or spec.region,
                                  account_id=PLACEHOLDER_ACCOUNT_ID,

@@ -33,7 +33,13 @@ from deployer.config.specs import FlowSpec, FunctionSpec, Manifest
 from deployer.config.values import ExternalValues
 from deployer.core import roles
 from deployer.core.apply import DeployResult, ResourceResult
-from deployer.core.deploy import DeploymentRecord, apply_deploy, desired_state, plan_deploy
+from deployer.core.deploy import (
+    DeploymentRecord,
+    Progress,
+    apply_deploy,
+    desired_state,
+    plan_deploy,
+)
 from deployer.core.locking import project_lock
 from deployer.core.packaging import collect_files
 from deployer.core.plan import Clients, DesiredState
@@ -41,9 +47,6 @@ from deployer.core.watching import ChangeSource, WatchRoot
 from deployer.errors import DeployerError, InvalidInputError
 
 __all__ = ["DevSession", "DevTarget", "DevUpdate", "run_dev_loop"]
-
-Progress = Callable[[str], None]
-
 
 def _quiet(message: str) -> None:
     """The default progress sink: discards the message."""

@@ -19,7 +19,7 @@ from deployer.emulator import daemon
 __all__ = ["FaultRequest", "FaultsResult", "add_fault", "clear_faults", "list_faults",
            "set_throttle"]
 
-PATH = "/_emulator/faults"
+FAULTS_PATH = "/_emulator/faults"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ class FaultsResult:
 
 
 def _current(state_dir: Path, changed: str) -> FaultsResult:
-    answer = daemon.admin_request(state_dir, PATH, method="GET")
+    answer = daemon.admin_request(state_dir, FAULTS_PATH, method="GET")
     return FaultsResult(tuple(answer.get("faults") or ()), str(answer.get("throttle", "off")),
                         changed)
 
@@ -73,20 +73,21 @@ def list_faults(state_dir: Path) -> FaultsResult:
 
 def add_fault(state_dir: Path, request: FaultRequest) -> FaultsResult:
     """Add ``request``; OperationError with the emulator's reason when it refuses it."""
-    added = daemon.admin_request(state_dir, PATH, request.payload())["fault"]
+    added = daemon.admin_request(state_dir, FAULTS_PATH, request.payload())["fault"]
     return _current(state_dir, f"added {added['id']}")
 
 
 def clear_faults(state_dir: Path, fault_id: str | None = None) -> FaultsResult:
     """Remove one fault (``fault_id``) or all of them."""
     if fault_id:
-        daemon.admin_request(state_dir, f"{PATH}/{quote(fault_id, safe='')}", method="DELETE")
+        path = f"{FAULTS_PATH}/{quote(fault_id, safe='')}"
+        daemon.admin_request(state_dir, path, method="DELETE")
         return _current(state_dir, f"removed {fault_id}")
-    cleared = daemon.admin_request(state_dir, PATH, method="DELETE")["cleared"]
+    cleared = daemon.admin_request(state_dir, FAULTS_PATH, method="DELETE")["cleared"]
     return _current(state_dir, f"cleared {cleared} fault{'s' if cleared != 1 else ''}")
 
 
 def set_throttle(state_dir: Path, mode: str) -> FaultsResult:
     """``cloud``: apply the cloud's documented API quotas; ``off``: none."""
-    daemon.admin_request(state_dir, f"{PATH}/throttle", {"mode": mode}, method="PUT")
+    daemon.admin_request(state_dir, f"{FAULTS_PATH}/throttle", {"mode": mode}, method="PUT")
     return _current(state_dir, f"throttle {mode}")

@@ -13,7 +13,7 @@ from deployer.cloud.errors import CloudClientError, CloudNotFoundError
 from deployer.core.executions import json_or_text, named
 from deployer.errors import InvalidInputError
 
-__all__ = ["Started", "check_execution_name", "new_execution_name", "start"]
+__all__ = ["StartedExecution", "check_execution_name", "new_execution_name", "start_execution"]
 
 EXECUTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
 
@@ -35,7 +35,7 @@ def check_execution_name(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Started:
+class StartedExecution:
     """An execution that ``deploy execute`` started, or found already running under the
     requested name (``attached``: nothing new was started, and ``input`` is the input that
     execution really has)."""
@@ -58,8 +58,8 @@ def _same_input(a: str, b: str) -> bool:
     return bool(json_or_text(a) == json_or_text(b))
 
 
-def start(flows: CloudFlowClient, flow: str, input_json: str, name: str | None = None
-          ) -> Started:
+def start_execution(flows: CloudFlowClient, flow: str, input_json: str,
+                    name: str | None = None) -> StartedExecution:
     """Start an execution of ``flow`` named ``name`` (default: :func:`new_execution_name`).
 
     A name that is still running is not started again: the result says ``attached`` and
@@ -94,6 +94,6 @@ def _describe_or_none(flows: CloudFlowClient, flow: str, name: str) -> Execution
         return None
 
 
-def _started(info: ExecutionInfo, *, attached: bool) -> Started:
-    return Started(info.flow_name, info.name, info.status, info.started_time,
+def _started(info: ExecutionInfo, *, attached: bool) -> StartedExecution:
+    return StartedExecution(info.flow_name, info.name, info.status, info.started_time,
                    json_or_text(info.input), attached)

@@ -20,7 +20,7 @@ from deployer.core.documents import read_json_document
 
 if TYPE_CHECKING:
     from deployer.cloud.logs import LogSource
-    from deployer.fdl.ast import Flow
+    from deployer.fdl.syntax.ast import Flow
 from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
 
 __all__ = [
@@ -140,7 +140,7 @@ def json_or_text(text: str) -> Any:
         return text
 
 
-def parse_time(text: str) -> datetime | None:
+def parse_timestamp(text: str) -> datetime | None:
     """A service timestamp (``2024-05-01T08:00:00.123Z``) as an aware datetime; None if not one."""
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -149,7 +149,7 @@ def parse_time(text: str) -> datetime | None:
 
 
 def _seconds(start: str, stop: str) -> float | None:
-    a, b = parse_time(start), parse_time(stop)
+    a, b = parse_timestamp(start), parse_timestamp(stop)
     if a is None or b is None:
         return None
     return round((b - a).total_seconds(), 3)
@@ -166,7 +166,7 @@ def _error(events: list[HistoryEvent]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def summarize(info: ExecutionInfo, events: list[HistoryEvent]) -> ExecutionResult:
+def summarize_execution(info: ExecutionInfo, events: list[HistoryEvent]) -> ExecutionResult:
     """Combine DescribeExecution's answer and the history into an :class:`ExecutionResult`."""
     states = tuple(e.step_name for e in events if e.type == "StepEntered")
     code, detail = _error(events) if info.status != "Succeeded" else (None, None)
@@ -283,13 +283,13 @@ def watch(
             info = flows.describe_execution(flow, name)
             continue
         info = flows.describe_execution(flow, name, wait_seconds=poll_seconds)
-    return summarize(info, events)
+    return summarize_execution(info, events)
 
 
 def execution_flow(flows: CloudFlowClient, flow: str) -> Flow | None:
     """The flow's parsed definition (NotFoundError if the flow does not exist; None when it
     cannot be parsed), for the live view's states and Wait times."""
-    from deployer.fdl.parser import parse_flow
+    from deployer.fdl.syntax.parser import parse_flow
 
     remote = flows.describe_flow(flow)
     if remote is None:

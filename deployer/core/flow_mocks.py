@@ -28,10 +28,10 @@ from ruamel.yaml.error import YAMLError
 
 from deployer.digits import is_decimal
 from deployer.errors import InvalidInputError
-from deployer.fdl.ast import TaskMode
 from deployer.fdl.interpreter.commands import InvokeTask
 from deployer.fdl.interpreter.fc import FC_ACTION_PREFIX
 from deployer.fdl.interpreter.simulate import TaskAnswer
+from deployer.fdl.syntax.ast import TaskMode
 
 __all__ = ["MockError", "MockFile", "MockedResponse", "load_mocks"]
 

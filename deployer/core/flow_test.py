@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.config.manifest import load_manifest
-from deployer.config.settings import check_region
+from deployer.config.settings import require_cloudflow_region
 from deployer.config.specs import FlowSpec, LineMap
 from deployer.core.documents import read_json_document
 from deployer.core.flow_mocks import MockFile, load_mocks
@@ -22,9 +22,9 @@ from deployer.core.rendering import render_mapped, template_context
 from deployer.core.validation import on_template
 from deployer.errors import DeployerError, ExitCode, InvalidInputError
 from deployer.fdl import check_flow
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import ExecutionStatus, HistoryEvent, HistoryEventType
 from deployer.fdl.interpreter.simulate import Simulation, simulate
+from deployer.fdl.syntax.ast import Flow
 
 __all__ = [
     "DEFAULT_ACCOUNT_ID",
@@ -146,7 +146,7 @@ def load_flow(request: FlowTestRequest) -> Flow:
 def _render(path: Path, text: str, request: FlowTestRequest
             ) -> tuple[str, LineMap | None]:
     spec = _flow_spec(request.manifest_file, path) if request.manifest_file else None
-    region = check_region(request.region) if request.region else DEFAULT_REGION
+    region = require_cloudflow_region(request.region) if request.region else DEFAULT_REGION
     account = request.account_id or DEFAULT_ACCOUNT_ID
     if spec is not None:  # the same variables `deploy up` renders it with
         variables = template_context(spec, region=region, account_id=account)
@@ -166,7 +166,7 @@ def _flow_spec(manifest: Path, template: Path) -> FlowSpec | None:
     return next((f for f in flows if f.definition.resolve() == target), None)
 
 
-def parse_input(text: str | None, base: Path) -> Any:
+def parse_test_input(text: str | None, base: Path) -> Any:
     """``--input``: JSON text, or ``@file`` holding JSON (relative to ``base``); default ``{}``.
     Errors as :func:`deployer.core.documents.read_json_document`."""
     if text is None:

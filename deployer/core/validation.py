@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.config.manifest import Manifest, ManifestError, ManifestProblem, load_manifest
-from deployer.config.settings import check_region
+from deployer.config.settings import require_cloudflow_region
 from deployer.config.specs import FlowSpec, LineMap
 from deployer.config.values import ExternalValues
 from deployer.config.variables import CONFIG_KEYS
@@ -24,7 +24,7 @@ from deployer.core.rendering import RenderedFlow, TemplateError, render_flow
 from deployer.core.validated import PLACEHOLDER_ACCOUNT_ID
 from deployer.errors import DeployerError, ExitCode
 from deployer.fdl import Diagnostic, Scope, Severity, TaskState, check_flow
-from deployer.fdl.ast import MapState, ParallelState, Template
+from deployer.fdl.syntax.ast import MapState, ParallelState, Template
 
 __all__ = [
     "PLACEHOLDER_ACCOUNT_ID",
@@ -174,7 +174,7 @@ def validate_project(
     InvalidInputError for a ``region`` without CloudFlow (the rule every command applies).
     """
     if region is not None:
-        check_region(region)
+        require_cloudflow_region(region)
     account = account_id or PLACEHOLDER_ACCOUNT_ID
     try:
         manifest = load_manifest(manifest_path, env=env, account_id=account, region=region,

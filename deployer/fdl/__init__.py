@@ -1,55 +1,44 @@
 """The CloudFlow flow definition language (FDL, ``Type: StateMachine`` / ``SpecVersion: v1``).
 
-Pipeline (pure Python: no I/O, no clock)::
+Pure Python (no I/O, no clock), in four parts, each a package that explains its own pipeline:
 
-    text --parse_flow--> ParseResult(flow, diagnostics)        parser.py
-              _yaml.py composes the document with line/column on every node; one pass builds
-              complete frozen AST nodes: the document and scopes (parser.py), the states with
-              their templates and rules (_parse_states.py), reading and coercing fields
-              (_parse_fields.py). Node types: ast.py (states, scopes, flow), template_nodes.py,
-              positions.py. Only YAML-level problems are reported here: syntax (FDL001),
-              duplicate keys, non-mapping states...
-    flow --validate_flow--> diagnostics                         validator.py
-              a separate pass: fields and types (_schema.py), names and transitions
-              (_check_transitions.py), flow header and limits (_check_states.py), expressions,
-              templates, Retry/Catch and Task actions (_checks.py).
-    text --check_flow--> FlowCheck(flow, diagnostics)           both, the entry point for tools
+    syntax/        text --parse_flow--> frozen AST --validate_flow--> diagnostics
+                   (YAML reading with positions, the AST, parsing, validation, diagnostics)
+    expressions/   text --parse_expression--> Expression --evaluate--> JSON value; constructor
+                   templates (``.$`` keys); built-ins, bounds, the JSON value model
+    interpreter/   the deterministic step(flow, execution, event) -> (execution, commands),
+                   one evaluator module per state kind (interpreter/states/)
+    progress/      execution history -> where the execution stands, state by state
+    limits.py      CloudFlow's documented limits and the expression bounds, shared by all four
 
-    text --parse_expression--> Expression                       expressions.py
-              expression_lexer.py tokens, a precedence-climbing parser, nodes in
-              expression_nodes.py; cached per text.
-    expression --evaluate(expression, ExpressionScope)--> value  evaluator.py
-              compiled once into closures: member access and calls (evaluator.py), operators
-              (expression_operators.py), the scope and null mode (expression_scope.py),
-              built-in functions (builtins.py), the JSON value model (values.py).
-    template --build_value / compile_template--> value           constructors.py
-              InputConstructor, OutputConstructor, Parameters...: ``.$`` keys are expressions.
+``syntax`` uses ``expressions`` (to check the expressions a flow holds); ``interpreter`` and
+``progress`` use both; nothing here imports anything else of ``deployer``.
 
-Every :class:`Diagnostic` has a stable code (docs/fdl-diagnostics.md), a message, a severity,
-a 1-based line:column and a path such as ``States[3](GetJobStatus).Parameters.body``. A flow is
+:func:`check_flow` (here) is the entry point for tools: parse and validate together. Every
+:class:`Diagnostic` has a stable code (docs/fdl-diagnostics.md), a message, a severity, a
+1-based line:column and a path such as ``States[3](GetJobStatus).Parameters.body``. A flow is
 fit to run when :attr:`FlowCheck.ok` is true; the interpreter (:mod:`deployer.fdl.interpreter`)
 only runs such flows. ``Scope`` here is the AST's (a ``States`` list with its ``StartAt``); the
-variables an expression reads are an :class:`ExpressionScope` (``deployer.fdl.evaluator.Scope``).
+variables an expression reads are an :class:`ExpressionScope`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deployer.fdl import ast
-from deployer.fdl._check_states import is_legacy_dialect
-from deployer.fdl.ast import *  # noqa: F403 (every AST node type is part of the package API)
-from deployer.fdl.ast import Flow
-from deployer.fdl.builtins import Entropy, SeededEntropy, SystemEntropy
-from deployer.fdl.constructors import build_value, compile_template
-from deployer.fdl.diagnostics import Code, Diagnostic, Severity, sort_diagnostics
-from deployer.fdl.evaluator import UNAVAILABLE, NullMode, evaluate
-from deployer.fdl.evaluator import Scope as ExpressionScope
-from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
-from deployer.fdl.expressions import Expression, parse_expression, variables_used
+from deployer.fdl.expressions.builtins import Entropy, SeededEntropy, SystemEntropy
+from deployer.fdl.expressions.constructors import build_value, compile_template
+from deployer.fdl.expressions.errors import EvaluationError, ExpressionSyntaxError
+from deployer.fdl.expressions.evaluator import UNAVAILABLE, ExpressionScope, NullMode, evaluate
+from deployer.fdl.expressions.parser import Expression, parse_expression, variables_used
 from deployer.fdl.limits import DEFINITION_BYTES
-from deployer.fdl.parser import ParseResult, parse_flow
-from deployer.fdl.validator import EXECUTION_MODES, validate_flow
+from deployer.fdl.syntax import ast
+from deployer.fdl.syntax.ast import *  # noqa: F403 (every AST node type is part of the package API)
+from deployer.fdl.syntax.ast import Flow
+from deployer.fdl.syntax.diagnostics import Code, Diagnostic, Severity, sort_diagnostics
+from deployer.fdl.syntax.flow_checks import is_legacy_dialect
+from deployer.fdl.syntax.parser import ParseResult, parse_flow
+from deployer.fdl.syntax.validator import EXECUTION_MODES, validate_flow
 
 __all__ = [
     # parse and validate flow definitions
@@ -62,7 +51,7 @@ __all__ = [
     "check_flow",
     "parse_flow",
     "validate_flow",
-    # the AST (deployer.fdl.ast): Flow, Scope, the states, templates, positions...
+    # the AST (deployer.fdl.syntax.ast): Flow, Scope, the states, templates, positions...
     *ast.__all__,
     # expressions: parse once, evaluate against an ExpressionScope; build constructor values
     "UNAVAILABLE",

@@ -19,7 +19,6 @@ from typing import Any
 import jinja2
 
 from deployer.fdl import check_flow
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import (
     Event,
     Execution,
@@ -30,6 +29,7 @@ from deployer.fdl.interpreter import (
     step,
 )
 from deployer.fdl.interpreter.simulate import TaskAnswer, simulate
+from deployer.fdl.syntax.ast import Flow
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "interpreter" / "golden.json"

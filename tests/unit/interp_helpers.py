@@ -9,10 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from deployer.fdl import check_flow
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter.commands import InvokeTask
 from deployer.fdl.interpreter.history import HistoryEventType
 from deployer.fdl.interpreter.simulate import Simulation, TaskAnswer, simulate
+from deployer.fdl.syntax.ast import Flow
 
 
 def flow_of(states_yaml: str, start_at: str | None = None) -> Flow:

@@ -7,14 +7,14 @@ import uuid
 
 import pytest
 
-from deployer.fdl.builtins import BUILTINS, Entropy, SeededEntropy, SystemEntropy
-from deployer.fdl.evaluator import EvaluationError, Scope, evaluate
-from deployer.fdl.expressions import ExpressionSyntaxError, parse_expression
+from deployer.fdl.expressions.builtins import BUILTINS, Entropy, SeededEntropy, SystemEntropy
+from deployer.fdl.expressions.evaluator import EvaluationError, ExpressionScope, evaluate
+from deployer.fdl.expressions.parser import ExpressionSyntaxError, parse_expression
 
-SCOPE = Scope(input={"tags": ["vip", "x"], "name": "Ann", "n": 3.0, "v": 5})
+SCOPE = ExpressionScope(input={"tags": ["vip", "x"], "name": "Ann", "n": 3.0, "v": 5})
 
 
-def ev(text: str, scope: Scope = SCOPE):
+def ev(text: str, scope: ExpressionScope = SCOPE):
     return evaluate(parse_expression(text), scope)
 
 
@@ -124,10 +124,10 @@ def test_int_add():
 
 
 def test_random_int_is_half_open_and_injectable():
-    seeded = Scope(entropy=SeededEntropy(7))
+    seeded = ExpressionScope(entropy=SeededEntropy(7))
     values = [evaluate(parse_expression("randomInt(0, 3)"), seeded) for _ in range(200)]
     assert set(values) == {0, 1, 2}
-    again = Scope(entropy=SeededEntropy(7))
+    again = ExpressionScope(entropy=SeededEntropy(7))
     assert values == [evaluate(parse_expression("randomInt(0, 3)"), again) for _ in range(200)]
     assert ev("randomInt(5, 6)") == 5
     fails("randomInt(3, 3)", "randomInt", "EXPR_FUNCTION")
@@ -141,8 +141,8 @@ def test_uuid_is_v4_and_injectable():
     assert re.fullmatch(
         r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", value
     )
-    first = evaluate(parse_expression("uuid()"), Scope(entropy=SeededEntropy("exec-1")))
-    second = evaluate(parse_expression("uuid()"), Scope(entropy=SeededEntropy("exec-1")))
+    first = evaluate(parse_expression("uuid()"), ExpressionScope(entropy=SeededEntropy("exec-1")))
+    second = evaluate(parse_expression("uuid()"), ExpressionScope(entropy=SeededEntropy("exec-1")))
     assert first == second
     assert uuid.UUID(first).version == 4
 
@@ -154,7 +154,7 @@ def test_uuid_is_v4_and_injectable():
             return "00000000-0000-4000-8000-000000000000"
 
     assert isinstance(Fixed(), Entropy) and isinstance(SystemEntropy(), Entropy)
-    fixed = Scope(entropy=Fixed())
+    fixed = ExpressionScope(entropy=Fixed())
     assert evaluate(parse_expression("uuid()"), fixed) == "00000000-0000-4000-8000-000000000000"
     assert evaluate(parse_expression("randomInt(1, 10)"), fixed) == 9
 
@@ -246,7 +246,7 @@ def test_registry_drives_the_parser_arity_check():
 
 
 def test_values_too_large_to_render_fail_cleanly():
-    huge = Scope(input={"n": 10**5000})
+    huge = ExpressionScope(input={"n": 10**5000})
     for text, function in [('format("{}", $Input.n)', "format"), ("toJSON($Input)", "toJSON")]:
         with pytest.raises(EvaluationError) as info:
             evaluate(parse_expression(text), huge)

@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deployer.fdl.builtins import SeededEntropy
-from deployer.fdl.constructors import build_value, compile_template, iter_expressions
-from deployer.fdl.evaluator import EvaluationError, Scope
+from deployer.fdl.expressions.builtins import SeededEntropy
+from deployer.fdl.expressions.constructors import build_value, compile_template, iter_expressions
+from deployer.fdl.expressions.evaluator import EvaluationError, ExpressionScope
 
 
 def test_seed_constructors():
-    scope = Scope(
+    scope = ExpressionScope(
         input={"job_id": "j-1", "try_count": 0},
         output={"Body": {"job_status": "running", "try_count": 1}},
         context={"Execution": {"Input": {"delay": 30}}},
@@ -37,7 +37,7 @@ def test_seed_constructors():
         "invocationType": "Sync",
         "body": {"job_id": "j-1", "try_count": 0, "delay": 30},
     }
-    no_delay = Scope(input=scope.input, context={"Execution": {"Input": {}}})
+    no_delay = ExpressionScope(input=scope.input, context={"Execution": {"Input": {}}})
     assert build_value(parameters, no_delay)["body"]["delay"] is None
 
 
@@ -47,16 +47,16 @@ def test_reference_example_10_1():
         "greeting.$": 'format("hello {}", $Input.name)',
         "fixed": "$Input.name",
     }
-    shaped = build_value(shape, Scope(input={"name": "Ann"}))
+    shaped = build_value(shape, ExpressionScope(input={"name": "Ann"}))
     assert shaped == {"user": "Ann", "greeting": "hello Ann", "fixed": "$Input.name"}
     done = build_value(
-        {"msg.$": "$Input.greeting", "n.$": "length($Input.user)"}, Scope(input=shaped)
+        {"msg.$": "$Input.greeting", "n.$": "length($Input.user)"}, ExpressionScope(input=shaped)
     )
     assert done == {"msg": "hello Ann", "n": 3}
 
 
 def test_reference_examples_10_2_and_4_2():
-    scope = Scope(
+    scope = ExpressionScope(
         input={"id": 7},
         output={"Body": {"value": 49, "videoContent": "abc"}},
         context={"Current": {"Name": "Call"}},
@@ -80,7 +80,7 @@ def test_literals_arrays_and_nesting():
         "list": ["$Input.x", 1, {"inner.$": "$Input.x"}, [{"deep.$": "$Input.x + 1"}]],
         "map": {"a": {"b.$": "$Input.x"}},
     }
-    assert build_value(template, Scope(input={"x": 1})) == {
+    assert build_value(template, ExpressionScope(input={"x": 1})) == {
         "n": 1,
         "f": 2.5,
         "b": True,
@@ -89,19 +89,20 @@ def test_literals_arrays_and_nesting():
         "list": ["$Input.x", 1, {"inner": 1}, [{"deep": 2}]],
         "map": {"a": {"b": 1}},
     }
-    assert build_value("plain", Scope()) == "plain"
-    assert build_value({}, Scope()) == {}
+    assert build_value("plain", ExpressionScope()) == "plain"
+    assert build_value({}, ExpressionScope()) == {}
 
 
 def test_result_never_shares_literal_parts_with_the_template():
     template = {"a": [1, {"b": [2]}]}
-    result = build_value(template, Scope())
+    result = build_value(template, ExpressionScope())
     result["a"][1]["b"].append(3)
     assert template == {"a": [1, {"b": [2]}]}
 
 
 def test_root_key_nested():
-    assert build_value({"body": {"$": "$Input.x"}}, Scope(input={"x": [1]})) == {"body": [1]}
+    scope = ExpressionScope(input={"x": [1]})
+    assert build_value({"body": {"$": "$Input.x"}}, scope) == {"body": [1]}
 
 
 @pytest.mark.parametrize(
@@ -117,7 +118,7 @@ def test_root_key_nested():
 )
 def test_errors_name_the_key_path(template, path, reason):
     with pytest.raises(EvaluationError) as info:
-        build_value(template, Scope(input={}))
+        build_value(template, ExpressionScope(input={}))
     assert info.value.detail.startswith(f"{path}: ")
     assert info.value.reason.value == reason
     assert info.value.code == "FnF.RuntimeError"
@@ -151,17 +152,18 @@ plain_values = st.recursive(
 @settings(max_examples=200, deadline=None)
 @given(plain_values)
 def test_templates_without_expressions_are_copied_unchanged(template):
-    assert build_value(template, Scope()) == template
+    assert build_value(template, ExpressionScope()) == template
 
 
 def test_compiled_template_is_reusable_and_reports_errors_at_build_time():
     template = compile_template({"n.$": "$Input.n + 1", "tag": "t", "bad": {"x.$": "$Input.("}})
     assert template.source["tag"] == "t"
     with pytest.raises(EvaluationError) as info:
-        template.build(Scope(input={"n": 1}))
+        template.build(ExpressionScope(input={"n": 1}))
     assert info.value.detail.startswith("bad.x.$: invalid expression `$Input.(`")
     assert info.value.offset == 7
     good = compile_template({"n.$": "$Input.n + 1", "tag": ["t"]})
-    first, second = good.build(Scope(input={"n": 1})), good.build(Scope(input={"n": 2}))
+    first = good.build(ExpressionScope(input={"n": 1}))
+    second = good.build(ExpressionScope(input={"n": 2}))
     assert first == {"n": 2, "tag": ["t"]} and second == {"n": 3, "tag": ["t"]}
     assert first["tag"] is not second["tag"]

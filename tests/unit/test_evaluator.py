@@ -9,24 +9,30 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deployer.fdl.evaluator import UNAVAILABLE, EvaluationError, NullMode, Scope, evaluate
-from deployer.fdl.expressions import parse_expression
+from deployer.fdl.expressions.evaluator import (
+    UNAVAILABLE,
+    EvaluationError,
+    ExpressionScope,
+    NullMode,
+    evaluate,
+)
+from deployer.fdl.expressions.parser import parse_expression
 
 SEED_INPUT = {"job_id": "j-1", "job_status": "running", "try_count": 3, "Body": {"job_id": "j-1"}}
-SCOPE = Scope(
+SCOPE = ExpressionScope(
     input=SEED_INPUT,
     output={"Body": {"job_status": "success", "try_count": 4}},
     context={"Execution": {"Name": "e1", "Input": {"delay": 30}}, "Current": {"Name": "Poll"}},
     global_vars={"orderId": "o-1"},
 )
-LENIENT = Scope(input={"size": 2048, "tags": []}, null_mode=NullMode.LENIENT)
+LENIENT = ExpressionScope(input={"size": 2048, "tags": []}, null_mode=NullMode.LENIENT)
 
 
-def ev(text: str, scope: Scope = SCOPE):
+def ev(text: str, scope: ExpressionScope = SCOPE):
     return evaluate(parse_expression(text), scope)
 
 
-def fails(text: str, scope: Scope = SCOPE) -> EvaluationError:
+def fails(text: str, scope: ExpressionScope = SCOPE) -> EvaluationError:
     with pytest.raises(EvaluationError) as info:
         ev(text, scope)
     error = info.value
@@ -49,7 +55,7 @@ def test_seed_expressions():
         "Body": {"job_id": "j-1"},
     }
     assert ev("$Input") is SEED_INPUT
-    no_delay = Scope(context={"Execution": {"Input": {}}})
+    no_delay = ExpressionScope(context={"Execution": {"Input": {}}})
     assert ev("$Context.Execution.Input.delay", no_delay) is None
 
 
@@ -135,11 +141,11 @@ def test_short_circuit_never_evaluates_the_right_side():
 def test_reference_example_10_3_routing():
     cond_big = "$Input.size >= 1024 && !$Input.dryRun"
     cond_vip = '"vip" in $Input.tags'
-    assert ev(cond_big, Scope(input={"size": 2048, "dryRun": False, "tags": []})) is True
-    vip = Scope(input={"size": 10, "tags": ["vip"]})
+    assert ev(cond_big, ExpressionScope(input={"size": 2048, "dryRun": False, "tags": []})) is True
+    vip = ExpressionScope(input={"size": 10, "tags": ["vip"]})
     assert ev(cond_big, vip) is False
     assert ev(cond_vip, vip) is True
-    error = fails(cond_big, Scope(input={"size": 2048, "tags": []}))
+    error = fails(cond_big, ExpressionScope(input={"size": 2048, "tags": []}))
     assert error.reason.value == "EXPR_NULL"
     assert ev(cond_big, LENIENT) is True
 
@@ -201,12 +207,12 @@ def test_error_detail_names_expression_and_offset():
 
 
 def test_unavailable_variables():
-    empty = Scope()
+    empty = ExpressionScope()
     for name in ("$Input", "$Output", "$Context", "$Global", "$Item"):
         error = fails(name, empty)
         assert f"{name} is not available here" in error.detail
-    assert Scope().output is UNAVAILABLE
-    assert ev("$Item.id", Scope(item={"id": 5})) == 5
+    assert ExpressionScope().output is UNAVAILABLE
+    assert ev("$Item.id", ExpressionScope(item={"id": 5})) == 5
 
 
 def test_lenient_null_mode():
@@ -223,7 +229,7 @@ def test_lenient_null_mode():
 
 
 def test_values_with_huge_ints_from_input_fail_cleanly():
-    huge = Scope(input={"n": 10**400})
+    huge = ExpressionScope(input={"n": 10**400})
     assert ev("$Input.n > 1", huge) is True
     assert fails("$Input.n + 0.5", huge).reason.value == "EXPR_ARITHMETIC"
     assert fails("$Input.n / 3", huge).reason.value == "EXPR_ARITHMETIC"
@@ -234,7 +240,7 @@ def test_deeply_nested_values_fail_cleanly():
     deep: list = []
     for _ in range(5000):
         deep = [deep]
-    error = fails("$Input == $Input", Scope(input=deep))
+    error = fails("$Input == $Input", ExpressionScope(input=deep))
     assert error.reason.value == "EXPR_LIMIT"
 
 
@@ -335,7 +341,7 @@ def _is_json(value) -> bool:
 @given(expressions, json_values, json_values, st.sampled_from(list(NullMode)))
 def test_generated_expressions_return_json_or_raise_evaluation_error(text, data, glob, mode):
     expr = parse_expression(text)
-    scope = Scope(
+    scope = ExpressionScope(
         input=data, global_vars=glob, context={"Execution": {"Input": data}}, null_mode=mode
     )
     try:
@@ -351,5 +357,6 @@ def test_generated_expressions_return_json_or_raise_evaluation_error(text, data,
 @given(json_values)
 def test_literal_round_trip(value):
     """A JSON value rendered as an expression literal evaluates to itself."""
-    assert evaluate(parse_expression(json.dumps(value)), Scope()) == value
-    assert evaluate(parse_expression(json.dumps(value, ensure_ascii=False)), Scope()) == value
+    assert evaluate(parse_expression(json.dumps(value)), ExpressionScope()) == value
+    unescaped = json.dumps(value, ensure_ascii=False)
+    assert evaluate(parse_expression(unescaped), ExpressionScope()) == value

@@ -11,21 +11,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deployer.fdl.constructors import build_value
-from deployer.fdl.evaluator import EvaluationError, Scope, evaluate
-from deployer.fdl.expression_budget import Meter, charge_size
-from deployer.fdl.expressions import parse_expression
+from deployer.fdl.expressions.budget import Meter, charge_size
+from deployer.fdl.expressions.constructors import build_value
+from deployer.fdl.expressions.evaluator import EvaluationError, ExpressionScope, evaluate
+from deployer.fdl.expressions.parser import parse_expression
 from deployer.fdl.limits import EVALUATION_STEPS, MAX_STRING_CHARS
 
 
-def ev(text: str, scope: Scope | None = None, meter: Meter | None = None):
-    scope = scope or Scope(input={})
+def ev(text: str, scope: ExpressionScope | None = None, meter: Meter | None = None):
+    scope = scope or ExpressionScope(input={})
     if meter is not None:
         scope = scope._replace(meter=meter)
     return evaluate(parse_expression(text), scope)
 
 
-def failure(text: str, scope: Scope | None = None, meter: Meter | None = None) -> EvaluationError:
+def failure(
+    text: str, scope: ExpressionScope | None = None, meter: Meter | None = None
+) -> EvaluationError:
     with pytest.raises(EvaluationError) as info:
         ev(text, scope, meter)
     return info.value
@@ -35,7 +37,7 @@ def failure(text: str, scope: Scope | None = None, meter: Meter | None = None) -
 
 
 def test_the_pathological_regex_on_10000_characters_finishes_in_milliseconds():
-    scope = Scope(input={"s": "a" * 10_000 + "!"})
+    scope = ExpressionScope(input={"s": "a" * 10_000 + "!"})
     started = time.process_time()
     assert ev("regexMatchString('(a+)+$', $Input.s)", scope) is False
     assert ev("regexMatchString('(a+)+!$', $Input.s)", scope) is True
@@ -56,13 +58,13 @@ def test_regex_follows_go_regexp_syntax():
 
 
 def test_a_subject_that_is_not_unicode_is_a_function_error():
-    error = failure("regexMatchString('a', $Input.s)", Scope(input={"s": "a\ud800"}))
+    error = failure("regexMatchString('a', $Input.s)", ExpressionScope(input={"s": "a\ud800"}))
     assert error.reason.value == "EXPR_FUNCTION"
 
 
 def test_a_huge_regex_program_on_a_long_subject_runs_out_of_steps_before_it_runs():
     # RE2's automaton falls back to time subject x program here: charged before matching
-    scope = Scope(input={"s": "ab" * 100_000})
+    scope = ExpressionScope(input={"s": "ab" * 100_000})
     started = time.process_time()
     error = failure("regexMatchString('[ab]*a[ab]{1000}c', $Input.s)", scope)
     assert error.reason.value == "EXPR_BUDGET"
@@ -79,7 +81,7 @@ def test_re2_and_python_agree_on_the_syntax_they_share(pattern, subject):
         expected = re.search(pattern, subject) is not None
     except re.error:
         return
-    scope = Scope(input={"p": pattern, "s": subject})
+    scope = ExpressionScope(input={"p": pattern, "s": subject})
     try:
         got = ev("regexMatchString($Input.p, $Input.s)", scope)
     except EvaluationError as exc:  # e.g. "a**": Python accepts some repeats RE2 refuses
@@ -98,7 +100,7 @@ def test_every_evaluation_gets_the_documented_budget():
 
 
 def test_an_evaluation_over_its_budget_fails_with_a_runtime_error():
-    error = failure("length(split($Input.s, \"\"))", Scope(input={"s": "x" * 1000}),
+    error = failure("length(split($Input.s, \"\"))", ExpressionScope(input={"s": "x" * 1000}),
                     Meter(500))
     assert error.code == "FnF.RuntimeError"
     assert error.reason.value == "EXPR_BUDGET"
@@ -108,7 +110,7 @@ def test_an_evaluation_over_its_budget_fails_with_a_runtime_error():
 
 def test_the_step_budget_spans_evaluations():
     meter = Meter(1000, step=2500)
-    scope = Scope(input={"s": "x" * 600})
+    scope = ExpressionScope(input={"s": "x" * 600})
     for _ in range(4):  # 600 + 37 + 3 steps each: the fourth runs out of the step's budget
         try:
             ev('split($Input.s, "")', scope, meter)
@@ -121,7 +123,7 @@ def test_the_step_budget_spans_evaluations():
 
 def test_values_put_twice_into_an_array_count_twice():
     big = {"k": "v" * 60_000}
-    scope = Scope(input=big)
+    scope = ExpressionScope(input=big)
     refs = ", ".join(["$Input"] * 300)  # logically 18 MB of JSON, a few hundred bytes of memory
     started = time.process_time()
     error = failure(f"jsonToString([{refs}])", scope)
@@ -131,14 +133,14 @@ def test_values_put_twice_into_an_array_count_twice():
 
 def test_a_template_putting_a_value_into_many_keys_is_bounded():
     template = {f"k{i}.$": "$Input" for i in range(2_000)}
-    scope = Scope(input={"s": "x" * 60_000})
+    scope = ExpressionScope(input={"s": "x" * 60_000})
     with pytest.raises(EvaluationError) as info:
         build_value(template, scope)
     assert info.value.reason.value == "EXPR_BUDGET"
 
 
 def test_a_root_dollar_template_is_not_charged_for_its_own_value():
-    scope = Scope(input={"s": "x" * 60_000})
+    scope = ExpressionScope(input={"s": "x" * 60_000})
     meter = Meter(100)
     assert build_value({"$": "$Input"}, scope._replace(meter=meter)) is scope.input
 
@@ -153,7 +155,7 @@ def test_a_root_dollar_template_is_not_charged_for_its_own_value():
     "jsonToString([$Input.s, $Input.s])",
 ])
 def test_a_built_string_over_the_cap_is_a_data_limit_error(text):
-    scope = Scope(input={"s": "é" * (MAX_STRING_CHARS // 2 + 1)})
+    scope = ExpressionScope(input={"s": "é" * (MAX_STRING_CHARS // 2 + 1)})
     error = failure(text, scope)
     assert error.code == "FnF.DataLimitExceeded"
     assert error.reason.value == "EXPR_SIZE"
@@ -161,7 +163,7 @@ def test_a_built_string_over_the_cap_is_a_data_limit_error(text):
 
 
 def test_strings_at_the_cap_are_fine():
-    scope = Scope(input={"s": "x" * (MAX_STRING_CHARS // 2)})
+    scope = ExpressionScope(input={"s": "x" * (MAX_STRING_CHARS // 2)})
     assert len(ev("$Input.s + $Input.s", scope)) == MAX_STRING_CHARS
 
 
@@ -191,7 +193,7 @@ def test_bounded_builtins_either_answer_or_run_out_the_same_way_every_time(a, v,
     for _ in range(2):
         meter = Meter(budget)
         try:
-            result = ev(call, Scope(input={"a": a, "v": v}), meter)
+            result = ev(call, ExpressionScope(input={"a": a, "v": v}), meter)
             outcomes.append(("ok", result, meter.left))
         except EvaluationError as exc:
             assert exc.reason.value in ("EXPR_BUDGET", "EXPR_TYPE")

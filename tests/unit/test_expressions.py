@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deployer.fdl.expressions import (
+from deployer.fdl.expressions.parser import (
     MAX_CALL_NESTING,
     ArrayLiteral,
     Binary,

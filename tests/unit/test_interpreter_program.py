@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from deployer.fdl.ast import StateType
 from deployer.fdl.interpreter import (
     Execution,
     InvokeTask,
@@ -22,6 +21,7 @@ from deployer.fdl.interpreter import (
 )
 from deployer.fdl.interpreter.runtime import task_token
 from deployer.fdl.interpreter.states import EVALUATORS
+from deployer.fdl.syntax.ast import StateType
 from tests.unit.golden_scenarios import FIXTURE, SCENARIOS, dump, events_of
 from tests.unit.interp_helpers import flow_of
 

@@ -10,7 +10,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from deployer.fdl import check_flow
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import (
     Execution,
     InvokeTask,
@@ -20,6 +19,7 @@ from deployer.fdl.interpreter import (
     step,
 )
 from deployer.fdl.interpreter.simulate import Simulation, TaskAnswer, simulate
+from deployer.fdl.syntax.ast import Flow
 
 TASK = (
     "Type: Task\nName: {name}\nAction: FC:InvokeFunction\n"

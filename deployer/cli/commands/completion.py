@@ -10,7 +10,7 @@ import click
 SHELLS = ("bash", "zsh", "fish", "powershell")
 COMPLETE_VAR = "_DEPLOY_COMPLETE"  # Click's variable for the `deploy` program
 
-EPILOG = """\b
+COMPLETION_EPILOG = """\b
 Examples:
   eval "$(deploy completion bash)"                 bash, now (add the line to ~/.bashrc)
   eval "$(deploy completion zsh)"                  zsh (in ~/.zshrc, after compinit)
@@ -31,7 +31,7 @@ def _shell_from_env() -> str:
     return name
 
 
-@click.command("completion", epilog=EPILOG)
+@click.command("completion", epilog=COMPLETION_EPILOG)
 @click.argument("shell", type=click.Choice(SHELLS), required=False)
 @click.pass_context
 def completion(ctx: click.Context, shell: str | None) -> None:

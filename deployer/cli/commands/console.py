@@ -12,7 +12,7 @@ from deployer.cli.render import view
 from deployer.core import executions
 from deployer.core.console_links import console_root, execution_url
 
-EPILOG = """\b
+CONSOLE_EPILOG = """\b
 Examples:
   deploy console                               the flows of the region, in a browser
   deploy console exec-20260101T120000-1a2b3c   that execution's live graph
@@ -32,7 +32,7 @@ def _link_view(link: ConsoleLink) -> str:
     return f"Opened {link.url}" if link.opened else link.url
 
 
-@click.command("console", epilog=EPILOG)
+@click.command("console", epilog=CONSOLE_EPILOG)
 @target_options
 @click.option("--flow", "flow_name", help="Flow name (default: the flow in s.yaml).")
 @click.argument("execution", required=False)

@@ -10,6 +10,7 @@ import click
 from rich.text import Text
 
 import deployer.cli.commands.executions  # noqa: F401  (registers the ExecutionResult view)
+from deployer.cli.commands.deploy import SYMBOLS
 from deployer.cli.context import AppContext, CloudSession, pass_app
 from deployer.cli.live import ExecutionMonitor
 from deployer.cli.options import TargetOptions, output_option, target_options
@@ -21,9 +22,9 @@ from deployer.core.watching import FileWatcher
 from deployer.errors import DeployerError
 
 if TYPE_CHECKING:
-    from deployer.fdl.ast import Flow
+    from deployer.fdl.syntax.ast import Flow
 
-EPILOG = """\b
+DEV_EPILOG = """\b
 Examples:
   deploy dev                                   the local emulator (started when needed)
   deploy dev --execute '{"delay": 5}'          run the flow again after every update
@@ -41,9 +42,6 @@ deployed; `deploy down` removes it. With --output json every update is one JSON 
 
 def _quiet(message: str) -> None:
     """Discards a progress message."""
-
-
-SYMBOLS = {"create": ("+", "green"), "update": ("~", "yellow"), "delete": ("-", "red")}
 
 
 @view(DevUpdate)
@@ -69,7 +67,7 @@ def _update_view(update: DevUpdate) -> Text:
     calls = f"{update.write_calls} write call" + ("s" if update.write_calls != 1 else "")
     text.append(f"{verb} in {update.seconds:.2f} s ({calls})", style="green")
     for r in update.written:
-        symbol, style = SYMBOLS.get(r.action.value, ("~", "yellow"))
+        symbol, style = SYMBOLS[r.action]
         changes = f" ({', '.join(r.changes)})" if r.changes else ""
         text.append(f"\n    {symbol} ", style=style)
         text.append(f"{r.action.value} {r.resource.value} {r.name}{changes}")
@@ -86,7 +84,7 @@ class DevExecution:
         return {"event": "execution", **self.result.to_json()}
 
 
-class LiveExecutions:
+class ExecutionsOnUpdate:
     """Starts an execution after each good update and shows it as it runs, in a background
     thread so saving again is never blocked; a newer execution replaces the shown one (the
     older keeps running in the cloud, unshown)."""
@@ -101,7 +99,7 @@ class LiveExecutions:
         self.stop_showing()
         flows = self.session.clients.flows
         try:
-            info = execution_start.start(flows, self.flow, self.input_json)
+            info = execution_start.start_execution(flows, self.flow, self.input_json)
             definition = executions.execution_flow(flows, self.flow)
         except DeployerError as exc:
             self.renderer.warn(f"cannot start an execution of {self.flow}: {exc.message}")
@@ -148,7 +146,7 @@ def _watched(session: DevSession) -> str:
     return ", ".join([session.manifest_file.name, *names])
 
 
-@click.command("dev", epilog=EPILOG)
+@click.command("dev", epilog=DEV_EPILOG)
 @target_options
 @click.option("--execute", "execute_input", metavar="JSON|@FILE",
               help="After each good update, start an execution with this input and show it.")
@@ -169,7 +167,7 @@ def dev(app: AppContext, target: TargetOptions, execute_input: str | None,
     shown: set[str] = set()  # each warning once per session, not on every save
     runs = None
     if input_json is not None:
-        runs = LiveExecutions(renderer, session, flow_name or app.manifest().flow(None).name,
+        runs = ExecutionsOnUpdate(renderer, session, flow_name or app.manifest().flow(None).name,
                               input_json)
     first = True
 

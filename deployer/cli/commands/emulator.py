@@ -58,7 +58,7 @@ def _credentials_view(c: Credentials) -> Table:
     return table
 
 
-GROUP_EPILOG = """\b
+EMULATOR_EPILOG = """\b
 Examples:
   deploy emulator start --clock virtual         Waits cost no wall time
   deploy emulator status --output json
@@ -83,7 +83,7 @@ Latency model (docs/runtime.md): on the real clock a new function instance spend
 virtual clock adds nothing unless asked. `deploy emulator status` shows the model in force.
 """
 
-STATUS_EPILOG = """\b
+EMULATOR_STATUS_EPILOG = """\b
 Examples:
   deploy emulator status
   deploy emulator status --output json | jq -r .endpoint
@@ -111,7 +111,7 @@ Prints the emulator's local access key secret on purpose: it only opens this emu
 """
 
 
-@click.group("emulator", epilog=GROUP_EPILOG)
+@click.group("emulator", epilog=EMULATOR_EPILOG)
 def emulator() -> None:
     """Run the local cloud (Function Compute 3.0, CloudFlow, RAM, STS) in the background."""
 
@@ -139,9 +139,9 @@ def emulator() -> None:
 @state_dir_option
 @output_option
 @pass_app
-def start(app: AppContext, port: int | None, host: str, clock: str,
-          step_latency: float | None, cold_start: float | None, throttle: str,
-          foreground: bool, state_dir: Path | None, output: str) -> None:
+def emulator_start(app: AppContext, port: int | None, host: str, clock: str,
+                   step_latency: float | None, cold_start: float | None, throttle: str,
+                   foreground: bool, state_dir: Path | None, output: str) -> None:
     """Start the emulator; returns once it answers (harmless when already running)."""
     directory = _state_dir(app, state_dir)
     port = emulator_port() if port is None else port
@@ -159,11 +159,11 @@ def start(app: AppContext, port: int | None, host: str, clock: str,
                             throttle=throttle), output)
 
 
-@emulator.command("status", epilog=STATUS_EPILOG)
+@emulator.command("status", epilog=EMULATOR_STATUS_EPILOG)
 @state_dir_option
 @output_option
 @pass_app
-def status(app: AppContext, state_dir: Path | None, output: str) -> None:
+def emulator_status(app: AppContext, state_dir: Path | None, output: str) -> None:
     """Show whether the emulator runs (exit 4 when it does not)."""
     result = daemon.status(_state_dir(app, state_dir))
     app.render(result, output)
@@ -175,7 +175,7 @@ def status(app: AppContext, state_dir: Path | None, output: str) -> None:
 @state_dir_option
 @output_option
 @pass_app
-def stop(app: AppContext, state_dir: Path | None, output: str) -> None:
+def emulator_stop(app: AppContext, state_dir: Path | None, output: str) -> None:
     """Stop the background emulator (state is kept)."""
     app.render(daemon.stop(_state_dir(app, state_dir)), output)
 
@@ -185,7 +185,7 @@ def stop(app: AppContext, state_dir: Path | None, output: str) -> None:
 @state_dir_option
 @output_option
 @pass_app
-def reset(app: AppContext, yes: bool, state_dir: Path | None, output: str) -> None:
+def emulator_reset(app: AppContext, yes: bool, state_dir: Path | None, output: str) -> None:
     """Delete every function, role and policy of the emulator (keys and account stay)."""
     directory = _state_dir(app, state_dir)
     if not yes:
@@ -199,7 +199,8 @@ def reset(app: AppContext, yes: bool, state_dir: Path | None, output: str) -> No
 @state_dir_option
 @output_option
 @pass_app
-def credentials(app: AppContext, fmt: str | None, state_dir: Path | None, output: str) -> None:
+def emulator_credentials(app: AppContext, fmt: str | None, state_dir: Path | None,
+                         output: str) -> None:
     """Show the endpoint and the (local, fake) access keys the emulator accepts."""
     creds = daemon.credentials(_state_dir(app, state_dir))
     if fmt == "env":

@@ -50,7 +50,7 @@ def _faults_view(result: FaultsResult) -> Table | str:
     return table
 
 
-GROUP_EPILOG = """\b
+FAULTS_EPILOG = """\b
 Examples:
   deploy emulator faults add --service fc --function GetJobStatus --error ResourceThrottled
   deploy emulator faults list
@@ -96,7 +96,7 @@ Examples:
 """
 
 
-@click.group("faults", epilog=GROUP_EPILOG)
+@click.group("faults", epilog=FAULTS_EPILOG)
 def faults() -> None:
     """Inject faults into the running emulator: errors, function errors, timeouts, latency."""
 

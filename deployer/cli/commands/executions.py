@@ -16,7 +16,7 @@ from deployer.cli.options import TargetOptions, output_option, target_options
 from deployer.cli.render import view
 from deployer.core import execution_start, executions
 from deployer.core.console_links import execution_url
-from deployer.core.execution_start import Started
+from deployer.core.execution_start import StartedExecution
 from deployer.core.executions import STATUSES, ExecutionList, ExecutionResult, History
 from deployer.errors import DeployerError, ExitCode
 from deployer.fdl.progress import fold
@@ -76,8 +76,8 @@ def _result_view(result: ExecutionResult) -> Text:
     return text
 
 
-@view(Started)
-def _started_view(started: Started) -> Text:
+@view(StartedExecution)
+def _started_view(started: StartedExecution) -> Text:
     verb = "Attached to the running execution" if started.attached else "Started execution"
     return Text(f"{verb} {started.name} of {started.flow} ({started.status}).\n"
                 f"Follow it: deploy status {started.name} --wait")
@@ -181,7 +181,7 @@ def execute(app: AppContext, target: TargetOptions, flow_name: str | None, delay
         input_json = json.dumps(example) if example is not None else input_json
     session = app.cloud(target)
     flow = _flow(app, flow_name)
-    started = execution_start.start(session.clients.flows, flow, input_json, name)
+    started = execution_start.start_execution(session.clients.flows, flow, input_json, name)
     if started.attached:
         app.renderer.warn(f"execution {started.name} is already running (started "
                           f"{started.started_time}, input {_shown(json.dumps(started.input))})"
@@ -228,8 +228,8 @@ Examples:
               "does not succeed).")
 @output_option
 @pass_app
-def status(app: AppContext, target: TargetOptions, flow_name: str | None, name: str | None,
-           wait: bool, output: str) -> None:
+def status_command(app: AppContext, target: TargetOptions, flow_name: str | None,
+                   name: str | None, wait: bool, output: str) -> None:
     """Show an execution (default: the latest), or re-attach to it with --wait."""
     app.use_output(output)
     session = app.cloud(target)
@@ -252,8 +252,8 @@ def status(app: AppContext, target: TargetOptions, flow_name: str | None, name: 
 @click.argument("name", required=False)
 @output_option
 @pass_app
-def history(app: AppContext, target: TargetOptions, flow_name: str | None, name: str | None,
-            output: str) -> None:
+def history_command(app: AppContext, target: TargetOptions, flow_name: str | None,
+                    name: str | None, output: str) -> None:
     """List an execution's history events (default: the latest execution)."""
     app.use_output(output)
     session = app.cloud(target)

@@ -10,7 +10,7 @@ import click
 from deployer.cli.context import AppContext, pass_app
 from deployer.cli.options import account_id_option, output_option, region_option
 from deployer.cli.render import view
-from deployer.core.flow_test import FlowTestRequest, FlowTestResult, parse_input, run_flow_test
+from deployer.core.flow_test import FlowTestRequest, FlowTestResult, parse_test_input, run_flow_test
 
 
 @click.group("flow", epilog="""\b
@@ -66,7 +66,7 @@ def test(app: AppContext, flow_file: Path, input_text: str | None, mocks: Path |
     or the mock file is invalid (or a task has no mocked response)."""
     request = FlowTestRequest(
         flow_file=app.resolve(flow_file),
-        input=parse_input(input_text, app.project_dir),
+        input=parse_test_input(input_text, app.project_dir),
         mocks_file=app.resolve(mocks) if mocks else None,
         case=case, region=region, account_id=account_id, manifest_file=app.manifest_file,
     )

@@ -12,7 +12,7 @@ from deployer.cli.options import output_option
 from deployer.cli.render import view
 from deployer.core.scaffold import TEMPLATES, ScaffoldResult, create_project
 
-EPILOG = """\b
+INIT_EPILOG = """\b
 Examples:
   deploy init my-app                       the seed app (my-app-start-job, my-app-flow, ...)
   deploy init my-blank --template blank    one function and a flow that calls it
@@ -48,7 +48,7 @@ def _result_view(result: ScaffoldResult) -> Text:
     return text
 
 
-@click.command("init", epilog=EPILOG)
+@click.command("init", epilog=INIT_EPILOG)
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=".",
                 required=False)
 @click.option("--template", type=click.Choice(TEMPLATES), default="seed", show_default=True,

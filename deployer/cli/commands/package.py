@@ -13,7 +13,7 @@ from deployer.cli.render import view
 from deployer.config.manifest import load_manifest
 from deployer.core.packaging import PackageReport, package_project
 
-EPILOG = """\b
+PACKAGE_EPILOG = """\b
 Examples:
   deploy package                       write .deploy/build/<FunctionName>.zip
   deploy package --out build/          somewhere else
@@ -32,7 +32,7 @@ def _report_view(report: PackageReport) -> Text:
     return Text("\n".join(lines) or "no functions in the manifest")
 
 
-@click.command("package", epilog=EPILOG)
+@click.command("package", epilog=PACKAGE_EPILOG)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the zips, relative to the project directory  [default: "
               ".deploy/build]")

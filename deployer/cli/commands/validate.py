@@ -18,7 +18,7 @@ from deployer.cli.options import (
 )
 from deployer.cli.render import view
 from deployer.config.manifest import load_manifest
-from deployer.config.settings import Target, check_region
+from deployer.config.settings import Target, require_cloudflow_region
 from deployer.core.preflight import preflight
 from deployer.core.rendering import RenderedFlow, WrittenFlow, render_flow
 from deployer.core.validation import PLACEHOLDER_ACCOUNT_ID, ValidationReport, validate_project
@@ -101,7 +101,7 @@ def render(app: AppContext, region: str | None, account_id: str | None, out: Pat
     manifest = load_manifest(app.manifest_file, account_id=account_id, region=region,
                              values=app.external_values())
     spec = manifest.flow(flow_name)
-    result = render_flow(spec, region=check_region(region) if region else spec.region,
+    result = render_flow(spec, region=require_cloudflow_region(region) if region else spec.region,
                          account_id=account_id, project_dir=app.project_dir)
     if out is not None:
         _write(app.resolve(out), result.text)

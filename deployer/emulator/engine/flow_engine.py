@@ -18,8 +18,8 @@ from deployer.emulator.engine.waiters import Waiters
 from deployer.emulator.store import engine_meta, steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import Event, Execution, TimerFired
+from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["EngineStats", "FlowEngine"]
 

@@ -37,7 +37,6 @@ from deployer.emulator.store import steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRecord, TaskRow
 from deployer.fdl import TaskMode
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter import (
     Command,
     CompiledFlow,
@@ -52,6 +51,7 @@ from deployer.fdl.interpreter import (
     new_execution,
     step,
 )
+from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["EventFactory", "Stepper"]
 

@@ -2,12 +2,12 @@
 
 Pipeline: ``compile_flow(flow)`` builds a :class:`CompiledFlow` once per flow definition;
 ``start(program, ...)`` builds an :class:`Execution` and processes ``Started``; every later
-happening (a task result, a due timer, a stop request) is an event given to
-``step(program, execution, event)``, which returns the next execution and the :mod:`commands` to
-carry out (invoke a task, start/cancel a timer, complete the execution). The history events of a
-step are in ``execution.new_events``. ``simulate`` runs a flow to its end on a virtual clock
-with a callback answering tasks (``deploy flow test``, tests, benchmarks). ``start``, ``step``
-and ``simulate`` also take a plain :class:`~deployer.fdl.ast.Flow` and compile it on the call.
+happening (a task result, a due timer, a stop request) is an event given to ``step(program,
+execution, event)``, which returns the next execution and the :mod:`commands` to carry out (invoke a
+task, start/cancel a timer, complete the execution). The history events of a step are in
+``execution.new_events``. ``simulate`` runs a flow to its end on a virtual clock with a callback
+answering tasks (``deploy flow test``, tests, benchmarks). ``start``, ``step`` and ``simulate`` also
+take a plain :class:`~deployer.fdl.syntax.ast.Flow` and compile it on the call.
 
 How the interpreter is organised:
 

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any, ClassVar, Union
 
-from deployer.fdl.ast import TaskMode
+from deployer.fdl.syntax.ast import TaskMode
 
 __all__ = [
     "CancelTask",

@@ -14,22 +14,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.fdl.ast import Expr, Template, TemplateList
-from deployer.fdl.builtins import BUILTINS, SeededEntropy
-from deployer.fdl.constructors import Template as BuildTemplate
-from deployer.fdl.constructors import compile_template, iter_expressions
-from deployer.fdl.evaluator import (
+from deployer.fdl.expressions.builtins import BUILTINS, SeededEntropy
+from deployer.fdl.expressions.constructors import (
+    TemplateBuilder,
+    compile_template,
+    iter_expressions,
+)
+from deployer.fdl.expressions.errors import EvaluationError, ExpressionSyntaxError
+from deployer.fdl.expressions.evaluator import (
     UNAVAILABLE,
+    ExpressionScope,
     NullMode,
-    Scope,
     compile_expression,
     expression_cost,
     too_deep,
 )
-from deployer.fdl.expression_errors import EvaluationError, ExpressionSyntaxError
-from deployer.fdl.expression_nodes import Call, Expression, Node, children
-from deployer.fdl.expressions import parse_expression
+from deployer.fdl.expressions.nodes import Call, Expression, Node, children
+from deployer.fdl.expressions.parser import parse_expression
 from deployer.fdl.interpreter.runtime import RUNTIME_ERROR_CODE, Ctx, StateFailure
+from deployer.fdl.syntax.ast import Expr, Template
 
 __all__ = ["MISSING", "NO_ENTROPY", "CompiledExpression", "CompiledTemplate", "compiled",
            "draws", "expression_scope"]
@@ -44,7 +47,7 @@ class CompiledExpression:
     then says why, and evaluating fails the state)."""
 
     text: str
-    run: Callable[[Scope], Any] | None
+    run: Callable[[ExpressionScope], Any] | None
     draws: bool = False
     syntax_error: str = ""
     cost: int = 0  # the steps charged up front (expression_cost)
@@ -58,7 +61,7 @@ class CompiledExpression:
         return cls(expr.text, compile_expression(parsed), _draws(parsed),
                    cost=expression_cost(parsed))
 
-    def evaluate(self, scope: Scope, where: str) -> Any:
+    def evaluate(self, scope: ExpressionScope, where: str) -> Any:
         """The value of the expression, one evaluation for ``scope.meter``; failures become
         ``StateFailure`` naming ``where``."""
         run = self.run
@@ -78,16 +81,16 @@ class CompiledExpression:
 class CompiledTemplate:
     """A constructor or ``Parameters`` template."""
 
-    template: BuildTemplate
+    template: TemplateBuilder
     draws: bool
 
     @classmethod
     def of(cls, template: Template) -> CompiledTemplate:
-        plain = _plain(template)
+        plain = template.to_plain()
         return cls(compile_template(plain), any(
             isinstance(text, str) and _draws_text(text) for _, text in iter_expressions(plain)))
 
-    def build(self, scope: Scope, where: str) -> Any:
+    def build(self, scope: ExpressionScope, where: str) -> Any:
         """The value the template describes; failures become ``StateFailure``."""
         try:
             return self.template.build(scope)
@@ -124,20 +127,11 @@ def _draws_text(text: str) -> bool:
         return False
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Template):
-        return {f.key: _plain(f.value) for f in value.fields}
-    if isinstance(value, TemplateList):
-        return [_plain(item) for item in value.items]
-    if isinstance(value, Expr):
-        return value.text
-    return value
-
 
 def expression_scope(
     ctx: Ctx, name: str, input_value: Any, retry_count: int, token: str, *, draws: bool,
     output: Any = MISSING, error: tuple[str, str] | None = None,
-) -> Scope:
+) -> ExpressionScope:
     """The variables of an expression of state ``name``: ``$Input``, ``$Output`` when given,
     ``$Global``, and ``$Context`` (the execution; the state's name, input, retry count, task
     token, output and error), metered by the step's meter. When the expressions evaluated with
@@ -160,7 +154,7 @@ def expression_scope(
     entropy = (
         SeededEntropy(f"{ex.name}\0{ex.next_event_id}\0{retry_count}") if draws else NO_ENTROPY
     )
-    return Scope(
+    return ExpressionScope(
         input_value, UNAVAILABLE if output is MISSING else output,
         {"Execution": execution, "Current": current}, ex.global_vars, UNAVAILABLE, _STRICT,
         entropy, ctx.meter or ctx.step_meter(),

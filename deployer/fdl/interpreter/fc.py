@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from deployer.fdl.ast import TaskMode
-from deployer.fdl.values import decode_json
+from deployer.fdl.expressions.values import decode_json
+from deployer.fdl.syntax.ast import TaskMode
 
 __all__ = [
     "FC_ACTION_PREFIX",
@@ -26,7 +26,7 @@ UNKNOWN_FUNCTION_ERROR = "FC.Unknown"
 
 def decode_body(text: str) -> Any:
     """The response text decoded as JSON when it is JSON, else the text itself (a lone
-    surrogate escape reads as U+FFFD: :func:`~deployer.fdl.values.decode_json`)."""
+    surrogate escape reads as U+FFFD: :func:`~deployer.fdl.expressions.values.decode_json`)."""
     try:
         return decode_json(text)
     except (ValueError, RecursionError):

@@ -42,7 +42,7 @@ from deployer.fdl.interpreter.states.base import (
     ChildFailed,
     Done,
     StateEvaluator,
-    Wake,
+    WakeEvent,
 )
 
 __all__ = ["drain", "terminate", "wake"]
@@ -66,7 +66,7 @@ def drain(ctx: Ctx) -> None:
             _enter(ctx, run, name, raw_input, text)
 
 
-def wake(ctx: Ctx, run_id: int, event: Wake) -> None:
+def wake(ctx: Ctx, run_id: int, event: WakeEvent) -> None:
     """Give ``event`` to the state active in ``run_id``: a due retry timer starts the next
     attempt; anything else goes to the state's evaluator."""
     ex, program = ctx.ex, ctx.program

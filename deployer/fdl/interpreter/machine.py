@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from deployer.fdl.ast import Flow
 from deployer.fdl.interpreter.active import ROOT_RUN, ExecutionStatus, ScopeRun
 from deployer.fdl.interpreter.commands import Command, StartTimer, TimerPurpose
 from deployer.fdl.interpreter.events import (
@@ -36,11 +35,10 @@ from deployer.fdl.interpreter.runtime import (
     check_size,
     dump,
 )
-from deployer.fdl.limits import MAX_DURATION_SECONDS as MODE_DURATIONS
+from deployer.fdl.limits import MAX_DURATION_SECONDS
+from deployer.fdl.syntax.ast import Flow
 
-__all__ = ["MAX_DURATION_SECONDS", "execution_duration", "new_execution", "start", "step"]
-
-MAX_DURATION_SECONDS = {mode: float(seconds) for mode, seconds in MODE_DURATIONS.items()}
+__all__ = ["execution_duration", "new_execution", "start", "step"]
 
 
 def execution_duration(flow: FlowLike, execution_mode: str,
@@ -49,7 +47,7 @@ def execution_duration(flow: FlowLike, execution_mode: str,
     else the mode's maximum (1 year Standard, 5 minutes Express), shortened by the flow's own
     ``Timeout`` when it has one (docs/fdl-semantics.md, "Flow Timeout")."""
     duration = (
-        MAX_DURATION_SECONDS.get(execution_mode, MAX_DURATION_SECONDS["Standard"])
+        float(MAX_DURATION_SECONDS.get(execution_mode, MAX_DURATION_SECONDS["Standard"]))
         if max_duration_seconds is None
         else max_duration_seconds
     )

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from deployer.fdl.ast import Flow, Scope
 from deployer.fdl.interpreter.active import ScopeRun
 from deployer.fdl.interpreter.states import EVALUATORS, StateEvaluator
 from deployer.fdl.interpreter.states.base import Site
+from deployer.fdl.syntax.ast import Flow, Scope
 
 __all__ = ["CompiledFlow", "CompiledScope", "FlowLike", "as_compiled", "compile_flow"]
 

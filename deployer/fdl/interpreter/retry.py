@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-from deployer.fdl.ast import RetryRule
+from deployer.fdl.syntax.ast import RetryRule
 
 __all__ = ["ALL_ERRORS", "matches", "retry_delay", "select_catch", "select_retry"]
 

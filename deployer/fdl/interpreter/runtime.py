@@ -13,7 +13,8 @@ from collections import deque
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any
 
-from deployer.fdl.expression_budget import Meter
+from deployer.fdl.expressions.budget import DATA_LIMIT_CODE, Meter
+from deployer.fdl.expressions.errors import RUNTIME_ERROR_CODE
 from deployer.fdl.interpreter.active import BACKOFF, ScopeRun
 from deployer.fdl.interpreter.commands import CancelTimer, Command
 from deployer.fdl.interpreter.history import HistoryEvent, HistoryEventType
@@ -47,8 +48,6 @@ __all__ = [
     "task_token",
 ]
 
-RUNTIME_ERROR_CODE = "FnF.RuntimeError"
-DATA_LIMIT_CODE = "FnF.DataLimitExceeded"
 TIMEOUT_CODE = "FnF.Timeout"
 EVENT_LIMIT_CODE = "FnF.EventLimitExceeded"
 EXECUTION_TIMEOUT_CODE = "FnF.ExecutionTimeout"
@@ -75,7 +74,7 @@ class EventLimitReached(Exception):
 
 
 #: One state to enter: (run id, state name, raw input, its JSON text when already known).
-Entry = tuple[int, str, Any, "Raw | None"]
+StateEntry = tuple[int, str, Any, "Raw | None"]
 
 
 class Ctx:
@@ -93,7 +92,7 @@ class Ctx:
         self.now = now
         self.time = time
         self.commands: list[Command] = []
-        self.queue: deque[Entry] = deque()
+        self.queue: deque[StateEntry] = deque()
         #: ``$Context.Execution``, built on first use
         self.execution_context: dict[str, Any] | None = None
         #: id(value) -> (value, its JSON text); holding the value keeps its id its own

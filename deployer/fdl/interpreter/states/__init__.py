@@ -6,16 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from deployer.fdl.ast import (
-    ChoiceState,
-    FailState,
-    MapState,
-    ParallelState,
-    PassState,
-    SucceedState,
-    TaskState,
-    WaitState,
-)
 from deployer.fdl.interpreter.active import Waiting
 from deployer.fdl.interpreter.states.base import Site, StateEvaluator
 from deployer.fdl.interpreter.states.children import CHILDREN_PHASE, ChildScopes
@@ -27,6 +17,16 @@ from deployer.fdl.interpreter.states.pass_state import PassEvaluator
 from deployer.fdl.interpreter.states.succeed import SucceedEvaluator
 from deployer.fdl.interpreter.states.task import TASK_PHASE, TaskCall, TaskEvaluator
 from deployer.fdl.interpreter.states.wait import WAIT_PHASE, WaitEvaluator, WaitTimer
+from deployer.fdl.syntax.ast import (
+    ChoiceState,
+    FailState,
+    MapState,
+    ParallelState,
+    PassState,
+    SucceedState,
+    TaskState,
+    WaitState,
+)
 
 __all__ = ["EVALUATORS", "RECORDS", "StateEvaluator"]
 

@@ -20,25 +20,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
-from deployer.fdl.ast import Scope, State
 from deployer.fdl.interpreter.active import ActiveState, ScopeRun, Waiting
 from deployer.fdl.interpreter.compiled import CompiledTemplate, compiled
 from deployer.fdl.interpreter.events import TaskFailed, TaskSucceeded, TimerFired
 from deployer.fdl.interpreter.runtime import Ctx
+from deployer.fdl.syntax.ast import Scope, State
 
 if TYPE_CHECKING:
-    from deployer.fdl.ast import RetryRule
     from deployer.fdl.interpreter.program import CompiledScope
+    from deployer.fdl.syntax.ast import RetryRule
 
 __all__ = [
     "Catch",
     "ChildEnded",
     "ChildFailed",
     "Done",
-    "Outcome",
     "Site",
     "StateEvaluator",
-    "Wake",
+    "StateOutcome",
+    "WakeEvent",
 ]
 
 
@@ -67,9 +67,9 @@ class ChildFailed(NamedTuple):
 
 
 #: What wakes a waiting state up.
-Wake = Union[TimerFired, TaskSucceeded, TaskFailed, ChildEnded, ChildFailed]  # noqa: UP007
+WakeEvent = Union[TimerFired, TaskSucceeded, TaskFailed, ChildEnded, ChildFailed]  # noqa: UP007
 #: What ``begin`` and ``resume`` answer: finished, or the record of what the state waits for.
-Outcome = Union[Done, Waiting]  # noqa: UP007
+StateOutcome = Union[Done, Waiting]  # noqa: UP007
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +127,12 @@ class StateEvaluator:
             "retry": rules, "catch": catches, "no_retries": (0,) * len(rules),
         }
 
-    def begin(self, ctx: Ctx, run: ScopeRun, st: ActiveState) -> Outcome:
+    def begin(self, ctx: Ctx, run: ScopeRun, st: ActiveState) -> StateOutcome:
         """Run one attempt of the state's work (``st.input`` is ready)."""
         raise NotImplementedError
 
     def resume(self, ctx: Ctx, run: ScopeRun, st: ActiveState, record: Waiting,
-               wake: Wake) -> Outcome | None:
+               wake: WakeEvent) -> StateOutcome | None:
         """Continue the state waiting for ``record`` after ``wake``; None when the wake-up is
         not for it (nothing changes)."""
         return None

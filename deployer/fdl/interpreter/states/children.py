@@ -21,9 +21,9 @@ from deployer.fdl.interpreter.states.base import (
     ChildEnded,
     ChildFailed,
     Done,
-    Outcome,
     StateEvaluator,
-    Wake,
+    StateOutcome,
+    WakeEvent,
 )
 
 __all__ = ["CHILDREN_PHASE", "ChildScopes", "ChildScopesEvaluator", "open_scope"]
@@ -99,7 +99,7 @@ class ChildScopesEvaluator(StateEvaluator):
     exited: ClassVar[HistoryEventType] = HistoryEventType.BRANCH_EXITED
 
     def resume(self, ctx: Ctx, run: ScopeRun, st: ActiveState, record: Waiting,
-               wake: Wake) -> Outcome | None:
+               wake: WakeEvent) -> StateOutcome | None:
         if not isinstance(record, ChildScopes):
             return None
         if isinstance(wake, ChildEnded):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deployer.fdl.ast import ChoiceState
+from deployer.fdl.expressions.values import kind_name
 from deployer.fdl.interpreter.active import ActiveState, ScopeRun
 from deployer.fdl.interpreter.compiled import CompiledExpression, draws, expression_scope
 from deployer.fdl.interpreter.runtime import RUNTIME_ERROR_CODE, Ctx, StateFailure
 from deployer.fdl.interpreter.states.base import Done, Site, StateEvaluator
-from deployer.fdl.values import kind_name
+from deployer.fdl.syntax.ast import ChoiceState
 
 __all__ = ["ChoiceEvaluator"]
 

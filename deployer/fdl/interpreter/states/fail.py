@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deployer.fdl.ast import FailState
 from deployer.fdl.interpreter.active import ActiveState, ScopeRun
 from deployer.fdl.interpreter.runtime import Ctx, StateFailure
 from deployer.fdl.interpreter.states.base import Done, Site, StateEvaluator
+from deployer.fdl.syntax.ast import FailState
 
 __all__ = ["FailEvaluator"]
 

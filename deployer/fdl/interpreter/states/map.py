@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from deployer.fdl.ast import MapState
+from deployer.fdl.expressions.values import kind_name
 from deployer.fdl.interpreter.active import ActiveState, ScopeRun
 from deployer.fdl.interpreter.compiled import CompiledExpression, expression_scope
 from deployer.fdl.interpreter.history import HistoryEventType
@@ -22,7 +22,7 @@ from deployer.fdl.interpreter.states.children import (
     ChildScopesEvaluator,
     open_scope,
 )
-from deployer.fdl.values import kind_name
+from deployer.fdl.syntax.ast import MapState
 
 if TYPE_CHECKING:
     from deployer.fdl.interpreter.program import CompiledScope

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from deployer.fdl.ast import ParallelState
 from deployer.fdl.interpreter.active import ActiveState, ScopeRun
 from deployer.fdl.interpreter.runtime import Ctx
 from deployer.fdl.interpreter.states.base import Done, Site
@@ -15,6 +14,7 @@ from deployer.fdl.interpreter.states.children import (
     ChildScopesEvaluator,
     open_scope,
 )
+from deployer.fdl.syntax.ast import ParallelState
 
 if TYPE_CHECKING:
     from deployer.fdl.interpreter.program import CompiledScope

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deployer.fdl.ast import PassState, SucceedState
 from deployer.fdl.interpreter.states.base import Site
 from deployer.fdl.interpreter.states.pass_state import PassEvaluator
+from deployer.fdl.syntax.ast import PassState, SucceedState
 
 __all__ = ["SucceedEvaluator"]
 

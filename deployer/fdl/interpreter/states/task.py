@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn
 
-from deployer.fdl.ast import Expr, TaskMode, TaskState
 from deployer.fdl.interpreter.active import ActiveState, ScopeRun, Waiting
 from deployer.fdl.interpreter.commands import (
     CancelTask,
@@ -37,9 +36,10 @@ from deployer.fdl.interpreter.runtime import (
     dump,
     task_token,
 )
-from deployer.fdl.interpreter.states.base import Done, Site, StateEvaluator, Wake
+from deployer.fdl.interpreter.states.base import Done, Site, StateEvaluator, WakeEvent
 from deployer.fdl.interpreter.states.wait import whole_number
 from deployer.fdl.limits import MAX_TIMEOUT_SECONDS
+from deployer.fdl.syntax.ast import Expr, TaskMode, TaskState
 
 __all__ = ["TASK_PHASE", "TaskCall", "TaskEvaluator"]
 
@@ -146,7 +146,7 @@ class TaskEvaluator(StateEvaluator):
         return seconds
 
     def resume(self, ctx: Ctx, run: ScopeRun, st: ActiveState, record: Waiting,
-               wake: Wake) -> Done | None:
+               wake: WakeEvent) -> Done | None:
         """The task's result, or its timeout timer; a failure fails the state."""
         call = record
         if not isinstance(call, TaskCall):

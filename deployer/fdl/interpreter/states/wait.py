@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from deployer.fdl.ast import WaitState
 from deployer.fdl.interpreter.active import ActiveState, ScopeRun, Waiting
 from deployer.fdl.interpreter.commands import CancelTimer, StartTimer, TimerPurpose
 from deployer.fdl.interpreter.compiled import CompiledExpression, expression_scope
 from deployer.fdl.interpreter.events import TimerFired
 from deployer.fdl.interpreter.runtime import RUNTIME_ERROR_CODE, Ctx, StateFailure
-from deployer.fdl.interpreter.states.base import Done, Site, StateEvaluator, Wake
+from deployer.fdl.interpreter.states.base import Done, Site, StateEvaluator, WakeEvent
 from deployer.fdl.limits import WAIT_LIMITS
+from deployer.fdl.syntax.ast import WaitState
 
 __all__ = ["WAIT_PHASE", "WaitEvaluator", "WaitTimer", "whole_number"]
 
@@ -68,7 +68,7 @@ class WaitEvaluator(StateEvaluator):
         return WaitTimer(timer_id)
 
     def resume(self, ctx: Ctx, run: ScopeRun, st: ActiveState, record: Waiting,
-               wake: Wake) -> Done | None:
+               wake: WakeEvent) -> Done | None:
         if isinstance(wake, TimerFired) and isinstance(record, WaitTimer) \
                 and wake.timer_id == record.timer_id:
             return Done(st.input, self.next)

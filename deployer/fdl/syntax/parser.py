@@ -1,4 +1,4 @@
-"""Flow definition text -> frozen AST (:mod:`deployer.fdl.ast`) plus document-level diagnostics.
+"""Flow definition text -> frozen AST (:mod:`deployer.fdl.syntax.ast`) and document diagnostics.
 
 One pass over the YAML node tree builds complete nodes. The parser reports only what stops a
 node from being built or what YAML itself forbids: syntax errors (FDL001), duplicate keys
@@ -13,8 +13,8 @@ Field coercion (documented in docs/fdl-semantics.md): string fields (Name, Next,
 leaves the field at its empty default. A state whose ``Type`` is missing or unknown is built as a
 :class:`PassState` so names and transitions can still be checked; the validator reports the Type.
 
-Modules: ``_yaml`` composes the text into positioned nodes, this module builds the document and
-its scopes, ``_parse_states`` the states (with their templates and rules) and ``_parse_fields``
+Modules: ``yaml_tree`` composes the text into positioned nodes, this module builds the document
+and its scopes, ``state_builder`` the states (with their templates and rules) and ``fields``
 reads mappings and coerces field values.
 """
 
@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deployer.fdl import _yaml
-from deployer.fdl._parse_fields import MappingReader, as_text, describe_node, getter
-from deployer.fdl._parse_states import StateBuilder, literal_timeout
-from deployer.fdl._yaml import LoadError, YNode
-from deployer.fdl.ast import Flow, Position, Scope, State
-from deployer.fdl.diagnostics import Code, Collector, Diagnostic, state_path
+from deployer.fdl.syntax import yaml_tree
+from deployer.fdl.syntax.ast import Flow, Position, Scope, State
+from deployer.fdl.syntax.diagnostics import Code, Collector, Diagnostic, state_path
+from deployer.fdl.syntax.fields import MappingReader, as_text, describe_node, getter
+from deployer.fdl.syntax.state_builder import StateBuilder, literal_timeout
+from deployer.fdl.syntax.yaml_tree import LoadError, YNode
 
 __all__ = ["ParseResult", "parse_flow", "state_path"]
 
@@ -48,7 +48,7 @@ def parse_flow(text: str, *, source: str = "<flow>") -> ParseResult:
     Never raises on bad input: YAML errors become FDL001 diagnostics at the position ruamel.yaml
     reports, and ``flow`` is None. Pure function of ``text``; no I/O, no clock.
     """
-    loaded = _yaml.load(text)
+    loaded = yaml_tree.load(text)
     if isinstance(loaded, LoadError):
         code = Code.TOO_DEEP if loaded.too_deep else Code.YAML_SYNTAX
         message = loaded.message if loaded.too_deep else f"invalid YAML: {loaded.message}"

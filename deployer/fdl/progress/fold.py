@@ -23,7 +23,7 @@ them, cancelled, become ``stopped``); a state of the flow never entered is ``not
 
 Pure: no I/O, no clock. :class:`ProgressFold` folds one event at a time (the live views);
 :func:`fold` folds a whole history. The data it produces lives in
-:mod:`deployer.fdl.progress_model` (re-exported here).
+:mod:`deployer.fdl.progress.model`; the package (:mod:`deployer.fdl.progress`) exports both.
 """
 
 from __future__ import annotations
@@ -32,8 +32,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from deployer.fdl.ast import Flow, Scope, State, WaitState, child_scopes
-from deployer.fdl.progress_model import (
+from deployer.fdl.progress.model import (
     TERMINAL_EXECUTION_EVENTS,
     Attempt,
     ExecutionProgress,
@@ -43,25 +42,10 @@ from deployer.fdl.progress_model import (
     Status,
     Visit,
     parse_time,
-    task_id,
-    task_request_id,
 )
+from deployer.fdl.syntax.ast import Flow, Scope, State, WaitState, child_scopes
 
-__all__ = [
-    "TERMINAL_EXECUTION_EVENTS",
-    "Attempt",
-    "ExecutionProgress",
-    "HistoryRecord",
-    "ProgressFold",
-    "ScopeProgress",
-    "StateProgress",
-    "Status",
-    "Visit",
-    "fold",
-    "parse_time",
-    "task_id",
-    "task_request_id",
-]
+__all__ = ["ProgressFold", "fold"]
 
 _OPEN_VISIT_END = {"Stopped": "stopped", "TimedOut": "timed-out", "Failed": "failed"}
 

@@ -11,18 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from deployer.fdl._parse_fields import (
-    Getter,
-    MappingReader,
-    as_bool,
-    as_expr,
-    as_int,
-    as_strings,
-    as_text,
-    getter,
-)
-from deployer.fdl._yaml import YNode
-from deployer.fdl.ast import (
+from deployer.fdl.syntax.ast import (
     CatchRule,
     ChoiceBranch,
     ChoiceState,
@@ -43,8 +32,19 @@ from deployer.fdl.ast import (
     TemplateValue,
     WaitState,
 )
-from deployer.fdl.diagnostics import join_path
-from deployer.fdl.template_nodes import is_expression_key
+from deployer.fdl.syntax.diagnostics import join_path
+from deployer.fdl.syntax.fields import (
+    Getter,
+    MappingReader,
+    as_bool,
+    as_expr,
+    as_int,
+    as_strings,
+    as_text,
+    getter,
+)
+from deployer.fdl.syntax.template_nodes import is_expression_key
+from deployer.fdl.syntax.yaml_tree import YNode
 
 __all__ = ["ScopeBuilder", "StateBuilder", "literal_timeout"]
 

@@ -1,6 +1,6 @@
 """Parser of the CloudFlow expression language (an expr-lang/expr compatible subset).
 
-Pipeline: :func:`parse_expression` lexes the text (:mod:`deployer.fdl.expression_lexer`), parses
+Pipeline: :func:`parse_expression` lexes the text (:mod:`deployer.fdl.expressions.lexer`), parses
 it by precedence climbing into frozen AST nodes (each with its character ``offset``), then checks
 the limits. The result is cached, so parsing the same text twice costs a dictionary lookup.
 
@@ -25,12 +25,12 @@ from __future__ import annotations
 import functools
 from typing import Any, NoReturn
 
-from deployer.fdl import expression_nodes as nodes
-from deployer.fdl.builtins import BUILTINS
-from deployer.fdl.expression_errors import ExpressionSyntaxError, SyntaxCode
-from deployer.fdl.expression_lexer import Token, TokenKind, tokenize
-from deployer.fdl.expression_nodes import *  # noqa: F403 (the nodes are re-exported from here)
-from deployer.fdl.values import INT64_MAX, INT64_MIN
+from deployer.fdl.expressions import nodes
+from deployer.fdl.expressions.builtins import BUILTINS
+from deployer.fdl.expressions.errors import ExpressionSyntaxError, SyntaxCode
+from deployer.fdl.expressions.lexer import Token, TokenKind, tokenize
+from deployer.fdl.expressions.nodes import *  # noqa: F403 (the nodes are re-exported from here)
+from deployer.fdl.expressions.values import INT64_MAX, INT64_MIN
 
 __all__ = [
     *nodes.__all__,

@@ -1,7 +1,7 @@
 """AST nodes of templates: constructors (``InputConstructor``...) and Task ``Parameters``.
 
 A :class:`Template` is a read-only mapping keyed by the key *as written* (``job_id.$``), with
-these evaluation rules (carried out by :mod:`deployer.fdl.constructors`):
+these evaluation rules (carried out by :mod:`deployer.fdl.expressions.constructors`):
 
 * a key ending in ``.$`` is an *expression key*: its value is an :class:`Expr` (when the YAML value
   is a string) and it produces the key without the suffix (:attr:`TemplateField.output_key`);
@@ -17,7 +17,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Union
 
-from deployer.fdl.positions import Expr, Position
+from deployer.fdl.expressions.constructors import (
+    EXPRESSION_SUFFIX,
+    ROOT_EXPRESSION_KEY,
+    is_expression_key,
+)
+from deployer.fdl.syntax.positions import Expr, Position
 
 __all__ = [
     "EXPRESSION_SUFFIX",
@@ -29,15 +34,7 @@ __all__ = [
     "is_expression_key",
 ]
 
-EXPRESSION_SUFFIX = ".$"
-ROOT_EXPRESSION_KEY = "$"
-
 TemplateValue = Union[None, bool, int, float, str, Expr, "Template", "TemplateList"]
-
-
-def is_expression_key(key: str) -> bool:
-    """True for ``name.$`` keys and for the root key ``$``."""
-    return key == ROOT_EXPRESSION_KEY or key.endswith(EXPRESSION_SUFFIX)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +88,7 @@ class Template(Mapping[str, TemplateValue]):
 
     def to_plain(self) -> dict[str, object]:
         """The template as plain data (keys as written, expressions as their text): the shape
-        ``deployer.fdl.constructors.build_value`` takes."""
+        ``deployer.fdl.expressions.constructors.build_value`` takes."""
         return {item.key: _plain(item.value) for item in self.fields}
 
     @property

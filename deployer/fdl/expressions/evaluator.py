@@ -1,22 +1,22 @@
 """Evaluator of parsed expressions over JSON data.
 
-:func:`evaluate` compiles an :class:`~deployer.fdl.expressions.Expression` once into a tree of
-Python closures (cached per expression object) and runs it against a :class:`Scope`. There is no
-re-lexing, no operand stack and no global mutable state; the only per-call allocations are the
-values an expression builds (arrays, maps, call arguments).
+:func:`evaluate` compiles an :class:`~deployer.fdl.expressions.parser.Expression` once into a tree
+of Python closures (cached per expression object) and runs it against a :class:`ExpressionScope`.
+There is no re-lexing, no operand stack and no global mutable state; the only per-call allocations
+are the values an expression builds (arrays, maps, call arguments).
 
 Semantics (reference §4.3, decisions in docs/fdl-semantics.md "Expressions"): a missing map key
 is ``null``; member access or indexing on ``null`` is an error (strict :class:`NullMode`);
 negative array indexes count from the end. Operators are compiled by
-:mod:`deployer.fdl.expression_operators`; :class:`Scope` and :class:`NullMode` live in
-:mod:`deployer.fdl.expression_scope` and are re-exported here.
+:mod:`deployer.fdl.expressions.operators`; :class:`ExpressionScope` and :class:`NullMode` live in
+:mod:`deployer.fdl.expressions.scope` and are re-exported here.
 
 Every failure is an :class:`EvaluationError` (code ``FnF.RuntimeError``, or
 ``FnF.DataLimitExceeded`` for a string over the size cap) whose detail names the expression; no
 other exception escapes :func:`evaluate`. Returned values may share structure with the scope's
 values: callers must treat all values as immutable.
 
-Work is bounded by the scope's :class:`~deployer.fdl.expression_budget.Meter`: every node
+Work is bounded by the scope's :class:`~deployer.fdl.expressions.budget.Meter`: every node
 counts once per evaluation (:func:`expression_cost`), operators and built-ins charge what grows
 with their data, array and map literals the values they hold (docs/fdl-semantics.md,
 "Bounds").
@@ -29,10 +29,10 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from deployer.fdl.builtins import BUILTINS
-from deployer.fdl.expression_budget import NO_METER, Meter, charge_embedded
-from deployer.fdl.expression_errors import EvaluationError, EvaluationReason
-from deployer.fdl.expression_nodes import (
+from deployer.fdl.expressions.budget import NO_METER, Meter, charge_embedded
+from deployer.fdl.expressions.builtins import BUILTINS
+from deployer.fdl.expressions.errors import EvaluationError, EvaluationReason
+from deployer.fdl.expressions.nodes import (
     ArrayLiteral,
     Binary,
     Call,
@@ -46,32 +46,32 @@ from deployer.fdl.expression_nodes import (
     Variable,
     children,
 )
-from deployer.fdl.expression_operators import compile_binary, compile_unary
-from deployer.fdl.expression_scope import (
+from deployer.fdl.expressions.operators import compile_binary, compile_unary
+from deployer.fdl.expressions.scope import (
     UNAVAILABLE,
     Compiled,
+    ExpressionScope,
     NullMode,
-    Scope,
     Unavailable,
     error_at,
     null_error,
 )
-from deployer.fdl.values import kind_name
+from deployer.fdl.expressions.values import kind_name
 
 _TYPE = EvaluationReason.TYPE
 
 __all__ = [
     "UNAVAILABLE",
     "EvaluationError",
+    "ExpressionScope",
     "NullMode",
-    "Scope",
     "Unavailable",
     "evaluate",
     "expression_cost",
 ]
 
 
-def evaluate(expr: Expression, scope: Scope) -> Any:
+def evaluate(expr: Expression, scope: ExpressionScope) -> Any:
     """Evaluate ``expr`` against ``scope`` and return a JSON value.
 
     Pure apart from ``scope.entropy`` (only ``uuid()``/``randomInt()`` draw from it); never
@@ -93,7 +93,7 @@ def evaluate(expr: Expression, scope: Scope) -> Any:
         raise too_deep().in_expression(expr.text) from None
 
 
-def compile_expression(expr: Expression) -> Callable[[Scope], Any]:
+def compile_expression(expr: Expression) -> Callable[[ExpressionScope], Any]:
     """The compiled form :func:`evaluate` runs, for callers that evaluate ``expr`` many times.
 
     ``compile_expression(expr)(scope)`` returns what ``evaluate(expr, scope)`` returns; on
@@ -152,7 +152,7 @@ def _variable(node: Variable) -> Compiled:
     get = operator.attrgetter(_VARIABLE_FIELDS[node.name])
     name, offset = node.name, node.offset
 
-    def run(scope: Scope) -> Any:
+    def run(scope: ExpressionScope) -> Any:
         value = get(scope)
         if value is UNAVAILABLE:
             raise error_at(offset, f"{name} is not available here", EvaluationReason.UNAVAILABLE)
@@ -167,7 +167,7 @@ def _variable(node: Variable) -> Compiled:
 def _member(node: Member) -> Compiled:
     target, name, offset = _node(node.target), node.name, node.offset
 
-    def run(scope: Scope) -> Any:
+    def run(scope: ExpressionScope) -> Any:
         value = target(scope)
         if type(value) is dict:
             return value.get(name)
@@ -187,7 +187,7 @@ def _member(node: Member) -> Compiled:
 def _index(node: Index) -> Compiled:
     target, key_of, offset = _node(node.target), _node(node.index), node.offset
 
-    def run(scope: Scope) -> Any:
+    def run(scope: ExpressionScope) -> Any:
         container, key = target(scope), key_of(scope)
         kind = type(container)
         if kind is dict:
@@ -241,7 +241,7 @@ def _call(node: Call) -> Compiled:
     args = tuple(_node(arg) for arg in node.args)
     with_entropy = builtin.uses_entropy
 
-    def run(scope: Scope) -> Any:
+    def run(scope: ExpressionScope) -> Any:
         values = [arg(scope) for arg in args]
         try:
             if with_entropy:
@@ -257,7 +257,7 @@ def _call(node: Call) -> Compiled:
 def _array(node: ArrayLiteral) -> Compiled:
     items = tuple(_node(item) for item in node.items)
 
-    def run(scope: Scope) -> Any:
+    def run(scope: ExpressionScope) -> Any:
         values = [item(scope) for item in items]
         meter = scope.meter
         for value in values:
@@ -270,7 +270,7 @@ def _array(node: ArrayLiteral) -> Compiled:
 def _map(node: MapLiteral) -> Compiled:
     entries = tuple((key, _node(value)) for key, value in node.entries)
 
-    def run(scope: Scope) -> Any:
+    def run(scope: ExpressionScope) -> Any:
         built = {key: value(scope) for key, value in entries}
         meter = scope.meter
         for value in built.values():

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from deployer.fdl._schema import did_you_mean
-from deployer.fdl.ast import (
+from deployer.fdl.syntax.ast import (
     ChoiceState,
     FailState,
     MapState,
@@ -25,7 +24,8 @@ from deployer.fdl.ast import (
     TaskState,
     child_scopes,
 )
-from deployer.fdl.diagnostics import Code, Reporter, Severity, join_path, state_path
+from deployer.fdl.syntax.diagnostics import Code, Reporter, Severity, join_path, state_path
+from deployer.fdl.syntax.schema import did_you_mean
 
 __all__ = ["Transitions", "successors"]
 

@@ -26,25 +26,42 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.fdl.diagnostics import join_path
-from deployer.fdl.evaluator import Scope, compile_expression, expression_cost, too_deep
-from deployer.fdl.expression_budget import NO_METER, Meter, charge_embedded
-from deployer.fdl.expression_errors import (
+from deployer.fdl.expressions.budget import NO_METER, Meter, charge_embedded
+from deployer.fdl.expressions.errors import (
     EvaluationError,
     EvaluationReason,
     ExpressionSyntaxError,
 )
-from deployer.fdl.expressions import parse_expression
-from deployer.fdl.template_nodes import EXPRESSION_SUFFIX, ROOT_EXPRESSION_KEY
+from deployer.fdl.expressions.evaluator import (
+    ExpressionScope,
+    compile_expression,
+    expression_cost,
+    too_deep,
+)
+from deployer.fdl.expressions.parser import parse_expression
 
-__all__ = ["ROOT_KEY", "SUFFIX", "Template", "build_value", "compile_template", "iter_expressions"]
+__all__ = [
+    "EXPRESSION_SUFFIX",
+    "ROOT_EXPRESSION_KEY",
+    "TemplateBuilder",
+    "build_value",
+    "compile_template",
+    "is_expression_key",
+    "iter_expressions",
+]
 
-#: The suffix of an expression key and the root key (the same as in the flow AST).
-SUFFIX = EXPRESSION_SUFFIX
-ROOT_KEY = ROOT_EXPRESSION_KEY
+#: The suffix of an expression key (``job_id.$``) and the root key (``{$: $Input}``); the flow
+#: AST (:mod:`deployer.fdl.syntax.template_nodes`) spells its templates' keys with them.
+EXPRESSION_SUFFIX = ".$"
+ROOT_EXPRESSION_KEY = "$"
 
 
-def build_value(template: Any, scope: Scope) -> Any:
+def is_expression_key(key: object) -> bool:
+    """True for ``name.$`` keys and for the root key ``$``."""
+    return isinstance(key, str) and (key == ROOT_EXPRESSION_KEY or key.endswith(EXPRESSION_SUFFIX))
+
+
+def build_value(template: Any, scope: ExpressionScope) -> Any:
     """Build the value a constructor template describes, evaluating its ``.$`` keys.
 
     Pure (no clock, no I/O; ``uuid()``/``randomInt()`` draw from ``scope.entropy``); one
@@ -58,14 +75,14 @@ def build_value(template: Any, scope: Scope) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class Template:
+class TemplateBuilder:
     """A constructor template checked and compiled once; :meth:`build` runs it."""
 
     source: Any
-    _build: Callable[[Scope], Any]
+    _build: Callable[[ExpressionScope], Any]
     cost: int = 0  # the nodes of all its expressions, charged when a build begins
 
-    def build(self, scope: Scope) -> Any:
+    def build(self, scope: ExpressionScope) -> Any:
         """Same result and errors as :func:`build_value` on ``source``."""
         if scope.meter is NO_METER:
             scope = scope._replace(meter=Meter())
@@ -73,12 +90,12 @@ class Template:
         return self._build(scope)
 
 
-def compile_template(template: Any) -> Template:
-    """Compile ``template`` for repeated :meth:`Template.build` calls (the interpreter keeps
+def compile_template(template: Any) -> TemplateBuilder:
+    """Compile ``template`` for repeated :meth:`TemplateBuilder.build` calls (the interpreter keeps
     one per constructor). Structural problems (a ``$`` key beside others, a key given both
     literally and as ``.$``, a non-string or unparsable expression) are reported by ``build``,
     as :func:`build_value` would, so compiling never fails."""
-    return Template(template, _compile(template, ""), _static_cost(template))
+    return TemplateBuilder(template, _compile(template, ""), _static_cost(template))
 
 
 def _static_cost(template: Any) -> int:
@@ -98,8 +115,8 @@ def iter_expressions(template: Any) -> Iterator[tuple[str, Any]]:
         path, value = stack.pop()
         if isinstance(value, dict):
             for key, item in reversed(list(value.items())):
-                child = join_path(path, str(key))
-                if _is_expression_key(key):
+                child = _key_path(path, str(key))
+                if is_expression_key(key):
                     yield child, item
                 else:
                     stack.append((child, item))
@@ -108,11 +125,11 @@ def iter_expressions(template: Any) -> Iterator[tuple[str, Any]]:
                 stack.append((f"{path}[{position}]", value[position]))
 
 
-def _is_expression_key(key: Any) -> bool:
-    return isinstance(key, str) and (key == ROOT_KEY or key.endswith(SUFFIX))
+def _key_path(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
 
 
-def _compile(template: Any, path: str) -> Callable[[Scope], Any]:
+def _compile(template: Any, path: str) -> Callable[[ExpressionScope], Any]:
     if isinstance(template, dict):
         return _compile_map(template, path)
     if isinstance(template, list):
@@ -121,37 +138,39 @@ def _compile(template: Any, path: str) -> Callable[[Scope], Any]:
     return lambda scope: template
 
 
-def _compile_map(template: dict[Any, Any], path: str) -> Callable[[Scope], Any]:
-    if ROOT_KEY in template:
-        where = join_path(path, ROOT_KEY)
+def _compile_map(template: dict[Any, Any], path: str) -> Callable[[ExpressionScope], Any]:
+    if ROOT_EXPRESSION_KEY in template:
+        where = _key_path(path, ROOT_EXPRESSION_KEY)
         if len(template) > 1:
-            others = ", ".join(sorted(str(key) for key in template if key != ROOT_KEY))
+            others = ", ".join(sorted(str(key) for key in template if key != ROOT_EXPRESSION_KEY))
             return _failing(
                 f"{where}: the '$' key must be the only key of its map (also found: {others})"
             )
-        return _compile_expression(template[ROOT_KEY], where, embedded=bool(path))
-    entries: list[tuple[str, Callable[[Scope], Any]]] = []
+        return _compile_expression(template[ROOT_EXPRESSION_KEY], where, embedded=bool(path))
+    entries: list[tuple[str, Callable[[ExpressionScope], Any]]] = []
     for key, value in template.items():
         name = str(key)
-        where = join_path(path, name)
-        if not name.endswith(SUFFIX):
+        where = _key_path(path, name)
+        if not name.endswith(EXPRESSION_SUFFIX):
             entries.append((name, _compile(value, where)))
             continue
-        target = name[: -len(SUFFIX)]
+        target = name[: -len(EXPRESSION_SUFFIX)]
         if target in template:
             return _failing(f"{where}: key '{target}' is given both literally and as an expression")
         entries.append((target, _compile_expression(value, where, embedded=True)))
     return lambda scope: {name: build(scope) for name, build in entries}
 
 
-def _failing(detail: str) -> Callable[[Scope], Any]:
-    def fail(scope: Scope) -> Any:
+def _failing(detail: str) -> Callable[[ExpressionScope], Any]:
+    def fail(scope: ExpressionScope) -> Any:
         raise EvaluationError(detail, EvaluationReason.CONSTRUCTOR)
 
     return fail
 
 
-def _compile_expression(text: Any, where: str, *, embedded: bool) -> Callable[[Scope], Any]:
+def _compile_expression(
+    text: Any, where: str, *, embedded: bool
+) -> Callable[[ExpressionScope], Any]:
     """The closure of one expression key; ``embedded`` when its value goes into a map the
     template builds (every ``.$`` key, a nested ``$``), whose size is then charged."""
     if not isinstance(text, str):
@@ -164,7 +183,7 @@ def _compile_expression(text: Any, where: str, *, embedded: bool) -> Callable[[S
         detail = f"{where}: invalid expression `{text}`: {exc.message} (at offset {exc.offset})"
         offset = exc.offset
 
-        def invalid(scope: Scope) -> Any:
+        def invalid(scope: ExpressionScope) -> Any:
             raise EvaluationError(detail, EvaluationReason.SYNTAX, expression=text, offset=offset)
 
         return invalid
@@ -172,7 +191,7 @@ def _compile_expression(text: Any, where: str, *, embedded: bool) -> Callable[[S
     compiled = compile_expression(expr)
     text = expr.text
 
-    def run(scope: Scope) -> Any:  # evaluate(expr, scope), without its per-call lookups
+    def run(scope: ExpressionScope) -> Any:  # evaluate(expr, scope), without its per-call lookups
         try:
             value = compiled(scope)
             if embedded:

@@ -1,15 +1,16 @@
 """Operators of the expression language, compiled into closures over compiled operands.
 
 :func:`compile_unary` and :func:`compile_binary` take the operands already compiled (see
-:mod:`deployer.fdl.evaluator`) and return one closure per operator node, so the evaluator never
-dispatches on the operator at run time. Semantics (reference §4.3, docs/fdl-semantics.md):
+:mod:`deployer.fdl.expressions.evaluator`) and return one closure per operator node, so the
+evaluator never dispatches on the operator at run time. Semantics (reference §4.3,
+docs/fdl-semantics.md):
 
 * ``==``/``!=`` deep equality, ints and floats compare numerically, other kinds never equal;
 * ordering only number/number or string/string; ``&&``, ``||``, ``!`` take booleans only and
   short-circuit; ``in`` tests array membership or map keys (not substrings);
 * ``+ - *`` on two ints give an int (64-bit range enforced), otherwise a float; ``/`` always
   gives a float; ``%`` takes integers and truncates like Go; ``+`` also joins two strings;
-* :class:`~deployer.fdl.expression_scope.NullMode` decides what ``null`` does in ``!``, ``&&``,
+* :class:`~deployer.fdl.expressions.scope.NullMode` decides what ``null`` does in ``!``, ``&&``,
   ``||``, ordering and ``in``.
 
 Operators whose work grows with their operands charge the scope's meter first: joining strings
@@ -24,10 +25,16 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from deployer.fdl.expression_budget import Meter, charge_size, check_length
-from deployer.fdl.expression_errors import EvaluationReason
-from deployer.fdl.expression_scope import Compiled, NullMode, Scope, error_at, operand_error
-from deployer.fdl.values import INT64_MAX, INT64_MIN, is_number, json_equal, kind_name
+from deployer.fdl.expressions.budget import Meter, charge_size, check_length
+from deployer.fdl.expressions.errors import EvaluationReason
+from deployer.fdl.expressions.scope import (
+    Compiled,
+    ExpressionScope,
+    NullMode,
+    error_at,
+    operand_error,
+)
+from deployer.fdl.expressions.values import INT64_MAX, INT64_MIN, is_number, json_equal, kind_name
 
 __all__ = ["checked", "compile_binary", "compile_unary"]
 
@@ -43,7 +50,7 @@ def compile_unary(op: str, operand: Compiled, offset: int) -> Compiled:
     """The closure of prefix operator ``op`` (``!``, ``-`` or ``+``) over a compiled operand."""
     if op == "!":
 
-        def negate(scope: Scope) -> Any:
+        def negate(scope: ExpressionScope) -> Any:
             value = operand(scope)
             if type(value) is bool:
                 return not value
@@ -53,7 +60,7 @@ def compile_unary(op: str, operand: Compiled, offset: int) -> Compiled:
 
         return negate
 
-    def sign(scope: Scope) -> Any:
+    def sign(scope: ExpressionScope) -> Any:
         value = operand(scope)
         if not is_number(value):
             raise operand_error(offset, op, value, "a number")
@@ -76,14 +83,14 @@ def checked(value: Any, offset: int) -> Any:
 def _logical(left: Compiled, right: Compiled, offset: int, op: str) -> Compiled:
     stop = op == "||"  # || stops on true, && stops on false
 
-    def truth(value: Any, scope: Scope) -> bool:
+    def truth(value: Any, scope: ExpressionScope) -> bool:
         if type(value) is bool:
             return value
         if value is None and scope.null_mode is NullMode.LENIENT:
             return False
         raise operand_error(offset, op, value, "bools")
 
-    def run(scope: Scope) -> Any:
+    def run(scope: ExpressionScope) -> Any:
         if truth(left(scope), scope) is stop:
             return stop
         return truth(right(scope), scope)
@@ -94,7 +101,7 @@ def _logical(left: Compiled, right: Compiled, offset: int, op: str) -> Compiled:
 def _equality(left: Compiled, right: Compiled, offset: int, op: str) -> Compiled:
     negate = op == "!="
 
-    def run(scope: Scope) -> Any:
+    def run(scope: ExpressionScope) -> Any:
         a, b = left(scope), right(scope)
         ka, kb = type(a), type(b)
         if ka is str and kb is str:
@@ -124,7 +131,7 @@ _ORDER: dict[str, Callable[[Any, Any], bool]] = {
 def _ordering(left: Compiled, right: Compiled, offset: int, op: str) -> Compiled:
     compare = _ORDER[op]
 
-    def run(scope: Scope) -> Any:
+    def run(scope: ExpressionScope) -> Any:
         a, b = left(scope), right(scope)
         ka, kb = type(a), type(b)
         if (ka is int or ka is float) and (kb is int or kb is float):
@@ -149,7 +156,7 @@ def _ordering(left: Compiled, right: Compiled, offset: int, op: str) -> Compiled
 def _membership(left: Compiled, right: Compiled, offset: int, op: str) -> Compiled:
     negate = op == "not in"
 
-    def run(scope: Scope) -> Any:
+    def run(scope: ExpressionScope) -> Any:
         needle, haystack = left(scope), right(scope)
         kind = type(haystack)
         if kind is list:
@@ -174,7 +181,7 @@ def _membership(left: Compiled, right: Compiled, offset: int, op: str) -> Compil
 def _arithmetic(left: Compiled, right: Compiled, offset: int, op: str) -> Compiled:
     apply = _ARITHMETIC[op]
 
-    def run(scope: Scope) -> Any:
+    def run(scope: ExpressionScope) -> Any:
         a, b = left(scope), right(scope)
         ka, kb = type(a), type(b)
         if ka is int and kb is int and op != "/":

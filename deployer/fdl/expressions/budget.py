@@ -3,8 +3,8 @@
 Each evaluation (an expression field, or one whole constructor or ``Parameters`` template) may
 take :data:`~deployer.fdl.limits.EVALUATION_STEPS` steps, and the evaluations of one interpreter
 step (what one event wakes up) :data:`~deployer.fdl.limits.STEP_EVALUATION_STEPS` together.
-A :class:`Meter` counts them; it travels in the scope (``Scope.meter``), one per evaluation or,
-in the interpreter, one per step reset before each evaluation. What a step costs
+A :class:`Meter` counts them; it travels in the scope (``ExpressionScope.meter``), one per
+evaluation or, in the interpreter, one per step reset before each evaluation. What a step costs
 (docs/fdl-semantics.md, "Bounds"):
 
 * each node of the expression, once per evaluation (a static count: nothing loops);
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deployer.fdl.expression_errors import EvaluationError, EvaluationReason
+from deployer.fdl.expressions.errors import EvaluationError, EvaluationReason
 from deployer.fdl.limits import EVALUATION_STEPS, MAX_STRING_CHARS
 
 __all__ = [
@@ -104,9 +104,10 @@ _UNLIMITED = 1 << 62  # the "step" budget of a meter without one
 
 
 class _NoMeter(Meter):
-    """The meter of a scope no entry point has metered yet (``Scope()``'s default):
-    :func:`~deployer.fdl.evaluator.evaluate` and ``Template.build`` replace it with a fresh
-    :class:`Meter`; a compiled closure run without one is a bug, not an unbounded run."""
+    """The meter of a scope no entry point has metered yet (``ExpressionScope()``'s default):
+    :func:`~deployer.fdl.expressions.evaluator.evaluate` and ``TemplateBuilder.build`` replace it
+    with a fresh :class:`Meter`; a compiled closure run without one is a bug, not an unbounded
+    run."""
 
     __slots__ = ()
 

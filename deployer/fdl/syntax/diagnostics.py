@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
-from deployer.fdl.positions import Position
+from deployer.fdl.syntax.positions import Position
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11

@@ -11,12 +11,12 @@ the validator inspects for unknown keys and wrong types. A flow that passed
 ``validate_flow`` without errors therefore has every required field set; the interpreter may
 rely on that and should only run validated flows.
 
-The leaves live in their own modules and are re-exported here, so ``from deployer.fdl.ast
-import X`` works for every node type: :mod:`deployer.fdl.positions` (:class:`Position`,
+The leaves live in their own modules and are re-exported here, so ``from deployer.fdl.syntax.ast
+import X`` works for every node type: :mod:`deployer.fdl.syntax.positions` (:class:`Position`,
 :class:`Expr` -- expressions are stored as text plus position, never parsed --, :class:`RawField`)
-and :mod:`deployer.fdl.template_nodes` (:class:`Template` and its fields and lists: constructors
-and Task ``Parameters``). This module holds the states, their Retry/Catch rules, scopes and the
-flow.
+and :mod:`deployer.fdl.syntax.template_nodes` (:class:`Template` and its fields and lists:
+constructors and Task ``Parameters``). This module holds the states, their Retry/Catch rules, scopes
+and the flow.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
 
-from deployer.fdl.positions import UNKNOWN_POSITION as UNKNOWN_POSITION
-from deployer.fdl.positions import Expr, Position, RawField, RawValue
-from deployer.fdl.positions import no_raw as _no_raw
-from deployer.fdl.template_nodes import (
+from deployer.fdl.syntax.positions import UNKNOWN_POSITION as UNKNOWN_POSITION
+from deployer.fdl.syntax.positions import Expr, Position, RawField, RawValue
+from deployer.fdl.syntax.positions import no_raw as _no_raw
+from deployer.fdl.syntax.template_nodes import (
     EXPRESSION_SUFFIX,
     ROOT_EXPRESSION_KEY,
     Template,

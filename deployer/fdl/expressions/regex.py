@@ -18,7 +18,7 @@ import functools
 
 import re2
 
-from deployer.fdl.expression_budget import Meter
+from deployer.fdl.expressions.budget import Meter
 
 __all__ = ["regex_search"]
 

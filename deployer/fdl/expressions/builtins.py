@@ -4,16 +4,16 @@
 implementation registers itself with ``@_builtin(name, min_args, max_args)`` right above its
 definition. The parser checks names and arities against it; the evaluator calls the
 implementations from it.
-Every implementation takes the evaluation's :class:`~deployer.fdl.expression_budget.Meter`, then
+Every implementation takes the evaluation's :class:`~deployer.fdl.expressions.budget.Meter`, then
 (``uses_entropy``) the :class:`Entropy`, then the already evaluated JSON values, and returns a JSON
 value, raising :class:`EvaluationError` (naming the function) for arguments of the wrong kind.
 Each charges the meter for the work that grows with its data before doing it (strings it builds
 are capped), so no call runs long (docs/fdl-semantics.md, "Bounds"). ``regexMatchString`` runs
-on RE2 (:mod:`deployer.fdl.regex`): linear time, Go's syntax.
+on RE2 (:mod:`deployer.fdl.expressions.regex`): linear time, Go's syntax.
 
-Randomness (``uuid``, ``randomInt``) comes from an :class:`Entropy` passed by the evaluator
-from ``Scope.entropy``: :class:`SystemEntropy` by default, :class:`SeededEntropy` for replayable
-runs. No function reads the clock or does I/O.
+Randomness (``uuid``, ``randomInt``) comes from an :class:`Entropy` passed by the evaluator from
+``ExpressionScope.entropy``: :class:`SystemEntropy` by default, :class:`SeededEntropy` for
+replayable runs. No function reads the clock or does I/O.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol, TypeVar, runtime_checkable
 
-from deployer.fdl.expression_budget import Meter, charge_embedded, charge_size, check_length
-from deployer.fdl.expression_errors import EvaluationError, EvaluationReason
-from deployer.fdl.regex import regex_search
-from deployer.fdl.values import (
+from deployer.fdl.expressions.budget import Meter, charge_embedded, charge_size, check_length
+from deployer.fdl.expressions.errors import EvaluationError, EvaluationReason
+from deployer.fdl.expressions.regex import regex_search
+from deployer.fdl.expressions.values import (
     INT64_MAX,
     INT64_MIN,
     canonical_key,

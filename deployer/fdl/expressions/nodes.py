@@ -1,7 +1,7 @@
 """Syntax tree of the expression language: frozen nodes, the parsed :class:`Expression`, and
 walking the tree.
 
-:func:`deployer.fdl.expressions.parse_expression` builds these nodes; the evaluator compiles
+:func:`deployer.fdl.expressions.parser.parse_expression` builds these nodes; the evaluator compiles
 them. Every node carries the 0-based character ``offset`` where it starts in the expression text.
 """
 

@@ -1,11 +1,11 @@
 """Errors of the expression language: one for bad text, one for failed evaluation.
 
-:class:`ExpressionSyntaxError` is raised by :func:`deployer.fdl.expressions.parse_expression`
-(definition time: the validator turns it into a diagnostic). :class:`EvaluationError` is raised
-by :func:`deployer.fdl.evaluator.evaluate`, the built-ins and the constructor walker (run time:
-the interpreter fails the state with ``error.code``, which ``FnF.ALL`` matches in ``Catch``).
-Neither is a :class:`deployer.errors.DeployerError`: ``fdl`` imports nothing else of ours, and
-the layers above decide how to present them.
+:class:`ExpressionSyntaxError` is raised by :func:`deployer.fdl.expressions.parser.parse_expression`
+(definition time: the validator turns it into a diagnostic). :class:`EvaluationError` is raised by
+:func:`deployer.fdl.expressions.evaluator.evaluate`, the built-ins and the constructor walker (run
+time: the interpreter fails the state with ``error.code``, which ``FnF.ALL`` matches in ``Catch``).
+Neither is a :class:`deployer.errors.DeployerError`: ``fdl`` imports nothing else of ours, and the
+layers above decide how to present them.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class EvaluationReason(str, Enum):
     SYNTAX = "EXPR_SYNTAX"  # a constructor expression does not parse (run-time use only)
     CONSTRUCTOR = "EXPR_CONSTRUCTOR"  # a constructor template is malformed
     LIMIT = "EXPR_LIMIT"  # nesting too deep for the evaluator
-    BUDGET = "EXPR_BUDGET"  # the evaluation ran out of steps (expression_budget.py)
+    BUDGET = "EXPR_BUDGET"  # the evaluation ran out of steps (budget.py)
     SIZE = "EXPR_SIZE"  # a built string over the size cap (code FnF.DataLimitExceeded)
 
 
@@ -68,9 +68,9 @@ class EvaluationError(Exception):
     """Evaluating an expression failed.
 
     ``code`` is the state error code (always :data:`RUNTIME_ERROR_CODE` for expression
-    failures); ``detail`` is one human line naming the expression text (and the constructor key
-    path when raised by :mod:`deployer.fdl.constructors`); ``reason`` says why; ``expression``
-    and ``offset`` locate the failing sub-expression when known.
+    failures); ``detail`` is one human line naming the expression text (and the constructor key path
+    when raised by :mod:`deployer.fdl.expressions.constructors`); ``reason`` says why;
+    ``expression`` and ``offset`` locate the failing sub-expression when known.
     """
 
     def __init__(

@@ -1,8 +1,8 @@
 """What a flow definition says, and where: positions, expression text and raw YAML fields.
 
-These are the leaves of the flow AST (:mod:`deployer.fdl.ast`). Every node carries the 1-based
-:class:`Position` of its first token; an :class:`Expr` is an expression *as written* (text plus
-position, never parsed here, so the AST does not depend on the expression engine); a
+These are the leaves of the flow AST (:mod:`deployer.fdl.syntax.ast`). Every node carries the
+1-based :class:`Position` of its first token; an :class:`Expr` is an expression *as written* (text
+plus position, never parsed while the AST is built: the validator parses it to check it); a
 :class:`RawField` keeps one key of a YAML mapping exactly as written, which is what the validator
 inspects for unknown keys and wrong types.
 """

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from deployer.fdl.expression_errors import ExpressionSyntaxError
-from deployer.fdl.values import INT64_MAX
+from deployer.fdl.expressions.errors import ExpressionSyntaxError
+from deployer.fdl.expressions.values import INT64_MAX
 
 __all__ = ["Token", "TokenKind", "tokenize"]
 

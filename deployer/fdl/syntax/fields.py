@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from deployer.fdl._yaml import YNode
-from deployer.fdl.diagnostics import Code, Collector, join_path, state_path
-from deployer.fdl.positions import Expr, Position, RawField, RawValue
+from deployer.fdl.syntax.diagnostics import Code, Collector, join_path, state_path
+from deployer.fdl.syntax.positions import Expr, Position, RawField, RawValue
+from deployer.fdl.syntax.yaml_tree import YNode
 
 __all__ = [
     "Fields",

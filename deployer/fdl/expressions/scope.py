@@ -1,10 +1,11 @@
 """What a compiled expression runs against, and how its failures are built.
 
-:class:`Scope` holds the variables an expression can read plus the evaluation options
-(:class:`NullMode`, the :class:`~deployer.fdl.builtins.Entropy` for ``uuid()``/``randomInt()``,
-the :class:`~deployer.fdl.expression_budget.Meter` that bounds the work).
-The evaluator compiles every expression into :data:`Compiled` closures over a scope; the helpers
-at the end build the :class:`EvaluationError` a closure raises, located at a node ``offset``.
+:class:`ExpressionScope` holds the variables an expression can read plus the evaluation options
+(:class:`NullMode`, the :class:`~deployer.fdl.expressions.builtins.Entropy` for
+``uuid()``/``randomInt()``, the :class:`~deployer.fdl.expressions.budget.Meter` that bounds the
+work). The evaluator compiles every expression into :data:`Compiled` closures over a scope; the
+helpers at the end build the :class:`EvaluationError` a closure raises, located at a node
+``offset``.
 """
 
 from __future__ import annotations
@@ -13,16 +14,16 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any, NamedTuple
 
-from deployer.fdl.builtins import Entropy, SystemEntropy
-from deployer.fdl.expression_budget import NO_METER, Meter
-from deployer.fdl.expression_errors import EvaluationError, EvaluationReason
-from deployer.fdl.values import kind_name
+from deployer.fdl.expressions.budget import NO_METER, Meter
+from deployer.fdl.expressions.builtins import Entropy, SystemEntropy
+from deployer.fdl.expressions.errors import EvaluationError, EvaluationReason
+from deployer.fdl.expressions.values import kind_name
 
 __all__ = [
     "UNAVAILABLE",
     "Compiled",
+    "ExpressionScope",
     "NullMode",
-    "Scope",
     "Unavailable",
     "error_at",
     "null_error",
@@ -55,15 +56,15 @@ class NullMode(Enum):
 _SYSTEM_ENTROPY: Entropy = SystemEntropy()
 
 
-class Scope(NamedTuple):
+class ExpressionScope(NamedTuple):
     """The variables an expression can read, plus evaluation options.
 
     A variable left :data:`UNAVAILABLE` makes reading it an error (e.g. ``$Output`` in an
     ``InputConstructor``). ``entropy`` feeds ``uuid()``/``randomInt()``: pass a
-    :class:`~deployer.fdl.builtins.SeededEntropy` for deterministic, replayable runs.
-    ``meter`` counts the evaluation's steps: ``evaluate`` and ``Template.build`` give a scope
-    left at :data:`~deployer.fdl.expression_budget.NO_METER` a fresh
-    :class:`~deployer.fdl.expression_budget.Meter` (the interpreter passes one per step).
+    :class:`~deployer.fdl.expressions.builtins.SeededEntropy` for deterministic, replayable runs.
+    ``meter`` counts the evaluation's steps: ``evaluate`` and ``TemplateBuilder.build`` give a scope
+    left at :data:`~deployer.fdl.expressions.budget.NO_METER` a fresh
+    :class:`~deployer.fdl.expressions.budget.Meter` (the interpreter passes one per step).
     Immutable (a named tuple: the interpreter builds one per evaluation, and a frozen
     dataclass costs three times as much to build).
     """
@@ -79,7 +80,7 @@ class Scope(NamedTuple):
 
 
 #: An expression compiled to a closure: run it with a scope to get its value.
-Compiled = Callable[[Scope], Any]
+Compiled = Callable[[ExpressionScope], Any]
 
 
 def error_at(offset: int, detail: str, reason: EvaluationReason) -> EvaluationError:

@@ -7,45 +7,18 @@ name a state of the same scope), reachability from ``StartAt`` (warning), expres
 ``$Output`` placement), documented limits and Task actions. Decisions where the reference is
 unsure are recorded in docs/fdl-semantics.md, section "Definitions and validation".
 
-This module walks the flow and dispatches; the checks live by concern: ``_schema`` (keys and
-types), ``_check_transitions`` (names and transitions), ``_check_states`` (flow header, limits,
-exclusive keys), ``_checks`` (expressions, templates, Retry/Catch rules, Task actions).
+This module walks the flow and dispatches; the checks live by concern: ``schema`` (keys and
+types), ``transitions`` (names and transitions), ``flow_checks`` (the legacy dialect, the flow's
+header and Timeout), ``state_checks`` (limits and exclusive keys of one state),
+``expression_checks`` (expressions and templates), ``rule_checks`` (Retry/Catch) and
+``task_checks`` (a Task's mode, Action and FC parameters).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from deployer.fdl._check_states import (
-    check_branch_count,
-    check_flow_header,
-    check_flow_timeout,
-    check_map_concurrency,
-    check_task_timeout,
-    check_wait,
-    is_legacy_dialect,
-    report_legacy_dialect,
-)
-from deployer.fdl._check_transitions import Transitions
-from deployer.fdl._checks import (
-    check_action,
-    check_catch,
-    check_expression,
-    check_retry,
-    check_template,
-    indexed,
-    mapping_indexes,
-)
-from deployer.fdl._schema import (
-    CHOICE_BRANCH_FIELDS,
-    FLOW_FIELDS,
-    SCOPE_FIELDS,
-    STATE_FIELDS,
-    check_fields,
-    check_list,
-    did_you_mean,
-)
-from deployer.fdl.ast import (
+from deployer.fdl.syntax.ast import (
     ChoiceState,
     Flow,
     MapState,
@@ -56,7 +29,34 @@ from deployer.fdl.ast import (
     TaskState,
     WaitState,
 )
-from deployer.fdl.diagnostics import Code, Collector, Diagnostic, state_path
+from deployer.fdl.syntax.diagnostics import Code, Collector, Diagnostic, state_path
+from deployer.fdl.syntax.expression_checks import check_expression, check_template
+from deployer.fdl.syntax.flow_checks import (
+    check_flow_header,
+    check_flow_timeout,
+    is_legacy_dialect,
+    report_legacy_dialect,
+)
+from deployer.fdl.syntax.rule_checks import check_catch, check_retry
+from deployer.fdl.syntax.schema import (
+    CHOICE_BRANCH_FIELDS,
+    FLOW_FIELDS,
+    SCOPE_FIELDS,
+    STATE_FIELDS,
+    check_fields,
+    check_list,
+    did_you_mean,
+    indexed,
+    mapping_indexes,
+)
+from deployer.fdl.syntax.state_checks import (
+    check_branch_count,
+    check_map_concurrency,
+    check_task_timeout,
+    check_wait,
+)
+from deployer.fdl.syntax.task_checks import check_action
+from deployer.fdl.syntax.transitions import Transitions
 
 __all__ = ["EXECUTION_MODES", "validate_flow"]
 

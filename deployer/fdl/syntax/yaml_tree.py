@@ -16,12 +16,12 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from deployer.fdl.ast import Position, RawValue
+from deployer.fdl.syntax.ast import Position, RawValue
 
 __all__ = ["LoadError", "YNode", "load"]
 
-MAX_DEPTH = 64
-MAX_NODES = 200_000
+MAX_YAML_DEPTH = 64
+MAX_YAML_NODES = 200_000
 _TAG = "tag:yaml.org,2002:"
 _TYPED_TAGS = {_TAG + "int", _TAG + "float", _TAG + "bool", _TAG + "null"}
 
@@ -79,12 +79,14 @@ class _Converter:
 
     def node(self, node: Node, depth: int) -> YNode:
         self._count += 1
-        if depth > MAX_DEPTH:
+        if depth > MAX_YAML_DEPTH:
             raise _TooLarge(
-                _position(node), f"nesting deeper than {MAX_DEPTH} levels (recursive alias?)"
+                _position(node), f"nesting deeper than {MAX_YAML_DEPTH} levels (recursive alias?)"
             )
-        if self._count > MAX_NODES:
-            raise _TooLarge(_position(node), f"more than {MAX_NODES} nodes after alias expansion")
+        if self._count > MAX_YAML_NODES:
+            raise _TooLarge(
+                _position(node), f"more than {MAX_YAML_NODES} nodes after alias expansion"
+            )
         if isinstance(node, MappingNode):
             return self._mapping(node, depth)
         if isinstance(node, SequenceNode):

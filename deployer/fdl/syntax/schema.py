@@ -4,12 +4,13 @@ keys that are misspelled, belong to another state type, or come from another dia
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypeVar
 
-from deployer.fdl.ast import Position, RawField, RawValue
-from deployer.fdl.diagnostics import Code, Reporter, join_path
+from deployer.fdl.syntax.ast import Position, RawField, RawValue
+from deployer.fdl.syntax.diagnostics import Code, Reporter, join_path
 
 __all__ = [
     "CATCH_FIELDS",
@@ -22,9 +23,14 @@ __all__ = [
     "Reporter",
     "check_fields",
     "check_list",
+    "describe",
     "did_you_mean",
+    "indexed",
     "is_kind",
+    "mapping_indexes",
 ]
+
+_Item = TypeVar("_Item")
 
 class Kind(Enum):
     """Expected YAML value types."""
@@ -279,3 +285,20 @@ def _unknown_key(
             key_path,
             hint=hint,
         )
+
+
+def mapping_indexes(raw: Mapping[str, RawField], key: str) -> list[int]:
+    """YAML indexes of the mapping elements of list ``key`` (the parser skipped the others)."""
+    entry = raw.get(key)
+    if entry is None or not isinstance(entry.value, tuple):
+        return []
+    return [index for index, item in enumerate(entry.value) if isinstance(item, Mapping)]
+
+
+def indexed(
+    raw: Mapping[str, RawField], key: str, items: tuple[_Item, ...]
+) -> Iterator[tuple[int, _Item]]:
+    """Pair each node built from list ``key`` with its YAML index."""
+    indexes = mapping_indexes(raw, key)
+    for number, item in enumerate(items):
+        yield (indexes[number] if number < len(indexes) else number), item
