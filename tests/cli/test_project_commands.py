@@ -113,10 +113,11 @@ def test_validate_broken_manifest_lists_every_problem(run, project: Path) -> Non
 
 
 def test_other_commands_report_manifest_errors_on_stderr(run, project: Path) -> None:
-    (project / "s.yaml").write_text((project / "s.yaml").read_text().replace("fc3", "fc2", 1))
+    (project / "s.yaml").write_text((project / "s.yaml").read_text().replace(
+        "memorySize: 512", "memorySize: 500", 1))
     result = run("package")
     assert result.exit_code == ExitCode.INVALID_INPUT
-    assert "Error: s.yaml:12:5: resources.start_job.component: unsupported component 'fc2'" \
+    assert "Error: s.yaml:20:7: resources.start_job.props.memorySize: must be a multiple of 64" \
         in result.stderr
     assert result.stdout == "" and "Traceback" not in result.stderr
 

@@ -246,7 +246,7 @@ def test_other_components_are_listed_not_deployed(project: Path) -> None:
 def test_a_reference_into_another_component_needs_a_value(project: Path) -> None:
     (found,) = problems(write(project, OTHERS))
     assert "resources.a.props.environmentVariables.HOST: ${resources.db.output.host} needs a " \
-           "value: db is not deployed here (component rds is not deployed by this toolkit" in found
+           "value: db is not deployed by this toolkit (component rds)" in found
     assert "--var resources.db.output.host=VALUE" in found
 
 

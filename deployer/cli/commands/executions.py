@@ -24,8 +24,7 @@ from deployer.fdl.progress import fold
 EXECUTE_EPILOG = """\b
 Examples:
   deploy execute                               the flow's executionInput (s.yaml), or {}
-  deploy execute --input '{"order": "A-1", "items": [1, 2]}'   any flow's input
-  deploy execute --input @event.json --flow OrderFlow
+  deploy execute --input @input.json           any JSON object the flow takes
   deploy execute --delay 20                    shortcut for the input {"delay": 20}
   deploy execute --input '{"delay": 5}' --name run-42
   deploy execute --delay 5 --no-wait           start it and return

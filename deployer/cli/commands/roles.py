@@ -16,14 +16,13 @@ from deployer.core.service_roles import (
 )
 from deployer.errors import InvalidInputError
 
-INIT_EPILOG = f"""\\b
+INIT_EPILOG = f"""\b
 Examples:
   deploy roles init AliyunFCDefaultRole fnf-execution-default-role
   deploy roles init aliyunfcdefaultrole --output json     the same role (names ignore case)
   deploy roles init AliyunFCDefaultRole --target aliyun --region cn-hangzhou
 \b
 Without NAME: the default roles s.yaml names (role: auto, or a role ARN naming one).
-\\b
 Known roles: {', '.join(sorted(r.name for r in DEFAULT_ROLES.values()))}. Each is created with
 its documented trust and system policies, as the consoles' one-click authorization does;
 an existing one only gets the policies it lacks. `deploy down` never deletes them.

@@ -81,7 +81,7 @@ def _report_view(report: ValidationReport) -> Text:
         lines += [f"note: {n}" for n in m.notes]
     if report.target:
         lines += [f"{report.target}: {p}" for p in report.target_problems] or \
-            [f"{report.target}: the roles s.yaml names are in place"]
+            [f"{report.target}: what s.yaml names is in place"]
     lines.append("OK" if report.ok else "INVALID")
     return Text("\n".join(lines))
 
@@ -135,7 +135,7 @@ def validate(app: AppContext, region: str | None, account_id: str | None, target
                              session.clients,
                              account_id=session.account_id,
                              target=session.settings.target.value)
-        report = replace(report, target=session.settings.describe(session.account_id),
+        report = replace(report, target=f"target {session.settings.target.value}",
                          target_problems=tuple(p.text() for p in problems))
     app.render(report, output)
 
@@ -152,7 +152,8 @@ def _target(app: AppContext, target: str | None, region: str | None, profile: st
             app.deploy_dir / "emulator").running
         if not running:
             return None
-        target = Target.LOCAL.value
+        # the emulator decides its account; --account-id only shapes the offline ARN checks
+        return TargetOptions(Target.LOCAL, region, profile, None)
     return TargetOptions(Target(target), region, profile, account_id)
 
 
