@@ -10,7 +10,7 @@ import click
 from rich.text import Text
 
 import deployer.cli.commands.executions  # noqa: F401  (registers the ExecutionResult view)
-from deployer.cli.commands.deploy import SYMBOLS
+from deployer.cli.commands.deploy_views import SYMBOLS
 from deployer.cli.context import AppContext, CloudSession, pass_app
 from deployer.cli.live import ExecutionMonitor
 from deployer.cli.options import TargetOptions, output_option, target_options
