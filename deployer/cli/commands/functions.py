@@ -100,11 +100,11 @@ Examples:
   deploy invoke StartJob                           the event {}
   deploy invoke GetJobStatus --event '{"job_id": "j-1", "delay": 20}'
   deploy invoke GetJobStatus --event @event.json --output json | jq .response
-  deploy invoke StartJob --qualifier prod          the version the alias prod points at
+  deploy invoke StartJob --qualifier LATEST        or a version number, or an alias
   deploy invoke StartJob --async                   queue it; prints the task id
-  deploy invoke StartJob --task task-0123abcd      what became of that task
   deploy invoke StartJob --event-template oss:ObjectCreated:PutObject
 \b
+--task ID shows what became of a task --async queued (GetAsyncTask).
 --event-template sends the event the named trigger would send, built for the function's own
 trigger in s.yaml (bucket, key prefix and suffix, payload, ...): http[:METHOD], timer,
 oss:<event> (oss:ObjectCreated:PutObject, oss:ObjectRemoved:DeleteObject, ...), log,
