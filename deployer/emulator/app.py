@@ -23,6 +23,7 @@ from deployer.emulator.services.faults import FaultService
 from deployer.emulator.services.fc_tasks import FunctionInvoker
 from deployer.emulator.services.flow_versions import FlowReleases
 from deployer.emulator.services.flows import FlowService
+from deployer.emulator.services.function_concurrency import ConcurrencyLimits
 from deployer.emulator.services.function_versions import FunctionReleases
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.layers import LayerService
@@ -36,6 +37,7 @@ from deployer.emulator.services.security_tokens import SecurityTokenService
 from deployer.emulator.services.triggers import TriggerService
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRepo
+from deployer.emulator.store.function_config_repos import FunctionConfigRepo
 from deployer.emulator.store.identity import Identity, load_or_create_identity
 from deployer.emulator.store.layer_repos import LayerRepo
 from deployer.emulator.store.log_repos import InvocationLogRepo, LogStoreRepo
@@ -144,6 +146,9 @@ class Emulator:
         self.layers = LayerService(LayerRepo(self.db), self.code, clock)
         self.functions.layer_source = self.layers.layer_source
         self.functions.layer_check = self.layers.check_function_layers
+        self.concurrency = ConcurrencyLimits(FunctionConfigRepo(self.db), clock)
+        self.functions.admission = self.concurrency.admitted
+        self.functions.on_delete.append(self.concurrency.forget_function)
 
     def _function_exists(self, account_id: str, region: str, name: str) -> None:
         self.functions.get(account_id, region, name)

@@ -6,10 +6,13 @@ and wakes the readers following the function (:class:`InvocationWatch`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for_futures
+from contextlib import AbstractContextManager
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.errors import InvalidArgument, PayloadTooLarge
@@ -45,6 +48,9 @@ class InvocationRunner:
         self._slots = threading.BoundedSemaphore(ASYNC_QUEUE)
         self._pending: set[Future[InvocationResult]] = set()  # async invocations not done
         self.watch = InvocationWatch()  # readers following invocations
+        #: admits a request of (account, region, function) while inside; ``wait``: block for
+        #: a slot instead of refusing (reserved concurrency, services.function_concurrency)
+        self.admission: Callable[..., AbstractContextManager[None]] | None = None
 
     @staticmethod
     def check_payload(event: bytes, asynchronous: bool) -> None:
@@ -77,6 +83,13 @@ class InvocationRunner:
 
     def _run(self, spec: FunctionSpec, event: bytes, request_id: str, kind: str,
              tail: bool = False) -> InvocationResult:
+        gate = contextlib.nullcontext() if self.admission is None else self.admission(
+            spec.account_id, spec.region, spec.function_name, wait=kind != "Sync")
+        with gate:
+            return self._admitted(spec, event, request_id, kind, tail)
+
+    def _admitted(self, spec: FunctionSpec, event: bytes, request_id: str, kind: str,
+                  tail: bool) -> InvocationResult:
         started = self._clock.now()
         try:
             result = self._runtime.invoke(spec, event, request_id=request_id, tail_logs=tail)

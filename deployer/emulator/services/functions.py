@@ -109,6 +109,15 @@ class FunctionService:
         self._resolver.layer_source = source
 
     @property
+    def admission(self) -> Any:
+        """Admits each request (reserved concurrency); None: every request runs."""
+        return self._runner.admission
+
+    @admission.setter
+    def admission(self, gate: Any) -> None:
+        self._runner.admission = gate
+
+    @property
     def invocation_watch(self) -> InvocationWatch:
         """Wake-ups for readers following a function's invocations."""
         return self._runner.watch
