@@ -6,9 +6,9 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
-from deployer.cloud.connection import CloudConnection
+from deployer.cloud.connection import ServiceClient
 from deployer.cloud.errors import CloudClientError, CloudNotFoundError
-from deployer.cloud.logs import PROJECT_HEADER, SlsLogs
+from deployer.cloud.logs import PROJECT_HEADER
 
 __all__ = ["LogStoreAdmin"]
 
@@ -16,11 +16,10 @@ __all__ = ["LogStoreAdmin"]
 TTL_DAYS = 30
 
 
-class LogStoreAdmin:
+class LogStoreAdmin(ServiceClient):
     """GetProject / CreateProject / GetLogStore / CreateLogStore on one connection."""
 
-    def __init__(self, connection: CloudConnection) -> None:
-        self._conn = connection
+    SERVICE = "Log Service"
 
     @cached_property
     def _client(self) -> Any:
@@ -32,9 +31,6 @@ class LogStoreAdmin:
         if self._conn.endpoints.sls_virtual_hosts or project is None:
             return {}
         return {"host": self._conn.endpoints.sls, PROJECT_HEADER: project}
-
-    def _call(self, action: str, fn: Any) -> Any:
-        return self._conn.call(SlsLogs.SERVICE, action, fn)
 
     def project_exists(self, project: str) -> bool:
         from alibabacloud_sls20201230 import models

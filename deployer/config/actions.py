@@ -34,11 +34,11 @@ from deployer.config.paths import BROKEN, Path_
 from deployer.config.problems import ProblemLog
 from deployer.config.variables import Resolver
 
-__all__ = ["COMMANDS", "HOOK_TYPES", "AllowFailure", "Hooks", "RunStep", "hook_matches",
+__all__ = ["HOOK_COMMANDS", "HOOK_TYPES", "AllowFailure", "Hooks", "RunStep", "hook_matches",
            "split_hook"]
 
 HOOK_TYPES = ("pre", "success", "fail", "complete")
-COMMANDS = ("deploy", "remove")
+HOOK_COMMANDS = ("deploy", "remove")
 #: Serverless Devs' codes for a failed ``run`` step (engine EXIT_CODE): matched by
 #: ``allow_failure.exit_code``.
 RUN_FAILED, PATH_MISSING = 101, 100
@@ -103,7 +103,7 @@ def split_hook(name: str) -> tuple[str, tuple[str, ...]] | None:
         except re.error:
             return None
         hook_type = "complete" if m["type"] == "post" else m["type"]
-        return hook_type, tuple(c for c in COMMANDS if pattern.search(c))
+        return hook_type, tuple(c for c in HOOK_COMMANDS if pattern.search(c))
     hook_type, dash, command = name.partition("-")
     if not dash or not command:
         return None
@@ -114,7 +114,7 @@ def hook_matches(name: str) -> bool:
     """Whether ``name`` is a hook this toolkit runs (its type known, its command ours)."""
     parsed = split_hook(name)
     return parsed is not None and parsed[0] in HOOK_TYPES and all(
-        c in COMMANDS for c in parsed[1]) and bool(parsed[1])
+        c in HOOK_COMMANDS for c in parsed[1]) and bool(parsed[1])
 
 
 def allow_failure(value: Any) -> AllowFailure | str:
@@ -169,7 +169,7 @@ def parse_actions(node: Any, where: Path_, *, resolver: Resolver, log: ProblemLo
                           "complete-<command>")
             continue
         hook, commands = parsed
-        if not commands or any(c not in COMMANDS for c in commands):
+        if not commands or any(c not in HOOK_COMMANDS for c in commands):
             log.error(at, f"hook {name!r} is for a command this toolkit does not run hooks "
                           "for; hooks run around deploy (deploy up) and remove (deploy down)")
             continue

@@ -24,7 +24,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from deployer.config.expressions import Call, StringLiteral, find_expressions, parse_expression
+from deployer.config.expressions import MagicCall, MagicString, find_magic, parse_magic
 from deployer.config.loaded import LoadedDocuments
 from deployer.config.paths import Path_
 
@@ -116,12 +116,12 @@ def _file_argument(raw: Any) -> str | None:
     if not isinstance(raw, str):
         return None
     try:
-        (segment,) = list(find_expressions(raw))
-        expr = parse_expression(segment.expression or "")
+        (segment,) = list(find_magic(raw))
+        expr = parse_magic(segment.expression or "")
     except Exception:
         return None
-    if isinstance(expr, Call) and expr.function == "file" and len(expr.arguments) == 1 \
-            and isinstance(expr.arguments[0], StringLiteral):
+    if isinstance(expr, MagicCall) and expr.function == "file" and len(expr.arguments) == 1 \
+            and isinstance(expr.arguments[0], MagicString):
         return expr.arguments[0].value
     return None
 

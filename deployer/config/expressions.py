@@ -12,8 +12,8 @@ Grammar (docs/manifest.md, "Magic variables")::
 
 So ``vars.region``, ``env.HOME``, ``env('X', 'default')``, ``config('AccountID')``,
 ``resources.db.output.host``, ``json(file('./a.json')).name`` and ``this.props.code`` all
-parse. :func:`parse_expression` builds a frozen tree or raises :class:`ExpressionSyntaxError`
-with the column of the problem; :func:`find_expressions` splits a string into its literal
+parse. :func:`parse_magic` builds a frozen tree or raises :class:`MagicSyntaxError`
+with the column of the problem; :func:`find_magic` splits a string into its literal
 text and its ``${...}`` parts. Pure functions, no I/O.
 """
 
@@ -24,15 +24,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = [
-    "Call",
-    "Expression",
-    "ExpressionSyntaxError",
-    "Member",
-    "Name",
+    "MagicCall",
+    "MagicExpression",
+    "MagicMember",
+    "MagicName",
+    "MagicString",
+    "MagicSyntaxError",
     "Segment",
-    "StringLiteral",
-    "find_expressions",
-    "parse_expression",
+    "find_magic",
+    "parse_magic",
     "reference_path",
 ]
 
@@ -41,7 +41,7 @@ _KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 _INT = re.compile(r"-?[0-9]+")
 
 
-class ExpressionSyntaxError(ValueError):
+class MagicSyntaxError(ValueError):
     """A ``${...}`` that is not an expression; ``column`` is 1-based inside the braces."""
 
     def __init__(self, message: str, column: int) -> None:
@@ -51,41 +51,41 @@ class ExpressionSyntaxError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Name:
+class MagicName:
     """A bare name: ``vars``, ``env``, ``resources``, ``this``."""
 
     name: str
 
 
 @dataclass(frozen=True, slots=True)
-class StringLiteral:
+class MagicString:
     value: str
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class MagicCall:
     """``function(arguments...)``."""
 
     function: str
-    arguments: tuple[Expression, ...]
+    arguments: tuple[MagicExpression, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class Member:
+class MagicMember:
     """``target.key`` or ``target[key]`` (an int key indexes a list)."""
 
-    target: Expression
+    target: MagicExpression
     key: str | int
 
 
-Expression = Name | StringLiteral | Call | Member
+MagicExpression = MagicName | MagicString | MagicCall | MagicMember
 
 
-def reference_path(expr: Expression) -> tuple[str | int, ...] | None:
+def reference_path(expr: MagicExpression) -> tuple[str | int, ...] | None:
     """``vars.a.b`` -> ``('vars', 'a', 'b')``; None when the expression holds a call."""
-    if isinstance(expr, Name):
+    if isinstance(expr, MagicName):
         return (expr.name,)
-    if isinstance(expr, Member):
+    if isinstance(expr, MagicMember):
         base = reference_path(expr.target)
         return None if base is None else (*base, expr.key)
     return None
@@ -96,8 +96,8 @@ class _Parser:
         self.text = text
         self.pos = 0
 
-    def fail(self, message: str) -> ExpressionSyntaxError:
-        return ExpressionSyntaxError(message, self.pos + 1)
+    def fail(self, message: str) -> MagicSyntaxError:
+        return MagicSyntaxError(message, self.pos + 1)
 
     def skip(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos] in " \t":
@@ -115,7 +115,7 @@ class _Parser:
         self.pos = m.end()
         return m.group(0)
 
-    def expression(self) -> Expression:
+    def expression(self) -> MagicExpression:
         expr = self.primary()
         while True:
             nxt = self.peek()
@@ -124,10 +124,10 @@ class _Parser:
                 key = self.match(_KEY)
                 if key is None:
                     raise self.fail("expected a key after '.'")
-                expr = Member(expr, int(key) if key.isdigit() and key.isascii() else key)
+                expr = MagicMember(expr, int(key) if key.isdigit() and key.isascii() else key)
             elif nxt == "[":
                 self.pos += 1
-                expr = Member(expr, self.index())
+                expr = MagicMember(expr, self.index())
                 if self.peek() != "]":
                     raise self.fail("expected ']'")
                 self.pos += 1
@@ -142,7 +142,7 @@ class _Parser:
             raise self.fail("expected a number or a quoted key inside [...]")
         return int(number)
 
-    def primary(self) -> Expression:
+    def primary(self) -> MagicExpression:
         if self.peek() in ("'", '"'):
             raise self.fail("a string is only allowed as a function argument")
         name = self.match(_NAME)
@@ -150,23 +150,23 @@ class _Parser:
             raise self.fail("expected a name such as vars, env, resources or a function "
                             "such as env(...)")
         if self.peek() != "(":
-            return Name(name)
+            return MagicName(name)
         self.pos += 1
-        arguments: list[Expression] = []
+        arguments: list[MagicExpression] = []
         if self.peek() == ")":
             self.pos += 1
-            return Call(name, ())
+            return MagicCall(name, ())
         while True:
             arguments.append(self.string() if self.peek() in ("'", '"') else self.expression())
             nxt = self.peek()
             self.pos += 1
             if nxt == ")":
-                return Call(name, tuple(arguments))
+                return MagicCall(name, tuple(arguments))
             if nxt != ",":
                 self.pos -= 1
                 raise self.fail(f"expected ',' or ')' in the arguments of {name}()")
 
-    def string(self) -> StringLiteral:
+    def string(self) -> MagicString:
         quote = self.peek()
         self.pos += 1
         chars: list[str] = []
@@ -178,12 +178,12 @@ class _Parser:
                 continue
             self.pos += 1
             if ch == quote:
-                return StringLiteral("".join(chars))
+                return MagicString("".join(chars))
             chars.append(ch)
         raise self.fail(f"unterminated string (missing {quote})")
 
 
-def parse_expression(text: str) -> Expression:
+def parse_magic(text: str) -> MagicExpression:
     """The tree of the expression ``text`` (what is between ``${`` and ``}``)."""
     parser = _Parser(text)
     expr = parser.expression()
@@ -206,10 +206,10 @@ class Segment:
         return "${" + (self.expression or "") + "}" if self.expression is not None else self.text
 
 
-def find_expressions(text: str) -> Iterator[Segment]:
+def find_magic(text: str) -> Iterator[Segment]:
     """Split ``text`` into literal segments and ``${...}`` segments. A ``}`` inside a quoted
     argument does not close the expression. An unterminated ``${`` raises
-    :class:`ExpressionSyntaxError` (column: where it starts)."""
+    :class:`MagicSyntaxError` (column: where it starts)."""
     pos = 0
     while True:
         start = text.find("${", pos)
@@ -221,7 +221,7 @@ def find_expressions(text: str) -> Iterator[Segment]:
             yield Segment(text[pos:start], pos)
         end = _closing_brace(text, start + 2)
         if end < 0:
-            raise ExpressionSyntaxError(f"unterminated magic variable in {text!r}", start + 1)
+            raise MagicSyntaxError(f"unterminated magic variable in {text!r}", start + 1)
         yield Segment("", start, text[start + 2:end].strip())
         pos = end + 1
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from deployer.config import fc3_settings as st
 from deployer.config.fc3_triggers import read_triggers
-from deployer.config.outputs import AUTO_LOGSTORE, AUTO_ROLE, auto_log_project, role_arn
+from deployer.config.outputs import AUTO_LOGSTORE, AUTO_ROLE, auto_log_project, lower_role_arn
 from deployer.config.props import PropReader, type_name
-from deployer.config.schema import check_region, default_cpu
+from deployer.config.schema import ROLE_ARN, ROLE_NAME, check_region, default_cpu
 from deployer.config.specs import FunctionSpec, handler_files
 from deployer.config.variables import BROKEN
 
@@ -40,8 +40,6 @@ OTHER_RUNTIMES = frozenset({"go1", "java8", "java11", "php7.2", "dotnetcore3.1",
                             "custom-container"})
 DEFAULT_CUSTOM_HANDLER = "index.handler"
 FUNCTION_NAME = r"[A-Za-z_][A-Za-z0-9_-]{0,63}"
-ROLE_NAME = r"[A-Za-z0-9.-]{1,64}"
-ROLE_ARN = r"acs:ram::\d+:role/.+"
 HANDLER = r"(?:[A-Za-z0-9_.-]+/)*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 HANDLER += r"\.[A-Za-z_][A-Za-z0-9_]*"
 ENV_NAME = r"[A-Za-z][A-Za-z0-9_]*"
@@ -65,30 +63,30 @@ class FunctionContext:
     region: str | None  # the deploy's region override (else the prop)
 
 
-Values = dict[str, Any]
-Read = Callable[[PropReader, Values, FunctionContext], Any]
+_Values = dict[str, Any]
+_Read = Callable[[PropReader, _Values, FunctionContext], Any]
 
 
 @dataclass(frozen=True, slots=True)
 class Fc3Prop:
     name: str
-    read: Read | None = None  # -> spec field ``field`` (None: pending)
+    read: _Read | None = None  # -> spec field ``field`` (None: pending)
     field: str | None = None
     pending: str = ""  # why a function with this prop is not deployed
     status: str = "deployed"  # deployed | recorded | refused | pending (module docstring)
 
 
-def _region(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _region(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     return check_region(r)
 
 
-def _name(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _name(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     return r.string("functionName", required=True, pattern=FUNCTION_NAME,
                     what="must start with a letter or _ and use letters, digits, _ and - "
                     "(1-64 chars)")
 
 
-def _runtime(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _runtime(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     runtime = r.string("runtime", required=True)
     if runtime is None or runtime in RUNTIMES:
         return runtime
@@ -99,7 +97,7 @@ def _runtime(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return None
 
 
-def _code(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _code(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     """A local directory, or a local ``.zip`` package used as it is."""
     code = r.props.get("code")
     if isinstance(code, Mapping):
@@ -134,7 +132,7 @@ def _package_names(path: Path) -> set[str]:
         return set()
 
 
-def _handler(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _handler(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     runtime = v.get("runtime") or ""
     custom = runtime.startswith("custom")
     if custom and r.props.get("handler") is None:
@@ -154,7 +152,7 @@ def _handler(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return handler
 
 
-def _description(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _description(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     text = r.string("description", default="") or ""
     if len(text) > MAX_FUNCTION_DESCRIPTION:
         r.error("description", f"must be at most {MAX_FUNCTION_DESCRIPTION} characters "
@@ -162,7 +160,7 @@ def _description(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return text
 
 
-def _memory(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _memory(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     memory = r.integer("memorySize", default=512, low=128, high=32768, unit=" MB")
     if memory is not None and memory % 64:
         r.error("memorySize", f"must be a multiple of 64 (got {memory})")
@@ -170,11 +168,11 @@ def _memory(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return memory or 512
 
 
-def _timeout(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _timeout(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     return r.integer("timeout", default=3, low=1, high=86400, unit=" seconds")
 
 
-def _cpu(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _cpu(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     memory = v.get("memory_size") or 512
     cpu = r.number("cpu")
     if cpu is None:
@@ -187,14 +185,14 @@ def _cpu(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return cpu
 
 
-def _disk(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _disk(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     disk = r.integer("diskSize", default=512, low=512, high=10240, unit=" MB")
     if disk not in (None, 512, 10240):
         r.error("diskSize", f"must be 512 or 10240 (got {disk})")
     return disk if disk in (512, 10240) else 512
 
 
-def _concurrency(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _concurrency(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     """Requests one instance serves at once: custom runtimes 1-200, built-in runtimes 1
     (FC 3.0; fc3-api.md §6.1)."""
     value = r.integer("instanceConcurrency", default=1, low=1, high=200)
@@ -206,11 +204,11 @@ def _concurrency(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return value or 1
 
 
-def _internet(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _internet(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     return r.boolean("internetAccess", default=True)
 
 
-def _environment(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _environment(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     result: dict[str, str] = {}
     for key, value in (r.mapping("environmentVariables") or {}).items():
         field = ("environmentVariables", key)
@@ -232,13 +230,13 @@ def _environment(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return MappingProxyType(result)
 
 
-def _role(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _role(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     role = r.string("role")
     if role is None:
         return None
     if role.lower() == "auto":
         v["role_auto"] = True
-        return role_arn(c.account_id, AUTO_ROLE)
+        return lower_role_arn(c.account_id, AUTO_ROLE)
     if re.fullmatch(ROLE_ARN, role):
         return role
     if not re.fullmatch(ROLE_NAME, role):
@@ -246,7 +244,7 @@ def _role(r: PropReader, v: Values, c: FunctionContext) -> Any:
     return role
 
 
-def _log_config(r: PropReader, v: Values, c: FunctionContext) -> Any:
+def _log_config(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     """``logConfig: {project, logstore, ...}``, or ``auto`` (what fc3 creates)."""
     raw = r.props.get("logConfig")
     if isinstance(raw, str) and raw.lower() == "auto":
@@ -285,7 +283,7 @@ def _refused(name: str, why: str) -> Fc3Prop:
     return Fc3Prop(name, pending=f"{name} ({why})", status="refused")
 
 
-def _setting(name: str, read: Read, status: str = "deployed") -> Fc3Prop:
+def _setting(name: str, read: _Read, status: str = "deployed") -> Fc3Prop:
     """A prop sent to FC under its own name in ``FunctionSpec.settings``."""
     return Fc3Prop(name, read, f"settings.{name}", status=status)
 
@@ -369,7 +367,7 @@ def build_function(resource: str, reader: PropReader, ctx: FunctionContext
     """A FunctionSpec from resolved fc3 props, or None after reporting problems."""
     before = len(reader.log.errors)
     reader.check_keys(tuple(_BY_NAME), FC3_REFUSED, "fc3")
-    values: Values = {}
+    values: _Values = {}
     settings: dict[str, Any] = {}
     for prop in FC3_PROPS:
         if prop.read is None:

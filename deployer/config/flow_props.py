@@ -19,14 +19,12 @@ from deployer.config.loaded import LoadedDocuments
 from deployer.config.paths import BROKEN
 from deployer.config.props import PropReader, type_name
 from deployer.config.releases import flow_release, flow_schedules
-from deployer.config.schema import check_region
+from deployer.config.schema import ROLE_ARN, ROLE_NAME, check_region
 from deployer.config.specs import ExecutionMode, FlowSpec
 
 __all__ = ["FLOW_PROPS", "FlowContext", "build_flow"]
 
 FLOW_NAME = r"[A-Za-z_][A-Za-z0-9_-]{0,127}"
-ROLE_NAME = r"[A-Za-z0-9.-]{1,64}"
-ROLE_ARN = r"acs:ram::\d+:role/.+"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,21 +35,21 @@ class FlowContext:
     raw_definition: Any  # the definition prop as written (for its file and lines)
 
 
-Values = dict[str, Any]
-Read = Callable[[PropReader, Values, FlowContext], Any]
+_Values = dict[str, Any]
+_Read = Callable[[PropReader, _Values, FlowContext], Any]
 
 
-def _region(r: PropReader, v: Values, c: FlowContext) -> Any:
+def _region(r: PropReader, v: _Values, c: FlowContext) -> Any:
     return check_region(r)
 
 
-def _name(r: PropReader, v: Values, c: FlowContext) -> Any:
+def _name(r: PropReader, v: _Values, c: FlowContext) -> Any:
     return r.string("name", required=True, pattern=FLOW_NAME,
                     what="must start with a letter or _ and use letters, digits, _ and - "
                     "(1-128 chars)")
 
 
-def _definition(r: PropReader, v: Values, c: FlowContext) -> Definition | None:
+def _definition(r: PropReader, v: _Values, c: FlowContext) -> Definition | None:
     value = r.props.get("definition")
     if value is BROKEN:  # its magic variable failed; that problem is already reported
         return None
@@ -66,43 +64,43 @@ def _definition(r: PropReader, v: Values, c: FlowContext) -> Definition | None:
     return found
 
 
-def _type(r: PropReader, v: Values, c: FlowContext) -> Any:
+def _type(r: PropReader, v: _Values, c: FlowContext) -> Any:
     return r.one_of("type", ("FDL",), default="FDL")
 
 
-def _mode(r: PropReader, v: Values, c: FlowContext) -> Any:
+def _mode(r: PropReader, v: _Values, c: FlowContext) -> Any:
     return ExecutionMode(r.one_of("executionMode", [m.value for m in ExecutionMode],
                                   default="Standard"))
 
 
-def _description(r: PropReader, v: Values, c: FlowContext) -> Any:
+def _description(r: PropReader, v: _Values, c: FlowContext) -> Any:
     return r.string("description", default="") or ""
 
 
-def _vars(r: PropReader, v: Values, c: FlowContext) -> Any:
+def _vars(r: PropReader, v: _Values, c: FlowContext) -> Any:
     found = r.mapping("definitionVars")
     return MappingProxyType(dict(found)) if found is not None else MappingProxyType({})
 
 
-def _role(r: PropReader, v: Values, c: FlowContext) -> Any:
+def _role(r: PropReader, v: _Values, c: FlowContext) -> Any:
     return r.string("role", pattern=ROLE_NAME, what="must be a RAM role name (1-64 letters, "
                     "digits, . and -); use roleArn for an ARN")
 
 
-def _role_arn(r: PropReader, v: Values, c: FlowContext) -> Any:
+def _role_arn(r: PropReader, v: _Values, c: FlowContext) -> Any:
     return r.string("roleArn", pattern=ROLE_ARN,
                     what="must look like acs:ram::<account-id>:role/<name>")
 
 
-def _release(r: PropReader, v: Values, c: FlowContext) -> Any:
+def _release(r: PropReader, v: _Values, c: FlowContext) -> Any:
     return flow_release(r)
 
 
-def _schedules(r: PropReader, v: Values, c: FlowContext) -> Any:
+def _schedules(r: PropReader, v: _Values, c: FlowContext) -> Any:
     return flow_schedules(r)
 
 
-def _input(r: PropReader, v: Values, c: FlowContext) -> Any:
+def _input(r: PropReader, v: _Values, c: FlowContext) -> Any:
     value = r.props.get("executionInput")
     if value is None or isinstance(value, Mapping):
         return None if value is None else dict(value)
@@ -110,7 +108,7 @@ def _input(r: PropReader, v: Values, c: FlowContext) -> Any:
     return None
 
 
-FLOW_PROPS: dict[str, tuple[Read, str]] = {
+FLOW_PROPS: dict[str, tuple[_Read, str]] = {
     "region": (_region, "region"),
     "name": (_name, "name"),
     "definition": (_definition, "definition"),
@@ -133,7 +131,7 @@ def build_flow(resource: str, reader: PropReader, ctx: FlowContext) -> FlowSpec 
     """A FlowSpec from resolved fnf props, or None after reporting problems."""
     before = len(reader.log.errors)
     reader.check_keys(tuple(FLOW_PROPS), FLOW_REFUSED, "fnf")
-    values: Values = {}
+    values: _Values = {}
     for read, field in dict.fromkeys(FLOW_PROPS.values()):
         values[field] = read(reader, values, ctx)
     if "role" in reader.props and "roleArn" in reader.props:

@@ -26,7 +26,7 @@ from deployer.config.props import PropReader, type_name
 from deployer.config.releases import fc3_release
 from deployer.config.specs import ConsumedValue, FlowSpec, FunctionSpec, Undeployed
 from deployer.config.values import ExternalValues
-from deployer.config.variables import Resolver, Scope
+from deployer.config.variables import Resolver, VariableScope
 
 __all__ = ["LoadOptions", "Loaded", "Loader"]
 
@@ -67,7 +67,7 @@ class Loader:
                  options: LoadOptions) -> None:
         self.document, self.log, self.path, self.options = document, log, path, options
         self.base_dir = path.parent
-        self.scope = Scope(document, options.env, options.config, self.base_dir,
+        self.scope = VariableScope(document, options.env, options.config, self.base_dir,
                            loaded=log.loaded, resource_result=self._result)
         self.resolver = Resolver(self.scope, lambda p: log.error(p.path, p.message))
         self.components: dict[str, str] = {}
@@ -248,7 +248,7 @@ class Loader:
 
     def _result(self, path: Path_, shown: str, resource: str, kind: str,
                 keys: list[str | int]) -> Any:
-        """The value of ``resources.<resource>.<kind>.<keys>`` (Scope.resource_result)."""
+        """The value of ``resources.<resource>.<kind>.<keys>`` (VariableScope.resource_result)."""
         consumer = self.resolver.owner(path)
         if resource in self.deployable:
             if resource in self.building and resource == consumer:

@@ -129,11 +129,11 @@ def _check_keys(
     reader = PropReader(node, path, log)
     for key in node:
         if key in unsupported:
-            reader.error(str(key), f"not supported: {unsupported[key]}")
+            reader.error(key, f"not supported: {unsupported[key]}")
         elif key not in allowed:
             from difflib import get_close_matches
 
             close = get_close_matches(str(key), allowed, n=1)
-            reader.error(str(key), f"unknown {kind}" + (f" (did you mean {close[0]!r}?)" if close
-                                                        else ""))
+            reader.error(key, f"unknown {kind}" + (f" (did you mean {close[0]!r}?)" if close
+                                                   else ""))
 

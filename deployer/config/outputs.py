@@ -23,8 +23,15 @@ from typing import Any
 
 from deployer.config.specs import FlowSpec, FunctionSpec
 
-__all__ = ["AUTO_LOGSTORE", "AUTO_ROLE", "auto_log_project", "flow_output", "function_output",
-           "name_uuid", "role_arn"]
+__all__ = [
+    "AUTO_LOGSTORE",
+    "AUTO_ROLE",
+    "auto_log_project",
+    "flow_output",
+    "function_output",
+    "lower_role_arn",
+    "name_uuid",
+]
 
 AUTO_ROLE = "aliyunfcdefaultrole"
 AUTO_LOGSTORE = "default-logs"
@@ -45,11 +52,11 @@ def auto_log_project(region: str, account_id: str) -> str:
     return f"serverless-{region}-{name_uuid(account_id)}"[:63]
 
 
-def role_arn(account_id: str, name: str) -> str:
+def lower_role_arn(account_id: str, name: str) -> str:
     return f"acs:ram::{account_id}:role/{name}"
 
 
-def function_arn(region: str, account_id: str, name: str) -> str:
+def _function_arn(region: str, account_id: str, name: str) -> str:
     return f"acs:fc:{region}:{account_id}:functions/{name}"
 
 
@@ -58,7 +65,7 @@ def function_output(spec: FunctionSpec, *, account_id: str, region: str) -> dict
     out: dict[str, Any] = {
         "region": region,
         "functionName": spec.function_name,
-        "functionArn": function_arn(region, account_id, spec.function_name),
+        "functionArn": _function_arn(region, account_id, spec.function_name),
         "description": spec.description,
         "runtime": spec.runtime,
         "handler": spec.handler,
@@ -87,7 +94,7 @@ def flow_output(spec: FlowSpec, *, account_id: str, region: str) -> dict[str, An
         "type": spec.type,
         "executionMode": spec.execution_mode.value,
     }
-    role = spec.role_arn or (role_arn(account_id, spec.role_name) if spec.role_name else "")
+    role = spec.role_arn or (lower_role_arn(account_id, spec.role_name) if spec.role_name else "")
     if role:
         out["roleArn"] = role
     return out

@@ -10,7 +10,11 @@ import math
 
 from deployer.config.props import PropReader
 
-__all__ = ["CLOUDFLOW_REGIONS", "FC_REGIONS", "check_region", "default_cpu"]
+__all__ = ["CLOUDFLOW_REGIONS", "FC_REGIONS", "ROLE_ARN", "ROLE_NAME", "check_region",
+           "default_cpu"]
+
+ROLE_NAME = r"[A-Za-z0-9.-]{1,64}"
+ROLE_ARN = r"acs:ram::\d+:role/.+"
 
 CLOUDFLOW_REGIONS = (
     "cn-hangzhou", "cn-shanghai", "cn-beijing", "cn-qingdao", "cn-shenzhen",

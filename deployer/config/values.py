@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deployer.config.expressions import ExpressionSyntaxError, parse_expression, reference_path
+from deployer.config.expressions import MagicSyntaxError, parse_magic, reference_path
 from deployer.config.loaded import FileProblem, parse_yaml, read_text_file
 from deployer.errors import InvalidInputError
 
 __all__ = ["ExternalValues", "parse_var", "read_values_file"]
 
-KINDS = ("output", "info")
+REFERENCE_KINDS = ("output", "info")
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def read_values_file(path: Path) -> ExternalValues:
         raise InvalidInputError(f"{path}: resources must be a map of resource names")
     for name, entry in resources.items():
         line = entry.lc.line + 1 if hasattr(entry, "lc") else 1
-        if not isinstance(entry, Mapping) or not entry or set(entry) - set(KINDS):
+        if not isinstance(entry, Mapping) or not entry or set(entry) - set(REFERENCE_KINDS):
             raise InvalidInputError(f"{path}:{line}: resources.{name} must hold output and/or "
                                     "info (the values of ${resources.<name>.output.<key>})")
     return ExternalValues(_plain(resources), str(path))
@@ -115,10 +115,10 @@ def parse_var(text: str) -> ExternalValues:
     if not eq:
         raise InvalidInputError(f"--var {text!r}: expected PATH=VALUE", hint=f"e.g. {example}")
     try:
-        keys = reference_path(parse_expression(name.strip()))
-    except ExpressionSyntaxError:
+        keys = reference_path(parse_magic(name.strip()))
+    except MagicSyntaxError:
         keys = None
-    if keys is None or len(keys) < 4 or keys[0] != "resources" or keys[2] not in KINDS:
+    if keys is None or len(keys) < 4 or keys[0] != "resources" or keys[2] not in REFERENCE_KINDS:
         raise InvalidInputError(f"--var {name!r}: expected resources.<name>.output.<key> (or "
                                 "info)", hint=f"e.g. {example}")
     try:

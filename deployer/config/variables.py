@@ -8,7 +8,7 @@ Serverless Devs compiles every string of the result); ``${path('p')}`` (absolute
 ``${this.name}``, ``${this.props.x}``, ``${this.access}``, ``${this.component}`` (and
 ``${this.output.x}`` in actions); ``${resources.X.props.*}`` (another resource's props) and
 ``${resources.X.output.*}`` / ``${resources.X.info.*}`` (what deploying X yields, answered by
-the loader: :class:`Scope`'s ``resource_result``).
+the loader: :class:`VariableScope`'s ``resource_result``).
 
 A string that is exactly one ``${...}`` takes the value with its type (an int stays an int, a
 map stays a map); one embedded in a longer string is interpolated as text. Values are resolved
@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from deployer.config.expressions import (
-    Call,
-    Expression,
-    ExpressionSyntaxError,
-    Member,
-    StringLiteral,
-    find_expressions,
-    parse_expression,
+    MagicCall,
+    MagicExpression,
+    MagicMember,
+    MagicString,
+    MagicSyntaxError,
+    find_magic,
+    parse_magic,
     reference_path,
 )
 from deployer.config.loaded import (
@@ -46,8 +46,16 @@ from deployer.config.loaded import (
 from deployer.config.paths import BROKEN, DOC, Path_, VariableProblem, format_path
 from deployer.digits import is_decimal
 
-__all__ = ["BROKEN", "CONFIG_KEYS", "SECRET_CONFIG_KEYS", "Path_", "Resolver", "Scope",
-           "VariableProblem", "format_path"]
+__all__ = [
+    "BROKEN",
+    "CONFIG_KEYS",
+    "SECRET_CONFIG_KEYS",
+    "Path_",
+    "Resolver",
+    "VariableProblem",
+    "VariableScope",
+    "format_path",
+]
 
 #: ``${config('<key>')}``: the keys of ``s config get`` (the access alias's credential).
 CONFIG_KEYS = ("AccountID", "AccessKeyID", "AccessKeySecret", "SecurityToken")
@@ -57,11 +65,11 @@ SECRET_CONFIG_KEYS = ("AccessKeySecret", "SecurityToken")
 FUNCTIONS = ("env", "config", "file", "json", "yaml", "path")
 ROOTS = ("vars", "env", "resources", "this")
 
-ResourceResult = Callable[[Path_, str, str, str, list[str | int]], Any]
+ResourceAnswer = Callable[[Path_, str, str, str, list[str | int]], Any]
 
 
 @dataclass
-class Scope:
+class VariableScope:
     """What magic variables can reach: the document, the environment, the ``config`` values,
     the files beside s.yaml, each resource's props node (after ``extend``), and the loader's
     answer for ``output``/``info`` references."""
@@ -71,7 +79,7 @@ class Scope:
     config: Mapping[str, str]
     base_dir: Path
     props: Mapping[str, Any] = field(default_factory=dict)  # resource -> merged props node
-    resource_result: ResourceResult | None = None
+    resource_result: ResourceAnswer | None = None
     loaded: LoadedDocuments = field(default_factory=LoadedDocuments)
     config_hint: str = "pass --account-id or set ALIBABA_CLOUD_ACCOUNT_ID"
 
@@ -87,7 +95,7 @@ class Resolver:
     collects the paths where a secret ``config`` key was used.
     """
 
-    def __init__(self, scope: Scope, report: Callable[[VariableProblem], None]) -> None:
+    def __init__(self, scope: VariableScope, report: Callable[[VariableProblem], None]) -> None:
         self.scope = scope
         self._report = report
         self._done: dict[Path_, Any] = {}
@@ -172,8 +180,8 @@ class Resolver:
 
     def _substitute(self, path: Path_, text: str) -> Any:
         try:
-            segments = list(find_expressions(text))
-        except ExpressionSyntaxError as exc:
+            segments = list(find_magic(text))
+        except MagicSyntaxError as exc:
             raise VariableProblem(path, exc.message) from None
         if len(segments) == 1 and segments[0].expression is not None:
             return _known(self.evaluate(path, segments[0].expression))
@@ -194,20 +202,20 @@ class Resolver:
         if source == "":
             raise VariableProblem(path, "empty magic variable ${}")
         try:
-            expr = parse_expression(source)
-        except ExpressionSyntaxError as exc:
+            expr = parse_magic(source)
+        except MagicSyntaxError as exc:
             raise VariableProblem(path, f"{shown} is not a valid magic variable: {exc.message} "
                                         f"(column {exc.column})") from None
         return self._expr(path, shown, expr)
 
-    def _expr(self, path: Path_, shown: str, expr: Expression) -> Any:
-        if isinstance(expr, StringLiteral):
+    def _expr(self, path: Path_, shown: str, expr: MagicExpression) -> Any:
+        if isinstance(expr, MagicString):
             return expr.value
-        if isinstance(expr, Call):
+        if isinstance(expr, MagicCall):
             return self._call(path, shown, expr)
         keys = reference_path(expr)
         if keys is None:  # a member of a call's result: json(file('a.json')).name
-            assert isinstance(expr, Member)
+            assert isinstance(expr, MagicMember)
             target = self._expr(path, shown, expr.target)
             step = _step(target, expr.key)
             if step is None:
@@ -288,7 +296,7 @@ class Resolver:
 
     # -- functions -----------------------------------------------------------------------------
 
-    def _call(self, path: Path_, shown: str, call: Call) -> Any:
+    def _call(self, path: Path_, shown: str, call: MagicCall) -> Any:
         name, args = call.function, call.arguments
         if name not in FUNCTIONS:
             hint = _did_you_mean(name, list(FUNCTIONS))
@@ -311,14 +319,14 @@ class Resolver:
                 raise VariableProblem(path, f"{shown}: {exc}") from None
         return self._parsed(path, shown, name, call, values[0])
 
-    def _parsed(self, path: Path_, shown: str, kind: str, call: Call, text: Any) -> Any:
+    def _parsed(self, path: Path_, shown: str, kind: str, call: MagicCall, text: Any) -> Any:
         """``json(...)`` / ``yaml(...)``: the parsed document, its magic variables resolved."""
         if not isinstance(text, str):
             return text  # already structured (json of a map): nothing to parse
         argument = call.arguments[0]
         source: Path | None = None
         label = "the text"
-        if isinstance(argument, Call) and argument.function == "file" and argument.arguments:
+        if isinstance(argument, MagicCall) and argument.function == "file" and argument.arguments:
             name = self._expr(path, shown, argument.arguments[0])
             label = str(name)
             source = (self.scope.base_dir / label).resolve()

@@ -64,7 +64,7 @@ def _missing_role(name: str, account_id: str, service: str, user: str) -> Proble
     known = default_role(name)
     hint = (f"create it with `deploy roles init {name}`" if known is not None else
             f"create it in RAM trusting {service}"
-            + (", or write role: auto" if service == roles.FC_SERVICE else ""))
+            + (", or write role: auto" if service == roles.FUNCTION_COMPUTE_SERVICE else ""))
     return Problem(f"{user}: role {name} does not exist in account {account_id}", hint)
 
 
@@ -96,7 +96,7 @@ def preflight(manifest: Manifest, clients: Clients, *, account_id: str,
         if fn.role and not fn.role_auto:
             key = fn.role.lower()
             if key not in checked:
-                checked[key] = _check_role(fn.role, roles.FC_SERVICE,
+                checked[key] = _check_role(fn.role, roles.FUNCTION_COMPUTE_SERVICE,
                                            f"function {fn.function_name}", account_id, clients,
                                            created)
             found = checked[key]

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from deployer.core.plan_model import DesiredRole, DesiredState
 
 FNF_SERVICE = "fnf.aliyuncs.com"
-FC_SERVICE = "fc.aliyuncs.com"
+FUNCTION_COMPUTE_SERVICE = "fc.aliyuncs.com"
 
 
 def trust_policy(service: str = FNF_SERVICE) -> str:

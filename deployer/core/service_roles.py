@@ -33,7 +33,7 @@ __all__ = ["DEFAULT_ROLES", "RolesInitResult", "default_role", "ensure_service_r
 
 DEFAULT_ROLES: dict[str, DesiredServiceRole] = {
     role.name.lower(): role for role in (
-        DesiredServiceRole("aliyunfcdefaultrole", roles.FC_SERVICE,
+        DesiredServiceRole("aliyunfcdefaultrole", roles.FUNCTION_COMPUTE_SERVICE,
                            ("AliyunFCDefaultRolePolicy",),
                            "Function Compute's default role (AliyunFCDefaultRole)"),
         DesiredServiceRole("fnf-execution-default-role", roles.FNF_SERVICE,

@@ -182,6 +182,7 @@ def _isolated_environment(tmp_path: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # pip installs two wheels, then the generated tests run
 def test_the_generated_workflow_test_job_runs_locally(tmp_path):
     """The workflow's test job, step by step, as CI runs it (here against the in-process
     emulator its tests use): `pip install -r requirements-dev.txt` must install the deployer

@@ -348,10 +348,10 @@ def test_default_cpu_always_satisfies_the_ratio(units: int) -> None:
 
 @given(st.text(alphabet=st.characters(blacklist_characters="${}'\"\n\r\x00"), max_size=30))
 def test_text_without_magic_is_kept_verbatim(value: str) -> None:
-    from deployer.config.variables import Resolver, Scope
+    from deployer.config.variables import Resolver, VariableScope
 
     seen: list[object] = []
-    resolver = Resolver(Scope({"vars": {"x": value}}, {}, {}, Path(".")), seen.append)
+    resolver = Resolver(VariableScope({"vars": {"x": value}}, {}, {}, Path(".")), seen.append)
     assert resolver.resolve(("vars",), {"x": value, "y": f"<{value}>"}) == \
         {"x": value, "y": f"<{value}>"}
     assert seen == []

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from deployer.config.expressions import (
-    ExpressionSyntaxError,
-    find_expressions,
-    parse_expression,
+    MagicSyntaxError,
+    find_magic,
+    parse_magic,
     reference_path,
 )
 from deployer.config.manifest import ManifestError, load_manifest
@@ -407,17 +407,17 @@ NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
 
 @given(st.lists(NAMES, min_size=1, max_size=5))
 def test_dotted_references_parse_to_their_path(parts: list[str]) -> None:
-    assert reference_path(parse_expression(".".join(parts))) == tuple(parts)
+    assert reference_path(parse_magic(".".join(parts))) == tuple(parts)
 
 
 @given(st.text(max_size=40))
 def test_the_parser_never_fails_otherwise(text: str) -> None:
     try:
-        parse_expression(text)
-    except ExpressionSyntaxError as exc:
+        parse_magic(text)
+    except MagicSyntaxError as exc:
         assert 1 <= exc.column <= len(text) + 1
 
 
 @given(st.text(alphabet=st.characters(blacklist_characters="$"), max_size=30))
 def test_text_without_a_dollar_is_one_literal(text: str) -> None:
-    assert [s.text for s in find_expressions(text)] == ([text] if text else [])
+    assert [s.text for s in find_magic(text)] == ([text] if text else [])

@@ -16,7 +16,7 @@ from deployer.core.service_roles import (
 )
 from deployer.errors import InvalidInputError
 
-INIT_EPILOG = f"""\b
+ROLES_INIT_EPILOG = f"""\b
 Examples:
   deploy roles init AliyunFCDefaultRole fnf-execution-default-role
   deploy roles init aliyunfcdefaultrole --output json     the same role (names ignore case)
@@ -52,12 +52,12 @@ def roles() -> None:
     """Create the documented default roles (AliyunFCDefaultRole, ...) a project names."""
 
 
-@roles.command("init", epilog=INIT_EPILOG)
+@roles.command("init", epilog=ROLES_INIT_EPILOG)
 @click.argument("names", nargs=-1)
 @target_options
 @output_option
 @pass_app
-def init(app: AppContext, names: tuple[str, ...], target: TargetOptions, output: str) -> None:
+def roles_init(app: AppContext, names: tuple[str, ...], target: TargetOptions, output: str) -> None:
     """Create the default roles NAMES (default: those s.yaml names) on the target."""
     app.use_output(output)
     wanted = list(names) or referenced_default_roles(app.manifest())
