@@ -34,8 +34,8 @@ __all__ = ["FC3_PROPS", "FunctionContext", "build_function", "pending_reasons", 
 
 PYTHON_RUNTIMES = ("python3.9", "python3.10", "python3.12")
 NODEJS_RUNTIMES = ("nodejs12", "nodejs14", "nodejs16", "nodejs18", "nodejs20")
-CUSTOM_RUNTIMES = ("custom", "custom.debian10", "custom.debian11", "custom.debian12")
-RUNTIMES = (*PYTHON_RUNTIMES, *NODEJS_RUNTIMES, *CUSTOM_RUNTIMES)
+_CUSTOM_RUNTIMES = ("custom", "custom.debian10", "custom.debian11", "custom.debian12")
+DEPLOYED_RUNTIMES = (*PYTHON_RUNTIMES, *NODEJS_RUNTIMES, *_CUSTOM_RUNTIMES)
 OTHER_RUNTIMES = frozenset({"go1", "java8", "java11", "php7.2", "dotnetcore3.1",
                             "custom-container"})
 DEFAULT_CUSTOM_HANDLER = "index.handler"
@@ -88,12 +88,13 @@ def _name(r: PropReader, v: _Values, c: FunctionContext) -> Any:
 
 def _runtime(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     runtime = r.string("runtime", required=True)
-    if runtime is None or runtime in RUNTIMES:
+    if runtime is None or runtime in DEPLOYED_RUNTIMES:
         return runtime
     if runtime == "python3":
         r.warning("runtime", "python3 is the legacy Python 3.6 runtime; use python3.10+")
         return runtime
-    r.error("runtime", f"unknown runtime {runtime!r}; use one of {', '.join(RUNTIMES)}")
+    r.error("runtime", f"unknown runtime {runtime!r}; use one of "
+            f"{', '.join(DEPLOYED_RUNTIMES)}")
     return None
 
 

@@ -17,6 +17,11 @@ from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
 from deployer.emulator.latency import EXACT, LatencyModel
 from deployer.emulator.runtime.reaper import IdleReaper
+from deployer.emulator.services.async_tasks import (
+    AsyncInvokeConfigs,
+    AsyncTaskService,
+    deliver_to,
+)
 from deployer.emulator.services.authorization import Authorizer
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.faults import FaultService
@@ -35,6 +40,7 @@ from deployer.emulator.services.schedule_sources import ScheduleSources
 from deployer.emulator.services.schedules import ScheduleService
 from deployer.emulator.services.security_tokens import SecurityTokenService
 from deployer.emulator.services.triggers import TriggerService
+from deployer.emulator.store.async_task_repos import AsyncTaskRepo
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.function_config_repos import FunctionConfigRepo
@@ -149,6 +155,28 @@ class Emulator:
         self.concurrency = ConcurrencyLimits(FunctionConfigRepo(self.db), clock)
         self.functions.admission = self.concurrency.admitted
         self.functions.on_delete.append(self.concurrency.forget_function)
+        self.async_configs = AsyncInvokeConfigs(FunctionConfigRepo(self.db), clock)
+        self.async_tasks = AsyncTaskService(
+            AsyncTaskRepo(self.db), self.async_configs, clock,
+            submit=self.functions.runner.submit_job, attempt=self.functions.runner.run_async,
+            deliver=self._deliver)
+        self.functions.async_tasks = self.async_tasks
+        self.functions.on_delete.append(self.async_tasks.forget_function)
+
+    def _deliver(self, account_id: str, region: str, arn: str, event: bytes) -> None:
+        """An asynchronous task's destination event: a function is invoked asynchronously
+        with it, a flow starts an execution with it; others are not emulated."""
+        kind = deliver_to(arn)
+        tail = arn.split(":", 4)[4]
+        if kind == "function":
+            name, _, qualifier = tail.removeprefix("functions/").partition("/")
+            self._trigger_invoke(account_id, region, name, event, qualifier or "LATEST")
+        elif kind == "flow":
+            self.executions.start_scheduled(account_id, region, tail.removeprefix("flow/"),
+                                            name=str(uuid.uuid4()),
+                                            input_text=event.decode())
+        else:
+            raise ValueError(f"destination {arn} is not emulated (functions and flows are)")
 
     def _function_exists(self, account_id: str, region: str, name: str) -> None:
         self.functions.get(account_id, region, name)

@@ -39,7 +39,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         "Credentials": ["emulator.daemon", "emulator.runtime.context", "emulator.runtime.model"],
         "EventFactory": ["emulator.engine.group_commit", "emulator.engine.stepping"],
         "FNF_SERVICE": ["core.roles", "emulator.services.flows"],
-        "FunctionConfig": ["cloud.fc", "emulator.services.function_model"],
+        "FunctionConfig": ["cloud.fc_config", "emulator.services.function_model"],
         "FunctionSpec": ["config.specs", "emulator.runtime.model"],
         "HEARTBEAT": ["emulator.api.console_live", "emulator.api.log_stream"],
         "Handler": ["emulator.api.cloudflow", "emulator.api.cloudflow_releases"],

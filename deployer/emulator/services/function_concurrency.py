@@ -25,7 +25,7 @@ from deployer.emulator.store.function_config_repos import FunctionConfigRepo
 __all__ = ["MAX_RESERVED", "ConcurrencyConfig", "ConcurrencyLimits"]
 
 MAX_RESERVED = 300  # FC's default per-region instance quota (INFERRED as the upper bound)
-KIND = "concurrency"
+_KIND = "concurrency"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +53,14 @@ class ConcurrencyLimits:
                                   f"{MAX_RESERVED}, got {reserved!r}",
                                   field="reservedConcurrency")
         now = self._clock.now()
-        self._repo.put((account_id, region, function, KIND, ""),
+        self._repo.put((account_id, region, function, _KIND, ""),
                        {"reservedConcurrency": reserved}, now)
         with self._cond:
             self._cond.notify_all()
         return self._config(account_id, region, function, reserved, now)
 
     def get(self, account_id: str, region: str, function: str) -> ConcurrencyConfig:
-        found = self._repo.get((account_id, region, function, KIND, ""))
+        found = self._repo.get((account_id, region, function, _KIND, ""))
         if found is None:
             raise NotFound(f"function '{function}' has no concurrency config",
                            kind="concurrency config", name=function)
@@ -68,20 +68,20 @@ class ConcurrencyLimits:
                             int(found[0]["reservedConcurrency"]), found[1])
 
     def delete(self, account_id: str, region: str, function: str) -> None:
-        self._repo.delete((account_id, region, function, KIND, ""))
+        self._repo.delete((account_id, region, function, _KIND, ""))
         with self._cond:
             self._cond.notify_all()
 
     def list(self, account_id: str, region: str, *, function: str = "", next_token: str = "",
              limit: int = 20) -> tuple[builtins.list[ConcurrencyConfig], str]:
-        rows = self._repo.list(account_id, region, KIND, function_name=function,
+        rows = self._repo.list(account_id, region, _KIND, function_name=function,
                                start=next_token, limit=limit + 1)
         configs = [self._config(account_id, region, name, int(doc["reservedConcurrency"]),
                                 at) for name, _q, doc, at in rows[:limit]]
         return configs, rows[limit][0] if len(rows) > limit else ""
 
     def forget_function(self, account_id: str, region: str, function: str) -> None:
-        self._repo.delete((account_id, region, function, KIND, ""))
+        self._repo.delete((account_id, region, function, _KIND, ""))
 
     @staticmethod
     def _config(account_id: str, region: str, function: str, reserved: int,
@@ -90,7 +90,7 @@ class ConcurrencyLimits:
                                  reserved, at)
 
     def _limit(self, key: tuple[str, str, str]) -> int | None:
-        found = self._repo.get((*key, KIND, ""))
+        found = self._repo.get((*key, _KIND, ""))
         return None if found is None else int(found[0]["reservedConcurrency"])
 
     @contextlib.contextmanager

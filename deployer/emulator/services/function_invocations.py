@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for_futures
 from contextlib import AbstractContextManager
+from typing import Any
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.errors import InvalidArgument, PayloadTooLarge
@@ -46,7 +47,7 @@ class InvocationRunner:
         self._clock = clock
         self._pool = ThreadPoolExecutor(ASYNC_WORKERS, thread_name_prefix="fc-async")
         self._slots = threading.BoundedSemaphore(ASYNC_QUEUE)
-        self._pending: set[Future[InvocationResult]] = set()  # async invocations not done
+        self._pending: set[Future[Any]] = set()  # async invocations not done
         self.watch = InvocationWatch()  # readers following invocations
         #: admits a request of (account, region, function) while inside; ``wait``: block for
         #: a slot instead of refusing (reserved concurrency, services.function_concurrency)
@@ -67,14 +68,22 @@ class InvocationRunner:
 
     def submit(self, spec: FunctionSpec, event: bytes, request_id: str) -> None:
         """Queue an asynchronous invocation; InvalidArgument when the queue is full."""
+        self.submit_job(lambda: self._run(spec, event, request_id, "Async"))
+
+    def run_async(self, spec: FunctionSpec, event: bytes, request_id: str) -> InvocationResult:
+        """One attempt of an asynchronous invocation, on the calling (pool) thread."""
+        return self._run(spec, event, request_id, "Async")
+
+    def submit_job(self, job: Callable[[], object]) -> None:
+        """Queue ``job`` on the asynchronous pool (counted by :meth:`wait_async`);
+        InvalidArgument when the queue is full."""
         if not self._slots.acquire(blocking=False):
             raise InvalidArgument("too many queued asynchronous invocations", field="body")
-        future: Future[InvocationResult] = self._pool.submit(
-            self._run, spec, event, request_id, "Async")
+        future: Future[Any] = self._pool.submit(job)
         self._pending.add(future)
         future.add_done_callback(self._async_done)
 
-    def _async_done(self, future: Future[InvocationResult]) -> None:
+    def _async_done(self, future: Future[Any]) -> None:
         self._pending.discard(future)
         self._slots.release()
         exc = future.exception() if not future.cancelled() else None

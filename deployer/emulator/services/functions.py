@@ -75,6 +75,8 @@ class FunctionService:
         self._runner = InvocationRunner(runtime, invocations, clock)
         #: told (account, region, name) after a function is deleted (its triggers go too)
         self.on_delete: builtins.list[Callable[[str, str, str], None]] = []
+        #: runs asynchronous invocations as tasks (services.async_tasks); None: plain queue
+        self.async_tasks: Any = None
         #: checks the layer version ARNs a function names (account, region, arns); raises
         self.layer_check: Callable[[str, str, tuple[str, ...]], None] | None = None
         if hasattr(runtime, "hook_sink"):  # the process runtime reports preStop hooks
@@ -107,6 +109,11 @@ class FunctionService:
     @layer_source.setter
     def layer_source(self, source: LayerLookup | None) -> None:
         self._resolver.layer_source = source
+
+    @property
+    def runner(self) -> InvocationRunner:
+        """Runs and records invocations (the async pool included)."""
+        return self._runner
 
     @property
     def admission(self) -> Any:
@@ -220,7 +227,7 @@ class FunctionService:
 
     def invoke(self, account_id: str, region: str, name: str, event: bytes, *, request_id: str,
                asynchronous: bool = False, tail_logs: bool = False,
-               qualifier: str | None = None) -> Invocation:
+               qualifier: str | None = None, task_id: str | None = None) -> Invocation:
         """Run the function: synchronously (blocks) or queued on the async pool.
 
         Raises NotFound (function, or a ``qualifier`` other than LATEST), PayloadTooLarge
@@ -233,7 +240,10 @@ class FunctionService:
             return Invocation(request_id, False,
                               self._runner.run(spec, event, request_id, tail_logs),
                               spec.version_id)
-        self._runner.submit(spec, event, request_id)
+        if self.async_tasks is not None:  # a task: retries, event age, destinations, stop
+            self.async_tasks.submit(spec, event, request_id, task_id)
+        else:
+            self._runner.submit(spec, event, request_id)
         return Invocation(request_id, True, None, spec.version_id)
 
     def invocations_after(self, account_id: str, region: str, name: str, after_seq: int,

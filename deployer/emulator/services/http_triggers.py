@@ -27,8 +27,14 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-__all__ = ["HttpAnswer", "HttpTriggerRequest", "canonical_header", "event_for", "is_text",
-           "response_for"]
+__all__ = [
+    "HttpTriggerRequest",
+    "TriggerAnswer",
+    "canonical_header",
+    "event_for",
+    "is_text",
+    "response_for",
+]
 
 _TEXT_TYPES = ("application/json", "application/xml", "application/javascript",
                "application/x-www-form-urlencoded", "application/x-ndjson")
@@ -52,7 +58,7 @@ class HttpTriggerRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class HttpAnswer:
+class TriggerAnswer:
     """The HTTP answer: status, headers (name, value) and body."""
 
     status: int
@@ -110,19 +116,19 @@ def event_for(request: HttpTriggerRequest, *, account_id: str, region: str,
     return json.dumps(event, ensure_ascii=False).encode("utf-8")
 
 
-def _plain_answer(payload: bytes) -> HttpAnswer:
+def _plain_answer(payload: bytes) -> TriggerAnswer:
     try:
         json.loads(payload)
         kind = "application/json"
     except (ValueError, UnicodeDecodeError):
         kind = "text/plain; charset=utf-8"
-    return HttpAnswer(200, (("Content-Type", kind),), payload)
+    return TriggerAnswer(200, (("Content-Type", kind),), payload)
 
 
-def response_for(payload: bytes, error_type: str | None) -> HttpAnswer:
+def response_for(payload: bytes, error_type: str | None) -> TriggerAnswer:
     """The HTTP answer for a handler's result (``payload``) or error (``error_type``)."""
     if error_type:
-        return HttpAnswer(502, (("Content-Type", "application/json"),
+        return TriggerAnswer(502, (("Content-Type", "application/json"),
                                 ("x-fc-error-type", error_type)), payload)
     try:
         result: Any = json.loads(payload)
@@ -132,7 +138,7 @@ def response_for(payload: bytes, error_type: str | None) -> HttpAnswer:
         return _plain_answer(payload)
     status = result.get("statusCode")
     if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
-        return HttpAnswer(502, (("Content-Type", "text/plain; charset=utf-8"),),
+        return TriggerAnswer(502, (("Content-Type", "text/plain; charset=utf-8"),),
                           b"the function returned an invalid statusCode",
                           (f"statusCode {status!r} is not an HTTP status",))
     headers = result.get("headers") or {}
@@ -145,9 +151,9 @@ def response_for(payload: bytes, error_type: str | None) -> HttpAnswer:
         try:
             data = base64.b64decode(body, validate=True)
         except (binascii.Error, ValueError):
-            return HttpAnswer(502, (("Content-Type", "text/plain; charset=utf-8"),),
+            return TriggerAnswer(502, (("Content-Type", "text/plain; charset=utf-8"),),
                               b"the function returned a body that is not valid base64",
                               ("isBase64Encoded with a body that is not base64",))
     else:
         data = body.encode("utf-8")
-    return HttpAnswer(status, pairs, data)
+    return TriggerAnswer(status, pairs, data)

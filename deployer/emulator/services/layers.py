@@ -27,7 +27,7 @@ from deployer.emulator.store.repos import CodeStore
 
 __all__ = ["LayerInput", "LayerService", "parse_layer_arn"]
 
-NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")  # INFERRED: FC's console rule
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")  # INFERRED: FC's console rule
 ARN_RE = re.compile(r"^acs:fc:([a-z0-9-]+):([A-Za-z0-9]+):layers/([A-Za-z0-9_-]{1,128})"
                     r"/versions/([0-9]{1,9})$")
 
@@ -61,7 +61,7 @@ class LayerService:
 
     def create_version(self, account_id: str, region: str, name: str,
                        spec: LayerInput) -> LayerVersionRow:
-        if not NAME_RE.match(name):
+        if not _NAME_RE.match(name):
             raise InvalidArgument(f"invalid layer name '{name}': 1-64 letters, digits, '_' or "
                                   "'-', starting with a letter or '_'", field="layerName")
         unknown = [r for r in spec.compatible_runtimes if r not in RUNTIMES]

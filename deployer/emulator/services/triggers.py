@@ -35,19 +35,19 @@ from typing import Any, Protocol
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
 from deployer.emulator.services.schedule_cron import ScheduleExpression, parse_expression
+from deployer.emulator.services.schedules import MAX_CATCH_UP
 from deployer.emulator.store.trigger_repos import TriggerKey, TriggerRepo, TriggerRow
 
 __all__ = ["FC_KEY_PREFIX", "MAX_CATCH_UP", "TriggerChanges", "TriggerInput", "TriggerService"]
 
 log = logging.getLogger("deployer.emulator")
 FC_KEY_PREFIX = "fc:"
-MAX_CATCH_UP = 100
-NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
 TYPES = ("http", "timer", "oss", "log", "mns_topic", "cdn_events", "tablestore", "eventbridge")
 METHODS = ("HEAD", "DELETE", "POST", "GET", "OPTIONS", "PUT", "PATCH")
 SOURCED = {"oss": "acs:oss:", "log": "acs:log:", "mns_topic": "acs:mns:", "cdn_events":
            "acs:cdn:", "tablestore": "acs:ots:"}
-MAX_PAYLOAD = 128 * 1024
+_MAX_PAYLOAD = 128 * 1024
 
 
 class TimerSink(Protocol):
@@ -114,7 +114,7 @@ def check_config(kind: str, config: Mapping[str, Any], source_arn: str) -> dict[
                                   field="triggerConfig")
         parse_expression(cron)
         payload = out.get("payload", "")
-        if not isinstance(payload, str) or len(payload.encode()) > MAX_PAYLOAD:
+        if not isinstance(payload, str) or len(payload.encode()) > _MAX_PAYLOAD:
             raise InvalidArgument("triggerConfig.payload must be a string of at most 128 KB",
                                   field="triggerConfig")
         out["enable"] = bool(out.get("enable", True))
@@ -140,7 +140,7 @@ class TriggerService:
     def create(self, account_id: str, region: str, function: str,
                spec: TriggerInput) -> TriggerRow:
         self._exists(account_id, region, function)
-        if not NAME_RE.match(spec.name):
+        if not _NAME_RE.match(spec.name):
             raise InvalidArgument(f"invalid trigger name '{spec.name}'", field="triggerName")
         config = check_config(spec.type, spec.config, spec.source_arn)
         now = self._clock.now()
