@@ -23,6 +23,7 @@ from deployer.emulator.services.async_tasks import (
     deliver_to,
 )
 from deployer.emulator.services.authorization import Authorizer
+from deployer.emulator.services.custom_domains import CustomDomainService
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.faults import FaultService
 from deployer.emulator.services.fc_tasks import FunctionInvoker
@@ -161,6 +162,7 @@ class Emulator:
             submit=self.functions.runner.submit_job, attempt=self.functions.runner.run_async,
             deliver=self._deliver)
         self.functions.async_tasks = self.async_tasks
+        self.custom_domains = CustomDomainService(FunctionConfigRepo(self.db), clock)
         self.functions.on_delete.append(self.async_tasks.forget_function)
 
     def _deliver(self, account_id: str, region: str, arn: str, event: bytes) -> None:
