@@ -9,6 +9,12 @@ from pathlib import Path
 os.environ["ALIBABA_CLOUD_ECS_METADATA_DISABLED"] = "true"
 
 import pytest
+from hypothesis import settings
+
+# Property tests check behaviour, not speed: on a loaded 2-core machine one example can take
+# longer than hypothesis's 200 ms default deadline, which made them fail on timing alone.
+settings.register_profile("deployer", deadline=None)
+settings.load_profile("deployer")
 
 # --real-cloud and the other parity options (docs/parity.md)
 pytest_plugins = ("tests.parity.plugin",)

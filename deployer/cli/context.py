@@ -214,7 +214,7 @@ class AppContext:
         from deployer.config.settings import TargetSettings
 
         keys = StaticKeys(mock.access_key_id, mock.access_key_secret)
-        connection, logs = _emulator_connection(mock.endpoint, keys, region)
+        connection, logs = _emulator_connection(mock.endpoint, keys, region, mock.admin_token)
         return connection, logs, TargetSettings(options.target, region, None, None)
 
     def _local_target(self, options: TargetOptions, region: str
@@ -222,8 +222,10 @@ class AppContext:
         from deployer.config.settings import TargetSettings
 
         state_dir = self.deploy_dir / "emulator"
+        from deployer.emulator.daemon import admin_token
+
         endpoint, keys, account_id = self._local_emulator(state_dir)
-        connection, logs = _emulator_connection(endpoint, keys, region)
+        connection, logs = _emulator_connection(endpoint, keys, region, admin_token(state_dir))
         return (connection, logs, TargetSettings(options.target, region, None, state_dir),
                 account_id)
 
@@ -310,16 +312,17 @@ def _caller_account(connection: CloudConnection) -> str:
     return get_caller_identity(connection).account_id
 
 
-def _emulator_connection(endpoint: str, keys: StaticKeys, region: str
+def _emulator_connection(endpoint: str, keys: StaticKeys, region: str, token: str
                          ) -> tuple[CloudConnection, LogSource]:
     """A connection to an emulator's single loopback endpoint (the region in a header), and
-    its invocation records: the logs of functions that have no ``logConfig``."""
+    its invocation records (read with its admin ``token``): the logs of functions that have
+    no ``logConfig``."""
     from deployer.cloud.connection import CloudConnection, Endpoints
     from deployer.cloud.logs import EmulatorLogs
 
     connection = CloudConnection(region=region, endpoints=Endpoints.single(endpoint),
                                  credential=keys, headers={LOCAL_REGION_HEADER: region})
-    return connection, EmulatorLogs(endpoint, region)
+    return connection, EmulatorLogs(endpoint, region, token=token)
 
 
 def _shown(path: Path, base: Path) -> str:

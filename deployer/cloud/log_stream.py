@@ -23,10 +23,13 @@ from typing import Any
 from deployer.cloud.errors import CloudConnectionError
 from deployer.errors import NotFoundError, OperationError
 
-__all__ = ["SILENCE", "LogStream"]
+__all__ = ["SILENCE", "TOKEN_HEADER", "TOKEN_HINT", "LogStream"]
 
 SILENCE = 60.0  # seconds without a byte (heartbeats included) after which the stream is lost
 PATH = "/_emulator/logs/stream"
+TOKEN_HEADER = "X-Emulator-Token"  # the emulator's log endpoints need its admin token
+TOKEN_HINT = ("the emulator's log endpoints need its admin token: run the command from the "
+              "project whose emulator it is (its token is in .deploy/emulator/emulator.json)")
 
 
 class _Refused(Exception):
@@ -39,8 +42,9 @@ class LogStream:
     """One function's log stream from one emulator; see the module docstring."""
 
     def __init__(self, endpoint: str, region: str, function: str,
-                 decode: Callable[[dict[str, Any]], Any]) -> None:
+                 decode: Callable[[dict[str, Any]], Any], token: str = "") -> None:
         self._endpoint, self._region, self._function = endpoint, region, function
+        self._token = token
         self._decode = decode
         self._last = ""  # the id of the last invocation read
         self._conn: http.client.HTTPConnection | None = None
@@ -48,10 +52,10 @@ class LogStream:
 
     @classmethod
     def open(cls, endpoint: str, region: str, function: str,
-             decode: Callable[[dict[str, Any]], Any]) -> LogStream | None:
-        """The stream, positioned after everything logged so far; None when the emulator at
-        ``endpoint`` has no log stream."""
-        stream = cls(endpoint, region, function, decode)
+             decode: Callable[[dict[str, Any]], Any], token: str = "") -> LogStream | None:
+        """The stream, positioned after everything logged so far (read with the emulator's
+        admin ``token``); None when the emulator at ``endpoint`` has no log stream."""
+        stream = cls(endpoint, region, function, decode, token)
         try:
             stream._connect()
         except _Refused as refused:
@@ -61,7 +65,8 @@ class LogStream:
             if refused.status in (400, 404):  # PathNotSupported: a daemon without the stream
                 return None
             raise OperationError(f"the emulator refused the log stream: HTTP "
-                                 f"{refused.status}") from None
+                                 f"{refused.status}",
+                                 hint=TOKEN_HINT if refused.status == 403 else None) from None
         return stream
 
     def _connect(self) -> None:
@@ -69,7 +74,7 @@ class LogStream:
         query = urllib.parse.urlencode({"function": self._function, "region": self._region})
         host, _, port = self._endpoint.rpartition(":")
         conn = http.client.HTTPConnection(host.strip("[]"), int(port), timeout=SILENCE)
-        headers = {"Accept": "text/event-stream"}
+        headers = {"Accept": "text/event-stream", TOKEN_HEADER: self._token}
         if self._last:
             headers["Last-Event-ID"] = self._last
         try:

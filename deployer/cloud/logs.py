@@ -32,7 +32,7 @@ from typing import Any, Protocol
 from deployer.cloud.connection import CloudConnection
 from deployer.cloud.errors import CloudConnectionError, CloudNotFoundError
 from deployer.cloud.fc import FunctionComputeClient, LogConfig
-from deployer.cloud.log_stream import LogStream
+from deployer.cloud.log_stream import TOKEN_HEADER, TOKEN_HINT, LogStream
 from deployer.errors import NotFoundError, OperationError
 
 __all__ = ["EmulatorLogs", "FollowState", "InvocationLog", "LogSource", "SlsLogs"]
@@ -251,21 +251,26 @@ def _group(entries: Iterable[dict[str, str]], function: str, *,
 
 
 class EmulatorLogs:
-    """Reads the local emulator's invocation records over its admin API (loopback only): every
-    invocation's log, whether or not the function has a ``logConfig``."""
+    """Reads the local emulator's invocation records over its admin API (loopback only, with
+    its admin ``token``): every invocation's log, whether or not the function has a
+    ``logConfig``."""
 
-    def __init__(self, endpoint: str, region: str, timeout: float = 10.0) -> None:
+    def __init__(self, endpoint: str, region: str, timeout: float = 10.0, *,
+                 token: str = "") -> None:
         self._endpoint, self._region, self._timeout = endpoint, region, timeout
+        self._token = token
 
     def recent(self, function: str, limit: int) -> list[InvocationLog]:
         query = urllib.parse.urlencode({"function": function, "region": self._region,
                                         "limit": limit})
         url = f"http://{self._endpoint}/_emulator/logs?{query}"
+        request = urllib.request.Request(url, headers={TOKEN_HEADER: self._token})
         try:
-            with urllib.request.urlopen(url, timeout=self._timeout) as response:
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:
                 data = json.loads(response.read())
         except urllib.error.HTTPError as exc:
-            raise OperationError(f"the emulator refused the log query: HTTP {exc.code}") from None
+            raise OperationError(f"the emulator refused the log query: HTTP {exc.code}",
+                                 hint=TOKEN_HINT if exc.code == 403 else None) from None
         except (OSError, ValueError) as exc:
             raise CloudConnectionError(f"cannot read logs from the emulator at {self._endpoint}:"
                                        f" {exc}", service="emulator", operation="logs") from None
@@ -274,7 +279,7 @@ class EmulatorLogs:
     def open_stream(self, function: str) -> LogStream | None:
         """The emulator's log stream of ``function`` (None from a daemon without one)."""
         return LogStream.open(self._endpoint, self._region, function,
-                              lambda record: _from_record(record, function))
+                              lambda record: _from_record(record, function), token=self._token)
 
     def poll(self, function: str, state: FollowState | None
              ) -> tuple[list[InvocationLog], FollowState]:

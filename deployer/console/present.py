@@ -74,6 +74,7 @@ def utc_time(epoch: float | None) -> str:
         return ""
     from time import gmtime, strftime
 
+    epoch = min(max(epoch, 0.0), 253402300799.0) if epoch == epoch else 0.0  # years 1970-9999
     return strftime("%Y-%m-%dT%H:%M:%SZ", gmtime(epoch))
 
 

@@ -1,7 +1,8 @@
 """``python -m deployer.emulator``: run the emulator in the foreground until SIGTERM/SIGINT.
 
 Exit status 1 when it cannot start: the port is taken, another emulator holds the state
-directory (named with its pid and endpoint), or the runtime files cannot be written (then it
+directory (named with its pid and endpoint), the state directory cannot be written or its
+database is damaged (said with the way out), or the runtime files cannot be written (then it
 stops again, so no daemon runs without them).
 """
 
@@ -24,6 +25,7 @@ from deployer.emulator.latency import (
     latency_model,
 )
 from deployer.emulator.server import EmulatorServer, StateDirInUse
+from deployer.emulator.state_dir import StateDirUnusable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,6 +72,8 @@ def _open(args: argparse.Namespace, clock: Clock, latency: LatencyModel) -> Emul
     except StateDirInUse as exc:
         print(f"Error: {exc}; stop it first (deploy emulator stop) or use another --state-dir",
               file=sys.stderr)
+    except StateDirUnusable as exc:
+        print(exc.line(), file=sys.stderr)
     except OSError as exc:
         print(f"Error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
               file=sys.stderr)

@@ -195,9 +195,10 @@ class Emulator:
         there."""
         self.functions.cloud_endpoint = endpoint
 
-    def reset(self) -> None:
+    def reset(self, *, rewind_clock: bool = False) -> None:
         """Forget every resource (functions, code, invocations, roles, policies, flows and
-        executions) and every injected fault.
+        executions) and every injected fault; with ``rewind_clock``, a virtual clock goes back
+        to the present too (every timer is gone with the state).
 
         The identity (account id and keys) survives, so configured clients keep working.
         """
@@ -208,6 +209,10 @@ class Emulator:
             settle()  # preStop hooks report before the logs are wiped, not after
         self.db.wipe()
         self.faults.clear()
+        rewind = getattr(self.clock, "rewind", None)
+        if rewind_clock and self.clock.is_virtual and rewind is not None:
+            rewind()
+            self.flow_engine.clock_moved()
         self.flow_engine.resync()
         shutil.rmtree(self.code.root, ignore_errors=True)
 

@@ -24,8 +24,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deployer.emulator.daemon_files import (
+    INFO_FILE,
+    PID_FILE,
+    admin_request,
+    admin_token,
+    clear_runtime_files,
+    read_info,
+    write_runtime_files,
+)
 from deployer.emulator.latency import LatencyModel
-from deployer.emulator.state_lock import StateDirInUse, StateLock
+from deployer.emulator.state_dir import StateDirUnusable, check_writable, unwritable
+from deployer.emulator.state_lock import StartLock, StateDirInUse, StateLock
 from deployer.emulator.store.identity import load_or_create_identity
 from deployer.errors import NotFoundError, OperationError
 
@@ -33,6 +43,7 @@ __all__ = [
     "Credentials",
     "EmulatorStatus",
     "admin_request",
+    "admin_token",
     "clear_runtime_files",
     "credentials",
     "reset",
@@ -42,8 +53,6 @@ __all__ = [
     "write_runtime_files",
 ]
 
-PID_FILE = "emulator.pid"
-INFO_FILE = "emulator.json"
 LOG_FILE = "emulator.log"
 Sleep = Callable[[float], None]
 
@@ -98,66 +107,6 @@ class Credentials:
                 "ALIBABA_CLOUD_REGION": self.region}
 
 
-def write_runtime_files(state_dir: Path, endpoint: str, token: str) -> None:
-    """Record the running daemon (called by the daemon once it listens). ``emulator.json``
-    holds the admin token, so it is readable by its owner only."""
-    info = json.dumps({"pid": os.getpid(), "endpoint": endpoint, "token": token}).encode()
-    path = state_dir / INFO_FILE
-    partial = path.with_suffix(".json.tmp")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, info)
-    finally:
-        os.close(fd)
-    os.replace(partial, path)
-    (state_dir / PID_FILE).write_text(str(os.getpid()))
-
-
-def _info(state_dir: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((state_dir / INFO_FILE).read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def admin_request(state_dir: Path, path: str, payload: dict[str, Any] | None = None, *,
-                  timeout: float = 10.0, method: str = "POST") -> dict[str, Any]:
-    """Send ``payload`` (JSON; ``method`` POST by default, or GET, PUT, DELETE) to the running
-    daemon's admin ``path`` (``/_emulator/...``) with its token; the JSON answer.
-    OperationError when it is not running or refuses (with the emulator's message)."""
-    from deployer.emulator.api.local_guard import TOKEN_HEADER  # not needed to start or ask
-
-    info = _info(state_dir)
-    endpoint, token = info.get("endpoint"), info.get("token")
-    if not endpoint or not token:
-        raise OperationError(f"no running emulator recorded in {state_dir}",
-                             hint="run `deploy emulator start` first")
-    req = urllib.request.Request(
-        f"http://{endpoint}{path}", method=method,
-        data=None if method == "GET" else json.dumps(payload or {}).encode(),
-        headers={"Content-Type": "application/json", TOKEN_HEADER: str(token)})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            answer: dict[str, Any] = json.loads(resp.read() or b"{}")
-            return answer
-    except urllib.error.HTTPError as exc:
-        try:
-            message = json.loads(exc.read()).get("Message", "")
-        except ValueError:
-            message = ""
-        raise OperationError(f"the emulator refused {path}: {exc.code} {message}".strip()) \
-            from None
-    except (OSError, ValueError) as exc:
-        raise OperationError(f"the emulator at {endpoint} did not answer {path}: {exc}") \
-            from None
-
-
-def clear_runtime_files(state_dir: Path) -> None:
-    for name in (PID_FILE, INFO_FILE):
-        (state_dir / name).unlink(missing_ok=True)
-
-
 def _pid_alive(pid: int) -> bool:
     try:  # a daemon started by this very process is a zombie once it exits: reap it
         if os.waitpid(pid, os.WNOHANG)[0] == pid:
@@ -191,7 +140,7 @@ def status(state_dir: Path) -> EmulatorStatus:
         pid = int(pid_path.read_text().strip())
     except (ValueError, OSError):
         pid = 0
-    info = _info(state_dir) if info_path.exists() else {}
+    info = read_info(state_dir) if info_path.exists() else {}
     if not pid or not _pid_alive(pid):
         clear_runtime_files(state_dir)
         return EmulatorStatus(False, state_dir, message="not running (removed a stale pid file)")
@@ -266,22 +215,41 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
     ``step_latency`` and ``cold_start`` (seconds) set the latency model; None keeps the
     clock's default (:func:`deployer.emulator.latency.latency_model`).
 
-    Already running → its status with message "already running". Raises OperationError when
+    Commands started together start one daemon: each waits for ``emulator.start.lock``, and
+    those after the first find its daemon running. Already running → its status with message
+    "already running". Raises OperationError when
     the port is taken, another process holds the state dir, or the daemon exits / stays
     silent for ``timeout`` seconds; in the last two cases what was started is stopped (its
     process group, SIGTERM then SIGKILL) and its runtime files are removed.
     """
-    current = status(state_dir)
-    if current.running:
-        message = _already_running(current, cold_start, step_latency)
-        return EmulatorStatus(**{**_fields(current), "message": message})
+    try:
+        check_writable(state_dir)
+    except StateDirUnusable as exc:
+        raise OperationError(exc.message, hint=exc.hint) from None
+    try:
+        starting = StartLock.acquire(state_dir, timeout + 10, sleep)
+    except TimeoutError as exc:
+        raise OperationError(str(exc), hint=f"see {state_dir / LOG_FILE}") from None
+    with starting:  # commands started together: one starts the daemon, the others find it
+        current = status(state_dir)
+        if current.running:
+            message = _already_running(current, cold_start, step_latency)
+            return EmulatorStatus(**{**_fields(current), "message": message})
+        return _spawn(state_dir, host=host, port=port, clock=clock, timeout=timeout,
+                      sleep=sleep, throttle=throttle,
+                      latency=(("--step-latency", step_latency), ("--cold-start", cold_start)))
+
+
+def _spawn(state_dir: Path, *, host: str, port: int, clock: str, timeout: float, sleep: Sleep,
+           throttle: str, latency: tuple[tuple[str, float | None], ...]) -> EmulatorStatus:
+    """Start the daemon process and wait until it answers (see :func:`start`)."""
     _check_port_free(host, port)
     _probe_lock(state_dir, sleep)
     state_dir.mkdir(parents=True, exist_ok=True)
     log = open(state_dir / LOG_FILE, "ab")  # noqa: SIM115 - handed to the child
     command = [sys.executable, "-m", "deployer.emulator", "--state-dir", str(state_dir),
                "--host", host, "--port", str(port), "--clock", clock, "--throttle", throttle]
-    for flag, value in (("--step-latency", step_latency), ("--cold-start", cold_start)):
+    for flag, value in latency:
         if value is not None:
             command += [flag, repr(float(value))]
     proc = subprocess.Popen(
@@ -292,7 +260,7 @@ def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: 
         return _await_start(state_dir, proc, timeout, sleep)
     except BaseException:
         _end(proc, sleep)
-        if _info(state_dir).get("pid") == proc.pid:
+        if read_info(state_dir).get("pid") == proc.pid:
             clear_runtime_files(state_dir)
         raise
 
@@ -314,9 +282,14 @@ def _await_start(state_dir: Path, proc: subprocess.Popen[bytes], timeout: float,
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            tail = (state_dir / LOG_FILE).read_text(errors="replace").strip().splitlines()[-1:]
-            raise OperationError(f"the emulator exited during start: {' '.join(tail)}",
-                                 hint=f"see {state_dir / LOG_FILE}")
+            current = status(state_dir)
+            if current.running:  # another daemon (a foreground one) took the directory first
+                return EmulatorStatus(**{**_fields(current), "message": "already running"})
+            tail = " ".join((state_dir / LOG_FILE).read_text(errors="replace").strip()
+                            .splitlines()[-1:])
+            said, _, hint = tail.removeprefix("Error: ").partition(" Hint: ")
+            raise OperationError(f"the emulator exited during start: {said}",
+                                 hint=hint or f"see {state_dir / LOG_FILE}")
         current = status(state_dir)
         if current.running and current.pid == proc.pid:
             return EmulatorStatus(**{**_fields(current), "message": "started"})
@@ -358,18 +331,23 @@ def _silent_holder(state_dir: Path) -> int | None:
 
 
 def reset(state_dir: Path) -> EmulatorStatus:
-    """Forget every resource: through the admin API when running, else in the files."""
+    """Forget every resource: through the admin API when running (a virtual clock comes back
+    to the present too), else in the files (the clock's saved instant goes with them)."""
     current = status(state_dir)
     if current.running and current.endpoint:
-        admin_request(state_dir, "/_emulator/reset")
+        admin_request(state_dir, "/_emulator/reset", {"clock": "now"})
         return EmulatorStatus(**{**_fields(current), "message": "reset (running emulator)"})
-    _probe_lock(state_dir)
-    from deployer.emulator.app import DB_FILE
-
-    for name in (DB_FILE, f"{DB_FILE}-wal", f"{DB_FILE}-shm"):
-        (state_dir / name).unlink(missing_ok=True)
     import shutil
 
+    from deployer.emulator.app import DB_FILE
+
+    try:
+        _probe_lock(state_dir)
+        for name in (DB_FILE, f"{DB_FILE}-wal", f"{DB_FILE}-shm"):
+            (state_dir / name).unlink(missing_ok=True)
+    except OSError as exc:
+        unusable = unwritable(state_dir, exc)
+        raise OperationError(f"cannot reset: {unusable.message}", hint=unusable.hint) from None
     shutil.rmtree(state_dir / "code", ignore_errors=True)
     shutil.rmtree(state_dir / "runtime", ignore_errors=True)
     return EmulatorStatus(False, state_dir, message="reset")

@@ -1,8 +1,10 @@
 """The emulator behind its HTTP front door (:mod:`deployer.emulator.httpd`, on aiohttp).
 
 ``EmulatorServer(state_dir, host, port, clock, runtime)`` takes the state directory's lock
-(a second emulator on it is refused with :class:`StateDirInUse`), binds 127.0.0.1 by default
-(another interface only when ``host`` says so; port 0 picks a free port) and listens at once.
+(a second emulator on it is refused with :class:`StateDirInUse`; a directory it cannot write
+or a damaged database with :class:`~deployer.emulator.state_dir.StateDirUnusable`), binds
+127.0.0.1 by default (another interface only when ``host`` says so; port 0 picks a free port)
+and listens at once.
 ``start()`` serves from a background event-loop thread; ``stop()`` shuts it down, closes the
 state and releases the lock.
 
@@ -41,10 +43,13 @@ from deployer.emulator.api.sts import StsApi
 from deployer.emulator.app import Emulator, Engine
 from deployer.emulator.clock import Clock, SystemClock
 from deployer.emulator.httpd import MAX_BODY, FrontDoor, HttpServer, ServerLimits
+from deployer.emulator.httpd.listener import listening_socket
 from deployer.emulator.latency import LatencyModel
 from deployer.emulator.services.execution_watch import ExecutionWatch
 from deployer.emulator.services.ports import FunctionRuntime
+from deployer.emulator.state_dir import check_writable, damaged_database
 from deployer.emulator.state_lock import StateDirInUse, StateLock
+from deployer.emulator.store.errors import DatabaseDamaged
 
 __all__ = ["MAX_BODY", "EmulatorServer", "ServerLimits", "StateDirInUse"]
 
@@ -65,11 +70,15 @@ class EmulatorServer:
         self.limits = limits or ServerLimits()
         if max_body is not None:
             self.limits = replace(self.limits, max_body=max_body)
+        check_writable(self.state_dir)  # StateDirUnusable: read-only, no permission, full
         self._lock = StateLock.acquire(self.state_dir)
         try:
             self.emulator = Emulator(self.state_dir, self.clock, runtime, region=region,
                                      latency=LatencyModel(cold_start, step_latency),
                                      throttle=throttle)
+        except DatabaseDamaged as exc:
+            self._lock.release()
+            raise damaged_database(self.state_dir, str(exc)) from None
         except BaseException:
             self._lock.release()
             raise
@@ -94,9 +103,29 @@ class EmulatorServer:
         self.router.admin = self._admin()
         self.console = self._console() if console else None
         self.router.public_url = self.url
-        self.emulator.serve_at(self.endpoint)
+        self.gateway_port = self._gateway(door)
+        self.emulator.serve_at(f"127.0.0.1:{self.gateway_port}")
         self._lock.record(self.endpoint)
         self._started = False
+
+    def _gateway(self, door: FrontDoor) -> int:
+        """The function gateway: where handlers' SDK calls arrive, serving the cloud APIs and
+        nothing else (no admin API, console or log endpoints: docs/runtime.md "Network"). It
+        listens on 127.0.0.1 of this host and, for each instance in a network namespace of its
+        own, on the same port inside that namespace; returns the port."""
+        assert self._httpd is not None
+        router = replace(self.router, admin=None, local=[])
+        gateway = FrontDoor(router.dispatch, self.limits, self._request_id,
+                            f"cloudflow-deployer-emulator/{__version__}", router.is_quick)
+        gateway.budget = door.budget  # one memory budget for every large body
+        sock = listening_socket("127.0.0.1", 0, self.limits.backlog)
+        port = int(sock.getsockname()[1])
+        httpd = self._httpd
+        httpd.add_listener(sock, gateway)
+        attach = getattr(self.emulator.runtime, "attach_gateway", None)
+        if attach is not None:
+            attach(port, lambda listener: httpd.add_listener(listener, gateway))
+        return port
 
     def _cloud_router(self, region: str) -> Router:
         """The router with the cloud APIs (FC, Log Service, RAM, STS, CloudFlow) and the

@@ -12,12 +12,16 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LOCK_FILE", "StateDirInUse", "StateLock", "lock_holder"]
+__all__ = ["LOCK_FILE", "START_LOCK_FILE", "StartLock", "StateDirInUse", "StateLock",
+           "lock_holder"]
 
 LOCK_FILE = "emulator.lock"
+START_LOCK_FILE = "emulator.start.lock"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +95,44 @@ class StateLock:
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)
+
+
+class StartLock:
+    """Held by a process while it starts the state directory's daemon (``emulator.start.lock``,
+    a kernel ``flock`` like :class:`StateLock`, never inherited by the daemon), so commands
+    started together start one daemon: the others wait here, then find it running."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    @classmethod
+    def acquire(cls, state_dir: Path, timeout: float,
+                sleep: Callable[[float], None]) -> StartLock:
+        """Wait up to ``timeout`` seconds for the lock; TimeoutError if it stays taken."""
+        state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(state_dir / START_LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return cls(fd)
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise TimeoutError(f"another command is starting the emulator of "
+                                           f"{state_dir} and has not finished") from None
+                    sleep(0.05)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __enter__(self) -> StartLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -30,13 +30,15 @@ class ActiveCloud:
     account_id: str
     intercepts: bool  # SDK requests to real cloud hosts reach this cloud too
     workspace_root: Path
+    admin_token: str = ""  # for its log endpoints (``deploy logs``)
 
     @classmethod
     def of(cls, cloud: Any, *, intercepts: bool = True) -> ActiveCloud:
         """The handle of a :class:`~deployer.testing.LocalCloud` (its workspaces live under its
         state directory, so they go when the cloud's temporary state goes)."""
         return cls(cloud.endpoint, cloud.access_key_id, cloud.access_key_secret,
-                   cloud.account_id, intercepts, Path(cloud.state_dir) / "projects")
+                   cloud.account_id, intercepts, Path(cloud.state_dir) / "projects",
+                   cloud.admin_token)
 
     def workspace(self, project_dir: Path) -> Path:
         """The directory that stands in for ``<project_dir>/.deploy`` (build output, rendered

@@ -25,9 +25,14 @@ class Event:
 class EventStream:
     """One open stream; :meth:`next` returns the next event (comments skipped)."""
 
-    def __init__(self, endpoint: str, path: str, headers: dict[str, str] | None = None,
-                 timeout: float = 20.0) -> None:
-        host, _, port = endpoint.rpartition(":")
+    def __init__(self, cloud: Any, path: str, headers: dict[str, str] | None = None,
+                 timeout: float = 20.0, token: str | None = None) -> None:
+        """``cloud``: a LocalCloud; the stream is asked for with its admin token (``token``:
+        another one, ``""`` none)."""
+        host, _, port = cloud.endpoint.rpartition(":")
+        token = cloud.admin_token if token is None else token
+        if token:
+            headers = {"X-Emulator-Token": token, **(headers or {})}
         self.conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
         self.conn.request("GET", path, headers={"Accept": "text/event-stream", **(headers or {})})
         self.response = self.conn.getresponse()

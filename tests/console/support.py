@@ -116,9 +116,16 @@ def create_flow(cloud: LocalCloud, name: str, definition: str) -> None:
     create(cloud.fnf_client(), name, definition)
 
 
-def get(cloud: LocalCloud, path: str) -> tuple[int, dict[str, str], bytes]:
+def get(cloud: LocalCloud, path: str, token: str | None = None
+        ) -> tuple[int, dict[str, str], bytes]:
+    """GET ``path``; the console's data (``/_console/api/…``) with a token, as its pages send
+    one (``token``: which one, the admin token by default)."""
+    headers = {}
+    if path.startswith("/_console/api/"):
+        headers["X-Emulator-Token"] = cloud.admin_token if token is None else token
     try:
-        with urllib.request.urlopen(cloud.url + path, timeout=40) as r:
+        request = urllib.request.Request(cloud.url + path, headers=headers)
+        with urllib.request.urlopen(request, timeout=40) as r:
             return r.status, dict(r.headers), r.read()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read()

@@ -29,7 +29,7 @@ def waiting_turn(delta: dict[str, Any], visits: int) -> bool:
 def test_each_step_arrives_as_a_delta_soon_after_its_commit() -> None:
     with seed_cloud() as cloud, cloud.auto_advance_disabled():
         start_seed(cloud, "live", delay=10**6)
-        with EventStream(cloud.endpoint, stream_path(cloud, "live")) as stream:
+        with EventStream(cloud, stream_path(cloud, "live")) as stream:
             assert stream.status == 200
             assert stream.headers["Content-Type"].startswith("text/event-stream")
             first = stream.until("step")
@@ -62,13 +62,13 @@ def test_each_step_arrives_as_a_delta_soon_after_its_commit() -> None:
 def test_a_reconnect_with_last_event_id_misses_nothing() -> None:
     with seed_cloud() as cloud, cloud.auto_advance_disabled():
         start_seed(cloud, "again", delay=10**6)
-        with EventStream(cloud.endpoint, stream_path(cloud, "again")) as stream:
+        with EventStream(cloud, stream_path(cloud, "again")) as stream:
             seen = stream.until("step", lambda d: waiting_turn(d, 1))
         commits = CommitLog(cloud, "again", int(seen.id), 1)
         cloud.advance(10)  # steps while no page listens: Wait ends, GetJobStatus runs...
         commits.wait(int(seen.id) + 1)
         stale = {"Last-Event-ID": seen.id}
-        with EventStream(cloud.endpoint, stream_path(cloud, "again", "?since=1"),
+        with EventStream(cloud, stream_path(cloud, "again", "?since=1"),
                          stale) as stream:
             caught_up = stream.until("step")
             assert int(caught_up.id) > int(seen.id)
@@ -78,7 +78,7 @@ def test_a_reconnect_with_last_event_id_misses_nothing() -> None:
                 caught_up = stream.until("step", lambda d: waiting_turn(d, 2))
             current = caught_up.id
         # up to date: no step is sent until the next commit, only the engine facts
-        with EventStream(cloud.endpoint, stream_path(cloud, "again"),
+        with EventStream(cloud, stream_path(cloud, "again"),
                          {"Last-Event-ID": current}) as stream:
             assert stream.next().kind == "engine"
             cloud.server.emulator.executions.stop(cloud.account_id, cloud.region, FLOW, "again",
@@ -88,7 +88,7 @@ def test_a_reconnect_with_last_event_id_misses_nothing() -> None:
             assert stopped.json()["summary"]["status"] == "Stopped"
             assert stream.until("end").json()["status"] == "Stopped"
         # a finished execution whose last step the page has: just the end
-        with EventStream(cloud.endpoint, stream_path(cloud, "again"),
+        with EventStream(cloud, stream_path(cloud, "again"),
                          {"Last-Event-ID": stopped.id}) as stream:
             kinds = [stream.next().kind, stream.next().kind]
             assert kinds == ["engine", "end"]
@@ -96,10 +96,10 @@ def test_a_reconnect_with_last_event_id_misses_nothing() -> None:
 
 def test_a_missing_execution_is_404_and_a_deleted_one_ends_its_stream() -> None:
     with seed_cloud() as cloud, cloud.auto_advance_disabled():
-        with EventStream(cloud.endpoint, stream_path(cloud, "nope")) as stream:
+        with EventStream(cloud, stream_path(cloud, "nope")) as stream:
             assert stream.status == 404 and b"NotFound" in stream.response.read()
         start_seed(cloud, "doomed", delay=10**6)
-        with EventStream(cloud.endpoint, stream_path(cloud, "doomed")) as stream:
+        with EventStream(cloud, stream_path(cloud, "doomed")) as stream:
             stream.until("step", lambda d: waiting_turn(d, 1))
             cloud.fnf_client().delete_flow(_delete_request(FLOW))
             assert stream.until("gone").json() == {"name": "doomed"}
@@ -113,7 +113,7 @@ def _delete_request(flow: str) -> Any:
 
 def test_the_engine_stream_carries_the_header_facts_live() -> None:
     with seed_cloud() as cloud, cloud.auto_advance_disabled(), \
-            EventStream(cloud.endpoint, "/_console/api/engine/stream") as stream:
+            EventStream(cloud, "/_console/api/engine/stream") as stream:
         idle = stream.until("engine").json()
         assert idle["running"] == 0 and idle["clock"] == "virtual"
         start_seed(cloud, "facts", delay=10**6)
@@ -145,7 +145,7 @@ def test_fifty_open_pages_hold_no_worker_thread_and_cost_no_cpu_while_idle() -> 
         try:
             with cloud.auto_advance_disabled():
                 start_seed(cloud, "watched", delay=20)
-                streams += [EventStream(cloud.endpoint, stream_path(cloud, "watched"))
+                streams += [EventStream(cloud, stream_path(cloud, "watched"))
                             for _ in range(pages)]
                 for stream in streams:  # each page is up to date: the Wait is waiting
                     _up_to_date(stream)

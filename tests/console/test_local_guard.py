@@ -59,8 +59,9 @@ def test_reads_need_this_daemons_host_and_origin(cloud: LocalCloud, surface: str
     ok = {"Host": cloud.endpoint}
     status, body = send(cloud, "GET", page, ok)
     assert status == 200, body[:200]
-    if surface == "console":  # the page carries the token, for its own POSTs
-        assert cloud.admin_token.encode() in body
+    if surface == "console":  # the page carries the console's token, never the admin token
+        assert cloud.server.guard.console_token.encode() in body
+        assert cloud.admin_token.encode() not in body
     for headers in ({"Host": f"evil.example:{cloud.server.port}"},  # DNS rebinding
                     {"Host": f"127.0.0.1:{cloud.server.port + 1}"},
                     {**ok, "Origin": "http://evil.example"},
@@ -102,3 +103,65 @@ def test_the_live_streams_pass_the_guard_too(cloud: LocalCloud) -> None:
     for path in (stream, "/_console/api/engine/stream"):
         status, body = send(cloud, "GET", path, {"Host": "evil.example"})
         assert status == 403 and json.loads(body)["Code"] == "AccessDenied"
+
+
+def _console_token_of_a_page(cloud: LocalCloud) -> tuple[str, str]:
+    """The token a console page carries (its <meta>) and the cookie it sets."""
+    conn = http.client.HTTPConnection("127.0.0.1", cloud.server.port, timeout=20)
+    try:
+        conn.request("GET", execution_path(cloud, "guarded"))
+        response = conn.getresponse()
+        page = response.read().decode()
+        cookie = response.getheader("Set-Cookie") or ""
+    finally:
+        conn.close()
+    meta = page.split('name="emulator-token" content="', 1)[1].split('"', 1)[0]
+    return meta, cookie
+
+
+def test_a_console_page_carries_a_token_that_opens_the_console_only(cloud: LocalCloud) -> None:
+    token, cookie = _console_token_of_a_page(cloud)
+    assert token and token != cloud.admin_token
+    assert cookie.startswith(f"emulator-console-{cloud.server.port}={token};")
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/_console/" in cookie
+    with_page_token = {**good(cloud), "X-Emulator-Token": token}
+    data = f"/_console/api/r/{cloud.region}/flows"
+    assert send(cloud, "GET", data, with_page_token)[0] == 200
+    _, (start, payload) = surfaces(cloud)["console"]
+    assert send(cloud, "POST", start, with_page_token, payload)[0] == 200
+    # the admin surface refuses it: reset, faults, the clock, the logs
+    for method, path, body in (("POST", "/_emulator/reset", {}),
+                               ("POST", "/_emulator/clock/advance", {"seconds": 0}),
+                               ("GET", "/_emulator/logs?function=StartJob", None),
+                               ("GET", "/_emulator/logs/stream?function=StartJob", None)):
+        status, answer = send(cloud, method, path, with_page_token, body)
+        assert status == 403, (path, answer[:200])
+        assert json.loads(answer)["Code"] == "AccessDenied"
+
+
+@pytest.mark.parametrize("path", [
+    "/_console/api/r/{region}/flows",
+    "/_console/api/r/{region}/functions",
+    "/_console/api/r/{region}/flows/" + FLOW + "/executions/guarded",
+    "/_console/api/r/{region}/flows/" + FLOW + "/executions/guarded/history.json",
+    "/_console/api/r/{region}/flows/" + FLOW + "/executions/guarded/stream",
+    "/_console/api/engine/stream",
+    "/_emulator/logs?function=StartJob",
+    "/_emulator/logs/stream?function=StartJob",
+])
+def test_every_data_read_needs_a_token(cloud: LocalCloud, path: str) -> None:
+    path = path.format(region=cloud.region)
+    ok = {"Host": cloud.endpoint}
+    status, body = send(cloud, "GET", path, ok)
+    assert status == 403, body[:200]
+    assert json.loads(body)["Code"] == "AccessDenied"
+    assert b"X-Emulator-Token" in body
+    wrong = send(cloud, "GET", path, {**ok, "X-Emulator-Token": "0" * 43})
+    assert wrong[0] == 403
+    if "/stream" in path:
+        return  # an open stream: its start is checked by the console and log tests
+    assert send(cloud, "GET", path, {**ok, "X-Emulator-Token": cloud.admin_token})[0] == 200
+    if path.startswith("/_console/"):  # what a page's stream sends: its cookie
+        token, _ = _console_token_of_a_page(cloud)
+        cookie = {**ok, "Cookie": f"emulator-console-{cloud.server.port}={token}"}
+        assert send(cloud, "GET", path, cookie)[0] == 200

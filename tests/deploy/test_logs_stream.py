@@ -45,7 +45,7 @@ def stream_path(function: str) -> str:
 
 def test_the_emulator_streams_invocations_as_they_are_recorded(cloud: LocalCloud) -> None:
     before = invoke(cloud, "before")
-    with EventStream(cloud.endpoint, stream_path("GetJobStatus")) as stream:
+    with EventStream(cloud, stream_path("GetJobStatus")) as stream:
         assert stream.status == 200
         assert stream.next().kind == "ready"  # the starting point: "before" is not sent
         first = invoke(cloud, "first")
@@ -57,7 +57,7 @@ def test_the_emulator_streams_invocations_as_they_are_recorded(cloud: LocalCloud
         assert stream.next().json()["requestId"] == second
     # reconnecting with Last-Event-ID gives what was recorded meanwhile, in order
     missed = [invoke(cloud, f"missed-{n}") for n in range(3)]
-    with EventStream(cloud.endpoint, stream_path("GetJobStatus"),
+    with EventStream(cloud, stream_path("GetJobStatus"),
                      {"Last-Event-ID": event.id}) as stream:
         assert stream.next().kind == "ready"
         replay = [stream.next().json()["requestId"] for _ in range(4)]
@@ -69,11 +69,11 @@ def test_the_emulator_streams_invocations_as_they_are_recorded(cloud: LocalCloud
 
 
 def test_the_log_stream_refuses_what_the_admin_api_refuses(cloud: LocalCloud) -> None:
-    with EventStream(cloud.endpoint, stream_path("Nope")) as stream:
+    with EventStream(cloud, stream_path("Nope")) as stream:
         assert stream.status == 404 and b"NotFound" in stream.response.read()
-    with EventStream(cloud.endpoint, "/_emulator/logs/stream") as stream:
+    with EventStream(cloud, "/_emulator/logs/stream") as stream:
         assert stream.status == 400 and b"'function' is required" in stream.response.read()
-    with EventStream(cloud.endpoint, stream_path("StartJob"),
+    with EventStream(cloud, stream_path("StartJob"),
                      {"Host": "evil.example"}) as stream:
         assert stream.status == 403 and b"AccessDenied" in stream.response.read()
 
@@ -90,8 +90,9 @@ def test_follow_logs_reads_the_stream_and_never_polls(cloud: LocalCloud) -> None
         raise AssertionError(f"polled (slept {seconds} s) although the emulator streams")
 
     invoke(cloud, "before")
-    arriving = follow_logs(_fc(cloud), EmulatorLogs(cloud.endpoint, cloud.region),
-                           "StartJob", sleep=no_polling)  # the stream is open from here on
+    logs = EmulatorLogs(cloud.endpoint, cloud.region, token=cloud.admin_token)
+    # the stream is open from here on
+    arriving = follow_logs(_fc(cloud), logs, "StartJob", sleep=no_polling)
     started = invoke(cloud, "streamed", function="StartJob")
     first = next(arriving)  # blocks until the emulator sends it
     assert first.request_id == started and first.status == "Succeeded"

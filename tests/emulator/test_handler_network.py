@@ -41,14 +41,11 @@ ATTEMPTS_OF_THIS_FUNCTION
 
 GUARDED = """
 def handler(event, context):
-    emulator = event.decode()
     return {
         "urllib": attempt(lambda: urllib.request.urlopen("https://ecs.aliyuncs.com/", timeout=1)),
         "http.client": attempt(lambda: https_get("fcv3.cn-hangzhou.aliyuncs.com")),
         "metadata": attempt(lambda: requests.get("http://100.100.100.200/latest/", timeout=1)),
         "raw socket": attempt(lambda: socket.create_connection(("100.100.100.200", 80), 1)),
-        "loopback": json.load(urllib.request.urlopen(f"http://{emulator}/_emulator/health",
-                                                     timeout=10))["status"],
     }
 """
 
@@ -95,7 +92,7 @@ def _run(cloud: LocalCloud, name: str, attempts: str, event: bytes = b"", **kwar
 
 
 def test_clients_outside_the_routing_and_the_metadata_service_are_refused(cloud):
-    seen = _run(cloud, "guarded", GUARDED, cloud.endpoint.encode())
+    seen = _run(cloud, "guarded", GUARDED)
     assert seen["urllib"].startswith("URLError: ")  # urllib wraps the guard's error
     assert "does not serve the Alibaba Cloud service 'ecs' (ecs.aliyuncs.com)" in seen["urllib"]
     assert seen["http.client"] == (
@@ -107,7 +104,6 @@ def test_clients_outside_the_routing_and_the_metadata_service_are_refused(cloud)
         "100.100.100.200 (the ECS instance metadata service) is not available locally")
     assert seen["raw socket"].startswith(
         "CloudEndpointNotEmulated: 100.100.100.200 (the ECS instance metadata service)")
-    assert seen["loopback"] == "ok"
 
 
 def test_without_internet_access_only_loopback_and_emulated_endpoints_are_reached(cloud):

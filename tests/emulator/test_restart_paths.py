@@ -24,7 +24,7 @@ from typing import Any
 from alibabacloud_fc20230330 import models as fc
 from alibabacloud_fnf20190315 import models as fnf
 
-from deployer.emulator.daemon import admin_request
+from deployer.emulator.daemon import admin_request, admin_token
 from tests.emulator.cloudflow_support import create, history
 from tests.emulator.test_cloudflow_durability import Daemon
 
@@ -66,7 +66,11 @@ def _deploy_worker(cloud: Any) -> None:
 
 
 def _get(daemon: Daemon, path: str) -> dict[str, Any]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{daemon.port}{path}", timeout=30) as answer:
+    """An admin read, with the daemon's token (its runtime file, as the CLI reads it)."""
+    token = admin_token(daemon.state_dir)
+    request = urllib.request.Request(f"http://127.0.0.1:{daemon.port}{path}",
+                                     headers={"X-Emulator-Token": token})
+    with urllib.request.urlopen(request, timeout=30) as answer:
         data: dict[str, Any] = json.loads(answer.read())
     return data
 

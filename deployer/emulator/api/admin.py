@@ -4,9 +4,11 @@ and the daemon's token for every POST).
 
 ``GET health`` (with CloudFlow engine stats), ``GET clock``, ``POST clock/advance`` (virtual
 clock, JSON ``{"seconds": n}``; due timers then fire),
-``POST reset``, ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode),
+``POST reset`` (``{"clock": "now"}``: a virtual clock back to the present too; ``"keep"``, the
+default, leaves it), ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode),
 ``GET logs?function=NAME[&region=R][&limit=N]`` (recent invocations of a function, newest
-first: the local stand-in for the function's SLS logstore), and ``faults[/...]`` (fault
+first: the local stand-in for the function's SLS logstore; like its stream ``logs/stream``, it
+needs the admin token in ``X-Emulator-Token``), and ``faults[/...]`` (fault
 injection, :mod:`deployer.emulator.api.fault_admin`).
 """
 
@@ -35,7 +37,7 @@ class AdminApi:
     prefix = "/_emulator/"
 
     def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
-                 reset: Callable[[], None], code_path: Callable[[str], os.PathLike[str]],
+                 reset: Callable[..., None], code_path: Callable[[str], os.PathLike[str]],
                  guard: LocalGuard, advanced: Callable[[], None] | None = None,
                  logs: LogsFn | None = None,
                  faults: Callable[[HttpRequest], HttpResponse] | None = None,
@@ -63,12 +65,16 @@ class AdminApi:
         if path == "/_emulator/clock/advance" and method == "POST":
             return self._advance(request)
         if path == "/_emulator/reset" and method == "POST":
-            json_object(request)
-            self._reset()
+            clock = json_object(request).get("clock", "keep")
+            if clock not in ("keep", "now"):
+                raise e.InvalidArgument('"clock" must be "keep" (the default) or "now"')
+            self._reset(rewind_clock=clock == "now")
             return json_response(200, {"reset": True}, {})
         if path == "/_emulator/logs" and method == "GET" and self._logs is not None:
+            self.guard.require_token(request)
             return self._recent_logs(request)
         if path == "/_emulator/logs/stream" and method == "GET" and self._log_stream is not None:
+            self.guard.require_token(request)
             return self._log_stream(request)
         m = _CODE_RE.match(path)
         if m and method == "GET":
@@ -104,7 +110,10 @@ class AdminApi:
         if (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)
                 or not math.isfinite(seconds) or seconds < 0):
             raise e.InvalidArgument('body must be {"seconds": <finite non-negative number>}')
-        advance(float(seconds))
+        try:
+            advance(float(seconds))
+        except ValueError as exc:  # ClockHorizonError
+            raise e.InvalidArgument(str(exc)) from None
         if self._advanced is not None:
             self._advanced()
         return json_response(200, self._clock_state(), {})

@@ -3,9 +3,12 @@
 Every request passes the daemon's :class:`~deployer.emulator.api.local_guard.LocalGuard`
 first, as the admin API's do: loopback clients only, a ``Host`` naming this daemon (GETs too:
 DNS rebinding), a present ``Origin`` the same origin, and for state-changing requests (start,
-stop, invoke: ``POST`` JSON to ``/_console/api/…``) the daemon's token in ``X-Emulator-Token``;
-otherwise ``403 AccessDenied``. Pages carry that token (in a ``<meta>``), and only pages served
-to a request that passed the guard exist, so another origin can neither read nor use it.
+stop, invoke: ``POST`` JSON to ``/_console/api/…``) a token in ``X-Emulator-Token``, and for
+every read of ``/_console/api/…`` (data and streams) a token in that header or the console's
+cookie; otherwise ``403 AccessDenied``. Pages carry the console token (in a ``<meta>`` and a
+``HttpOnly`` ``SameSite=Strict`` cookie), which opens the console and nothing else (not the
+admin API, not the log endpoints); only pages served to a request that passed the guard
+exist, so another origin can neither read nor use it.
 
 ``GET`` pages are server-rendered HTML; the same view-models are JSON under ``/_console/api/…``
 (same paths). The live channel is one server-sent-event stream per page
@@ -72,12 +75,14 @@ class ConsoleApi:
 
     @property
     def token(self) -> str:
-        """The daemon's token, which the pages carry for their state-changing requests."""
-        return self.guard.token
+        """The console token, which the pages carry for their own requests."""
+        return self.guard.console_token
 
     def handle(self, request: HttpRequest) -> Answer:
-        self.guard.check(request)  # AccessDenied (403) is answered by the router
         as_json = request.raw_path.startswith("/_console/api/")
+        self.guard.check(request, console=True)  # AccessDenied (403) is answered by the router
+        if as_json:
+            self.guard.require_token(request, console=True)
         try:
             return self._route(request, as_json)
         except _Refused as exc:
@@ -133,7 +138,7 @@ class ConsoleApi:
         if as_json:
             return _json(200, model)
         return _html(200, render_page(template, title=title, token=self.token, model=model,
-                                      **extra))
+                                      **extra), {"Set-Cookie": self.guard.console_cookie()})
 
     def _flows(self, region: str, args: list[str], query: dict[str, list[str]],
                as_json: bool, request: HttpRequest) -> Answer:

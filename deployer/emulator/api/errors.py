@@ -67,6 +67,7 @@ SlsInvalidRequestTime = _define("SlsInvalidRequestTime", "InvalidRequestTime", 4
 RequestTimeout = _define("RequestTimeout", "RequestTimeout", 408)
 ExpectationFailed = _define("ExpectationFailed", "ExpectationFailed", 417)
 ServiceUnavailable = _define("ServiceUnavailable", "ServiceUnavailable", 503)
+TooManyStreams = _define("TooManyStreams", "TooManyStreams", 429)
 StorageFull = _define("StorageFull", "StorageFull", 507)
 StorageReadOnly = _define("StorageReadOnly", "StorageReadOnly", 503)
 StorageError = _define("StorageError", "StorageError", 503)

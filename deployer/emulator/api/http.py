@@ -321,5 +321,8 @@ object per call."""
 
 
 def wire_time(ts: float) -> str:
-    """Epoch seconds as FC 3.0 / RAM print times: ``YYYY-MM-DDTHH:MM:SSZ`` (UTC)."""
+    """Epoch seconds as FC 3.0 / RAM print times: ``YYYY-MM-DDTHH:MM:SSZ`` (UTC); an instant
+    outside years 1970-9999 (only a state saved past the clock's horizon holds one) prints as
+    the nearest end of that range instead of failing."""
+    ts = min(max(ts, 0.0), 253402300799.0) if ts == ts else 0.0
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

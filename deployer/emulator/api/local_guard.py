@@ -9,11 +9,15 @@ refuses with ``403 AccessDenied`` unless:
   defeats DNS rebinding; a present ``Origin`` must be that same origin (``http://`` + Host);
 * for a state-changing method (POST, PUT, PATCH, DELETE), in addition, the body is declared
   ``Content-Type: application/json`` (a cross-site form cannot send that without a CORS
-  preflight, which is never granted) and the ``X-Emulator-Token`` header carries the
-  per-daemon random token (written to the daemon's state file ``emulator.json``, mode 0600, and
-  exposed as ``LocalCloud.admin_token`` by ``mock_cloud()``).
+  preflight, which is never granted) and the ``X-Emulator-Token`` header carries a token.
 
-The console's API calls the same function for its requests.
+Two tokens, random per daemon: the **admin token** (written to the daemon's state file
+``emulator.json``, mode 0600, and exposed as ``LocalCloud.admin_token`` by ``mock_cloud()``)
+opens everything; the **console token** opens the console only (its data, streams and
+actions): the console's pages carry it, in a ``<meta>`` for their requests' header and in a
+``HttpOnly``, ``SameSite=Strict`` cookie for their event streams. Reads that hand out data
+(the log endpoints, the console's ``/_console/api/…``) need a token too
+(:meth:`LocalGuard.require_token`). The console's API calls the same functions.
 """
 
 from __future__ import annotations
@@ -53,7 +57,18 @@ class LocalGuard:
     token: str
     port: int
     host: str = "127.0.0.1"
+    console_token: str = field(default_factory=new_token, repr=False)
     _hosts: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    @property
+    def cookie_name(self) -> str:
+        """The console cookie's name (per port: cookies do not tell ports apart)."""
+        return f"emulator-console-{self.port}"
+
+    def console_cookie(self) -> str:
+        """The ``Set-Cookie`` value a console page carries (its streams send it back)."""
+        return (f"{self.cookie_name}={self.console_token}; Path=/_console/; HttpOnly; "
+                "SameSite=Strict")
 
     def __post_init__(self) -> None:
         bound = f"[{self.host}]" if ":" in self.host else self.host
@@ -65,8 +80,9 @@ class LocalGuard:
         """The ``Host`` values that name this daemon."""
         return self._hosts
 
-    def check(self, request: HttpRequest) -> None:
-        """Raise ``AccessDenied`` (403) unless ``request`` may use a local surface."""
+    def check(self, request: HttpRequest, *, console: bool = False) -> None:
+        """Raise ``AccessDenied`` (403) unless ``request`` may use a local surface
+        (``console``: the console, whose token is good too)."""
         if not _loopback(request.remote_addr):
             raise e.AccessDenied("the emulator's local surfaces answer loopback clients only")
         host = (request.headers.get("host") or "").strip().lower()
@@ -82,9 +98,37 @@ class LocalGuard:
         if media_type.strip().lower() != "application/json":
             raise e.AccessDenied("a state-changing request must be sent as "
                                  "Content-Type: application/json")
-        token = request.headers.get(TOKEN_HEADER) or ""
-        if not hmac.compare_digest(token.encode("utf-8", "replace"),
-                                   self.token.encode("utf-8")):
+        if not self._token_given(request, console=console, cookie=False):
             raise e.AccessDenied(f"a state-changing request needs the {TOKEN_HEADER} header "
                                  "with this emulator's token (see emulator.json in its state "
                                  "directory, or LocalCloud.admin_token)")
+
+    def require_token(self, request: HttpRequest, *, console: bool = False) -> None:
+        """Raise ``AccessDenied`` (403) unless ``request`` carries the admin token in
+        ``X-Emulator-Token`` or, for the console (``console``), the console token there or in
+        its cookie."""
+        if not self._token_given(request, console=console, cookie=console):
+            raise e.AccessDenied(
+                f"this endpoint needs the {TOKEN_HEADER} header with this emulator's token "
+                "(see emulator.json in its state directory, or LocalCloud.admin_token)"
+                + ("; the console's pages carry theirs" if console else ""))
+
+    def _token_given(self, request: HttpRequest, *, console: bool, cookie: bool) -> bool:
+        given = [request.headers.get(TOKEN_HEADER) or ""]
+        if cookie:
+            given.append(_cookie(request.headers.get("cookie") or "", self.cookie_name))
+        accepted = [self.token, self.console_token] if console else [self.token]
+        return any(_same(value, token) for value in given if value for token in accepted)
+
+
+def _same(given: str, token: str) -> bool:
+    return hmac.compare_digest(given.encode("utf-8", "replace"), token.encode("utf-8"))
+
+
+def _cookie(header: str, name: str) -> str:
+    """The value of cookie ``name`` in a ``Cookie`` header ("" when absent)."""
+    for part in header.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value.strip()
+    return ""

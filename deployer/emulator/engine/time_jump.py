@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from deployer.emulator.clock import Clock
+from deployer.emulator.clock import HORIZON, Clock
 from deployer.emulator.store import engine_meta
 from deployer.emulator.store.db import Database
 
@@ -45,6 +45,8 @@ class TimeJumpPolicy:
         delayed delivery is pending; None when time must stand still."""
         if next_due is None or next_due[0] <= self._clock.now() or not skip_pending:
             return None
+        if next_due[0] > HORIZON:
+            return None  # the clock never passes its horizon (clock.py)
         return next_due
 
     @property
@@ -68,6 +70,7 @@ class TimeJumpPolicy:
                 self.remember(conn)
 
     def restore(self, saved: float | None) -> None:
-        """At start: move a virtual clock forward to the instant remembered last time."""
+        """At start: move a virtual clock forward to the instant remembered last time (at most
+        to its horizon: a state an older version saved beyond it is brought back there)."""
         if saved is not None and self._clock.is_virtual:
-            self.advance(saved)
+            self.advance(min(saved, HORIZON) if saved == saved else self._clock.now())

@@ -48,6 +48,18 @@ class ServerLimits:
     """Threads running the synchronous API code (a long poll or an event stream holds none)."""
     shutdown_grace: float = 2.0
     """How long ``stop()`` lets requests in progress finish."""
+    max_streams: int = 1024
+    """Event streams (console live views, ``deploy logs --follow``) open at once; one more is
+    answered ``429 TooManyStreams`` and its connection closed. Never more than half of
+    ``max_connections``, so open streams cannot take the connections API clients need."""
+    max_streams_per_client: int = 256
+    """Event streams open at once from one client address (every local client is one:
+    127.0.0.1); one more is answered ``429 TooManyStreams`` too."""
+
+    def stream_caps(self) -> tuple[int, int]:
+        """(total, per client) as enforced."""
+        total = max(1, min(self.max_streams, self.max_connections // 2))
+        return total, max(1, min(self.max_streams_per_client, total))
 
 
 class BodyBudget:

@@ -15,6 +15,7 @@ header-read timeout (``408``), and the cloud's JSON error body for requests the 
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import sys
 from collections.abc import Callable
@@ -75,6 +76,7 @@ class FrontDoor:
         self._server_header = server_header
         self.budget = BodyBudget(limits.body_memory)
         self._streams: set[asyncio.Task[Any]] = set()  # handlers sending a stream right now
+        self._client_streams: collections.Counter[str] = collections.Counter()
 
     async def end_streams(self) -> None:
         """Stop every stream being sent (at shutdown: a stream never ends by itself)."""
@@ -94,6 +96,10 @@ class FrontDoor:
                 body, reserved = await self._read_body(request)
             except _Refused as refused:
                 return self._error(request, target, refused.error, close=refused.close)
+            if "text/event-stream" in request.headers.get("Accept", ""):
+                refused = self._no_room_for_stream(request.remote or "")
+                if refused is not None:  # answered before any work (checked again below)
+                    return self._error(request, target, refused, close=True)
             http_request = HttpRequest(request.method, target,
                                        Headers(tuple(request.headers.items())), body,
                                        request.remote or "")
@@ -110,6 +116,10 @@ class FrontDoor:
                 await wait_for_wake(answer.subscribe, answer.timeout)
                 answer = await loop.run_in_executor(None, answer.then)
             if isinstance(answer, StreamingResponse):
+                refused = self._no_room_for_stream(request.remote or "")
+                if refused is not None:
+                    await _close_chunks(answer)
+                    return self._error(request, target, refused, close=True)
                 return await self._stream(request, answer)
             headers = {"Server": self._server_header, **answer.headers}
             fast = prebuilt(request, answer.status, answer.body, headers)
@@ -192,14 +202,29 @@ class FrontDoor:
         headers = {"Server": self._server_header, **answer.headers}
         return web.Response(status=answer.status, body=answer.body, headers=headers)
 
+    def _no_room_for_stream(self, client: str) -> ApiError | None:
+        """``TooManyStreams`` when a new stream would pass a cap (``ServerLimits``)."""
+        total, per_client = self.limits.stream_caps()
+        if len(self._streams) >= total:
+            return e.TooManyStreams(
+                f"this emulator already serves {total} event streams, its limit; close "
+                "console pages or `deploy logs --follow` readers, then retry")
+        if self._client_streams[client] >= per_client:
+            return e.TooManyStreams(
+                f"this client already has {per_client} event streams open, the limit per "
+                "client; close console pages or `deploy logs --follow` readers, then retry")
+        return None
+
     async def _stream(self, request: web.BaseRequest,
                       answer: StreamingResponse) -> web.StreamResponse:
         resp = web.StreamResponse(status=answer.status,
                                   headers={"Server": self._server_header, **answer.headers})
         resp.enable_chunked_encoding()
         task = asyncio.current_task()
+        client = request.remote or ""
         if task is not None:
             self._streams.add(task)
+        self._client_streams[client] += 1
         try:
             await resp.prepare(request)
             async for chunk in answer.chunks:
@@ -207,9 +232,10 @@ class FrontDoor:
             await resp.write_eof()
         finally:
             self._streams.discard(task)  # type: ignore[arg-type]
-            close = getattr(answer.chunks, "aclose", None)
-            if close is not None:
-                await close()
+            self._client_streams[client] -= 1
+            if self._client_streams[client] <= 0:
+                del self._client_streams[client]
+            await _close_chunks(answer)
         return resp
 
     def error(self, target: str, host: str, err: ApiError) -> HttpResponse:
@@ -233,6 +259,12 @@ class FrontDoor:
                  f"Server: {self._server_header}", f"Content-Length: {len(answer.body)}",
                  "Connection: close", *(f"{k}: {v}" for k, v in answer.headers.items())]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + answer.body
+
+
+async def _close_chunks(answer: StreamingResponse) -> None:
+    close = getattr(answer.chunks, "aclose", None)
+    if close is not None:
+        await close()
 
 
 def _first_line(exc: BaseException) -> str:

@@ -34,6 +34,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from deployer.emulator.runtime.network import InstanceNetworks
+from deployer.emulator.runtime.pid_limits import PidsGroup, PidsGroups
+
 __all__ = ["Isolation", "MemoryMonitor", "kill_tree", "readable_roots"]
 
 _NOT_READABLE = frozenset((Path("/dev"),))  # device nodes: only those listed by the worker
@@ -147,6 +150,11 @@ class MemoryMonitor:
         self.version = version
         self.pid = 0
         self._oom_before = 0
+        self.process_limit: PidsGroup | None = None  # pid_limits.py
+
+    def limit_processes(self, group: PidsGroup | None) -> MemoryMonitor:
+        self.process_limit = group
+        return self
 
     @property
     def kernel_enforced(self) -> bool:
@@ -156,6 +164,8 @@ class MemoryMonitor:
         self.pid = pid
         if self.cgroup is not None:
             (self.cgroup / "cgroup.procs").write_text(str(pid))
+        if self.process_limit is not None:
+            self.process_limit.attach(pid)
 
     def _file(self, v1: str, v2: str) -> Path:
         assert self.cgroup is not None
@@ -202,17 +212,20 @@ class MemoryMonitor:
         return self.cgroup is not None and self._oom_kills() > self._oom_before
 
     def pids(self) -> list[int]:
+        found = [] if self.process_limit is None else self.process_limit.pids()
         if self.cgroup is None:
-            return []
+            return found
         try:
-            return [int(p) for p in (self.cgroup / "cgroup.procs").read_text().split()]
+            return found + [int(p) for p in (self.cgroup / "cgroup.procs").read_text().split()]
         except (OSError, ValueError):
-            return []
+            return found
 
     def close(self) -> None:
         if self.cgroup is not None:
             with contextlib.suppress(OSError):
                 self.cgroup.rmdir()
+        if self.process_limit is not None:
+            self.process_limit.close()
 
 
 def _status_kb(pid: int, key: str) -> int:
@@ -294,11 +307,14 @@ class Isolation:
             separate_uids = os.geteuid() == 0 and all(_world_readable(p) for p in needed)
         self.separate_uids = separate_uids
         self._cgroup = _probe_cgroup() if cgroups else None
+        self._pids = PidsGroups(self._cgroup.base if self._cgroup is not None
+                                and self._cgroup.version == 2 else None) if cgroups else None
         self._uids = itertools.count()
         self._lock = threading.Lock()
         self._readable: list[str] | None = None
         self.instances_dir = self.work_dir / "instances"
         self.instances_dir.mkdir(parents=True, exist_ok=True)
+        self.networks = InstanceNetworks(self.work_dir)
         if self.separate_uids:
             self._harden()
 
@@ -348,6 +364,14 @@ class Isolation:
         return path
 
     def memory_monitor(self, instance_id: str, limit_mb: int) -> MemoryMonitor:
+        """The instance's memory accounting, with its process limit (pid_limits.py)."""
+        monitor = self._memory_monitor(instance_id, limit_mb)
+        if self._pids is None:
+            return monitor
+        v2 = monitor.cgroup if monitor.version == 2 else None
+        return monitor.limit_processes(self._pids.limit(instance_id, v2))
+
+    def _memory_monitor(self, instance_id: str, limit_mb: int) -> MemoryMonitor:
         if self._cgroup is None:
             return MemoryMonitor(limit_mb, None, 0)
         group = self._cgroup.base / instance_id
@@ -379,6 +403,9 @@ class Isolation:
         shutil.rmtree(path, onerror=unlock)
 
     def close(self) -> None:
+        self.networks.close()
+        if self._pids is not None:
+            self._pids.close()
         if self._cgroup is not None:
             with contextlib.suppress(OSError):
                 for child in self._cgroup.base.iterdir():

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.emulator.runtime.model import Credentials, FunctionSpec
+from deployer.emulator.runtime.pid_limits import MAX_PROCESSES
 from deployer.emulator.runtime.routing import EMULATED_HOSTS
 
 __all__ = ["QUALIFIER", "VERSION_ID", "credentials_frame", "host_python", "runtime_version",
@@ -26,7 +27,6 @@ NODE_SCRIPT = RUNTIME_DIR / "nodejs_runtime.js"
 CUSTOM_STARTUP_TIMEOUT_S = 120.0  # FC: a custom runtime's server must be ready within 120 s
 QUALIFIER = "LATEST"
 VERSION_ID = "LATEST"  # the version a LATEST invocation runs
-MAX_PROCESSES = 1024  # FC: processes + threads per instance
 MAX_OPEN_FILES = 100_000
 _PASSED_HOST_VARIABLES = ("PATH", "LANG")
 # the device nodes a worker may use (the rest of /dev, disks included, is out of its reach)
@@ -138,13 +138,16 @@ def worker_config(spec: FunctionSpec, *, packages: list[str], emulator_packages:
 def sandbox_settings(spec: FunctionSpec, *, tmp_dir: Path, code_root: Path, readable: list[str],
                      package_sources: list[str], landlock: bool, private_tmp: bool,
                      separate_uid: bool, interpreter: str = "",
-                     layers: Path | None = None) -> dict[str, Any]:
+                     layers: Path | None = None,
+                     network: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``sandbox`` part of the config frame (applied by ``sandbox.py`` in the worker).
 
     ``interpreter`` is the worker's Python: its directory stays visible (read-only) inside the
     private /tmp, so a handler can start ``sys.executable`` even when the emulator's
     environment lives below /tmp. So do this package's directory (the Node.js runtime's
-    script) and the merged ``layers`` tree, which is also mounted on ``/opt``."""
+    script) and the merged ``layers`` tree, which is also mounted on ``/opt``. ``network``
+    (``network.InstanceNetworks.settings``): the instance gets a network namespace of its own
+    whose only way out is the gateway; None leaves it on the host's network."""
     bin_dir = [os.path.dirname(interpreter)] if interpreter else []
     bin_dir.append(str(RUNTIME_DIR))
     if layers is not None:
@@ -161,4 +164,5 @@ def sandbox_settings(spec: FunctionSpec, *, tmp_dir: Path, code_root: Path, read
         "read": [*readable, str(code_root), *package_sources, *bin_dir],
         "keep": [str(code_root), *package_sources, *bin_dir],  # visible in the private /tmp
         "write": [str(tmp_dir), "/tmp" if private_tmp else str(tmp_dir), *DEVICES],
+        "network": network,
     }

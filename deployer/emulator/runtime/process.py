@@ -44,6 +44,7 @@ from deployer.emulator.runtime.model import (
     RuntimeNotEmulated,
     RuntimeUnavailableError,
 )
+from deployer.emulator.runtime.network import Attach
 from deployer.emulator.runtime.packages import PackageViews, runtime_key
 from deployer.emulator.runtime.pool import Instance, InstancePool
 from deployer.emulator.runtime.worker import BOOTSTRAP_PATH, Exchange, Outcome, Worker
@@ -163,6 +164,11 @@ class ProcessRuntime:
         finally:
             self._retire_slots(self._pool.release(slot, discard, self._clock.now()))
 
+    def attach_gateway(self, port: int, attach: Attach) -> None:
+        """New instances reach the emulator's cloud APIs only, at ``127.0.0.1:port`` of their
+        own network namespace (docs/runtime.md "Network"); ``attach`` serves a listener."""
+        self._isolation.networks.attach_gateway(port, attach)
+
     def retire(self, account_id: str, region: str, function_name: str,
                qualifier: str | None = None) -> None:
         """Old instances of the function (of every version, or only those reached through
@@ -229,7 +235,8 @@ class ProcessRuntime:
             readable=iso.readable() if self._sandbox else [],
             package_sources=[str(view), str(emulator_view), *sources, *emulator_sources],
             landlock=self._sandbox, private_tmp=self._sandbox, separate_uid=uid is not None,
-            interpreter=self._python, layers=layers)
+            interpreter=self._python, layers=layers,
+            network=iso.networks.settings(spec.internet_access) if self._sandbox else None)
         slot.credentials = spec.credentials() if spec.credentials is not None else None
         config = worker_config(spec, packages=[str(view)], emulator_packages=[str(emulator_view)],
                                sandbox=sandbox, virtual_time=self._clock.is_virtual,

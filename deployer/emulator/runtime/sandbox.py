@@ -9,15 +9,27 @@ Loaded by path inside the worker (standard library only). :func:`enter_sandbox` 
    (FC: 1,024; only meaningful when the worker runs under its own uid), the size of any one file
    written (the function's ``diskSize``; ``SIGXFSZ`` is ignored so the write fails with ``EFBIG``),
    no core files.
-3. ``/tmp``: with unprivileged user namespaces, a private mount namespace where the instance's
-   own directory is bind-mounted on ``/tmp`` (as on FC, ``/tmp`` is the writable scratch space);
-   otherwise only ``TMPDIR`` points there. The function's merged layers (``opt``) are
-   bind-mounted read-only on ``/opt`` in the same namespace.
+3. Namespaces, with unprivileged user namespaces (same uid/gid inside):
+
+   * ``/tmp``: a private mount namespace where the instance's own directory is bind-mounted on
+     ``/tmp`` (as on FC, ``/tmp`` is the writable scratch space); otherwise only ``TMPDIR``
+     points there; the function's merged layers (``opt``) are bind-mounted read-only on
+     ``/opt`` in the same namespace;
+   * the network (``network``): a network namespace of the instance's own, with its own
+     loopback and nothing else: no port of this machine (the emulator's admin API, console and
+     log endpoints, other instances, any other service) can be reached from it. Before entering
+     it the worker connects to the gateway broker's Unix socket; inside, it binds
+     ``127.0.0.1:<gateway port>`` and sends that listening socket to the emulator, which serves
+     the cloud APIs on it (``network.py``). Every process the handler starts, in any language,
+     inherits the namespace.
+
 4. Landlock (Linux ≥ 5.13): the process keeps read access to the paths listed in ``read`` (the
    system, the code root, the built-in packages) and write access to ``write`` (the instance
    directory, ``/dev/null``...); everything else — the emulator's state directory with its
    identity, database, code store and other functions' code — is unreachable, for root too.
-   ABI ≥ 6 also stops signals to, and abstract sockets of, processes outside the sandbox.
+   ABI ≥ 6 also stops signals to, and abstract sockets of, processes outside the sandbox. Where
+   no network namespace could be made, ABI ≥ 4 limits TCP connections to the ports in
+   ``network.connect_ports`` (a function without internet access: the gateway alone).
 
 Each step is best effort: what could not be applied is returned in the report so the parent
 can log it; docs/runtime.md says what each step protects and what it does not.
@@ -25,11 +37,15 @@ can log it; docs/runtime.md says what each step protects and what it does not.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import ctypes
+import fcntl
 import os
 import resource
 import signal
+import socket
+import struct
 from typing import Any
 
 __all__ = ["enter_sandbox"]
@@ -38,7 +54,7 @@ _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_CHILD_SUBREAPER = 36
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _RULE_PATH_BENEATH = 1
-_CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
+_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
 _MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 32, 0x1000, 0x4000, 1 << 18
 _PR_CAPBSET_DROP = 24
 _CAP_VERSION_3 = 0x20080522
@@ -49,6 +65,9 @@ _FS_ALL_V1 = (1 << 13) - 1
 _REFER, _TRUNCATE, _IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 _FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
+_NET_CONNECT_TCP = 1 << 1
+_RULE_NET_PORT = 2
+_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP, _IFF_RUNNING = 0x8913, 0x8914, 0x1, 0x40
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -61,11 +80,21 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+class _NetPort(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64)]
+
+
 def _libc() -> Any:
     return ctypes.CDLL(None, use_errno=True)
 
 
 def _limit(kind: int, wanted: int) -> None:
+    """Set ``kind`` to ``wanted`` (a worker left with root may raise its hard limit), else to
+    as much of it as the hard limit allows."""
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(kind, (wanted, wanted))
+        return
     _soft, hard = resource.getrlimit(kind)
     value = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     resource.setrlimit(kind, (value, value if hard != resource.RLIM_INFINITY else hard))
@@ -89,20 +118,30 @@ def _write(path: str, text: str) -> None:
         fh.write(text)
 
 
-def _private_tmp(directory: str, keep: list[str], report: list[str]) -> bool:
-    """Bind-mount ``directory`` on /tmp in a new user + mount namespace (same uid/gid); paths of
-    ``keep`` that lived under the host's /tmp (the code root...) are bind-mounted read-only at
-    the same place inside the new /tmp."""
+def _unshare(flags: int, report: list[str]) -> bool:
+    """Enter new namespaces (``flags``) with a new user namespace mapping this uid/gid."""
     libc = _libc()
     uid, gid = os.getuid(), os.getgid()
-    hidden: dict[str, int] = {}
     try:
-        if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
-            report.append(f"private /tmp: unshare: {os.strerror(ctypes.get_errno())}")
+        if libc.unshare(_CLONE_NEWUSER | flags) != 0:
+            report.append(f"namespaces: unshare: {os.strerror(ctypes.get_errno())}")
             return False
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    except OSError as exc:
+        report.append(f"namespaces: {exc}")
+        return False
+    return True
+
+
+def _private_tmp(directory: str, keep: list[str], report: list[str]) -> bool:
+    """In the new mount namespace, bind-mount ``directory`` on /tmp; paths of ``keep`` that
+    lived under the host's /tmp (the code root...) are bind-mounted read-only at the same place
+    inside the new /tmp."""
+    libc = _libc()
+    hidden: dict[str, int] = {}
+    try:
         if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
             report.append(f"private /tmp: mount: {os.strerror(ctypes.get_errno())}")
             return False
@@ -129,6 +168,53 @@ def _private_tmp(directory: str, keep: list[str], report: list[str]) -> bool:
     return True
 
 
+def _broker_connection(network: dict[str, Any], report: list[str]) -> socket.socket | None:
+    """The connection to the gateway broker, made before any namespace hides its path."""
+    if not network.get("broker"):
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(10.0)
+        conn.connect(network["broker"])
+    except OSError as exc:
+        conn.close()
+        report.append(f"network: gateway broker: {exc}")
+        return None
+    return conn
+
+
+def _own_network(network: dict[str, Any], conn: socket.socket | None,
+                 report: list[str]) -> bool:
+    """Inside the new network namespace: loopback up, and the gateway's listener handed to the
+    emulator over ``conn`` (kept open for the life of the instance)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            got = fcntl.ioctl(probe, _SIOCGIFFLAGS, struct.pack("16sH14x", b"lo", 0))
+            flags = struct.unpack_from("16sH", got)[1] | _IFF_UP | _IFF_RUNNING
+            fcntl.ioctl(probe, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags))
+    except OSError as exc:
+        report.append(f"network: loopback: {exc}")
+        return False
+    if conn is None or not network.get("port"):
+        return True  # no gateway: the instance reaches nothing but itself
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.bind(("127.0.0.1", int(network["port"])))
+        listener.listen(128)
+        conn.sendmsg([str(network.get("ticket", "")).encode("ascii")], [(
+            socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [listener.fileno()]))])
+        if conn.recv(1) != b"\x01":
+            report.append("network: the emulator refused the gateway listener")
+            return True
+    except OSError as exc:
+        report.append(f"network: gateway: {exc}")
+        return True
+    finally:
+        listener.close()
+    os.set_inheritable(conn.detach(), True)  # its end tells the emulator the instance is gone
+    return True
+
+
 def _mount_opt(tree: str, report: list[str]) -> None:
     """The function's merged layers, read-only on ``/opt`` (in the private mount namespace)."""
     libc = _libc()
@@ -151,7 +237,10 @@ def _drop_capabilities(report: list[str]) -> None:
         report.append(f"capabilities: capset: {os.strerror(ctypes.get_errno())}")
 
 
-def _landlock(read: list[str], write: list[str], report: list[str]) -> bool:
+def _landlock(read: list[str], write: list[str], ports: list[int] | None,
+              report: list[str]) -> bool:
+    """Restrict this process and its future children (see the module docstring); ``ports``:
+    the only TCP ports it may connect to (None: any)."""
     libc = _libc()
     syscall = libc.syscall
     syscall.restype = ctypes.c_long
@@ -161,9 +250,12 @@ def _landlock(read: list[str], write: list[str], report: list[str]) -> bool:
         return False
     handled = _FS_ALL_V1 | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0) \
         | (_IOCTL_DEV if abi >= 5 else 0)
-    attr = _RulesetAttr(handled, 0, (_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL)
+    net = _NET_CONNECT_TCP if ports is not None and abi >= 4 else 0
+    if ports is not None and not net:
+        report.append("network: TCP connections not limited (Landlock ABI < 4)")
+    attr = _RulesetAttr(handled, net, (_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL)
                         if abi >= 6 else 0)
-    size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 16
+    size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else (24 if abi >= 4 else 8)
     ruleset = syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
                       ctypes.c_uint32(0))
     if ruleset < 0:
@@ -174,6 +266,11 @@ def _landlock(read: list[str], write: list[str], report: list[str]) -> bool:
         for paths, rights in ((read, reading), (write, handled)):
             for path in paths:
                 _add_rule(syscall, ruleset, path, rights & handled, report)
+        for port in ports if net else []:
+            rule = _NetPort(_NET_CONNECT_TCP, port)
+            if syscall(_SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_NET_PORT),
+                       ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+                report.append(f"landlock: port {port}: {os.strerror(ctypes.get_errno())}")
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or syscall(
                 _SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
             report.append(f"landlock: restrict_self: {os.strerror(ctypes.get_errno())}")
@@ -207,17 +304,28 @@ def enter_sandbox(settings: dict[str, Any]) -> list[str]:
             report.append("subreaper: prctl failed")
     _rlimits(settings, report)
     tmp = settings.get("tmp_dir")
-    keep = list(settings.get("keep", []))
-    if tmp and settings.get("private_tmp") and _private_tmp(tmp, keep, report):
+    network: dict[str, Any] = settings.get("network") or {}
+    private_tmp = bool(tmp and settings.get("private_tmp"))
+    conn = _broker_connection(network, report) if network else None
+    flags = (_CLONE_NEWNS if private_tmp else 0) | (_CLONE_NEWNET if network else 0)
+    entered = bool(flags) and _unshare(flags, report)
+    if entered and private_tmp and _private_tmp(tmp, list(settings.get("keep", [])), report):
         os.environ["TMPDIR"] = "/tmp"
         if settings.get("opt"):
             _mount_opt(settings["opt"], report)
     elif tmp:
         os.environ["TMPDIR"] = tmp
+    isolated = entered and bool(network) and _own_network(network, conn, report)
+    if network and not isolated:
+        report.append("network: no namespace of its own; the instance shares this host's")
+        if conn is not None:
+            conn.close()
     if settings.get("code_root"):
         os.chdir(settings["code_root"])
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 or entered:
         _drop_capabilities(report)
     if settings.get("landlock"):
-        _landlock(list(settings.get("read", [])), list(settings.get("write", [])), report)
+        ports = None if isolated or not network else network.get("connect_ports")
+        _landlock(list(settings.get("read", [])), list(settings.get("write", [])),
+                  None if ports is None else [int(p) for p in ports], report)
     return report

@@ -181,6 +181,9 @@ class Subject:
     principal: str
     session_policy: str | None = None
     principal_type: str = "AssumedRoleUser"
+    role_id: str | None = None
+    """The RoleId a session was issued for: its role's policies apply only while the role of
+    that name is still that role (RAM binds sessions to the role's identity, not its name)."""
 
 
 class Authorizer:
@@ -198,8 +201,17 @@ class Authorizer:
                 documents.append(parse_policy(text))
         return documents
 
+    def role_is_gone(self, subject: Subject) -> bool:
+        """Whether ``subject`` is a session whose role was deleted (perhaps re-created under
+        the same name, with another RoleId)."""
+        if subject.role_id is None:
+            return False
+        return self._roles.role_id_of(subject.account_id, subject.role_name) != subject.role_id
+
     def decide(self, subject: Subject, action: str, resource: str,
                context: Mapping[str, str] | None = None) -> Decision:
+        if self.role_is_gone(subject):
+            return Decision.IMPLICIT_DENY  # no policy of a role that no longer exists applies
         decision = evaluate(self.role_documents(subject.account_id, subject.role_name),
                             action, resource, context)
         if subject.session_policy is None or decision is Decision.EXPLICIT_DENY:
@@ -217,6 +229,9 @@ class Authorizer:
             return
         why = ("an explicit Deny in its policies" if decision is Decision.EXPLICIT_DENY
                else "no attached policy allows it")
+        if self.role_is_gone(subject):
+            why = ("the role it was issued for no longer exists (a role deleted and created "
+                   "again under the same name is another role, with another RoleId)")
         raise AccessDenied(
             f"You are not authorized to do action {action} on resource {resource}: "
             f"{subject.principal} is denied by {why} (role {subject.role_name}).",

@@ -14,6 +14,7 @@ from deployer.emulator.services.errors import InvalidArgument, NotFound
 from deployer.emulator.services.ports import Credentials
 from deployer.emulator.services.security_tokens import (
     FC_SERVICE,
+    FC_SESSION_SECONDS,
     AssumeRoleRefused,
     SecurityTokenService,
 )
@@ -42,7 +43,8 @@ def check_function_role(tokens: SecurityTokenService, account_id: str, role: str
 class RoleCredentials:
     """The temporary keys of a function's role, obtained from STS as FC does (valid 36 hours)
     and renewed when less than the function's timeout plus ten minutes remain, so a request
-    never runs with keys that expire before it ends. Thread-safe."""
+    never runs with keys that expire before it ends, and at once when the role is another one
+    (deleted and created again: its keys are bound to the old RoleId). Thread-safe."""
 
     def __init__(self, tokens: SecurityTokenService, clock: Clock, account_id: str,
                  role_arn: str, function_name: str, timeout: int) -> None:
@@ -54,16 +56,19 @@ class RoleCredentials:
         self._margin = timeout + 600
         self._lock = threading.Lock()
         self._current: Credentials | None = None
+        self._role_id = ""
 
     def __call__(self) -> Credentials | None:
         with self._lock:
             now = self._clock.now()
-            if self._current is None or self._current.expiration - now < self._margin:
-                try:
-                    creds = self._tokens.for_service(self._account_id, self._role_arn,
-                                                     FC_SERVICE, self._session)
-                except (NotFound, AssumeRoleRefused) as exc:
-                    log.warning("no credentials for role %s: %s", self._role_arn, exc.message)
-                    return None
-                self._current = creds
+            try:
+                role = self._tokens.check_service_role(self._account_id, self._role_arn,
+                                                       FC_SERVICE)
+            except (NotFound, AssumeRoleRefused) as exc:
+                log.warning("no credentials for role %s: %s", self._role_arn, exc.message)
+                return None
+            if self._current is None or role.role_id != self._role_id or \
+                    self._current.expiration - now < self._margin:
+                self._current = self._tokens.issue(role, self._session, FC_SESSION_SECONDS)
+                self._role_id = role.role_id
             return self._current

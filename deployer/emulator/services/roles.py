@@ -238,6 +238,11 @@ class RoleService:
         rec = self._repo.get_role(account_id, arn[len(prefix):])
         return _role(rec) if rec is not None else None
 
+    def role_id_of(self, account_id: str, name: str) -> str | None:
+        """The RoleId of the role ``name`` now (None when there is none)."""
+        rec = self._repo.get_role(account_id, name)
+        return rec.role_id if rec is not None else None
+
     def role_trusts(self, account_id: str, arn: str, service: str = "fnf.aliyuncs.com") -> bool:
         """True when the role ``arn`` exists and its trust policy lets ``service`` assume it."""
         role = self.role_named(account_id, arn)

@@ -6,7 +6,9 @@ name, expiry, optional session policy, the AccessKeyId it was issued with) seale
 key derived from the emulator's identity, and the temporary secret is derived from the
 AccessKeyId with the same key. Sessions therefore survive restarts and ``reset`` (the identity
 stays), and what a session may do is decided when it is used, from the role's policies at that
-moment: deleting a role or detaching a policy takes effect at once.
+moment: deleting a role or detaching a policy takes effect at once. A session is bound to its
+role's RoleId, as RAM's are: once the role is deleted, no policy applies to it any more, even
+after a new role is created under the same name.
 
 Verification (:meth:`SecurityTokenService.session`) is what the cloud checks: the request names an
 ``STS.`` AccessKeyId, carries a security token, the token is one this emulator issued (intact
@@ -81,8 +83,9 @@ class RoleSession:
         return f"{self.role_id}:{self.session_name}"
 
     def subject(self) -> Subject:
+        """Who the session acts as: its role, bound to the RoleId it was issued for."""
         return Subject(self.account_id, self.role_name, f"{self.role_name}:{self.session_name}",
-                       self.session_policy)
+                       self.session_policy, role_id=self.role_id)
 
 
 class TokenError(ServiceError):

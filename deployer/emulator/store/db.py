@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from deployer.emulator.store.errors import DatabaseDamaged
+
 __all__ = ["MIGRATIONS", "Database", "Migration", "register_migration"]
 
 
@@ -87,8 +89,18 @@ class _Reading:
         self._lock.release()
 
 
+def _damaged(exc: sqlite3.DatabaseError) -> bool:
+    """SQLITE_CORRUPT or SQLITE_NOTADB: the file is not a database one can read."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name:
+        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    return not isinstance(exc, sqlite3.OperationalError) and (
+        "not a database" in str(exc) or "malformed" in str(exc))
+
+
 class Database:
-    """An open emulator database; create with ``Database.open(path)``."""
+    """An open emulator database; create with ``Database.open(path)`` (a file SQLite cannot
+    read raises :class:`~deployer.emulator.store.errors.DatabaseDamaged`)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
@@ -102,12 +114,18 @@ class Database:
         """Open (creating if needed) and migrate the database at ``path``."""
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        db = cls(conn)
-        db.migrate()
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            db = cls(conn)
+            db.migrate()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if _damaged(exc):
+                raise DatabaseDamaged(str(exc)) from exc
+            raise
         return db
 
     @property

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ExecutionNameTaken", "StaleStep", "StoreError"]
+__all__ = ["DatabaseDamaged", "ExecutionNameTaken", "StaleStep", "StoreError"]
 
 
 class StoreError(Exception):
@@ -16,3 +16,7 @@ class StaleStep(StoreError):
 class ExecutionNameTaken(StoreError):
     """An execution of that name exists already for the flow (it may have been started
     concurrently): re-read it."""
+
+
+class DatabaseDamaged(StoreError):
+    """The database file cannot be read as one (not a database, or a malformed image)."""
