@@ -22,7 +22,7 @@ from deployer.emulator.clock import Clock
 from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
 from deployer.emulator.store.function_config_repos import FunctionConfigRepo
 
-__all__ = ["CustomDomain", "CustomDomainService", "Route"]
+__all__ = ["CustomDomain", "CustomDomainService", "DomainRoute"]
 
 _DOMAIN = re.compile(r"^(?=.{1,253}$)([a-z0-9*]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 _KIND = "custom-domain"
@@ -31,7 +31,7 @@ _RECORDED = ("protocol", "certConfig", "tlsConfig", "authConfig", "wafConfig")
 
 
 @dataclass(frozen=True, slots=True)
-class Route:
+class DomainRoute:
     path: str
     function_name: str
     qualifier: str = "LATEST"
@@ -48,12 +48,12 @@ class Route:
 @dataclass(frozen=True, slots=True)
 class CustomDomain:
     name: str
-    routes: tuple[Route, ...]
+    routes: tuple[DomainRoute, ...]
     settings: Mapping[str, Any]
     created_at: float
     modified_at: float
 
-    def route(self, path: str, method: str) -> Route | None:
+    def route(self, path: str, method: str) -> DomainRoute | None:
         """The route a request takes (module docstring), None when none does."""
         exact = [r for r in self.routes if not r.path.endswith("/*") and r.takes(path, method)]
         if exact:
@@ -62,7 +62,7 @@ class CustomDomain:
         return max(wild, key=lambda r: len(r.path)) if wild else None
 
 
-def _routes(config: Any) -> tuple[Route, ...]:
+def _routes(config: Any) -> tuple[DomainRoute, ...]:
     if config is None:
         return ()
     routes = config.get("routes") if isinstance(config, Mapping) else None
@@ -75,7 +75,7 @@ def _routes(config: Any) -> tuple[Route, ...]:
             raise InvalidArgument(f"routeConfig.routes[{i}] needs a path starting with / and a "
                                   "functionName", field="routeConfig")
         methods = item.get("methods") or []
-        out.append(Route(item["path"], item["functionName"], str(item.get("qualifier") or
+        out.append(DomainRoute(item["path"], item["functionName"], str(item.get("qualifier") or
                                                                  "LATEST"),
                          tuple(str(m).upper() for m in methods)))
     return tuple(out)
