@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path
 
 from deployer.emulator.clock import SystemClock, VirtualClock
-from deployer.emulator.runtime import FunctionSpec, ProcessRuntime
+from deployer.emulator.runtime import InstanceSpec, ProcessRuntime
 
 HANDLER = """\
 import logging
@@ -30,12 +30,12 @@ def handler(event, context):
 """
 
 
-def build_spec(directory: Path, name: str) -> FunctionSpec:
+def build_spec(directory: Path, name: str) -> InstanceSpec:
     path = directory / "code.zip"
     if not path.exists():
         with zipfile.ZipFile(path, "w") as archive:
             archive.writestr("index.py", HANDLER)
-    return FunctionSpec(
+    return InstanceSpec(
         account_id="1234567890123456",
         region="cn-hangzhou",
         function_name=name,
@@ -54,7 +54,7 @@ def percentile(samples: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def warm(runtime: ProcessRuntime, spec: FunctionSpec, count: int) -> list[float]:
+def warm(runtime: ProcessRuntime, spec: InstanceSpec, count: int) -> list[float]:
     runtime.invoke(spec, b"{}", request_id="warmup", tail_logs=True)
     samples = []
     for index in range(count):

@@ -253,7 +253,7 @@ class AppContext:
             self.renderer.progress(f"Starting the local emulator on 127.0.0.1:{port} "
                                    f"(state {_shown(state_dir, self.project_dir)})")
             try:
-                current = daemon.start(state_dir, port=port)
+                current = daemon.start_daemon(state_dir, port=port)
             except OperationError as exc:
                 exc.hint = (f"set {EMULATOR_PORT_ENV} to a free port, or start the emulator "
                             "yourself: `deploy emulator start --port N`")

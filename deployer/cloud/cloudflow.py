@@ -38,7 +38,7 @@ class ExecutionInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class HistoryEvent:
+class ExecutionEvent:
     event_id: int
     schedule_event_id: int
     step_name: str
@@ -185,11 +185,11 @@ class CloudFlowClient(ServiceClient):
                 break
         return out
 
-    def history(self, flow: str, name: str, *, after_event_id: int = 0) -> list[HistoryEvent]:
+    def history(self, flow: str, name: str, *, after_event_id: int = 0) -> list[ExecutionEvent]:
         """Every history event (all pages) with an id greater than ``after_event_id``."""
         from alibabacloud_fnf20190315 import models
 
-        out: list[HistoryEvent] = []
+        out: list[ExecutionEvent] = []
         token: str | None = None
         while True:
             request = models.GetExecutionHistoryRequest(
@@ -199,7 +199,7 @@ class CloudFlowClient(ServiceClient):
                 "GetExecutionHistory", lambda r=request: self._conn.fnf.get_execution_history(r)
             ).body
             for e in body.events or []:
-                event = HistoryEvent(
+                event = ExecutionEvent(
                     event_id=int(e.event_id or 0),
                     schedule_event_id=int(e.schedule_event_id or 0),
                     step_name=e.step_name or "",

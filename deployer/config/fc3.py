@@ -307,7 +307,7 @@ FC3_PROPS: tuple[Fc3Prop, ...] = (
     Fc3Prop("logConfig", _log_config, "log_config"),
     Fc3Prop("layers", st.read_layers, "layers"),
     Fc3Prop("instanceLifecycleConfig", st.read_lifecycle, "instance_lifecycle_config"),
-    Fc3Prop("tags", st.read_tags, "tags"),
+    Fc3Prop("tags", st.read_tag_map, "tags"),
     _setting("customRuntimeConfig", st.read_custom_runtime),
     _setting("vpcConfig", st.read_vpc, "recorded"),
     _setting("nasConfig", st.read_mounts("nasConfig"), "recorded"),

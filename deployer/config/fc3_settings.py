@@ -17,7 +17,7 @@ from deployer.config.props import PropReader, type_name
 from deployer.config.variables import BROKEN
 
 __all__ = ["LAYER_ARN", "read_custom_dns", "read_custom_runtime", "read_layers",
-           "read_lifecycle", "read_mounts", "read_recorded", "read_tags", "read_tracing",
+           "read_lifecycle", "read_mounts", "read_recorded", "read_tag_map", "read_tracing",
            "read_vpc"]
 
 #: A layer version ARN (fc3-api.md §6.1): ``acs:fc:<region>:<account>:layers/<name>/versions/<n>``.
@@ -90,7 +90,7 @@ def read_lifecycle(r: PropReader, v: Values, c: Any) -> Any:
     return _frozen(out) if out else None
 
 
-def read_tags(r: PropReader, v: Values, c: Any) -> Any:
+def read_tag_map(r: PropReader, v: Values, c: Any) -> Any:
     """``tags``: a list of ``{key, value}`` (fc3's spelling; the API's is Key/Value)."""
     items = r.sequence("tags")
     if items is None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from deployer.fdl.progress import Status, parse_time
+from deployer.timestamps import iso_seconds
 
 __all__ = ["EXECUTION_STATUS", "STATUS", "HistoryEntry", "StoredEvent", "duration",
            "event_from_record", "pretty", "rows_of", "since", "summarize", "utc_time"]
@@ -69,13 +70,8 @@ def event_from_record(record: StoredEvent) -> HistoryEntry:
 
 
 def utc_time(epoch: float | None) -> str:
-    """Epoch seconds as ``2026-12-01T07:22:58Z`` (UTC)."""
-    if epoch is None:
-        return ""
-    from time import gmtime, strftime
-
-    epoch = min(max(epoch, 0.0), 253402300799.0) if epoch == epoch else 0.0  # years 1970-9999
-    return strftime("%Y-%m-%dT%H:%M:%SZ", gmtime(epoch))
+    """Epoch seconds as ``2026-12-01T07:22:58Z`` (UTC); "" for None."""
+    return "" if epoch is None else iso_seconds(epoch)
 
 
 def since(start: str | float | None, end: str | float | None) -> float | None:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.executions import ExecutionService, HistoryEvent
+from deployer.emulator.records import HistoryRow
+from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.flows import FlowService
 from deployer.emulator.services.functions import FunctionService
 from deployer.fdl.syntax.ast import Flow
@@ -40,9 +41,9 @@ class Sources:
     """``watch_facts(generation, wake)``: call ``wake()`` once ``facts_generation()`` is
     above ``generation``; returns the unsubscribe function."""
 
-    def history(self, region: str, flow: str, name: str) -> list[HistoryEvent]:
+    def history(self, region: str, flow: str, name: str) -> list[HistoryRow]:
         """Every history event of the execution, in event id order."""
-        events: list[HistoryEvent] = []
+        events: list[HistoryRow] = []
         token = ""
         while True:
             page, token = self.executions.history(self.account_id, region, flow, name,

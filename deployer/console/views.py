@@ -10,15 +10,16 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from deployer.console.execution import graph_model, load_execution
+from deployer.console.execution import execution_model, graph_model, load_execution
 from deployer.console.layout import layout_scope
 from deployer.console.present import EXECUTION_STATUS, STATUS, duration, utc_time
 from deployer.console.sources import Sources
-from deployer.emulator.services.executions import STATUSES, ExecutionFilter, ExecutionView
+from deployer.emulator.services.executions import EXECUTION_STATUSES, ExecutionFilter, ExecutionView
 from deployer.fdl import check_flow
 
-__all__ = ["EXECUTIONS_PAGE", "console_path", "engine_facts", "executions_model", "flow_model",
-           "flows_model", "function_model", "functions_model", "header_model"]
+__all__ = ["EXECUTIONS_PAGE", "console_path", "engine_facts", "execution_page",
+           "executions_model", "flow_model", "flows_model", "function_model", "functions_model",
+           "header_model"]
 
 EXECUTIONS_PAGE = 50
 LIST_STATUSES = ("Running", "Succeeded", "Failed", "TimedOut", "Stopped")
@@ -118,7 +119,7 @@ def executions_model(src: Sources, region: str, flow: str, *, statuses: list[str
                      prefix: str = "", after: str = "") -> dict[str, Any]:
     """Newest first, 50 a page; several statuses are one query each, merged."""
     src.flows.get(src.account_id, region, flow)
-    wanted = [s for s in statuses if s in STATUSES]
+    wanted = [s for s in statuses if s in EXECUTION_STATUSES]
     views: list[ExecutionView] = []
     token = ""
     for status in wanted or [""]:
@@ -188,3 +189,25 @@ def function_model(src: Sources, region: str, name: str, *,
             "timeout": fn.config.timeout, "code_size": fn.code_size,
             "environment": env, "modified": utc_time(fn.modified_at),
             "invocations": rows, "invoke_action": _api(base + "/invoke")}
+
+
+VIEWS = ("graph", "table", "events", "timeline", "definition", "io")
+
+
+def execution_page(src: Sources, region: str, flow: str, name: str, selection: dict[str, Any],
+                   view: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The execution page (P4): its view-model with the header, and what only the HTML page
+    needs (its links, the script's boot data, the ``view`` tab shown first)."""
+    model = execution_model(src, region, flow, name, **selection)
+    base = console_path(region, "flows", flow, "executions", name)
+    model["header"] = header_model(src, region, [
+        ("Flows", console_path(region, "flows")), (flow, console_path(region, "flows", flow)),
+        ("Executions", console_path(region, "flows", flow, "executions")), (name, base)])
+    api = _api(base)
+    links = {"self": base, "api": api, "region": region, "stop": api + "/stop",
+             "start": _api(console_path(region, "flows", flow, "executions"))}
+    boot = {"stream": api + "/stream", "engine": "/_console/api/engine/stream",
+            "panel": api + "/panel", "version": model["summary"]["version"],
+            "finished": model["summary"]["finished"], **selection, "name": name,
+            "selected": model["selected"]}
+    return model, {"links": links, "boot": boot, "view": view if view in VIEWS else "graph"}

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deployer.cloud.cloudflow import CloudFlowClient, ExecutionInfo, HistoryEvent
+from deployer.cloud.cloudflow import CloudFlowClient, ExecutionEvent, ExecutionInfo
 from deployer.cloud.errors import CloudConnectionError, CloudNotFoundError
 from deployer.core.documents import read_json_document
 
@@ -22,14 +22,15 @@ if TYPE_CHECKING:
     from deployer.cloud.logs import LogSource
     from deployer.fdl.syntax.ast import Flow
 from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
+from deployer.fdl.interpreter.stored import event_record
 
 __all__ = [
     "STATUSES",
+    "ExecutionEvent",
     "ExecutionList",
     "ExecutionResult",
     "ExecutionSummary",
     "History",
-    "HistoryEvent",
     "history",
     "latest_execution",
     "list_executions",
@@ -62,7 +63,7 @@ class ExecutionResult:
     stopped_time: str
     duration_seconds: float | None
     states: tuple[str, ...]
-    events: tuple[HistoryEvent, ...] = field(repr=False)
+    events: tuple[ExecutionEvent, ...] = field(repr=False)
     console_url: str = ""
     path: str = ""  # the states in text with their status and visits (deploy status)
 
@@ -155,7 +156,7 @@ def _seconds(start: str, stop: str) -> float | None:
     return round((b - a).total_seconds(), 3)
 
 
-def _error(events: list[HistoryEvent]) -> tuple[str | None, str | None]:
+def _error(events: list[ExecutionEvent]) -> tuple[str | None, str | None]:
     for event in reversed(events):
         if event.type in ("ExecutionFailed", "ExecutionTimedOut", "ExecutionStopped"):
             detail = event.detail if isinstance(event.detail, dict) else {}
@@ -166,7 +167,7 @@ def _error(events: list[HistoryEvent]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def summarize_execution(info: ExecutionInfo, events: list[HistoryEvent]) -> ExecutionResult:
+def summarize_execution(info: ExecutionInfo, events: list[ExecutionEvent]) -> ExecutionResult:
     """Combine DescribeExecution's answer and the history into an :class:`ExecutionResult`."""
     states = tuple(e.step_name for e in events if e.type == "StepEntered")
     code, detail = _error(events) if info.status != "Succeeded" else (None, None)
@@ -251,7 +252,7 @@ def watch(
     flow: str,
     name: str,
     *,
-    on_event: Callable[[HistoryEvent], None] = lambda event: None,
+    on_event: Callable[[ExecutionEvent], None] = lambda event: None,
     follow: bool = True,
     poll_seconds: int = 1,
     on_tick: Callable[[], None] = lambda: None,
@@ -263,7 +264,7 @@ def watch(
     as soon as the execution ends), then reads the new history events; ``on_tick`` is called
     after each round (heartbeats of the live view).
     """
-    events: list[HistoryEvent] = []
+    events: list[ExecutionEvent] = []
     with named(flow, name):
         info = flows.describe_execution(flow, name)
     settle_reads = 3  # reads allowed after the status is final but before the terminal event
@@ -325,19 +326,17 @@ class History:
 
     flow: str
     name: str
-    events: tuple[HistoryEvent, ...]
+    events: tuple[ExecutionEvent, ...]
     console_url: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"flow": self.flow, "name": self.name, "console_url": self.console_url or None,
-                "events": [
-            {"EventId": e.event_id, "ScheduleEventId": e.schedule_event_id,
-             "StepName": e.step_name, "Type": e.type, "Time": e.time, "EventDetail": e.detail}
-            for e in self.events]}
+                "events": [event_record(e.event_id, e.schedule_event_id, e.type, e.step_name,
+                                        e.time, e.detail) for e in self.events]}
 
 
 def follow(flows: CloudFlowClient, flow: str, name: str,
-           on_event: Callable[[HistoryEvent], None],
+           on_event: Callable[[ExecutionEvent], None],
            on_tick: Callable[[], None] = lambda: None) -> ExecutionResult:
     """:func:`watch` to the end; a lost connection says how to re-attach (CloudConnectionError
     with a hint; the execution keeps running where it is)."""

@@ -22,7 +22,7 @@ from deployer.core.rendering import render_mapped, template_context
 from deployer.core.validation import on_template
 from deployer.errors import DeployerError, ExitCode, InvalidInputError
 from deployer.fdl import check_flow
-from deployer.fdl.interpreter import ExecutionStatus, HistoryEvent, HistoryEventType
+from deployer.fdl.interpreter import ExecutionStatus, HistoryEventType
 from deployer.fdl.interpreter.simulate import Simulation, simulate
 from deployer.fdl.syntax.ast import Flow
 
@@ -107,18 +107,9 @@ def _result(sim: Simulation) -> FlowTestResult:
         output=ex.output if ok else None,
         error=None if ok else {"code": ex.error_code, "detail": ex.error_detail},
         states=[e.step_name for e in sim.history if e.type is HistoryEventType.STEP_ENTERED],
-        events=[_wire_event(e) for e in sim.history],
+        events=[e.to_json() for e in sim.history],  # as GetExecutionHistory serves them
         duration_seconds=sim.duration_seconds,
     )
-
-
-def _wire_event(event: HistoryEvent) -> dict[str, Any]:
-    """A history event in the shape CloudFlow's ``GetExecutionHistory`` serves it."""
-    return {
-        "EventId": event.event_id, "ScheduleEventId": event.schedule_event_id,
-        "Type": event.type.value, "StepName": event.step_name, "Time": event.time,
-        "EventDetail": event.detail,
-    }
 
 
 def load_flow(request: FlowTestRequest) -> Flow:

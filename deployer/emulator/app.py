@@ -3,7 +3,8 @@
 The composition root: the only module that knows both the services and the engine. The
 services reach the engine through ``ExecutionEngine`` (a port of ``services.executions``), the
 engine reaches Function Compute through ``TaskRunner`` (a port of ``engine.ports``), and
-neither imports the other.
+neither imports the other. The one piece of wire it wires in: FC's error table, whose codes
+CloudFlow reports for its FC tasks (``FC.FunctionNotFound``...).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Protocol
 
+from deployer.emulator.api.fc import FC_ERRORS
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
 from deployer.emulator.latency import EXACT, LatencyModel
@@ -30,8 +32,8 @@ from deployer.emulator.services.fc_tasks import FunctionInvoker
 from deployer.emulator.services.flow_versions import FlowReleases
 from deployer.emulator.services.flows import FlowService
 from deployer.emulator.services.function_concurrency import ConcurrencyLimits
-from deployer.emulator.services.function_versions import FunctionReleases
 from deployer.emulator.services.functions import FunctionService
+from deployer.emulator.services.functions.versions import FunctionReleases
 from deployer.emulator.services.layers import LayerService
 from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.ports import FunctionRuntime
@@ -114,7 +116,8 @@ class Emulator:
         self.flow_repo = FlowRepo(self.db)
         self.flows = FlowService(self.flow_repo, clock, self.roles.role_trusts)
         self.flow_engine = FlowEngine(self.db, clock,
-                                      FunctionInvoker(self.functions, self.authorizer,
+                                      FunctionInvoker(self.functions, FC_ERRORS.code,
+                                                      self.authorizer,
                                                       faults=self.faults,
                                                       quotas=self.quotas),
                                       workers=flow_workers,

@@ -40,14 +40,14 @@ from deployer.emulator.store.identity import load_or_create_identity
 from deployer.errors import NotFoundError, OperationError
 
 __all__ = [
-    "Credentials",
+    "DaemonCredentials",
     "EmulatorStatus",
     "admin_request",
     "admin_token",
     "clear_runtime_files",
     "credentials",
     "reset",
-    "start",
+    "start_daemon",
     "status",
     "stop",
     "write_runtime_files",
@@ -92,7 +92,7 @@ class EmulatorStatus:
 
 
 @dataclass(frozen=True, slots=True)
-class Credentials:
+class DaemonCredentials:
     endpoint: str
     region: str
     account_id: str
@@ -207,7 +207,7 @@ def _end(proc: subprocess.Popen[bytes], sleep: Sleep, grace: float = 5.0) -> Non
     proc.wait()
 
 
-def start(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: str = "real",
+def start_daemon(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: str = "real",
           timeout: float = 20.0, sleep: Sleep = time.sleep, step_latency: float | None = None,
           cold_start: float | None = None, throttle: str = "off") -> EmulatorStatus:
     """Start a background daemon and return once ``/_emulator/health`` answers.
@@ -353,7 +353,7 @@ def reset(state_dir: Path) -> EmulatorStatus:
     return EmulatorStatus(False, state_dir, message="reset")
 
 
-def credentials(state_dir: Path, region: str = "cn-hangzhou") -> Credentials:
+def credentials(state_dir: Path, region: str = "cn-hangzhou") -> DaemonCredentials:
     """The emulator's endpoint and keys (local fakes); NotFoundError before the first start."""
     path = state_dir / "identity.json"
     if not path.exists():
@@ -361,7 +361,7 @@ def credentials(state_dir: Path, region: str = "cn-hangzhou") -> Credentials:
                             hint="run `deploy emulator start` first")
     ident = load_or_create_identity(state_dir)
     current = status(state_dir)
-    return Credentials(current.endpoint or "127.0.0.1:9125", region, ident.account_id,
+    return DaemonCredentials(current.endpoint or "127.0.0.1:9125", region, ident.account_id,
                        ident.access_key_id, ident.access_key_secret)
 
 

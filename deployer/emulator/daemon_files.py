@@ -56,7 +56,9 @@ def admin_request(state_dir: Path, path: str, payload: dict[str, Any] | None = N
     """Send ``payload`` (JSON; ``method`` POST by default, or GET, PUT, DELETE) to the running
     daemon's admin ``path`` (``/_emulator/...``) with its token; the JSON answer.
     OperationError when it is not running or refuses (with the emulator's message)."""
-    from deployer.emulator.api.local_guard import TOKEN_HEADER  # not needed to start or ask
+    from deployer.emulator.api.local_guard import (
+        EMULATOR_TOKEN_HEADER,  # not needed to start or ask
+    )
 
     info = read_info(state_dir)
     endpoint, token = info.get("endpoint"), info.get("token")
@@ -66,7 +68,7 @@ def admin_request(state_dir: Path, path: str, payload: dict[str, Any] | None = N
     req = urllib.request.Request(
         f"http://{endpoint}{path}", method=method,
         data=None if method == "GET" else json.dumps(payload or {}).encode(),
-        headers={"Content-Type": "application/json", TOKEN_HEADER: str(token)})
+        headers={"Content-Type": "application/json", EMULATOR_TOKEN_HEADER: str(token)})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             answer: dict[str, Any] = json.loads(resp.read() or b"{}")

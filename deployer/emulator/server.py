@@ -100,7 +100,7 @@ class EmulatorServer:
         self.host = host
         self.port = self._httpd.port
         self.guard = LocalGuard(self.admin_token, self.port, host)
-        self.router.admin = self._admin()
+        self.router.add_local(self._admin())
         self.console = self._console() if console else None
         self.router.public_url = self.url
         self.gateway_port = self._gateway(door)
@@ -114,7 +114,7 @@ class EmulatorServer:
         listens on 127.0.0.1 of this host and, for each instance in a network namespace of its
         own, on the same port inside that namespace; returns the port."""
         assert self._httpd is not None
-        router = replace(self.router, admin=None, local=[])
+        router = replace(self.router, local=[])  # the cloud APIs only
         gateway = FrontDoor(router.dispatch, self.limits, self._request_id,
                             f"cloudflow-deployer-emulator/{__version__}", router.is_quick)
         gateway.budget = door.budget  # one memory budget for every large body
@@ -137,14 +137,12 @@ class EmulatorServer:
                                       emulator.authorizer)
         router.freshness = RequestFreshness(self.clock)
         router.faults = FaultInjector(emulator.faults, emulator.quotas, emulator.functions)
-        router.add_roa(FcApi(emulator.functions))
-        router.add_roa(SlsApi(emulator.logs, ident.secret_for, router.freshness,
-                              access=router.access))
+        router.add_roa(FcApi(emulator.functions, emulator.function_versions))
+        router.add_roa(SlsApi(emulator.logs, router.access, router.freshness))
         router.add_rpc(RamApi(emulator.roles))
         router.add_rpc(StsApi(emulator.tokens))
         router.add_rpc(CloudFlowApi(emulator.flows, emulator.executions, self.watch,
-                                    releases=emulator.flow_versions,
-                                    schedules=emulator.schedules))
+                                    emulator.flow_versions, emulator.schedules))
         return router
 
     def _admin(self) -> AdminApi:

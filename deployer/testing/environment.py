@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from unittest import mock
 
+from deployer.emulator.api.cloudflow import execution_to_wire
 from deployer.emulator.clock import Clock, VirtualClock
 from deployer.emulator.runtime import routing
 from deployer.emulator.runtime.routing import EMULATED_HOSTS, UnmockedRequestError
@@ -117,34 +118,25 @@ class LocalCloud:
         return now
 
     def wait_for_execution(self, flow: str, name: str, *, timeout: float = 30.0) -> dict[str, Any]:
-        """Block until the execution ends and return DescribeExecution-like data (wire keys:
-        ``Name``, ``FlowName``, ``Status``, ``Input``, ``Output``, ``StartedTime``,
-        ``StoppedTime``).
+        """Block until the execution ends and return it as DescribeExecution answers it (wire
+        keys: ``Name``, ``FlowName``, ``Status``, ``Input``, ``Output``, ``StartedTime``,
+        ``StoppedTime``...).
 
         While nothing is running, the engine jumps the virtual clock to the next Wait or retry
         timer (unless inside :meth:`auto_advance_disabled`), so long Waits cost no wall time.
         ``timeout`` is in real seconds; TimeoutError when the execution is still running then.
         """
-        from deployer.fdl.interpreter.history import format_time
-
         view = self.server.emulator.executions.describe(
             self.account_id, self.region, flow, name, wait_seconds=timeout)
         if view.status == "Running":
             raise TimeoutError(f"execution {flow}/{name} still running after {timeout} s")
-        data: dict[str, Any] = {"Name": view.name, "FlowName": view.flow_name,
-                                "Status": view.status, "Input": view.input,
-                                "StartedTime": format_time(view.started_at)}
-        if view.output is not None:
-            data["Output"] = view.output
-        if view.stopped_at is not None:
-            data["StoppedTime"] = format_time(view.stopped_at)
-        return data
+        return execution_to_wire(view)
 
     def wait_for_schedule(self, flow: str, schedule: str, *, fires: int | None = None,
                           timeout: float = 30.0) -> dict[str, Any]:
         """Block until schedule ``schedule`` of ``flow`` fires next (with ``fires``: until it
         has fired that many times since its creation) and return the execution it started
-        last, like :meth:`wait_for_execution` does at its start (``Name``, ``Status``, ...;
+        last, as DescribeExecution answers it then (``Name``, ``Status``, ...;
         the execution may still be running: wait for it with :meth:`wait_for_execution`).
 
         While the engine is idle the virtual clock jumps to the schedule's next instant, so a
@@ -152,8 +144,6 @@ class LocalCloud:
         :meth:`auto_advance_disabled`). Only while somebody waits here does a schedule make
         virtual time jump: schedules recur forever. ``timeout`` is in real seconds;
         TimeoutError when the schedule has not fired by then."""
-        from deployer.fdl.interpreter.history import format_time
-
         emulator = self.server.emulator
         before = emulator.schedules.describe(self.account_id, self.region, flow, schedule)
         if before.next_fire_at is None:
@@ -169,10 +159,8 @@ class LocalCloud:
         if not emulator.flow_engine.wait_for_schedule(key, fired, timeout):
             raise TimeoutError(f"schedule {flow}/{schedule} did not fire within {timeout} s")
         row = emulator.schedules.describe(self.account_id, self.region, flow, schedule)
-        view = emulator.executions.describe(self.account_id, self.region, flow,
-                                            row.last_execution)
-        return {"Name": view.name, "FlowName": view.flow_name, "Status": view.status,
-                "Input": view.input, "StartedTime": format_time(view.started_at)}
+        return execution_to_wire(emulator.executions.describe(
+            self.account_id, self.region, flow, row.last_execution))
 
     def wait_for_timer_trigger(self, function: str, trigger: str, *, fires: int | None = None,
                                timeout: float = 30.0) -> int:

@@ -23,9 +23,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from deployer.emulator.api.local_guard import EMULATOR_TOKEN_HEADER
+
 __all__ = ["FaultError", "InjectedFault", "LocalFaults"]
 
-TOKEN_HEADER = "X-Emulator-Token"
 
 
 class FaultError(ValueError):
@@ -134,7 +135,7 @@ class LocalFaults:
 
     def _request(self, method: str, path: str,
                  payload: dict[str, Any] | None = None) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json", TOKEN_HEADER: self._token}
+        headers = {"Content-Type": "application/json", EMULATOR_TOKEN_HEADER: self._token}
         data = json.dumps(payload).encode() if payload is not None else b""
         req = urllib.request.Request(self._url + path, data=data or None, method=method,
                                      headers=headers)

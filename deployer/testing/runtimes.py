@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from deployer.emulator.services.ports import FunctionSpec, InvocationResult
+from deployer.emulator.services.ports import InstanceSpec, InvocationResult
 
 __all__ = ["EchoRuntime"]
 
@@ -18,12 +18,12 @@ class EchoRuntime:
     tests (list appends). ``done`` is set after each invocation.
     """
 
-    invoked: list[tuple[FunctionSpec, bytes, str]] = field(default_factory=list)
+    invoked: list[tuple[InstanceSpec, bytes, str]] = field(default_factory=list)
     retired: list[tuple[str, str, str]] = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
     closed: bool = False
 
-    def invoke(self, spec: FunctionSpec, event: bytes, *, request_id: str,
+    def invoke(self, spec: InstanceSpec, event: bytes, *, request_id: str,
                tail_logs: bool) -> InvocationResult:
         self.invoked.append((spec, event, request_id))
         log = f"FC Invoke Start RequestId: {request_id}\nFC Invoke End RequestId: {request_id}\n"

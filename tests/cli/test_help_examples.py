@@ -267,7 +267,7 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SHELL", "/bin/bash")  # as an interactive session has it (CI has none)
     state_dir = project / ".deploy" / "emulator"
-    daemon.start(state_dir, port=int(__import__("os").environ["DEPLOY_EMULATOR_PORT"]),
+    daemon.start_daemon(state_dir, port=int(__import__("os").environ["DEPLOY_EMULATOR_PORT"]),
                  clock="virtual")
     try:
         with mock_cloud():

@@ -57,7 +57,7 @@ def test_emulator_killed_during_execute_then_status_wait_reports_the_end(deploy,
                 break
         old = daemon.status(state_dir)
         os.kill(old.pid, signal.SIGKILL)
-        restarted = daemon.start(state_dir, port=_free_port())
+        restarted = daemon.start_daemon(state_dir, port=_free_port())
         assert restarted.running
         _, err = proc.communicate(timeout=60)
     finally:

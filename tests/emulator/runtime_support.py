@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from deployer.emulator.runtime import FunctionSpec, InvocationResult, ProcessRuntime
+from deployer.emulator.runtime import InstanceSpec, InvocationResult, ProcessRuntime
 
 ACCOUNT = "1234567890123456"
 REGION = "cn-hangzhou"
@@ -34,8 +34,8 @@ def build_zip(directory: Path, files: Mapping[str, str],
 
 
 def make_spec(tmp_path: Path, files: Mapping[str, str], *,
-              executable: frozenset[str] = frozenset(), **overrides: Any) -> FunctionSpec:
-    """A FunctionSpec for code ``files`` with test defaults (timeout 3 s)."""
+              executable: frozenset[str] = frozenset(), **overrides: Any) -> InstanceSpec:
+    """A InstanceSpec for code ``files`` with test defaults (timeout 3 s)."""
     path, checksum = build_zip(tmp_path / "zips", files, executable)
     fields: dict[str, Any] = {
         "account_id": ACCOUNT,
@@ -50,12 +50,12 @@ def make_spec(tmp_path: Path, files: Mapping[str, str], *,
         "code_zip": path,
     }
     fields.update(overrides)
-    return FunctionSpec(**fields)
+    return InstanceSpec(**fields)
 
 
 def call(
     runtime: ProcessRuntime,
-    spec: FunctionSpec,
+    spec: InstanceSpec,
     event: bytes = b"",
     rid: str = "req-1",
     tail: bool = True,

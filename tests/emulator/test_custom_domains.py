@@ -8,7 +8,7 @@ import pytest
 
 from deployer.emulator.app import Emulator
 from deployer.emulator.clock import VirtualClock
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.services.errors import AlreadyExists, InvalidValue, ResourceNotFound
 
 
 @pytest.fixture
@@ -49,16 +49,16 @@ def test_domain_crud(emulator: Emulator) -> None:
     svc.put(a, "cn-hangzhou", "a.example.com", {}, create=True)
     with pytest.raises(AlreadyExists):
         svc.put(a, "cn-hangzhou", "a.example.com", {}, create=True)
-    with pytest.raises(InvalidArgument, match="invalid domain name"):
+    with pytest.raises(InvalidValue, match="invalid domain name"):
         svc.put(a, "cn-hangzhou", "Not A Domain", {}, create=True)
-    with pytest.raises(InvalidArgument, match="routes\\[0\\]"):
+    with pytest.raises(InvalidValue, match="routes\\[0\\]"):
         svc.put(a, "cn-hangzhou", "a.example.com", {"routeConfig": {"routes": [{}]}},
                 create=False)
     updated = svc.put(a, "cn-hangzhou", "a.example.com", {"routeConfig": {"routes": [
         {"path": "/x", "functionName": "x"}]}}, create=False)
     page, token = svc.list(a, "cn-hangzhou", limit=1)
     svc.delete(a, "cn-hangzhou", "b.example.com")
-    with pytest.raises(NotFound):
+    with pytest.raises(ResourceNotFound):
         svc.get(a, "cn-hangzhou", "b.example.com")
     assert [r.path for r in updated.routes] == ["/x"]
     assert [d.name for d in page] == ["a.example.com"] and token == "b.example.com"

@@ -160,7 +160,7 @@ def test_a_start_that_fails_leaves_nothing_running(tmp_path) -> None:
     from deployer.errors import OperationError
 
     with pytest.raises(OperationError, match="did not answer"):
-        daemon.start(tmp_path, port=0, clock="virtual", timeout=0.01)
+        daemon.start_daemon(tmp_path, port=0, clock="virtual", timeout=0.01)
     assert not (tmp_path / daemon.INFO_FILE).exists()
     assert not (tmp_path / daemon.PID_FILE).exists()
     fresh = EmulatorServer(tmp_path, clock=VirtualClock(), runtime=EchoRuntime())

@@ -313,7 +313,7 @@ def test_daemon_state_outside_tmp_is_out_of_reach_and_calls_route_to_the_daemon(
 
     state = Path(tempfile.mkdtemp(prefix="deployer-daemon-", dir="/var/tmp"))
     try:
-        daemon.start(state, port=_free_port())
+        daemon.start_daemon(state, port=_free_port())
         creds = daemon.credentials(state)
         config = dict(access_key_id=creds.access_key_id,
                       access_key_secret=creds.access_key_secret, endpoint=creds.endpoint,

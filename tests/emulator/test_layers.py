@@ -11,7 +11,7 @@ import pytest
 
 from deployer.emulator.app import Emulator
 from deployer.emulator.clock import VirtualClock
-from deployer.emulator.services.errors import InvalidArgument, NotFound
+from deployer.emulator.services.errors import InvalidValue, ResourceNotFound
 from deployer.emulator.services.layers import LayerInput
 
 
@@ -42,7 +42,7 @@ def test_versions_count_up_and_are_never_reused(emulator: Emulator) -> None:
     assert one.arn == f"acs:fc:cn-hangzhou:{a}:layers/deps/versions/1"
     assert [v.version for v in page] == [1] and following == 3
     assert layers.get_version(a, "cn-hangzhou", "deps", 3).code_size == len(_zip("3"))
-    with pytest.raises(NotFound, match="version 2 does not exist"):
+    with pytest.raises(ResourceNotFound, match="version 2 does not exist"):
         layers.get_version(a, "cn-hangzhou", "deps", 2)
 
 
@@ -60,14 +60,14 @@ def test_listing_acl_and_the_arns_a_function_may_name(emulator: Emulator) -> Non
     other = "1111111111111111"
     assert layers.by_arn(other, "cn-hangzhou", public.arn) == public
     private = f"acs:fc:cn-hangzhou:{a}:layers/alpha/versions/1"
-    with pytest.raises(NotFound, match=f"belongs to account {a}"):
+    with pytest.raises(ResourceNotFound, match=f"belongs to account {a}"):
         layers.by_arn(other, "cn-hangzhou", private)
-    with pytest.raises(NotFound, match="official Function Compute layer"):
+    with pytest.raises(ResourceNotFound, match="official Function Compute layer"):
         layers.check_function_layers(a, "cn-hangzhou",
                                      ("acs:fc:cn-hangzhou:official:layers/Nodejs18/versions/1",))
-    with pytest.raises(InvalidArgument, match="not a layer version ARN"):
+    with pytest.raises(InvalidValue, match="not a layer version ARN"):
         layers.check_function_layers(a, "cn-hangzhou", ("layers/alpha",))
-    with pytest.raises(InvalidArgument, match="invalid layer name"):
+    with pytest.raises(InvalidValue, match="invalid layer name"):
         layers.create_version(a, "cn-hangzhou", "9lives", LayerInput(_zip("x")))
     source = layers.layer_source(a, "cn-hangzhou", private)
     assert source is not None and source.path.is_file()

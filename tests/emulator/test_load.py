@@ -16,7 +16,7 @@ import pytest
 from alibabacloud_fc20230330 import models as fc
 from alibabacloud_fnf20190315 import models as fnf
 
-from deployer.emulator.services.ports import FunctionSpec, InvocationResult
+from deployer.emulator.services.ports import InstanceSpec, InvocationResult
 from deployer.testing.environment import LocalCloud, mock_cloud
 from tests.emulator.cloudflow_support import create, seed_flow
 
@@ -27,7 +27,7 @@ SLOW_CLIENTS = 200
 class SeedRuntime:
     """StartJob and GetJobStatus of the seed, in memory: the job is done at the first poll."""
 
-    def invoke(self, spec: FunctionSpec, event: bytes, *, request_id: str,
+    def invoke(self, spec: InstanceSpec, event: bytes, *, request_id: str,
                tail_logs: bool) -> InvocationResult:
         evt = json.loads(event or b"{}")
         if spec.function_name == "StartJob":

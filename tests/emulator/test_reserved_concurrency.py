@@ -12,8 +12,7 @@ import zipfile
 import pytest
 from alibabacloud_fc20230330 import models as fc
 
-from deployer.emulator.services.errors import InvalidArgument
-from deployer.emulator.services.quotas import QuotaExceeded
+from deployer.emulator.services.errors import InvalidValue, Quota, QuotaExceeded
 from deployer.testing import mock_cloud
 
 SLOW = ("import time\ndef handler(event, context):\n"
@@ -69,10 +68,10 @@ def test_sync_requests_beyond_the_reservation_are_throttled() -> None:
             _direct(cloud, b"fast")
         limits.delete(cloud.account_id, cloud.region, "capped")
         free = _invoke(cloud, b"fast")
-        with pytest.raises(InvalidArgument):
+        with pytest.raises(InvalidValue):
             limits.put(cloud.account_id, cloud.region, "capped", -1)
         listed, _ = limits.list(cloud.account_id, cloud.region)
-    assert throttled.value.code == "ResourceExhausted"
+    assert throttled.value.quota is Quota.RESERVED_CONCURRENCY
     assert "reserved concurrency is 1" in throttled.value.message
     assert queued.asynchronous and statuses == ["Succeeded", "Succeeded"]
     assert results == [b"done"] and after == b"done" and free == b"done"

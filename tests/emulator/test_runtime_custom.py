@@ -24,7 +24,7 @@ from deployer.emulator.runtime import (
     ProcessRuntime,
     RuntimeNotEmulated,
 )
-from deployer.emulator.runtime.model import Credentials
+from deployer.emulator.runtime.model import TemporaryCredentials
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +120,7 @@ def test_event_function_gets_the_payload_and_fc_headers(runtime, tmp_path):
 
 
 def test_role_credentials_come_as_headers_unless_disabled(runtime, tmp_path):
-    keys = Credentials("STS.key", "secret", "token", 2e9)
+    keys = TemporaryCredentials("STS.key", "secret", "token", 2e9)
     spec = custom_spec(tmp_path, role="acs:ram::1:role/r", credentials=lambda: keys)
     headers = payload_json(call(runtime, spec))["headers"]
     assert (headers["x-fc-access-key-id"], headers["x-fc-access-key-secret"],

@@ -7,13 +7,14 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator
 
+from deployer.emulator.api.fc import FC_AUTH
 from deployer.emulator.api.http import (
     ServerSentEvent,
     event_stream,
     run_blocking,
     wait_for_wake,
 )
-from deployer.emulator.api.router import FC_AUTH, RequestContext
+from deployer.emulator.api.router import RequestContext
 from tests.emulator.wire import Wire, request, signed_headers
 
 

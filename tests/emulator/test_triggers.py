@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from deployer.cli.main import cli
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.services.errors import AlreadyExists, InvalidValue, ResourceNotFound
 from deployer.emulator.services.triggers import TriggerChanges, TriggerInput
 from deployer.testing import mock_cloud
 
@@ -82,14 +82,14 @@ def test_trigger_crud_and_checks() -> None:
             "web", "http", {"authType": "anonymous", "methods": ["GET"]}))
         with pytest.raises(AlreadyExists):
             svc.create(a, r, "nightly", TriggerInput("web", "http", {"methods": ["GET"]}))
-        with pytest.raises(InvalidArgument, match="sourceArn of a oss trigger"):
+        with pytest.raises(InvalidValue, match="sourceArn of a oss trigger"):
             svc.create(a, r, "nightly", TriggerInput("up", "oss", {"events": []}, source_arn="x"))
-        with pytest.raises(InvalidArgument, match="CronExpression"):
+        with pytest.raises(InvalidValue, match="CronExpression"):
             svc.create(a, r, "nightly", _timer("every day"))
-        with pytest.raises(InvalidArgument, match="authType 'jwt'"):
+        with pytest.raises(InvalidValue, match="authType 'jwt'"):
             svc.create(a, r, "nightly", TriggerInput("j", "http", {"authType": "jwt",
                                                                     "methods": ["GET"]}))
-        with pytest.raises(NotFound):
+        with pytest.raises(ResourceNotFound):
             svc.create(a, r, "missing", _timer())
         timer = svc.create(a, r, "nightly", _timer())
         off = svc.update(a, r, "nightly", "every-night", TriggerChanges(
@@ -97,7 +97,7 @@ def test_trigger_crud_and_checks() -> None:
         page, token = svc.list(a, r, "nightly", limit=1)
         assert svc.by_url(http.url_prefix) == http
         cloud.fc_client().delete_function("nightly")
-        with pytest.raises(NotFound):
+        with pytest.raises(ResourceNotFound):
             svc.get(a, r, "nightly", "web")
     assert off.next_fire_at is None and off.config["enable"] is False
     assert [t.name for t in page] == ["every-night"] and token == "web"

@@ -9,7 +9,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deployer.emulator.services.authorization import Decision, evaluate, pattern_matches
+from deployer.emulator.services.authorization import evaluate_policies, pattern_matches
+from deployer.emulator.services.errors import Decision
 from deployer.emulator.services.roles import SYSTEM_POLICIES, trust_allows
 
 FN = "acs:fc:cn-hangzhou:123:functions/StartJob"
@@ -28,41 +29,42 @@ def _deny(action, resource="*", **extra) -> dict:
 
 
 def test_allow_deny_and_implicit_deny():
-    assert evaluate([], "fc:InvokeFunction", FN) is Decision.IMPLICIT_DENY
-    assert evaluate([_doc(_allow("fc:InvokeFunction"))], "fc:InvokeFunction", FN) \
+    assert evaluate_policies([], "fc:InvokeFunction", FN) is Decision.IMPLICIT_DENY
+    assert evaluate_policies([_doc(_allow("fc:InvokeFunction"))], "fc:InvokeFunction", FN) \
         is Decision.ALLOW
-    assert evaluate([_doc(_allow("fc:*")), _doc(_deny("fc:Invoke*", FN))],
+    assert evaluate_policies([_doc(_allow("fc:*")), _doc(_deny("fc:Invoke*", FN))],
                     "fc:InvokeFunction", FN) is Decision.EXPLICIT_DENY
-    assert evaluate([_doc(_allow("fc:*", "acs:fc:*:*:functions/Other"))],
+    assert evaluate_policies([_doc(_allow("fc:*", "acs:fc:*:*:functions/Other"))],
                     "fc:InvokeFunction", FN) is Decision.IMPLICIT_DENY
-    assert evaluate([_doc(_allow("FC:invokefunction"))], "fc:InvokeFunction", FN) \
+    assert evaluate_policies([_doc(_allow("FC:invokefunction"))], "fc:InvokeFunction", FN) \
         is Decision.ALLOW  # actions ignore case
-    assert evaluate([_doc(_allow("fc:InvokeFunction", FN.lower()))], "fc:InvokeFunction", FN) \
+    assert evaluate_policies([_doc(_allow("fc:InvokeFunction", FN.lower()))],
+                             "fc:InvokeFunction", FN) \
         is Decision.IMPLICIT_DENY  # resources do not
 
 
 def test_not_action_not_resource_and_conditions():
     everything_but_delete = {"Effect": "Allow", "NotAction": "fc:Delete*", "Resource": "*"}
-    assert evaluate([_doc(everything_but_delete)], "fc:GetFunction", FN) is Decision.ALLOW
-    assert evaluate([_doc(everything_but_delete)], "fc:DeleteFunction", FN) \
+    assert evaluate_policies([_doc(everything_but_delete)], "fc:GetFunction", FN) is Decision.ALLOW
+    assert evaluate_policies([_doc(everything_but_delete)], "fc:DeleteFunction", FN) \
         is Decision.IMPLICIT_DENY
     outside = {"Effect": "Deny", "Action": "*", "NotResource": "acs:fc:*:*:functions/Start*"}
-    assert evaluate([_doc(_allow("*"), outside)], "fc:GetFunction", FN) is Decision.ALLOW
+    assert evaluate_policies([_doc(_allow("*"), outside)], "fc:GetFunction", FN) is Decision.ALLOW
     passrole = SYSTEM_POLICIES["AliyunFnFFullAccess"][1]
     role = "acs:ram::123:role/r"
-    assert evaluate([json.loads(passrole)], "ram:PassRole", role,
+    assert evaluate_policies([json.loads(passrole)], "ram:PassRole", role,
                     {"acs:Service": "fnf.aliyuncs.com"}) is Decision.ALLOW
-    assert evaluate([json.loads(passrole)], "ram:PassRole", role,
+    assert evaluate_policies([json.loads(passrole)], "ram:PassRole", role,
                     {"acs:Service": "fc.aliyuncs.com"}) is Decision.IMPLICIT_DENY
-    assert evaluate([json.loads(passrole)], "ram:PassRole", role) is Decision.IMPLICIT_DENY
+    assert evaluate_policies([json.loads(passrole)], "ram:PassRole", role) is Decision.IMPLICIT_DENY
 
 
 def test_documented_system_policies_grant_their_actions():
     invocation = json.loads(SYSTEM_POLICIES["AliyunFCInvocationAccess"][1])
-    assert evaluate([invocation], "fc:InvokeFunction", FN) is Decision.ALLOW
-    assert evaluate([invocation], "fc:DeleteFunction", FN) is Decision.IMPLICIT_DENY
+    assert evaluate_policies([invocation], "fc:InvokeFunction", FN) is Decision.ALLOW
+    assert evaluate_policies([invocation], "fc:DeleteFunction", FN) is Decision.IMPLICIT_DENY
     fnf = json.loads(SYSTEM_POLICIES["AliyunFnFFullAccess"][1])
-    assert evaluate([fnf], "fnf:ReportTaskSucceeded", "acs:fnf:cn-hangzhou:123:flow/*") \
+    assert evaluate_policies([fnf], "fnf:ReportTaskSucceeded", "acs:fnf:cn-hangzhou:123:flow/*") \
         is Decision.ALLOW
 
 

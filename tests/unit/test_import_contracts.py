@@ -19,9 +19,11 @@ import deployer.emulator
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
-#: What the console may import of ours (docs/architecture.md): the emulator's services (and
-#: its clock, for the virtual instant shown in the header) and the flow language.
-CONSOLE_READS = {"deployer.fdl", "deployer.emulator.services", "deployer.emulator.clock"}
+#: What the console may import of ours (docs/architecture.md): the emulator's services and the
+#: values they hand out (records), its clock (for the virtual instant shown in the header), the
+#: flow language and the one time formatter.
+CONSOLE_READS = {"deployer.fdl", "deployer.emulator.services", "deployer.emulator.records",
+                 "deployer.emulator.clock", "deployer.timestamps"}
 
 
 def _contract(contract_id: str) -> dict[str, Any]:

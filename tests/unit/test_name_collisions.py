@@ -32,42 +32,11 @@ _TYPE_VARIABLES = {"TypeVar", "ParamSpec", "TypeVarTuple"}
 #: it; each is renamed (or defined once) there, and its entry goes with it.
 ALLOWED: dict[str, frozenset[str]] = {
     name: frozenset(modules) for name, modules in {
-        "AdminApi": ["emulator.api.admin", "emulator.api.router"],
-        "AccessDenied": ["emulator.api.errors", "emulator.services.authorization"],
-        "AttachedPolicy": ["cloud.ram", "emulator.services.roles"],
-        "Call": ["emulator.runtime.bootstrap", "fdl.expressions.nodes"],
-        "Credentials": ["emulator.daemon", "emulator.runtime.context", "emulator.runtime.model"],
         "EventFactory": ["emulator.engine.group_commit", "emulator.engine.stepping"],
-        "FNF_SERVICE": ["core.roles", "emulator.services.flows"],
-        "FunctionConfig": ["cloud.fc_config", "emulator.services.function_model"],
-        "FunctionSpec": ["config.specs", "emulator.runtime.model"],
-        "HEARTBEAT": ["emulator.api.console_live", "emulator.api.log_stream"],
-        "Handler": ["emulator.api.cloudflow", "emulator.api.cloudflow_releases"],
-        "HistoryEvent": [
-            "cloud.cloudflow", "emulator.services.executions", "fdl.interpreter.history",
-        ],
-        "Instance": ["emulator.runtime.bootstrap", "emulator.runtime.pool"],
-        "InvalidArgument": ["emulator.api.errors", "emulator.services.errors"],
-        "Invocation": ["cloud.fc", "emulator.services.function_model"],
-        "InvocationLog": ["cloud.logs", "emulator.runtime.invocation_results"],
-        "LIST_LIMIT": ["emulator.services.function_versions", "emulator.services.schedules"],
-        "MAX_ZIP_BYTES": ["core.packaging", "emulator.services.function_rules"],
-        "MODES": ["emulator.services.flows", "emulator.services.quotas"],
-        "NotFound": ["emulator.api.errors", "emulator.services.errors"],
-        "Outcome": [
-            "emulator.engine.ports", "emulator.runtime.worker", "emulator.services.fc_tasks",
-        ],
-        "PROJECT_HEADER": ["cloud.logs", "emulator.api.sls"],
-        "Role": ["cloud.ram", "emulator.services.roles"],
-        "STATUSES": ["core.executions", "emulator.services.executions"],
-        "ScheduleKey": ["emulator.engine.ports", "emulator.store.schedule_repos"],
-        "TOKEN_HEADER": ["emulator.api.local_guard", "testing.faults"],
-        "evaluate": ["emulator.services.authorization", "fdl.expressions.evaluator"],
+        "Outcome": ["emulator.engine.ports", "emulator.services.fc_tasks"],
+        "ScheduleKey": ["emulator.engine.ports", "emulator.records"],
         "invoked_tasks": ["emulator.engine.recovery", "emulator.store.recovery"],
         "mark_invoked": ["emulator.engine.recovery", "emulator.store.recovery"],
-        "parse_expression": ["emulator.services.schedule_cron", "fdl.expressions.parser"],
-        "role_arn": ["core.roles", "emulator.services.roles"],
-        "start": ["emulator.daemon", "fdl.interpreter.machine"],
     }.items()
 }
 ALLOWED_IN = ("emulator", "testing")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from deployer.emulator.services.quotas import CloudQuotas, QuotaExceeded
+from deployer.emulator.services.errors import Quota, QuotaExceeded
+from deployer.emulator.services.quotas import CloudQuotas
 
 
 class Ticks:
@@ -22,7 +23,7 @@ def _admitted(quotas: CloudQuotas, action: str, calls: int) -> int:
             quotas.admit("acct", "cn-hangzhou", "cloudflow", action)
             ok += 1
         except QuotaExceeded as exc:
-            assert exc.code == "Throttling" and exc.retry_after is not None
+            assert exc.quota is Quota.API_RATE and exc.retry_after is not None
     return ok
 
 
@@ -49,7 +50,7 @@ def test_fc_instances_and_the_off_mode():
     with quotas.instance("a", "r"), quotas.instance("a", "r"):
         with pytest.raises(QuotaExceeded) as info, quotas.instance("a", "r"):
             pass
-        assert info.value.code == "ResourceExhausted"
+        assert info.value.quota is Quota.INSTANCES
         with quotas.instance("a", "other-region"):
             pass
     with quotas.instance("a", "r"):  # released again

@@ -1,5 +1,5 @@
 """The CloudFlow schedule expression parser (services/schedule_cron.py): properties over
-generated expressions, and that any text is either accepted or refused with InvalidArgument."""
+generated expressions, and that any text is either accepted or refused with InvalidValue."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deployer.emulator.services.errors import InvalidArgument
-from deployer.emulator.services.schedule_cron import parse_expression
+from deployer.emulator.services.errors import InvalidValue
+from deployer.emulator.services.schedule_cron import parse_cron
 
 
 def _field(low: int, high: int) -> st.SearchStrategy[str]:
@@ -32,7 +32,7 @@ INSTANTS = st.integers(946684800, 4102444800).map(float)  # 2000 .. 2100
 @given(EXPRESSIONS, INSTANTS)
 @settings(max_examples=150, deadline=None)
 def test_fire_instants_increase_and_round_trip(text: str, instant: float) -> None:
-    expr = parse_expression(text)
+    expr = parse_cron(text)
     nxt = expr.next_after(instant, anchor=0)
     assert nxt > instant
     assert expr.next_after(nxt, anchor=0) > nxt
@@ -44,7 +44,7 @@ def test_fire_instants_increase_and_round_trip(text: str, instant: float) -> Non
 @given(st.integers(1, 10_000), INSTANTS, st.integers(0, 10**6))
 def test_every_counts_whole_periods_from_the_anchor(minutes: int, anchor: float,
                                                     later: int) -> None:
-    expr = parse_expression(f"@every {minutes}m")
+    expr = parse_cron(f"@every {minutes}m")
     nxt = expr.next_after(anchor + later, anchor=anchor)
     assert nxt > anchor + later and (nxt - anchor) % (minutes * 60) == 0
     assert nxt - (anchor + later) <= minutes * 60
@@ -53,6 +53,6 @@ def test_every_counts_whole_periods_from_the_anchor(minutes: int, anchor: float,
 @given(st.text(max_size=60))
 def test_any_text_is_accepted_or_refused_with_invalid_argument(text: str) -> None:
     try:
-        parse_expression(text)
-    except InvalidArgument as exc:
+        parse_cron(text)
+    except InvalidValue as exc:
         assert exc.field == "CronExpression"

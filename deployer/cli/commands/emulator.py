@@ -13,7 +13,7 @@ from deployer.cli.options import output_option
 from deployer.cli.render import view
 from deployer.config.settings import DEFAULT_EMULATOR_PORT, EMULATOR_PORT_ENV, emulator_port
 from deployer.emulator import daemon
-from deployer.emulator.daemon import Credentials, EmulatorStatus
+from deployer.emulator.daemon import DaemonCredentials, EmulatorStatus
 from deployer.emulator.latency import CLOUD_COLD_START, CLOUD_STEP_LATENCY
 from deployer.errors import ExitCode, OperationError
 
@@ -48,8 +48,8 @@ def _status_view(st: EmulatorStatus) -> str:
             f" {st.clock} clock, state {st.state_dir})\nConsole: {st.console_url}{latency}")
 
 
-@view(Credentials)
-def _credentials_view(c: Credentials) -> Table:
+@view(DaemonCredentials)
+def _credentials_view(c: DaemonCredentials) -> Table:
     table = Table(show_header=False, box=None)
     for key, value in (("endpoint", c.endpoint), ("region", c.region),
                        ("account id", c.account_id), ("access key id", c.access_key_id),
@@ -154,7 +154,7 @@ def emulator_start(app: AppContext, port: int | None, host: str, clock: str,
         raise SystemExit(serve(["--state-dir", str(directory), "--host", host,
                                 "--port", str(port), "--clock", clock, *latency,
                                 "--throttle", throttle]))
-    app.render(daemon.start(directory, host=host, port=port, clock=clock,
+    app.render(daemon.start_daemon(directory, host=host, port=port, clock=clock,
                             step_latency=step_latency, cold_start=cold_start,
                             throttle=throttle), output)
 

@@ -5,11 +5,13 @@ After the signature is verified the router hands the AccessKeyId to :class:`Requ
 1. the account's own AccessKey → the caller is the account (``None``), never restricted;
 2. a temporary ``STS.`` AccessKey → the request must carry the security token issued with it,
    before its expiry (``x-acs-security-token`` for ACS3, ``SecurityToken`` for RPC v1; both are
-   signed), else ``MissingSecurityToken`` / ``InvalidSecurityToken.*``;
+   signed), else a :class:`TokenError` (``MissingSecurityToken`` /
+   ``InvalidSecurityToken.*`` on the wire);
 3. a role session is then authorized against its role's RAM policies: the product's action
    (``fc:InvokeFunction``, ``fnf:StartExecution``, ``ram:GetRole``) on the resource the request
-   names, plus ``ram:PassRole`` when it hands a role to FC or CloudFlow. A refusal is the
-   product's AccessDenied-style error with the ``AccessDeniedDetail`` the SDKs expose.
+   names, plus ``ram:PassRole`` when it hands a role to FC or CloudFlow. A refusal is an
+   ``AccessDenied`` domain error, which each product's error table words (FC and CloudFlow
+   ``AccessDenied``, RAM ``NoPermission``, with the ``AccessDeniedDetail`` the SDKs expose).
 
 Action and resource names: docs/runtime.md "RAM authorization".
 """
@@ -22,55 +24,16 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from deployer.emulator.api.errors import ApiError
 from deployer.emulator.api.http import HttpRequest
-from deployer.emulator.services.authorization import AccessDenied, Authorizer
-from deployer.emulator.services.security_tokens import (
-    RoleSession,
-    SecurityTokenService,
-    TokenError,
-)
+from deployer.emulator.services.authorization import Authorizer
+from deployer.emulator.services.errors import TokenError, TokenProblem
+from deployer.emulator.services.security_tokens import RoleSession, SecurityTokenService
 
-__all__ = ["FC_PRODUCT", "RequestAccess", "access_denied_error"]
+__all__ = ["FC_PRODUCT", "RequestAccess"]
 
 FC_PRODUCT = "/2023-03-30/"
 RPC_PRODUCTS = {"2019-03-15": "fnf", "2015-05-01": "ram", "2015-04-01": "sts"}
 PASS_ROLE_SERVICES = {"fc": "fc.aliyuncs.com", "fnf": "fnf.aliyuncs.com"}
-
-
-def _error(code: str, status: int) -> type[ApiError]:
-    return type(code.replace(".", ""), (ApiError,),
-                {"code": code, "http_status": status, "__module__": __name__})
-
-
-MissingSecurityToken = _error("MissingSecurityToken", 403)
-InvalidSecurityTokenMalformed = _error("InvalidSecurityToken.Malformed", 403)
-InvalidSecurityTokenMismatch = _error("InvalidSecurityToken.MismatchWithAccessKey", 403)
-InvalidSecurityTokenExpired = _error("InvalidSecurityToken.Expired", 403)
-AccessDeniedError = _error("AccessDenied", 403)
-NoPermission = _error("NoPermission", 403)
-
-_TOKEN_ERRORS = {"missing": MissingSecurityToken, "malformed": InvalidSecurityTokenMalformed,
-                 "mismatch": InvalidSecurityTokenMismatch, "expired": InvalidSecurityTokenExpired}
-
-
-def access_denied_error(exc: AccessDenied, product: str) -> ApiError:
-    """The wire error of a refused request: FC and CloudFlow answer ``AccessDenied``, RAM and
-    STS ``NoPermission``; every one carries ``AccessDeniedDetail``."""
-    detail = {
-        "AuthAction": exc.action, "AuthResource": exc.resource,
-        "AuthPrincipalType": exc.principal_type, "AuthPrincipalDisplayName": exc.principal,
-        "AuthPrincipalOwnerId": exc.account_id, "NoPermissionType": exc.decision.value,
-        "PolicyType": "AccountLevelIdentityBasedPolicy",
-    }
-    if product in ("ram", "sts"):
-        message = ("You are not authorized to do this action. You should be authorized by "
-                   f"RAM. {exc.message}")
-        err: ApiError = NoPermission(message)
-    else:
-        err = AccessDeniedError(exc.message)
-    err.extra = {"AccessDeniedDetail": detail}
-    return err
 
 
 def _product(api_key: str) -> str:
@@ -95,25 +58,25 @@ class RequestAccess:
 
     def caller(self, request: HttpRequest, access_key_id: str,
                params: Mapping[str, str]) -> RoleSession | None:
-        """The verified role session of a request (None for the account's own key)."""
+        """The verified role session of a request (None for the account's own key);
+        :class:`~deployer.emulator.services.errors.TokenError` when its token is not
+        acceptable."""
         if not self.tokens.is_temporary(access_key_id):
             if request.headers.get("x-acs-security-token") or params.get("SecurityToken"):
-                raise InvalidSecurityTokenMismatch(
-                    "Specified SecurityToken mismatch with the AccessKey: "
-                    f"{access_key_id} is not a temporary AccessKey.")
+                raise TokenError("Specified SecurityToken mismatch with the AccessKey: "
+                                 f"{access_key_id} is not a temporary AccessKey.",
+                                 TokenProblem.MISMATCH)
             return None
         token = request.headers.get("x-acs-security-token") or params.get("SecurityToken")
-        try:
-            session = self.tokens.session(access_key_id, token)
-        except TokenError as exc:
-            raise _TOKEN_ERRORS[exc.kind](exc.message) from None
+        session = self.tokens.session(access_key_id, token)
         if session.account_id != self.account_id:
-            raise InvalidSecurityTokenMalformed("Specified SecurityToken is malformed.")
+            raise TokenError("Specified SecurityToken is malformed.", TokenProblem.MALFORMED)
         return session
 
     def authorize(self, caller: RoleSession | None, api_key: str, request: HttpRequest,
                   params: Mapping[str, str], region: str) -> None:
-        """Raise the product's AccessDenied-style error unless ``caller`` may make the call."""
+        """Raise :class:`~deployer.emulator.services.errors.AccessDenied` unless ``caller`` may
+        make the call (the product's error table words it)."""
         if caller is None:
             return
         product = _product(api_key)
@@ -123,11 +86,8 @@ class RequestAccess:
             checks = _fc_checks(request, self.account_id, region)
         else:
             checks = _rpc_checks(product, params, self.account_id, region)
-        try:
-            for action, resource, context in checks:
-                self.authorizer.check(caller.subject(), action, resource, context)
-        except AccessDenied as exc:
-            raise access_denied_error(exc, product) from None
+        for action, resource, context in checks:
+            self.authorizer.check(caller.subject(), action, resource, context)
 
 
 Check = tuple[str, str, Mapping[str, str]]

@@ -1,91 +1,94 @@
-"""CloudFlow (fnf, API 2019-03-15, RPC style): request parameters in, SDK wire shapes out.
+"""CloudFlow's wire contract (fnf, API 2019-03-15, RPC: parameters by wire name, JSON answers).
 
-Every action reads its parameters by wire name, calls :mod:`services.flows` or
-:mod:`services.executions`, and answers the JSON the ``alibabacloud_fnf20190315`` models read
-(cloudflow-api.md §4). Domain errors become CloudFlow codes here (§6.3).
+Every action reads its parameters through :class:`~.contract.RpcCall` (CloudFlow's wording:
+``MissingRequiredParams``, ``InvalidArgument``), calls :mod:`services.flows`,
+:mod:`services.executions`, :mod:`services.flow_versions`, :mod:`services.schedules` or
+:mod:`services.regions`, and answers the JSON the ``alibabacloud_fnf20190315`` models read
+(cloudflow-api.md §4, §4.14). Unknown actions answer ``ActionNotSupported``.
+
+In this module: the action table (:data:`CLOUDFLOW_ACTIONS`, on the handlers), the readers of
+the JSON parameters, the shapes (:func:`flow_to_wire`, :func:`execution_to_wire`,
+:func:`history_event_to_wire`, versions, aliases, schedules; ``deployer.testing`` and the
+console use them too) and the error table (:data:`CLOUDFLOW_ERRORS`, §6.3).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable
 from typing import Any
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.cloudflow_params import boolean, integer, listing, required
-from deployer.emulator.api.cloudflow_releases import ReleaseActions
+from deployer.emulator.api.contract import (
+    Body,
+    ErrorTable,
+    ParamErrors,
+    Routes,
+    RpcCall,
+    cases,
+    page,
+)
 from deployer.emulator.api.errors import Style
-from deployer.emulator.api.router import AuthScheme, LongPoll, RpcCall
-from deployer.emulator.api.signing import SignatureFailure
+from deployer.emulator.api.router import AuthScheme, LongPoll
+from deployer.emulator.records import FlowRecord, HistoryRow, ScheduleRow
 from deployer.emulator.services import errors as svc
+from deployer.emulator.services.errors import Quota, Resource
 from deployer.emulator.services.execution_watch import ExecutionWatch
-from deployer.emulator.services.executions import (
-    ExecutionFilter,
-    ExecutionService,
-    ExecutionView,
-    HistoryEvent,
-    TaskCompleted,
-)
-from deployer.emulator.services.flow_versions import FlowReleases
-from deployer.emulator.services.flows import (
-    FlowChanges,
-    FlowRecord,
-    FlowService,
-    parse_environment,
-)
-from deployer.emulator.services.schedules import ScheduleService
+from deployer.emulator.services.executions import ExecutionFilter, ExecutionService, ExecutionView
+from deployer.emulator.services.flow_versions import FlowAlias, FlowReleases, FlowVersion, Route
+from deployer.emulator.services.flows import FlowChanges, FlowService
+from deployer.emulator.services.numbers import parse_number
+from deployer.emulator.services.regions import cloudflow_regions
+from deployer.emulator.services.schedules import ScheduleChanges, ScheduleService
 from deployer.fdl.interpreter.history import format_time
+from deployer.fdl.interpreter.stored import event_record
 
-__all__ = ["FNF_AUTH", "CloudFlowApi"]
+__all__ = [
+    "CLOUDFLOW_ACTIONS",
+    "CLOUDFLOW_ERRORS",
+    "FNF_AUTH",
+    "CloudFlowApi",
+    "execution_to_wire",
+    "flow_to_wire",
+    "history_event_to_wire",
+]
 
-FNF_AUTH = AuthScheme(Style.RPC, {
-    SignatureFailure.MISSING: e.MissingRequiredParams,
-    SignatureFailure.MALFORMED: e.InvalidArgument,
-    SignatureFailure.UNSUPPORTED: e.InvalidArgument,
-    SignatureFailure.UNKNOWN_KEY: e.InvalidAccessKeyID,
-    SignatureFailure.PAYLOAD_HASH: e.SignatureNotMatch,
-    SignatureFailure.MISMATCH: e.SignatureNotMatch,
-    SignatureFailure.TIME_MISSING: e.MissingRequiredParams,
-    SignatureFailure.TIME_FORMAT: e.InvalidArgument,
-    SignatureFailure.EXPIRED: e.RequestTimeTooSkewed,
-    SignatureFailure.NONCE_USED: e.SignatureNonceUsed,
-})
+FNF_AUTH = AuthScheme.words(
+    Style.RPC, missing=e.MissingRequiredParams, malformed=e.InvalidArgument,
+    unknown_key=e.InvalidAccessKeyID, mismatch=e.SignatureNotMatch,
+    time_missing=e.MissingRequiredParams, time_format=e.InvalidArgument,
+    expired=e.RequestTimeTooSkewed, nonce_used=e.SignatureNonceUsed)
+CLOUDFLOW_PARAMS = ParamErrors(  # the wording of CloudFlow's error table (API reference)
+    lambda name: e.MissingRequiredParams(f"The HTTP query '{name}' must be specified."),
+    e.InvalidArgument)
 
-Handler = Callable[[RpcCall], Any]
+CLOUDFLOW_ACTIONS: Routes[Callable[[Any, RpcCall], Body | LongPoll]] = Routes()
 
-# resource kind -> the CloudFlow code for "does not exist" / "exists already"
-_NOT_EXISTS: dict[str, type[e.ApiError]] = {
-    "execution": e.ExecutionNotExists, "version": e.FlowVersionNotExists,
-    "alias": e.FlowAliasNotExists, "schedule": e.ScheduleNotExists}
-_EXISTS: dict[str, type[e.ApiError]] = {
-    "execution": e.ExecutionAlreadyExists, "alias": e.FlowAliasAlreadyExists,
-    "schedule": e.ScheduleAlreadyExists}
-
-
-def _wire_errors(fn: Handler) -> Handler:
-    """Turn domain errors into CloudFlow's wire codes."""
-
-    @functools.wraps(fn)
-    def wrapper(call: RpcCall) -> Any:
-        try:
-            return fn(call)
-        except svc.NotFound as exc:
-            raise _NOT_EXISTS.get(exc.kind, e.FlowNotExists)(exc.message) from None
-        except svc.AlreadyExists as exc:
-            raise _EXISTS.get(exc.kind, e.FlowAlreadyExists)(exc.message) from None
-        except TaskCompleted as exc:
-            raise e.TaskAlreadyCompleted(exc.message) from None
-        except svc.PayloadTooLarge as exc:
-            raise e.EntityTooLarge(exc.message) from None
-        except svc.ServiceError as exc:
-            if exc.kind == "unsupported":
-                raise e.ActionNotSupported(exc.message) from None
-            raise e.InvalidArgument(exc.message) from None
-    return wrapper
+CLOUDFLOW_ERRORS = ErrorTable({
+    **e.TOKEN_ERRORS,
+    **cases(svc.ResourceNotFound, {Resource.EXECUTION: e.ExecutionNotExists,
+                           Resource.VERSION: e.FlowVersionNotExists,
+                           Resource.ALIAS: e.FlowAliasNotExists,
+                           Resource.SCHEDULE: e.ScheduleNotExists}),
+    svc.ResourceNotFound: e.FlowNotExists,
+    **cases(svc.AlreadyExists, {Resource.EXECUTION: e.ExecutionAlreadyExists,
+                                Resource.ALIAS: e.FlowAliasAlreadyExists,
+                                Resource.SCHEDULE: e.ScheduleAlreadyExists}),
+    svc.AlreadyExists: e.FlowAlreadyExists,
+    svc.TaskCompleted: e.TaskAlreadyCompleted,
+    svc.PayloadTooLarge: e.EntityTooLarge,
+    svc.Unsupported: e.ActionNotSupported,
+    svc.NotAuthorized: e.access_denied(e.AccessDenied),
+    (svc.QuotaExceeded, Quota.API_RATE): e.throttled(e.Throttling),
+}, e.InvalidArgument)
+"""CloudFlow's wire error for each domain error; any other is ``InvalidArgument``."""
 
 
-def _flow(rec: FlowRecord) -> dict[str, Any]:
-    body: dict[str, Any] = {
+# --- shapes ------------------------------------------------------------------------------------
+
+def flow_to_wire(rec: FlowRecord) -> Body:
+    """A flow as Create/Update/DescribeFlow and ListFlows answer it."""
+    body: Body = {
         "Id": rec.flow_id, "Name": rec.name, "Definition": rec.definition,
         "Description": rec.description, "Type": rec.type, "RoleArn": rec.role_arn,
         "ExecutionMode": rec.execution_mode, "CreatedTime": format_time(rec.created_at),
@@ -98,16 +101,11 @@ def _flow(rec: FlowRecord) -> dict[str, Any]:
     return body
 
 
-def history_event(event: HistoryEvent) -> dict[str, Any]:
-    """A history event in GetExecutionHistory's wire shape."""
-    return {"EventId": event.event_id, "ScheduleEventId": event.schedule_event_id,
-            "Type": event.type, "StepName": event.step_name, "Time": event.time,
-            "EventDetail": event.detail}
-
-
-def _execution(view: ExecutionView, *, metadata_only: bool = False) -> dict[str, Any]:
-    body: dict[str, Any] = {"Name": view.name, "FlowName": view.flow_name,
-                            "Status": view.status, "StartedTime": format_time(view.started_at)}
+def execution_to_wire(view: ExecutionView, *, metadata_only: bool = False) -> Body:
+    """An execution as StartExecution, DescribeExecution and ListExecutions answer it
+    (``metadata_only``: without definition, input and output)."""
+    body: Body = {"Name": view.name, "FlowName": view.flow_name, "Status": view.status,
+                  "StartedTime": format_time(view.started_at)}
     if view.stopped_at is not None:
         body["StoppedTime"] = format_time(view.stopped_at)
     if not metadata_only:
@@ -120,39 +118,100 @@ def _execution(view: ExecutionView, *, metadata_only: bool = False) -> dict[str,
     return body
 
 
+def history_event_to_wire(event: HistoryRow) -> Body:
+    """A history event as GetExecutionHistory answers it (the layout an execution's events
+    are stored in, :func:`deployer.fdl.interpreter.stored.event_record`)."""
+    return event_record(event.event_id, event.schedule_event_id, event.type, event.step_name,
+                        event.time, event.detail)
+
+
+def _version(v: FlowVersion) -> Body:
+    return {"Version": v.version, "Description": v.description,
+            "CreatedTime": format_time(v.created_at)}
+
+
+def _alias(a: FlowAlias) -> Body:
+    return {"Name": a.name, "Description": a.description,
+            "RoutingConfigurations": [{"Version": r.version, "Weight": r.weight}
+                                      for r in a.routes],
+            "CreatedTime": format_time(a.created_at)}
+
+
+def _schedule(row: ScheduleRow) -> Body:
+    return {"ScheduleName": row.name, "ScheduleId": row.schedule_id,
+            "CronExpression": row.cron, "Payload": row.payload,
+            "Description": row.description, "Enable": row.enable,
+            "CreatedTime": format_time(row.created_at),
+            "LastModifiedTime": format_time(row.modified_at)}
+
+
+# --- readers of the JSON parameters ------------------------------------------------------------
+
+def _json(call: RpcCall, name: str) -> Any:
+    try:
+        return json.loads(call.params[name])
+    except json.JSONDecodeError as exc:
+        raise e.InvalidArgument(f"{name} is not valid JSON: {exc.msg}") from None
+
+
+def _environment(call: RpcCall) -> dict[str, Any] | None:
+    """``Environment``: ``{"Variables":[{"Name","Value","Description"?}]}`` (None if absent)."""
+    if not call.params.get("Environment"):
+        return None
+    data = _json(call, "Environment")
+    variables = data.get("Variables", []) if isinstance(data, dict) else None
+    if not isinstance(variables, list) or not all(
+            isinstance(v, dict) and isinstance(v.get("Name"), str) for v in variables):
+        raise e.InvalidArgument('Environment must be {"Variables": [{"Name": ..., "Value": ...}]}')
+    out = []
+    for v in variables:
+        item = {"Name": v["Name"], "Value": str(v.get("Value", ""))}
+        if "Description" in v:
+            item["Description"] = str(v["Description"])
+        out.append(item)
+    return {"Variables": out}
+
+
+def _routing(call: RpcCall) -> tuple[Route, ...] | None:
+    """``RoutingConfigurations``: ``[{"Version": "1", "Weight": 100}]`` (None if absent)."""
+    if not call.params.get("RoutingConfigurations"):
+        return None
+    data = _json(call, "RoutingConfigurations")
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise e.InvalidArgument('RoutingConfigurations must be [{"Version": "1", "Weight": 100}]')
+    routes = []
+    for item in data:
+        version, weight = item.get("Version"), item.get("Weight")
+        if isinstance(version, int) and not isinstance(version, bool):
+            version = str(version)
+        if isinstance(weight, str) and parse_number(weight) is not None:
+            weight = parse_number(weight)
+        if not isinstance(version, str) or isinstance(weight, bool) \
+                or not isinstance(weight, int):
+            raise e.InvalidArgument("each RoutingConfigurations item needs a Version (string) "
+                                    "and a Weight (integer)")
+        routes.append(Route(version, weight))
+    return tuple(routes)
+
+
 class CloudFlowApi:
+    """The CloudFlow product registered with the router: :data:`CLOUDFLOW_ACTIONS` over its
+    services."""
+
     version = "2019-03-15"
     host = "fnf.aliyuncs.com"
     auth = FNF_AUTH
-    # answered by a few quick database calls and at most one interpreter step (the server may
-    # run them on its event loop); not StartSyncExecution, which waits for the execution
-    quick_actions = frozenset({
-        "StartExecution", "DescribeExecution", "ListExecutions", "GetExecutionHistory",
-        "StopExecution", "DescribeFlow", "ListFlows", "ReportTaskSucceeded",
-        "ReportTaskFailed"})
-
-    def __init__(self, flows: FlowService, executions: ExecutionService,
-                 watch: ExecutionWatch | None = None, *,
-                 releases: FlowReleases | None = None,
-                 schedules: ScheduleService | None = None) -> None:
+    params = CLOUDFLOW_PARAMS
+    errors = CLOUDFLOW_ERRORS
+    def __init__(self, flows: FlowService, executions: ExecutionService, watch: ExecutionWatch,
+                 releases: FlowReleases, schedules: ScheduleService) -> None:
         self._flows = flows
         self._executions = executions
         self._watch = watch
         self._releases = releases
-        table: dict[str, Handler] = {
-            "CreateFlow": self.create_flow, "UpdateFlow": self.update_flow,
-            "DescribeFlow": self.describe_flow, "ListFlows": self.list_flows,
-            "DeleteFlow": self.delete_flow, "StartExecution": self.start_execution,
-            "StartSyncExecution": self.start_sync_execution,
-            "DescribeExecution": self.describe_execution,
-            "ListExecutions": self.list_executions,
-            "GetExecutionHistory": self.get_execution_history,
-            "StopExecution": self.stop_execution,
-            "ReportTaskSucceeded": self.report_task_succeeded,
-            "ReportTaskFailed": self.report_task_failed,
-            **ReleaseActions(releases, schedules).table(),
-        }
-        self.actions: Mapping[str, Handler] = {k: _wire_errors(v) for k, v in table.items()}
+        self._schedules = schedules
+        self.actions = CLOUDFLOW_ACTIONS.actions()
+        self.quick_actions = CLOUDFLOW_ACTIONS.quick()
 
     @staticmethod
     def unknown_action(action: str) -> e.ApiError:
@@ -160,135 +219,201 @@ class CloudFlowApi:
 
     # --- flows --------------------------------------------------------------------------------
 
-    def create_flow(self, call: RpcCall) -> dict[str, Any]:
-        p, ctx = call.params, call.context
-        rec = self._flows.create(
-            ctx.account_id, ctx.region, required(call, "Name"),
-            definition=required(call, "Definition"), description=p.get("Description", ""),
-            type=p.get("Type", "FDL"), role_arn=p.get("RoleArn", ""),
-            execution_mode=p.get("ExecutionMode", ""),
-            environment=parse_environment(p.get("Environment")),
-            resource_group_id=p.get("ResourceGroupId", ""),
-            external_storage=p.get("ExternalStorageLocation", ""))
-        return _flow(rec)
+    @CLOUDFLOW_ACTIONS.action("CreateFlow")
+    def create_flow(self, c: RpcCall) -> Body:
+        return flow_to_wire(self._flows.create(
+            *c.key("Name"), definition=c.required("Definition"),
+            description=c.text("Description"), type=c.text("Type", "FDL"),
+            role_arn=c.text("RoleArn"), execution_mode=c.text("ExecutionMode"),
+            environment=_environment(c), resource_group_id=c.text("ResourceGroupId"),
+            external_storage=c.text("ExternalStorageLocation")))
 
-    def update_flow(self, call: RpcCall) -> dict[str, Any]:
-        p, ctx = call.params, call.context
+    @CLOUDFLOW_ACTIONS.action("UpdateFlow")
+    def update_flow(self, c: RpcCall) -> Body:
+        p = c.params
         changes = FlowChanges(definition=p.get("Definition"), description=p.get("Description"),
                               type=p.get("Type"), role_arn=p.get("RoleArn"),
-                              environment=parse_environment(p.get("Environment")))
-        rec = self._flows.update(ctx.account_id, ctx.region, required(call, "Name"), changes)
-        return _flow(rec)
+                              environment=_environment(c))
+        return flow_to_wire(self._flows.update(*c.key("Name"), changes))
 
-    def describe_flow(self, call: RpcCall) -> dict[str, Any]:
-        ctx = call.context
-        name, version = required(call, "Name"), call.params.get("FlowVersion", "")
-        if version and self._releases is not None:
-            return _flow(self._releases.describe_version(ctx.account_id, ctx.region, name,
-                                                         version))
-        return _flow(self._flows.get(ctx.account_id, ctx.region, name))
+    @CLOUDFLOW_ACTIONS.action("DescribeFlow", quick=True)
+    def describe_flow(self, c: RpcCall) -> Body:
+        if c.text("FlowVersion"):
+            return flow_to_wire(self._releases.describe_version(*c.key("Name", "FlowVersion")))
+        return flow_to_wire(self._flows.get(*c.key("Name")))
 
-    def list_flows(self, call: RpcCall) -> dict[str, Any]:
-        ctx = call.context
-        flows, token = self._flows.list(
-            ctx.account_id, ctx.region, limit=integer(call, "Limit", 60, 1, 999),
-            next_token=call.params.get("NextToken", ""),
-            resource_group_id=call.params.get("ResourceGroupId", ""))
-        return listing("Flows", [_flow(f) for f in flows], token)
+    @CLOUDFLOW_ACTIONS.action("ListFlows", quick=True)
+    def list_flows(self, c: RpcCall) -> Body:
+        flows, token = self._flows.list(*c.key(), limit=c.integer("Limit", 60, 1, 999),
+                                        next_token=c.text("NextToken"),
+                                        resource_group_id=c.text("ResourceGroupId"))
+        return page("Flows", [flow_to_wire(f) for f in flows], token)
 
-    def delete_flow(self, call: RpcCall) -> dict[str, Any]:
-        ctx = call.context
-        name = required(call, "Name")
-        self._flows.delete(ctx.account_id, ctx.region, name)
-        self._executions.forget_flow(ctx.account_id, ctx.region, name)
+    @CLOUDFLOW_ACTIONS.action("DeleteFlow")
+    def delete_flow(self, c: RpcCall) -> Body:
+        key = c.key("Name")
+        self._flows.delete(*key)
+        self._executions.forget_flow(*key)
         return {}
 
     # --- executions ---------------------------------------------------------------------------
 
-    def start_execution(self, call: RpcCall) -> dict[str, Any]:
-        ctx, p = call.context, call.params
-        view = self._executions.start(ctx.account_id, ctx.region, required(call, "FlowName"),
-                                      name=p.get("ExecutionName", ""),
-                                      input_text=p.get("Input", ""),
-                                      qualifier=p.get("Qualifier", ""))
-        return _execution(view)
+    @CLOUDFLOW_ACTIONS.action("StartExecution", quick=True)
+    def start_execution(self, c: RpcCall) -> Body:
+        p = c.params  # the hot path: read directly
+        return execution_to_wire(self._executions.start(
+            *c.key("FlowName"), name=p.get("ExecutionName", ""), input_text=p.get("Input", ""),
+            qualifier=p.get("Qualifier", "")))
 
-    def start_sync_execution(self, call: RpcCall) -> dict[str, Any]:
-        ctx, p = call.context, call.params
+    @CLOUDFLOW_ACTIONS.action("StartSyncExecution")
+    def start_sync_execution(self, c: RpcCall) -> Body:
         result = self._executions.start_sync(
-            ctx.account_id, ctx.region, required(call, "FlowName"),
-            name=p.get("ExecutionName", ""), input_text=p.get("Input", ""),
-            qualifier=p.get("Qualifier", ""))
-        body = _execution(result.view)
-        for key in ("FlowDefinition", "Input"):
-            body.pop(key, None)
+            *c.key("FlowName"), name=c.text("ExecutionName"), input_text=c.text("Input"),
+            qualifier=c.text("Qualifier"))
+        body = execution_to_wire(result.view, metadata_only=True)
+        if result.view.output is not None:
+            body["Output"] = result.view.output
         if result.error_code or result.view.status != "Succeeded":
             body["ErrorCode"] = result.error_code
             body["ErrorMessage"] = result.error_message
         return body
 
-    def describe_execution(self, call: RpcCall) -> dict[str, Any] | LongPoll:
+    @CLOUDFLOW_ACTIONS.action("DescribeExecution", quick=True)
+    def describe_execution(self, c: RpcCall) -> Body | LongPoll:
         """With ``WaitTimeSeconds`` and a running execution: a long poll answered when the
         execution ends or the time is up (through the watch, no thread waits)."""
-        ctx = call.context
-        flow, name = required(call, "FlowName"), required(call, "ExecutionName")
-        wait = integer(call, "WaitTimeSeconds", 0, 0, 60)
-        watch = self._watch
-        if watch is None:
-            return _execution(self._executions.describe(ctx.account_id, ctx.region, flow, name,
-                                                        wait_seconds=wait))
-        view = self._executions.describe(ctx.account_id, ctx.region, flow, name)
+        key = c.key("FlowName", "ExecutionName")
+        wait = c.integer("WaitTimeSeconds", 0, 0, 60)
+        view = self._executions.describe(*key)
         if not wait or view.status != "Running":
-            return _execution(view)
-        key = (ctx.account_id, ctx.region, flow, name)
-        then = _wire_errors(lambda _call: _execution(
-            self._executions.describe(ctx.account_id, ctx.region, flow, name)))
-        return LongPoll(lambda wake: watch.subscribe(key, wake), float(wait),
-                        lambda: then(call))
+            return execution_to_wire(view)
+        return LongPoll(lambda wake: self._watch.subscribe(key, wake), float(wait),
+                        lambda: execution_to_wire(self._executions.describe(*key)))
 
-    def list_executions(self, call: RpcCall) -> dict[str, Any]:
-        ctx, p = call.context, call.params
-        metadata_only = boolean(call, "MetadataOnly")
+    @CLOUDFLOW_ACTIONS.action("ListExecutions", quick=True)
+    def list_executions(self, c: RpcCall) -> Body:
+        metadata_only = bool(c.boolean("MetadataOnly"))
         filt = ExecutionFilter(
-            status=p.get("Status", ""), name_prefix=p.get("ExecutionNamePrefix", ""),
-            started_from=p.get("StartedTimeBegin", ""), started_to=p.get("StartedTimeEnd", ""),
-            qualifier=p.get("Qualifier", ""), map_run_name=p.get("MapRunName", ""))
+            status=c.text("Status"), name_prefix=c.text("ExecutionNamePrefix"),
+            started_from=c.text("StartedTimeBegin"), started_to=c.text("StartedTimeEnd"),
+            qualifier=c.text("Qualifier"), map_run_name=c.text("MapRunName"))
         views, token = self._executions.list(
-            ctx.account_id, ctx.region, required(call, "FlowName"),
-            limit=integer(call, "Limit", 60, 1, 99), next_token=p.get("NextToken", ""),
-            filt=filt)
-        return listing("Executions",
-                       [_execution(v, metadata_only=metadata_only) for v in views], token)
+            *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 99),
+            next_token=c.text("NextToken"), filt=filt)
+        return page("Executions",
+                        [execution_to_wire(v, metadata_only=metadata_only) for v in views],
+                        token)
 
-    def get_execution_history(self, call: RpcCall) -> dict[str, Any]:
-        ctx = call.context
+    @CLOUDFLOW_ACTIONS.action("GetExecutionHistory", quick=True)
+    def get_execution_history(self, c: RpcCall) -> Body:
         events, token = self._executions.history(
-            ctx.account_id, ctx.region, required(call, "FlowName"),
-            required(call, "ExecutionName"), limit=integer(call, "Limit", 60, 1, 999),
-            next_token=call.params.get("NextToken", ""))
-        return listing("Events", [history_event(ev) for ev in events], token)
+            *c.key("FlowName", "ExecutionName"), limit=c.integer("Limit", 60, 1, 999),
+            next_token=c.text("NextToken"))
+        return page("Events", [history_event_to_wire(ev) for ev in events], token)
 
-    def stop_execution(self, call: RpcCall) -> dict[str, Any]:
-        ctx, p = call.context, call.params
-        view = self._executions.stop(ctx.account_id, ctx.region, required(call, "FlowName"),
-                                     required(call, "ExecutionName"),
-                                     error=p.get("Error", ""), cause=p.get("Cause", ""))
-        body = _execution(view)
+    @CLOUDFLOW_ACTIONS.action("StopExecution", quick=True)
+    def stop_execution(self, c: RpcCall) -> Body:
+        view = self._executions.stop(*c.key("FlowName", "ExecutionName"),
+                                     error=c.text("Error"), cause=c.text("Cause"))
+        body = execution_to_wire(view)
         if view.role_arn:
             body["RoleArn"] = view.role_arn
         return body
 
-    def report_task_succeeded(self, call: RpcCall) -> dict[str, Any]:
-        ctx = call.context
-        event_id = self._executions.report(ctx.account_id, ctx.region,
-                                           required(call, "TaskToken"),
-                                           output=required(call, "Output"))
-        return {"EventId": event_id}
+    @CLOUDFLOW_ACTIONS.action("ReportTaskSucceeded", quick=True)
+    def report_task_succeeded(self, c: RpcCall) -> Body:
+        return {"EventId": self._executions.report(*c.key("TaskToken"),
+                                                   output=c.required("Output"))}
 
-    def report_task_failed(self, call: RpcCall) -> dict[str, Any]:
-        ctx = call.context
-        event_id = self._executions.report(ctx.account_id, ctx.region,
-                                           required(call, "TaskToken"),
-                                           error=required(call, "Error"),
-                                           cause=call.params.get("Cause", ""))
-        return {"EventId": event_id}
+    @CLOUDFLOW_ACTIONS.action("ReportTaskFailed", quick=True)
+    def report_task_failed(self, c: RpcCall) -> Body:
+        return {"EventId": self._executions.report(*c.key("TaskToken"),
+                                                   error=c.required("Error"),
+                                                   cause=c.text("Cause"))}
+
+    # --- versions and aliases -----------------------------------------------------------------
+
+    @CLOUDFLOW_ACTIONS.action("PublishFlowVersion")
+    def publish_flow_version(self, c: RpcCall) -> Body:
+        key = c.key("FlowName")
+        return {"FlowName": key[2], **_version(self._releases.publish(
+            *key, c.text("Description")))}
+
+    @CLOUDFLOW_ACTIONS.action("ListFlowVersions")
+    def list_flow_versions(self, c: RpcCall) -> Body:
+        found, token = self._releases.list_versions(
+            *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 999),
+            next_token=c.text("NextToken"))
+        return page("FlowVersions", [_version(v) for v in found], token)
+
+    @CLOUDFLOW_ACTIONS.action("DeleteFlowVersion")
+    def delete_flow_version(self, c: RpcCall) -> Body:
+        self._releases.delete_version(*c.key("FlowName", "FlowVersion"))
+        return {}
+
+    @CLOUDFLOW_ACTIONS.action("CreateFlowAlias")
+    def create_flow_alias(self, c: RpcCall) -> Body:
+        key = c.key("FlowName", "Name")
+        return {"FlowName": key[2], **_alias(self._releases.create_alias(
+            *key, routes=_routing(c), description=c.text("Description")))}
+
+    @CLOUDFLOW_ACTIONS.action("DescribeFlowAlias")
+    def describe_flow_alias(self, c: RpcCall) -> Body:
+        return {"Alias": _alias(self._releases.describe_alias(*c.key("FlowName", "Name")))}
+
+    @CLOUDFLOW_ACTIONS.action("UpdateFlowAlias")
+    def update_flow_alias(self, c: RpcCall) -> Body:
+        return {"Alias": _alias(self._releases.update_alias(
+            *c.key("FlowName", "Name"), routes=_routing(c),
+            description=c.params.get("Description")))}
+
+    @CLOUDFLOW_ACTIONS.action("DeleteFlowAlias")
+    def delete_flow_alias(self, c: RpcCall) -> Body:
+        self._releases.delete_alias(*c.key("FlowName", "Name"))
+        return {}
+
+    @CLOUDFLOW_ACTIONS.action("ListFlowAliases")
+    def list_flow_aliases(self, c: RpcCall) -> Body:
+        found, token = self._releases.list_aliases(
+            *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 999),
+            next_token=c.text("NextToken"))
+        return page("Aliases", [_alias(a) for a in found], token)
+
+    # --- schedules and regions ----------------------------------------------------------------
+
+    @CLOUDFLOW_ACTIONS.action("CreateSchedule")
+    def create_schedule(self, c: RpcCall) -> Body:
+        return _schedule(self._schedules.create(
+            *c.key("FlowName", "ScheduleName"), cron=c.required("CronExpression"),
+            payload=c.text("Payload"), description=c.text("Description"),
+            enable=bool(c.boolean("Enable"))))
+
+    @CLOUDFLOW_ACTIONS.action("DescribeSchedule")
+    def describe_schedule(self, c: RpcCall) -> Body:
+        return _schedule(self._schedules.describe(*c.key("FlowName", "ScheduleName")))
+
+    @CLOUDFLOW_ACTIONS.action("UpdateSchedule")
+    def update_schedule(self, c: RpcCall) -> Body:
+        p = c.params
+        changes = ScheduleChanges(cron=p.get("CronExpression") or None, payload=p.get("Payload"),
+                                  description=p.get("Description"),
+                                  enable=c.boolean("Enable", None))
+        return _schedule(self._schedules.update(*c.key("FlowName", "ScheduleName"), changes))
+
+    @CLOUDFLOW_ACTIONS.action("DeleteSchedule")
+    def delete_schedule(self, c: RpcCall) -> Body:
+        self._schedules.delete(*c.key("FlowName", "ScheduleName"))
+        return {}
+
+    @CLOUDFLOW_ACTIONS.action("ListSchedules")
+    def list_schedules(self, c: RpcCall) -> Body:
+        rows, token = self._schedules.list(
+            *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 1000),
+            next_token=c.text("NextToken"))
+        return page("Schedules", [_schedule(r) for r in rows], token)
+
+    @CLOUDFLOW_ACTIONS.action("DescribeRegions")
+    def describe_regions(self, c: RpcCall) -> Body:
+        return {"Regions": {"Region": [
+            {"RegionId": r.region_id, "RegionEndpoint": r.endpoint, "LocalName": r.local_name}
+            for r in cloudflow_regions(c.text("AcceptLanguage"))]}}

@@ -19,22 +19,26 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, quote, unquote
+from urllib.parse import parse_qs, quote
 
 from deployer.console import execution as ex
 from deployer.console import views
 from deployer.console.render import render_fragment, render_page
 from deployer.console.sources import Sources
 from deployer.digits import is_decimal
-from deployer.emulator.api.cloudflow import history_event
+from deployer.emulator.api import errors as e
+from deployer.emulator.api.cloudflow import history_event_to_wire
 from deployer.emulator.api.console_live import LiveStreams
+from deployer.emulator.api.contract import ErrorTable, Routes, json_object
 from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse
 from deployer.emulator.api.local_guard import LocalGuard
-from deployer.emulator.services.errors import NotFound, ServiceError
+from deployer.emulator.services import errors as svc
+from deployer.emulator.services.errors import ServiceError
 
-__all__ = ["ConsoleApi"]
+__all__ = ["CONSOLE_ERRORS", "CONSOLE_ROUTES", "ConsoleApi"]
 
 _STATIC = {"console.css": "text/css; charset=utf-8",
            "console.js": "text/javascript; charset=utf-8"}
@@ -57,16 +61,30 @@ def _json(status: int, payload: Any) -> HttpResponse:
     return HttpResponse(status, body, {"Content-Type": "application/json", **_SECURITY})
 
 
-class _Refused(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+CONSOLE_ROUTES: Routes[Callable[..., Answer]] = Routes()
+"""The console's pages and actions, by path after ``/_console/`` (pages) or ``/_console/api/``
+(their JSON, the streams and the actions)."""
+_EXECUTION = "/r/{region}/flows/{flow}/executions/{name}"
+
+MethodNotAllowed = e.define("MethodNotAllowed", 405)
+
+
+def _by_class_name(exc: ServiceError) -> e.ApiError:
+    err = e.ApiError(exc.message)
+    err.code, err.http_status = type(exc).__name__, 400
+    return err
+
+
+CONSOLE_ERRORS = ErrorTable({svc.ResourceNotFound: e.NotFound}, _by_class_name)
+"""The console's answer to a domain error: ``404 NotFound``, else ``400`` named after it."""
 
 
 class ConsoleApi:
-    """Routes ``/_console/…``; register on the router like the admin API."""
+    """Routes ``/_console/…`` through :data:`CONSOLE_ROUTES`; register on the router like the admin
+    API."""
 
     prefix = "/_console/"
+    errors = CONSOLE_ERRORS
 
     def __init__(self, sources: Sources, guard: LocalGuard) -> None:
         self._src = sources
@@ -85,12 +103,11 @@ class ConsoleApi:
             self.guard.require_token(request, console=True)
         try:
             return self._route(request, as_json)
-        except _Refused as exc:
-            return self._error(as_json, exc.status, exc.code, exc.message)
-        except NotFound as exc:
-            return self._error(as_json, 404, "NotFound", exc.message)
+        except e.ApiError as exc:
+            return self._error(as_json, exc.http_status, exc.code, exc.message)
         except ServiceError as exc:
-            return self._error(as_json, 400, type(exc).__name__, exc.message)
+            err = CONSOLE_ERRORS.wire(exc)
+            return self._error(as_json, err.http_status, err.code, err.message)
 
     def _error(self, as_json: bool, status: int, code: str, message: str) -> HttpResponse:
         if as_json:
@@ -101,37 +118,17 @@ class ConsoleApi:
                            model={"header": views.header_model(self._src, region, [])})
         return _html(status, page)
 
-    # --- routing ------------------------------------------------------------------------------
-
     def _route(self, request: HttpRequest, as_json: bool) -> Answer:
-        rest = request.raw_path[len("/_console/"):]
-        if as_json:
-            rest = rest[len("api/"):]
-        parts = [unquote(p) for p in rest.split("/")] if rest else []
-        if parts and parts[-1] == "":
-            parts.pop()
-        query = {k: v for k, v in parse_qs(request.raw_query, keep_blank_values=True).items()}
-        if request.method == "POST":
-            return self._post(request, parts)
-        if request.method not in ("GET", "HEAD"):
-            raise _Refused(405, "MethodNotAllowed", f"{request.method} is not allowed here")
-        if not parts:
-            target = views.console_path(self._src.default_region, "flows")
-            return HttpResponse(302, b"", {"Location": target, **_SECURITY})
-        if parts[0] == "static" and len(parts) == 2 and not as_json:
-            return self._static(parts[1])
-        if as_json and parts and parts[-1] == "stream" and request.method != "GET":
-            raise _Refused(405, "MethodNotAllowed", "a stream is read with GET")
-        if parts == ["engine", "stream"] and as_json:
-            return self.live.engine()
-        if len(parts) < 3 or parts[0] != "r":
-            raise _Refused(404, "NotFound", f"no console page at {request.raw_path}")
-        region, kind, args = parts[1], parts[2], parts[3:]
-        if kind == "flows":
-            return self._flows(region, args, query, as_json, request)
-        if kind == "functions":
-            return self._functions(region, args, query, as_json)
-        raise _Refused(404, "NotFound", f"no console page at {request.raw_path}")
+        if request.method not in ("GET", "HEAD", "POST"):
+            raise MethodNotAllowed(f"{request.method} is not allowed here")
+        if request.method == "POST" and not as_json:
+            raise MethodNotAllowed("POST goes to /_console/api/")
+        rest = request.raw_path[len("/_console/api/" if as_json else "/_console/"):]
+        found = CONSOLE_ROUTES.match(request.method, "/" + rest)
+        if found is None:
+            raise e.NotFound(f"no console page at {request.raw_path}")
+        handler, args = found
+        return handler(self, request, as_json, **args)
 
     def _page(self, as_json: bool, template: str, title: str, model: dict[str, Any],
               **extra: Any) -> HttpResponse:
@@ -140,137 +137,126 @@ class ConsoleApi:
         return _html(200, render_page(template, title=title, token=self.token, model=model,
                                       **extra), {"Set-Cookie": self.guard.console_cookie()})
 
-    def _flows(self, region: str, args: list[str], query: dict[str, list[str]],
-               as_json: bool, request: HttpRequest) -> Answer:
-        src = self._src
-        if not args:
-            return self._page(as_json, "flows.html", "Flows", views.flows_model(src, region))
-        flow = args[0]
-        if len(args) == 1:
-            return self._page(as_json, "flow.html", flow, views.flow_model(src, region, flow))
-        if args[1] != "executions":
-            raise _Refused(404, "NotFound", "no such page")
-        if len(args) == 2:
-            model = views.executions_model(src, region, flow, statuses=query.get("status", []),
-                                           prefix=_one(query, "prefix"),
-                                           after=_one(query, "after"))
-            return self._page(as_json, "executions.html", f"Executions of {flow}", model)
-        name = args[2]
-        if len(args) == 3:
-            return self._execution(region, flow, name, query, as_json)
-        if len(args) == 4 and args[3] == "history.json":
-            events = [history_event(e) for e in src.history(region, flow, name)]
-            response = _json(200, {"FlowName": flow, "ExecutionName": name, "Events": events})
-            response.headers["Content-Disposition"] = (
-                f'attachment; filename="{quote(name, safe="")}-history.json"')
-            return response
-        if len(args) == 4 and args[3] == "stream" and as_json:
-            since = request.headers.get("last-event-id") or _one(query, "since")
-            return self.live.execution(region, flow, name, self._selection(query),
-                                       int(since) if is_decimal(since)
-                                       and len(since) < 10 else None)
-        if len(args) == 4 and args[3] == "panel" and as_json:
-            return self._panel(region, flow, name, query)
-        raise _Refused(404, "NotFound", "no such page")
+    # --- pages --------------------------------------------------------------------------------
 
-    def _selection(self, query: dict[str, list[str]]) -> dict[str, Any]:
-        return {"state": _one(query, "state") or None, "visit": _int(query, "visit"),
-                "page": _int(query, "page")}
+    @CONSOLE_ROUTES.route("GET", "/")
+    def home(self, request: HttpRequest, as_json: bool) -> HttpResponse:
+        target = views.console_path(self._src.default_region, "flows")
+        return HttpResponse(302, b"", {"Location": target, **_SECURITY})
 
-    def _execution(self, region: str, flow: str, name: str, query: dict[str, list[str]],
-                   as_json: bool) -> HttpResponse:
-        sel = self._selection(query)
-        model = ex.execution_model(self._src, region, flow, name, **sel)
-        model["header"] = views.header_model(self._src, region, [
-            ("Flows", views.console_path(region, "flows")),
-            (flow, views.console_path(region, "flows", flow)),
-            ("Executions", views.console_path(region, "flows", flow, "executions")),
-            (name, views.console_path(region, "flows", flow, "executions", name))])
-        if as_json:
-            return _json(200, model)
-        base = views.console_path(region, "flows", flow, "executions", name)
-        api = base.replace("/_console/", "/_console/api/", 1)
-        links = {"self": base, "api": api, "region": region,
-                 "stop": api + "/stop", "start": views.console_path(
-                     region, "flows", flow, "executions").replace("/_console/",
-                                                                  "/_console/api/", 1)}
-        view = _one(query, "view") or "graph"
-        boot = {"stream": api + "/stream", "engine": "/_console/api/engine/stream",
-                "panel": api + "/panel", "version": model["summary"]["version"],
-                "finished": model["summary"]["finished"], "state": sel["state"],
-                "visit": sel["visit"], "page": sel["page"], "name": name,
-                "selected": model["selected"]}
-        return self._page(False, "execution.html", name, model, links=links, boot=boot,
-                          view=view if view in ("graph", "table", "events", "timeline",
-                                                "definition", "io") else "graph")
+    @CONSOLE_ROUTES.route("GET", "/static/{name}")
+    def static(self, request: HttpRequest, as_json: bool, name: str) -> HttpResponse:
+        _only(request, not as_json)
+        ctype = _STATIC.get(name)
+        if ctype is None:
+            raise e.NotFound(f"no asset {name}")
+        data = resources.files("deployer.console").joinpath("static", name).read_bytes()
+        return HttpResponse(200, data, {"Content-Type": ctype, "Cache-Control": "no-cache",
+                                        "X-Content-Type-Options": "nosniff"})
 
-    def _panel(self, region: str, flow: str, name: str,
-               query: dict[str, list[str]]) -> HttpResponse:
-        sel = self._selection(query)
+    @CONSOLE_ROUTES.route("GET", "/engine/stream")
+    def engine_stream(self, request: HttpRequest, as_json: bool) -> Answer:
+        _stream(request, as_json)
+        return self.live.engine()
+
+    @CONSOLE_ROUTES.route("GET", "/r/{region}/flows")
+    def flows(self, request: HttpRequest, as_json: bool, region: str) -> HttpResponse:
+        return self._page(as_json, "flows.html", "Flows", views.flows_model(self._src, region))
+
+    @CONSOLE_ROUTES.route("GET", "/r/{region}/flows/{flow}")
+    def flow(self, request: HttpRequest, as_json: bool, region: str, flow: str) -> HttpResponse:
+        return self._page(as_json, "flow.html", flow, views.flow_model(self._src, region, flow))
+
+    @CONSOLE_ROUTES.route("GET", "/r/{region}/flows/{flow}/executions")
+    def executions(self, request: HttpRequest, as_json: bool, region: str,
+                   flow: str) -> HttpResponse:
+        query = _query(request)
+        model = views.executions_model(self._src, region, flow,
+                                       statuses=query.get("status", []),
+                                       prefix=_one(query, "prefix"), after=_one(query, "after"))
+        return self._page(as_json, "executions.html", f"Executions of {flow}", model)
+
+
+    @CONSOLE_ROUTES.route("GET", _EXECUTION + "/history.json")
+    def history(self, request: HttpRequest, as_json: bool, region: str, flow: str,
+                name: str) -> HttpResponse:
+        events = [history_event_to_wire(ev) for ev in self._src.history(region, flow, name)]
+        response = _json(200, {"FlowName": flow, "ExecutionName": name, "Events": events})
+        response.headers["Content-Disposition"] = (
+            f'attachment; filename="{quote(name, safe="")}-history.json"')
+        return response
+
+    @CONSOLE_ROUTES.route("GET", _EXECUTION + "/stream")
+    def execution_stream(self, request: HttpRequest, as_json: bool, region: str, flow: str,
+                         name: str) -> Answer:
+        _stream(request, as_json)
+        query = _query(request)
+        since = request.headers.get("last-event-id") or _one(query, "since")
+        return self.live.execution(region, flow, name, _selection(query),
+                                   int(since) if is_decimal(since) and len(since) < 10
+                                   else None)
+
+
+    @CONSOLE_ROUTES.route("GET", "/r/{region}/functions")
+    def functions(self, request: HttpRequest, as_json: bool, region: str) -> HttpResponse:
+        return self._page(as_json, "functions.html", "Functions",
+                          views.functions_model(self._src, region))
+
+    @CONSOLE_ROUTES.route("GET", "/r/{region}/functions/{function}")
+    def function(self, request: HttpRequest, as_json: bool, region: str,
+                 function: str) -> HttpResponse:
+        model = views.function_model(self._src, region, function,
+                                     request=_one(_query(request), "request"))
+        return self._page(as_json, "function.html", function, model)
+
+    @CONSOLE_ROUTES.route("GET", _EXECUTION)
+    def execution(self, request: HttpRequest, as_json: bool, region: str, flow: str,
+                  name: str) -> HttpResponse:
+        query = _query(request)
+        model, page = views.execution_page(self._src, region, flow, name, _selection(query),
+                                           _one(query, "view"))
+        return self._page(as_json, "execution.html", name, model, **page)
+
+    @CONSOLE_ROUTES.route("GET", _EXECUTION + "/panel")
+    def panel(self, request: HttpRequest, as_json: bool, region: str, flow: str,
+              name: str) -> HttpResponse:
+        _only(request, as_json)
+        query = _query(request)
+        sel = _selection(query)
         model = ex.execution_model(self._src, region, flow, name, **sel)
         return _json(200, {"selected": model["selected"],
                            "html": render_fragment("parts.html", "panel", model["panel"],
                                                    {"region": region})})
 
-    def _functions(self, region: str, args: list[str], query: dict[str, list[str]],
-                   as_json: bool) -> HttpResponse:
-        if not args:
-            return self._page(as_json, "functions.html", "Functions",
-                              views.functions_model(self._src, region))
-        if len(args) == 1:
-            model = views.function_model(self._src, region, args[0],
-                                         request=_one(query, "request"))
-            return self._page(as_json, "function.html", args[0], model)
-        raise _Refused(404, "NotFound", "no such page")
-
-    def _static(self, name: str) -> HttpResponse:
-        ctype = _STATIC.get(name)
-        if ctype is None:
-            raise _Refused(404, "NotFound", f"no asset {name}")
-        data = resources.files("deployer.console").joinpath("static", name).read_bytes()
-        return HttpResponse(200, data, {"Content-Type": ctype, "Cache-Control": "no-cache",
-                                        "X-Content-Type-Options": "nosniff"})
-
     # --- state changes ------------------------------------------------------------------------
 
-    def _post(self, request: HttpRequest, parts: list[str]) -> HttpResponse:
-        if not request.raw_path.startswith("/_console/api/"):
-            raise _Refused(405, "MethodNotAllowed", "POST goes to /_console/api/")
-        try:
-            body = json.loads(request.body or b"{}")
-        except (ValueError, UnicodeDecodeError):
-            raise _Refused(400, "InvalidArgument", "the body is not JSON") from None
-        if not isinstance(body, dict):
-            raise _Refused(400, "InvalidArgument", "the body must be a JSON object")
-        if len(parts) >= 5 and parts[0] == "r" and parts[2] == "flows" and parts[4] == "executions":
-            region, flow = parts[1], parts[3]
-            if len(parts) == 5:
-                return self._start(region, flow, body)
-            if len(parts) == 7 and parts[6] == "stop":
-                return self._stop(region, flow, parts[5], body)
-        if len(parts) == 5 and parts[0] == "r" and parts[2] == "functions" and parts[4] == "invoke":
-            return self._invoke(parts[1], parts[3], body)
-        raise _Refused(404, "NotFound", "no such action")
-
-    def _start(self, region: str, flow: str, body: dict[str, Any]) -> HttpResponse:
+    @CONSOLE_ROUTES.route("POST", "/r/{region}/flows/{flow}/executions")
+    def start(self, request: HttpRequest, as_json: bool, region: str,
+              flow: str) -> HttpResponse:
+        body = json_object(request.body)
         name, text = body.get("name") or "", body.get("input")
         if not isinstance(name, str) or not isinstance(text, (str, type(None))):
-            raise _Refused(400, "InvalidArgument", "name and input must be strings")
+            raise e.InvalidArgument("name and input must be strings")
         view = self._src.executions.start(self._src.account_id, region, flow, name=name,
                                           input_text=text or "{}")
         url = views.console_path(region, "flows", flow, "executions", view.name)
         return _json(200, {"name": view.name, "status": view.status, "url": url})
 
-    def _stop(self, region: str, flow: str, name: str, body: dict[str, Any]) -> HttpResponse:
+    @CONSOLE_ROUTES.route("POST", _EXECUTION + "/stop")
+    def stop(self, request: HttpRequest, as_json: bool, region: str, flow: str,
+             name: str) -> HttpResponse:
+        body = json_object(request.body)
         error, cause = body.get("error") or "", body.get("cause") or ""
         if not isinstance(error, str) or not isinstance(cause, str):
-            raise _Refused(400, "InvalidArgument", "error and cause must be strings")
+            raise e.InvalidArgument("error and cause must be strings")
         view = self._src.executions.stop(self._src.account_id, region, flow, name,
                                          error=error, cause=cause)
         return _json(200, {"name": view.name, "status": view.status})
 
-    def _invoke(self, region: str, function: str, body: dict[str, Any]) -> HttpResponse:
-        event = body.get("event", "{}")
+    @CONSOLE_ROUTES.route("POST", "/r/{region}/functions/{function}/invoke")
+    def invoke(self, request: HttpRequest, as_json: bool, region: str,
+               function: str) -> HttpResponse:
+        event = json_object(request.body).get("event", "{}")
         if not isinstance(event, str):
             event = json.dumps(event)
         inv = self._src.functions.invoke(self._src.account_id, region, function,
@@ -289,6 +275,27 @@ class ConsoleApi:
 def _one(query: dict[str, list[str]], key: str) -> str:
     values = query.get(key)
     return values[0] if values else ""
+
+
+def _query(request: HttpRequest) -> dict[str, list[str]]:
+    return parse_qs(request.raw_query, keep_blank_values=True)
+
+
+def _selection(query: dict[str, list[str]]) -> dict[str, Any]:
+    return {"state": _one(query, "state") or None, "visit": _int(query, "visit"),
+            "page": _int(query, "page")}
+
+
+def _only(request: HttpRequest, served: bool) -> None:
+    """404 for a path served only as a page or only under ``/_console/api/``."""
+    if not served:
+        raise e.NotFound(f"no console page at {request.raw_path}")
+
+
+def _stream(request: HttpRequest, as_json: bool) -> None:
+    _only(request, as_json)
+    if request.method != "GET":
+        raise MethodNotAllowed("a stream is read with GET")
 
 
 def _int(query: dict[str, list[str]], key: str) -> int | None:

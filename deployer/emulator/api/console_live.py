@@ -43,14 +43,14 @@ from deployer.emulator.api.http import (
     run_blocking,
     wait_for_wake,
 )
-from deployer.emulator.services.errors import NotFound
+from deployer.emulator.services.errors import ResourceNotFound
 
-__all__ = ["FACTS_INTERVAL", "HEARTBEAT", "LiveStreams"]
+__all__ = ["CONSOLE_HEARTBEAT", "FACTS_INTERVAL", "LiveStreams"]
 
 log = logging.getLogger("deployer.emulator")
 
 FACTS_INTERVAL = 0.25  # seconds between two engine-facts events of one page, at the most
-HEARTBEAT = 25.0  # a comment line after this much silence (a dead client is noticed)
+CONSOLE_HEARTBEAT = 25.0  # a comment line after this much silence (a dead client is noticed)
 IDLE_WAIT = 300.0  # re-read the execution after this long without a wake-up
 RETRY_MS = 1000  # how soon a browser reconnects after losing the stream
 
@@ -97,7 +97,7 @@ class LiveStreams:
 
     def engine(self) -> StreamingResponse:
         """Engine facts only: whenever they change."""
-        return event_stream(self._engine_events(), heartbeat=HEARTBEAT)
+        return event_stream(self._engine_events(), heartbeat=CONSOLE_HEARTBEAT)
 
     async def _engine_events(self) -> AsyncIterator[ServerSentEvent]:
         src, sent, first = self._src, None, True
@@ -114,11 +114,11 @@ class LiveStreams:
 
     def execution(self, region: str, flow: str, name: str, selection: dict[str, Any],
                   since: int | None) -> StreamingResponse:
-        """The stream of one execution page; NotFound (before any byte is sent) when the
+        """The stream of one execution page; ResourceNotFound (before any byte is sent) when the
         execution does not exist. ``since``: the version the page shows (None: unknown)."""
         self._src.executions.describe(self._src.account_id, region, flow, name)
         return event_stream(self._execution_events(region, flow, name, selection, since),
-                            heartbeat=HEARTBEAT)
+                            heartbeat=CONSOLE_HEARTBEAT)
 
     def _update(self, region: str, flow: str, name: str, selection: dict[str, Any],
                 version: int) -> Awaitable[dict[str, Any]]:
@@ -145,7 +145,7 @@ class LiveStreams:
                     version = update["summary"]["version"]
                     yield _event("step", live.live_delta(update, shown), str(version), first)
                     shown, first, stale = live.shown(update), False, False
-            except NotFound:
+            except ResourceNotFound:
                 yield _event("gone", {"name": name})
                 return
             if time.monotonic() - facts_at >= FACTS_INTERVAL:
@@ -178,7 +178,7 @@ class LiveStreams:
                 stop = src.executions.watch_changes(src.account_id, region, flow, name,
                                                     after_version=-1 if version is None
                                                     else version, wake=wake)
-            except NotFound:
+            except ResourceNotFound:
                 wake()
                 return _nothing
             if pending:

@@ -1,5 +1,8 @@
 """Wire errors: one class per error code, and the only serializer of error bodies.
 
+Which domain error becomes which of these is each product's error table (``ERRORS`` in its
+contract module, an :class:`~deployer.emulator.api.contract.ErrorTable`).
+
 FC (ROA) errors carry ``x-fc-request-id``; RPC products (RAM, STS, later CloudFlow) carry
 ``x-acs-request-id`` and a ``HostId`` in the body. Bodies are always JSON
 ``{"Code","Message","RequestId"}`` so the SDKs raise typed exceptions (fc3-api.md §3.3, §5.2).
@@ -8,11 +11,15 @@ FC (ROA) errors carry ``x-fc-request-id``; RPC products (RAM, STS, later CloudFl
 from __future__ import annotations
 
 import enum
+import errno
+import sqlite3
+from collections.abc import Callable
 
 from deployer.emulator.api.http import HttpResponse, json_response
 from deployer.emulator.services import errors as svc
 
-__all__ = ["ApiError", "Style", "error_response", "from_service_error"]
+__all__ = ["TOKEN_ERRORS", "ApiError", "Style", "access_denied", "error_response", "storage_error",
+           "throttled"]
 
 
 class Style(enum.Enum):
@@ -36,6 +43,11 @@ class ApiError(Exception):
 
 def _define(name: str, code: str, status: int) -> type[ApiError]:
     return type(name, (ApiError,), {"code": code, "http_status": status, "__module__": __name__})
+
+
+def define(code: str, status: int) -> type[ApiError]:
+    """A wire error class of one surface's own (``code`` without dots)."""
+    return _define(code, code, status)
 
 
 # --- shared / FC 3.0 (fc3-api.md §9) -----------------------------------------------------------
@@ -103,55 +115,7 @@ LogStoreAlreadyExist = _define("LogStoreAlreadyExist", "LogStoreAlreadyExist", 4
 ParameterInvalid = _define("ParameterInvalid", "ParameterInvalid", 400)
 PostBodyInvalid = _define("PostBodyInvalid", "PostBodyInvalid", 400)
 
-_NOT_FOUND = {"function": FunctionNotFound, "role": EntityNotExistRole,
-              "version": VersionNotFound, "alias": AliasNotFound,
-              "policy": EntityNotExistPolicy, "project": ProjectNotExist,
-              "logstore": LogStoreNotExist}
-_EXISTS = {"function": FunctionAlreadyExists, "role": EntityAlreadyExistsRole,
-           "policy": EntityAlreadyExistsPolicy, "alias": AliasAlreadyExists,
-           "project": ProjectAlreadyExist, "logstore": LogStoreAlreadyExist}
-_CONFLICT = {"role": DeleteConflictRolePolicy, "policy": DeleteConflictPolicyRole}
-
-
-def from_service_error(exc: svc.ServiceError, style: Style) -> ApiError:
-    """The wire error for a domain error, in the conventions of ``style``'s products."""
-    table: dict[type[svc.ServiceError], type[ApiError]] = {
-        svc.AlreadyAttached: EntityAlreadyExistsRolePolicy,
-        svc.NotAttached: EntityNotExistRolePolicy,
-        svc.PayloadTooLarge: EntityTooLarge,
-    }
-    if isinstance(exc, svc.NotFound):
-        cls = _NOT_FOUND.get(exc.kind, NotFound)
-    elif isinstance(exc, svc.AlreadyExists):
-        cls = _EXISTS.get(exc.kind, InvalidArgument)
-    elif isinstance(exc, svc.DeleteConflict):
-        cls = _CONFLICT.get(exc.kind, InvalidArgument)
-    elif isinstance(exc, svc.InvalidArgument):
-        if exc.kind == "document":
-            cls = MalformedPolicyDocument
-        elif style is Style.SLS:
-            cls = ParameterInvalid
-        else:
-            cls = InvalidArgument if style is Style.ROA else InvalidParameter
-    else:
-        cls = table.get(type(exc), InternalServerError)
-    return cls(exc.message)
-
-
-def error_response(error: ApiError, request_id: str, style: Style, host: str = "") -> HttpResponse:
-    """Serialize ``error`` as the JSON body and headers of ``style``."""
-    if style is Style.SLS:
-        return json_response(error.http_status,
-                             {"errorCode": error.code, "errorMessage": error.message},
-                             {"x-log-requestid": request_id, **error.headers})
-    body: dict[str, object] = {"Code": error.code, "Message": error.message,
-                               "RequestId": request_id, **error.extra}
-    if style is Style.RPC:
-        body["HostId"] = host
-        headers = {"x-acs-request-id": request_id}
-    else:
-        headers = {"x-fc-request-id": request_id}
-    return json_response(error.http_status, body, {**headers, **error.headers})
+# --- RPC routing ---------------------------------------------------------------------------------
 InvalidVersion = _define("InvalidVersion", "InvalidVersion", 400)
 
 # --- CloudFlow (cloudflow-api.md §6.3) ---------------------------------------------------------
@@ -168,3 +132,113 @@ FlowAliasNotExists = _define("FlowAliasNotExists", "FlowAliasNotExists", 404)
 FlowAliasAlreadyExists = _define("FlowAliasAlreadyExists", "FlowAliasAlreadyExists", 409)
 ScheduleNotExists = _define("ScheduleNotExists", "ScheduleNotExists", 404)
 ScheduleAlreadyExists = _define("ScheduleAlreadyExists", "ScheduleAlreadyExists", 409)
+
+# --- security tokens and authorization (any product; docs/runtime.md "RAM authorization") ------
+MissingSecurityToken = _define("MissingSecurityToken", "MissingSecurityToken", 403)
+InvalidSecurityTokenMalformed = _define("InvalidSecurityTokenMalformed",
+                                        "InvalidSecurityToken.Malformed", 403)
+InvalidSecurityTokenMismatch = _define("InvalidSecurityTokenMismatch",
+                                       "InvalidSecurityToken.MismatchWithAccessKey", 403)
+InvalidSecurityTokenExpired = _define("InvalidSecurityTokenExpired",
+                                      "InvalidSecurityToken.Expired", 403)
+NoPermission = _define("NoPermission", "NoPermission", 403)
+
+# --- STS (AssumeRole) ---------------------------------------------------------------------------
+InvalidRoleSessionName = _define("InvalidRoleSessionName", "InvalidParameter.RoleSessionName",
+                                 400)
+InvalidDurationSeconds = _define("InvalidDurationSeconds", "InvalidParameter.DurationSeconds",
+                                 400)
+InvalidPolicyGrammar = _define("InvalidPolicyGrammar", "InvalidParameter.PolicyGrammar", 400)
+
+# --- quotas (--throttle cloud) ------------------------------------------------------------------
+Throttling = _define("Throttling", "Throttling", 429)
+ResourceExhausted = _define("ResourceExhausted", "ResourceExhausted", 429)
+
+TOKEN_ERRORS: dict[object, type[ApiError]] = {
+    (svc.TokenError, svc.TokenProblem.MISSING): MissingSecurityToken,
+    (svc.TokenError, svc.TokenProblem.MALFORMED): InvalidSecurityTokenMalformed,
+    (svc.TokenError, svc.TokenProblem.MISMATCH): InvalidSecurityTokenMismatch,
+    (svc.TokenError, svc.TokenProblem.EXPIRED): InvalidSecurityTokenExpired,
+}
+"""The security-token rows every signed product's error table shares (the access hook checks
+tokens before any product sees the request)."""
+
+
+def access_denied(cls: type[ApiError], preface: str = "") -> Callable[[svc.NotAuthorized],
+                                                                        ApiError]:
+    """An error-table entry for a refused authorization: ``cls`` (FC and CloudFlow
+    ``AccessDenied``, RAM and STS ``NoPermission``) with ``preface`` before the reason, and the
+    ``AccessDeniedDetail`` the SDKs expose."""
+    def build(exc: svc.NotAuthorized) -> ApiError:
+        err = cls(preface + exc.message)
+        err.extra = {"AccessDeniedDetail": {
+            "AuthAction": exc.action, "AuthResource": exc.resource,
+            "AuthPrincipalType": exc.principal_type, "AuthPrincipalDisplayName": exc.principal,
+            "AuthPrincipalOwnerId": exc.account_id, "NoPermissionType": exc.decision.value,
+            "PolicyType": "AccountLevelIdentityBasedPolicy"}}
+        return err
+    return build
+
+
+RAM_DENIED = access_denied(NoPermission, "You are not authorized to do this action. You should "
+                                         "be authorized by RAM. ")
+
+
+def throttled(cls: type[ApiError]) -> Callable[[svc.QuotaExceeded], ApiError]:
+    """An error-table entry for a quota's refusal: ``cls`` with ``x-acs-retry-after`` (ms)
+    when the quota knows when the call would be admitted."""
+    def build(exc: svc.QuotaExceeded) -> ApiError:
+        headers = ({} if exc.retry_after is None
+                   else {"x-acs-retry-after": str(max(1, round(exc.retry_after * 1000)))})
+        return cls(exc.message, headers=headers)
+    return build
+
+
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def storage_error(exc: BaseException, where: str) -> ApiError | None:
+    """The wire error for a failure to write the state directory ``where`` (disk full,
+    read-only, I/O error), or None when ``exc`` is something else."""
+    reason = ""
+    if isinstance(exc, sqlite3.OperationalError):
+        name = getattr(exc, "sqlite_errorname", "")
+        text = str(exc)
+        if name.startswith("SQLITE_FULL") or "disk is full" in text:
+            reason = "full"
+        elif name.startswith("SQLITE_READONLY") or "readonly database" in text:
+            reason = "read-only"
+        elif name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) or "disk I/O error" in text:
+            reason = "io"
+    elif isinstance(exc, OSError) and exc.errno is not None:
+        reason = ("full" if exc.errno in _FULL else "read-only" if exc.errno in _READ_ONLY
+                  else "io" if exc.errno == errno.EIO else "")
+    if not reason:
+        return None
+    tail = (" Nothing of this request was saved; what was saved before is intact. The emulator "
+            "keeps running: retry once the state directory is writable again.")
+    if reason == "full":
+        return StorageFull(f"the emulator cannot save its state: the disk holding {where} is "
+                             f"full ({exc}).{tail}")
+    if reason == "read-only":
+        return StorageReadOnly(f"the emulator cannot save its state: {where} is read-only "
+                                 f"({exc}).{tail}")
+    return StorageError(f"the emulator cannot save its state in {where}: I/O error "
+                          f"({exc}).{tail}")
+
+
+def error_response(error: ApiError, request_id: str, style: Style, host: str = "") -> HttpResponse:
+    """Serialize ``error`` as the JSON body and headers of ``style``."""
+    if style is Style.SLS:
+        return json_response(error.http_status,
+                             {"errorCode": error.code, "errorMessage": error.message},
+                             {"x-log-requestid": request_id, **error.headers})
+    body: dict[str, object] = {"Code": error.code, "Message": error.message,
+                               "RequestId": request_id, **error.extra}
+    if style is Style.RPC:
+        body["HostId"] = host
+        headers = {"x-acs-request-id": request_id}
+    else:
+        headers = {"x-fc-request-id": request_id}
+    return json_response(error.http_status, body, {**headers, **error.headers})

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.admin import json_object
+from deployer.emulator.api.contract import Routes, json_object
 from deployer.emulator.api.faults import FaultInjector, fault_fields, resolve_error
 from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
-from deployer.emulator.services.errors import ServiceError
+from deployer.emulator.services.errors import InvalidValue
 from deployer.emulator.services.faults import SERVICES, FaultKind, FaultSpec
 
 __all__ = ["FaultAdmin", "parse_fault"]
@@ -39,6 +40,7 @@ _KEYS = frozenset({"service", "action", "function", "flow", "status", "message",
 _CODE = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
 _SERVICE_ALIASES = {"fnf": "cloudflow", "flow": "cloudflow", "functioncompute": "fc"}
+FAULT_ROUTES: Routes[Callable[..., HttpResponse]] = Routes()
 
 
 def _bad(message: str) -> e.ApiError:
@@ -101,7 +103,7 @@ def parse_fault(body: dict[str, Any]) -> FaultSpec:
     spec = FaultSpec(**fields)
     try:
         spec.validate()
-    except ServiceError as exc:
+    except InvalidValue as exc:
         raise _bad(exc.message) from None
     return spec
 
@@ -142,7 +144,8 @@ def _effect(body: dict[str, Any], service: str, effect: str) -> dict[str, Any]:
 
 
 class FaultAdmin:
-    """Serves :data:`PREFIX` for one emulator (the admin API delegates after its guard)."""
+    """Serves :data:`PREFIX` for one emulator (the admin API delegates after its guard):
+    :data:`FAULT_ROUTES` over the injector's faults and quotas."""
 
     prefix = PREFIX
 
@@ -151,41 +154,45 @@ class FaultAdmin:
         self._quotas = injector.quotas
 
     def handle(self, request: HttpRequest) -> HttpResponse:
-        path, method = request.raw_path.rstrip("/") or "/", request.method
-        try:
-            if path == PREFIX:
-                return self._collection(request, method)
-            if path == f"{PREFIX}/throttle":
-                if method in ("PUT", "POST"):
-                    mode = json_object(request).get("mode")
-                    self._quotas.set_mode(mode if isinstance(mode, str) else repr(mode))
-                elif method != "GET":
-                    raise self._unsupported(request)
-                return json_response(200, {"throttle": self._quotas.mode}, {})
-            fault_id = path[len(PREFIX) + 1:]
-            if path.startswith(PREFIX + "/") and "/" not in fault_id:
-                if method == "GET":
-                    return json_response(200, {"fault": fault_fields(
-                        self._faults.get(fault_id))}, {})
-                if method == "DELETE":
-                    return json_response(200, {"fault": fault_fields(
-                        self._faults.remove(fault_id))}, {})
-        except ServiceError as exc:
-            raise e.from_service_error(exc, e.Style.ROA) from None
-        raise self._unsupported(request)
+        found = FAULT_ROUTES.match(request.method, request.raw_path)
+        if found is None:
+            raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is "
+                                     "not supported")
+        handler, args = found
+        return handler(self, request, **args)
 
-    def _collection(self, request: HttpRequest, method: str) -> HttpResponse:
-        if method == "GET":
-            return json_response(200, {"faults": [fault_fields(f) for f in self._faults.list()],
-                                       "throttle": self._quotas.mode}, {})
-        if method == "POST":
-            fault = self._faults.add(parse_fault(json_object(request)))
-            return json_response(200, {"fault": fault_fields(fault)}, {})
-        if method == "DELETE":
-            return json_response(200, {"cleared": self._faults.clear()}, {})
-        raise self._unsupported(request)
+    @FAULT_ROUTES.route("GET", PREFIX)
+    def list_faults(self, request: HttpRequest) -> HttpResponse:
+        return _ok({"faults": [fault_fields(f) for f in self._faults.list()],
+                    "throttle": self._quotas.mode})
 
-    @staticmethod
-    def _unsupported(request: HttpRequest) -> e.ApiError:
-        return e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is not "
-                                  "supported")
+    @FAULT_ROUTES.route("POST", PREFIX)
+    def add_fault(self, request: HttpRequest) -> HttpResponse:
+        fault = self._faults.add(parse_fault(json_object(request.body)))
+        return _ok({"fault": fault_fields(fault)})
+
+    @FAULT_ROUTES.route("DELETE", PREFIX)
+    def clear_faults(self, request: HttpRequest) -> HttpResponse:
+        return _ok({"cleared": self._faults.clear()})
+
+    @FAULT_ROUTES.route("GET", PREFIX + "/throttle")
+    def throttle(self, request: HttpRequest) -> HttpResponse:
+        return _ok({"throttle": self._quotas.mode})
+
+    @FAULT_ROUTES.route("PUT POST", PREFIX + "/throttle")
+    def set_throttle(self, request: HttpRequest) -> HttpResponse:
+        mode = json_object(request.body).get("mode")
+        self._quotas.set_mode(mode if isinstance(mode, str) else repr(mode))
+        return _ok({"throttle": self._quotas.mode})
+
+    @FAULT_ROUTES.route("GET", PREFIX + "/{fault_id}")
+    def get_fault(self, request: HttpRequest, fault_id: str) -> HttpResponse:
+        return _ok({"fault": fault_fields(self._faults.get(fault_id))})
+
+    @FAULT_ROUTES.route("DELETE", PREFIX + "/{fault_id}")
+    def remove_fault(self, request: HttpRequest, fault_id: str) -> HttpResponse:
+        return _ok({"fault": fault_fields(self._faults.remove(fault_id))})
+
+
+def _ok(payload: dict[str, Any]) -> HttpResponse:
+    return json_response(200, payload, {})

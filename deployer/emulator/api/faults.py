@@ -7,9 +7,10 @@ product (``/2023-03-30/`` → ``fc``; RPC versions → ``cloudflow``, ``ram``, `
 (``x-acs-action``, or the RPC ``Action``), the FC function of the path, the CloudFlow flow
 (``FlowName`` or ``Name``). Then, in order:
 
-1. ``--throttle cloud``: a CloudFlow call whose token bucket is empty is refused with
-   ``Throttling`` (429, ``x-acs-retry-after`` in ms); a synchronous FC invocation beyond the
-   account's instances with ``ResourceExhausted`` (429).
+1. ``--throttle cloud``: a CloudFlow call whose token bucket is empty is refused
+   (:class:`~deployer.emulator.services.errors.QuotaExceeded`, which CloudFlow's error table
+   words ``Throttling``, 429, ``x-acs-retry-after`` in ms); so is a synchronous FC invocation
+   beyond the account's instances (FC's table: ``ResourceExhausted``, 429).
 2. Faults (:mod:`deployer.emulator.services.faults`): latency is a :class:`DeferredResponse`
    (no thread waits); an error fault raises the product's error (FC JSON with
    ``x-fc-request-id``; RPC JSON with ``HostId`` and ``x-acs-request-id``), with
@@ -23,7 +24,6 @@ product (``/2023-03-30/`` → ``fc``; RPC versions → ``cloudflow``, ``ram``, `
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -32,13 +32,18 @@ from deployer.emulator.api import errors as e
 from deployer.emulator.api.errors import ApiError
 from deployer.emulator.api.http import Answer, DeferredResponse, HttpResponse
 from deployer.emulator.api.router import RequestContext
-from deployer.emulator.services.errors import NotFound
-from deployer.emulator.services.faults import INVOKE, Fault, FaultCall, FaultKind, FaultService
+from deployer.emulator.services.faults import (
+    INVOKE,
+    Fault,
+    FaultCall,
+    FaultKind,
+    FaultService,
+    injected_failure_body,
+)
 from deployer.emulator.services.functions import FunctionService
-from deployer.emulator.services.quotas import CloudQuotas, QuotaExceeded
+from deployer.emulator.services.quotas import CloudQuotas
 
-__all__ = ["CATALOGUE", "PRODUCTS", "FaultInjector", "fault_fields", "function_error_body",
-           "resolve_error", "timeout_body"]
+__all__ = ["CATALOGUE", "PRODUCTS", "FaultInjector", "fault_fields", "resolve_error"]
 
 PRODUCTS = {"/2023-03-30/": "fc", "2019-03-15": "cloudflow", "2015-05-01": "ram",
             "2015-04-01": "sts"}
@@ -98,17 +103,6 @@ def resolve_error(service: str, code: str, status: int | None) -> tuple[str, int
     return code, status, f"{code} (injected)"
 
 
-def function_error_body(message: str, error_type: str) -> bytes:
-    """What FC answers for a Python handler that raised (docs/runtime.md)."""
-    return json.dumps({"errorMessage": message, "errorType": error_type}, indent=4,
-                      sort_keys=True).encode("utf-8")
-
-
-def timeout_body(timeout: int) -> bytes:
-    """What FC answers for an invocation that ran out of time."""
-    return json.dumps({"errorMessage": f"Function timed out after {timeout} seconds"}).encode()
-
-
 def _never(wake: Callable[[], None]) -> Callable[[], None]:
     return lambda: None
 
@@ -131,10 +125,7 @@ class FaultInjector:
         if service is None or (self.faults.empty and not self.quotas.enabled):
             return proceed()
         call = self._call(ctx, service, params)
-        try:
-            self.quotas.admit(ctx.account_id, ctx.region, service, call.action)
-        except QuotaExceeded as exc:
-            raise _quota_error(exc) from None
+        self.quotas.admit(ctx.account_id, ctx.region, service, call.action)
         effect = self.faults.effect(call)
         sync_invoke = (service == "fc" and call.action == INVOKE
                        and (ctx.request.headers.get("x-fc-invocation-type") or "Sync")
@@ -145,11 +136,8 @@ class FaultInjector:
             if failure is not None:
                 return self._fail(failure, ctx, call)
             if sync_invoke and self.quotas.enabled:
-                try:
-                    with self.quotas.instance(ctx.account_id, ctx.region):
-                        return proceed()
-                except QuotaExceeded as exc:
-                    raise _quota_error(exc) from None
+                with self.quotas.instance(ctx.account_id, ctx.region):
+                    return proceed()
             return proceed()
 
         if effect.latency:
@@ -177,32 +165,20 @@ class FaultInjector:
             err.code, err.http_status = spec.code, spec.status
             raise err
         request = ctx.request
-        try:  # FC answers FunctionNotFound before it would run anything
-            fn = self._functions.get(ctx.account_id, ctx.region, call.function,
-                                     request.query_params().get("qualifier"))
-        except NotFound as exc:
-            raise e.from_service_error(exc, e.Style.ROA) from None
+        # FC answers FunctionNotFound before it would run anything
+        fn = self._functions.get(ctx.account_id, ctx.region, call.function,
+                                 request.query_params().get("qualifier"))
         reply = {"x-fc-request-id": ctx.request_id}
         if (request.headers.get("x-fc-invocation-type") or "Sync") != "Sync":
             task_id = request.headers.get("x-fc-async-task-id")
             if task_id:
                 reply["x-fc-async-task-id"] = task_id
             return HttpResponse(202, b"", reply)
-        body = (timeout_body(fn.config.timeout) if spec.kind is FaultKind.TIMEOUT
-                else function_error_body(spec.message, spec.error_type))
+        body = injected_failure_body(spec, fn.config.timeout)
         reply.update({"x-fc-error-type": "UnhandledInvocationError",
                       "x-fc-invocation-service-version": "LATEST",
                       "Content-Type": "application/json"})
         return HttpResponse(200, body, reply)
-
-
-def _quota_error(exc: QuotaExceeded) -> ApiError:
-    headers = {}
-    if exc.retry_after is not None:
-        headers["x-acs-retry-after"] = str(max(1, round(exc.retry_after * 1000)))
-    err = ApiError(exc.message, headers=headers)
-    err.code, err.http_status = exc.code, 429
-    return err
 
 
 def fault_fields(fault: Fault) -> dict[str, Any]:

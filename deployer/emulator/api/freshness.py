@@ -29,10 +29,11 @@ import re
 import time
 from collections.abc import Callable
 
-from deployer.emulator.api.http import HttpRequest, wire_time
+from deployer.emulator.api.http import HttpRequest
 from deployer.emulator.api.signing import SignatureError, SignatureFailure, signed_header_names
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.request_nonces import DEFAULT_CAPACITY, Claim, NonceLedger
+from deployer.timestamps import iso_seconds
 
 __all__ = ["WINDOW_SECONDS", "RequestFreshness", "parse_iso_utc"]
 
@@ -163,14 +164,14 @@ class RequestFreshness:
         if claim is Claim.TOO_OLD:
             raise SignatureError(SignatureFailure.EXPIRED, (
                 f"the request was signed at {_short(text)} ({time_name}), at or before "
-                f"{wire_time(self.nonces.watermark)}: the emulator's replay memory is full "
+                f"{iso_seconds(self.nonces.watermark)}: the emulator's replay memory is full "
                 f"({self.nonces.capacity} nonces within {window / 60:g} minutes), so it "
                 "refuses requests signed that long ago; sign each request when sending it"), key)
 
     def _expired(self, name: str, text: str, wall: float, virtual: float | None) -> str:
-        now = f"the current time is {wire_time(wall)}"
+        now = f"the current time is {iso_seconds(wall)}"
         if virtual is not None:
-            now += f" (the emulator's virtual time {wire_time(virtual)})"
+            now += f" (the emulator's virtual time {iso_seconds(virtual)})"
         return (f"the request was signed at {_short(text)} ({name}) but {now}: the difference "
                 f"exceeds {self.window / 60:g} minutes; sign requests with the current UTC time "
                 "and check the client's clock")

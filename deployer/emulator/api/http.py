@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -111,7 +110,7 @@ class HttpRequest:
     def _query(self) -> dict[str, str]:
         parsed = self._parsed.get("query")
         if parsed is None:
-            parsed = self._parsed["query"] = _form_dict(self.raw_query)
+            parsed = self._parsed["query"] = _parse_form(self.raw_query)
         return parsed
 
     def _form(self) -> dict[str, str]:
@@ -128,12 +127,7 @@ class HttpRequest:
             text = self.body.decode("utf-8")
         except UnicodeDecodeError:
             return {}
-        return _form_dict(text)
-
-
-def _form_dict(text: str) -> dict[str, str]:
-    """``dict(parse_qsl(text, keep_blank_values=True))`` (a request memoises its own)."""
-    return _parse_form(text)
+        return _parse_form(text)
 
 
 def _parse_form(text: str) -> dict[str, str]:
@@ -318,11 +312,3 @@ def json_response(
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """``json.dumps(..., ensure_ascii=False, separators=(",", ":"))`` without a new encoder
 object per call."""
-
-
-def wire_time(ts: float) -> str:
-    """Epoch seconds as FC 3.0 / RAM print times: ``YYYY-MM-DDTHH:MM:SSZ`` (UTC); an instant
-    outside years 1970-9999 (only a state saved past the clock's horizon holds one) prints as
-    the nearest end of that range instead of failing."""
-    ts = min(max(ts, 0.0), 253402300799.0) if ts == ts else 0.0
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

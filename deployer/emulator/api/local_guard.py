@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.http import HttpRequest
 
-__all__ = ["STATE_CHANGING_METHODS", "TOKEN_HEADER", "LocalGuard", "new_token"]
+__all__ = ["EMULATOR_TOKEN_HEADER", "STATE_CHANGING_METHODS", "LocalGuard", "new_token"]
 
-TOKEN_HEADER = "X-Emulator-Token"
+EMULATOR_TOKEN_HEADER = "X-Emulator-Token"
 STATE_CHANGING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -99,9 +99,9 @@ class LocalGuard:
             raise e.AccessDenied("a state-changing request must be sent as "
                                  "Content-Type: application/json")
         if not self._token_given(request, console=console, cookie=False):
-            raise e.AccessDenied(f"a state-changing request needs the {TOKEN_HEADER} header "
-                                 "with this emulator's token (see emulator.json in its state "
-                                 "directory, or LocalCloud.admin_token)")
+            raise e.AccessDenied(f"a state-changing request needs the {EMULATOR_TOKEN_HEADER} "
+                                 "header with this emulator's token (see emulator.json in its "
+                                 "state directory, or LocalCloud.admin_token)")
 
     def require_token(self, request: HttpRequest, *, console: bool = False) -> None:
         """Raise ``AccessDenied`` (403) unless ``request`` carries the admin token in
@@ -109,12 +109,12 @@ class LocalGuard:
         its cookie."""
         if not self._token_given(request, console=console, cookie=console):
             raise e.AccessDenied(
-                f"this endpoint needs the {TOKEN_HEADER} header with this emulator's token "
-                "(see emulator.json in its state directory, or LocalCloud.admin_token)"
+                f"this endpoint needs the {EMULATOR_TOKEN_HEADER} header with this emulator's "
+                "token (see emulator.json in its state directory, or LocalCloud.admin_token)"
                 + ("; the console's pages carry theirs" if console else ""))
 
     def _token_given(self, request: HttpRequest, *, console: bool, cookie: bool) -> bool:
-        given = [request.headers.get(TOKEN_HEADER) or ""]
+        given = [request.headers.get(EMULATOR_TOKEN_HEADER) or ""]
         if cookie:
             given.append(_cookie(request.headers.get("cookie") or "", self.cookie_name))
         accepted = [self.token, self.console_token] if console else [self.token]

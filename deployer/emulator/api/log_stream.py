@@ -31,12 +31,12 @@ from deployer.emulator.api.http import (
     run_blocking,
     wait_for_wake,
 )
-from deployer.emulator.services.errors import NotFound
+from deployer.emulator.services.errors import ResourceNotFound
 from deployer.emulator.services.functions import FunctionService
 
-__all__ = ["HEARTBEAT", "LogStreamApi", "invocation_fields"]
+__all__ = ["LOG_STREAM_HEARTBEAT", "LogStreamApi", "invocation_fields"]
 
-HEARTBEAT = 15.0
+LOG_STREAM_HEARTBEAT = 15.0
 BATCH = 100  # records read per wake-up (more are read at once if there are more)
 
 
@@ -64,15 +64,12 @@ class LogStreamApi:
             raise e.InvalidArgument("query parameter 'function' is required")
         region = params.get("region") or self._region
         last = request.headers.get("last-event-id") or ""
-        try:
-            self._functions.get(self._account_id, region, function)
-        except NotFound:
-            raise e.NotFound(f"function '{function}' does not exist") from None
+        self._functions.get(self._account_id, region, function)  # ResourceNotFound: 404 NotFound
         key = (self._account_id, region, function)
         generation = self._functions.invocation_watch.generation(key)
         numeric = is_decimal(last) and len(last) < 19
         after = int(last) if numeric else self._newest(key)
-        return event_stream(self._events(key, generation, after), heartbeat=HEARTBEAT)
+        return event_stream(self._events(key, generation, after), heartbeat=LOG_STREAM_HEARTBEAT)
 
     def _newest(self, key: tuple[str, str, str]) -> int:
         newest = self._functions.recent_invocations(*key, limit=1)
@@ -99,7 +96,7 @@ class LogStreamApi:
     def _exists(self, key: tuple[str, str, str]) -> bool:
         try:
             self._functions.get(*key)
-        except NotFound:
+        except ResourceNotFound:
             return False
         return True
 

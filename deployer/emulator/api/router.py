@@ -1,9 +1,13 @@
-"""Dispatch of every request: admin surface, ROA products (FC 3.0), RPC products (RAM, STS).
+"""Dispatch of every request (:meth:`Router.dispatch`, request in, answer out): the local
+surfaces (admin, console), the ROA products (FC 3.0, Log Service), the RPC products (CloudFlow,
+RAM, STS).
 
-Pipeline for a cloud request: pick the API module (ROA by path prefix; RPC by ``Version`` in
+Pipeline for a cloud request: pick the product (ROA by path prefix; RPC by ``Version`` in
 the query or the ``x-acs-version`` header) → verify the signature (``Authorization: ACS3-…``
-header, else RPC v1 ``Signature`` in the query) against the emulator's one AccessKey → call the
-module → serialize. Adding a product (CloudFlow) is registering one more module.
+header, else RPC v1 ``Signature`` in the query; the product's :class:`AuthScheme` words a
+failure) → who calls and may they (the access hook) → injected faults → the product's route
+table (:mod:`.contract`) → its answer; a domain error becomes the product's wire error through
+its error table. Adding a product is registering one more contract module.
 
 Before any of that, :func:`deployer.emulator.api.strict.check_request` refuses text that is not
 valid UTF-8, and RPC parameters holding JSON are held to the JSON limits.
@@ -23,10 +27,12 @@ import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.errors import ApiError, Style, error_response, from_service_error
+from deployer.emulator.api.contract import ErrorTable, ParamErrors, RequestContext, RpcCall
+from deployer.emulator.api.errors import ApiError, Style, error_response, storage_error
 from deployer.emulator.api.http import (
     Answer,
     DeferredResponse,
@@ -43,13 +49,13 @@ from deployer.emulator.api.signing import (
     verify_acs3,
     verify_rpc_v1,
 )
-from deployer.emulator.api.storage_errors import storage_error
 from deployer.emulator.api.strict import check_json_params, check_request
 from deployer.emulator.clock import Clock
+from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import ServiceError
 
-__all__ = ["REGION_HEADER", "AuthScheme", "LongPoll", "RequestContext", "RoaApi", "Router",
-           "RpcApi", "RpcCall", "storage_error"]
+__all__ = ["REGION_HEADER", "UNMAPPED", "AuthScheme", "LocalApi", "LongPoll", "RequestContext",
+           "RoaApi", "Router", "RpcApi", "RpcCall"]
 
 log = logging.getLogger("deployer.emulator")
 
@@ -76,6 +82,20 @@ class AuthScheme:
     style: Style
     failures: Mapping[SignatureFailure, type[ApiError]]
 
+    @classmethod
+    def words(cls, style: Style, *, missing: type[ApiError], malformed: type[ApiError],
+              unknown_key: type[ApiError], mismatch: type[ApiError],
+              time_missing: type[ApiError], time_format: type[ApiError],
+              expired: type[ApiError], nonce_used: type[ApiError]) -> AuthScheme:
+        """The scheme of a product naming each kind of failure (a bad payload hash is a
+        mismatch, an unsupported algorithm a malformed signature)."""
+        f = SignatureFailure
+        return cls(style, {
+            f.MISSING: missing, f.MALFORMED: malformed, f.UNSUPPORTED: malformed,
+            f.UNKNOWN_KEY: unknown_key, f.PAYLOAD_HASH: mismatch, f.MISMATCH: mismatch,
+            f.TIME_MISSING: time_missing, f.TIME_FORMAT: time_format, f.EXPIRED: expired,
+            f.NONCE_USED: nonce_used})
+
     def error(self, exc: SignatureError) -> ApiError:
         cls = self.failures[exc.reason]
         if exc.reason is SignatureFailure.UNKNOWN_KEY:
@@ -96,48 +116,12 @@ class AuthScheme:
 _FRESHNESS = frozenset({SignatureFailure.TIME_MISSING, SignatureFailure.TIME_FORMAT,
                         SignatureFailure.EXPIRED, SignatureFailure.NONCE_USED})
 
-FC_AUTH = AuthScheme(Style.ROA, {
-    SignatureFailure.MISSING: e.MissingRequiredHeader,
-    SignatureFailure.MALFORMED: e.InvalidArgument,
-    SignatureFailure.UNSUPPORTED: e.InvalidArgument,
-    SignatureFailure.UNKNOWN_KEY: e.InvalidAccessKeyID,
-    SignatureFailure.PAYLOAD_HASH: e.SignatureNotMatch,
-    SignatureFailure.MISMATCH: e.SignatureNotMatch,
-    SignatureFailure.TIME_MISSING: e.MissingRequiredHeader,
-    SignatureFailure.TIME_FORMAT: e.InvalidArgument,
-    SignatureFailure.EXPIRED: e.RequestTimeTooSkewed,
-    SignatureFailure.NONCE_USED: e.SignatureNonceUsed,
-})
-POP_AUTH = AuthScheme(Style.RPC, {
-    SignatureFailure.MISSING: e.IncompleteSignature,
-    SignatureFailure.MALFORMED: e.IncompleteSignature,
-    SignatureFailure.UNSUPPORTED: e.IncompleteSignature,
-    SignatureFailure.UNKNOWN_KEY: e.InvalidAccessKeyIdNotFound,
-    SignatureFailure.PAYLOAD_HASH: e.SignatureDoesNotMatch,
-    SignatureFailure.MISMATCH: e.SignatureDoesNotMatch,
-    SignatureFailure.TIME_MISSING: e.MissingParameter,
-    SignatureFailure.TIME_FORMAT: e.InvalidTimeStampFormat,
-    SignatureFailure.EXPIRED: e.InvalidTimeStampExpired,
-    SignatureFailure.NONCE_USED: e.PopSignatureNonceUsed,
-})
 
 
-@dataclass(frozen=True, slots=True)
-class RequestContext:
-    """A verified request: who (account), where (region from the Host), and its id."""
-
-    request: HttpRequest
-    request_id: str
-    account_id: str
-    region: str
-    public_url: str
-    caller: Any = None  # the verified role session (services.security_tokens), None: account
-
-
-@dataclass(frozen=True, slots=True)
-class RpcCall:
-    context: RequestContext
-    params: Mapping[str, str]
+UNMAPPED = ErrorTable({svc.ResourceNotFound: e.NotFound, svc.InvalidValue: e.InvalidArgument},
+                      e.InternalServerError)
+"""The error table of a surface that declares none (a test's surface): not found, invalid,
+else an internal error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,25 +135,46 @@ class LongPoll:
 
 
 class RoaApi(Protocol):
+    """A path-based product: ``handle`` answers every request under ``prefix``; domain errors
+    it raises become its ``errors`` table's wire errors (optional: :data:`UNMAPPED`)."""
+
     prefix: str
     auth: AuthScheme | None  # None: the API checks its own signature scheme (Log Service)
 
     def handle(self, ctx: RequestContext) -> Answer: ...
 
 
+RpcHandler = Callable[[Any, RpcCall], "dict[str, Any] | LongPoll"]
+
+
 class RpcApi(Protocol):
+    """An RPC product: the handlers of its action table (``actions``, from its
+    :class:`~.contract.Routes`) are called with the product object and the :class:`RpcCall`
+    (read with the product's ``params`` wording); domain errors become its ``errors`` table's
+    wire errors; an unknown action is ``unknown_action(name)``."""
+
     version: str
     host: str
     auth: AuthScheme
+    actions: Mapping[str, RpcHandler]
+    params: ParamErrors
+    errors: ErrorTable
 
-    @property
-    def actions(self) -> Mapping[str, Callable[[RpcCall], dict[str, Any] | LongPoll]]: ...
+    def unknown_action(self, action: str) -> ApiError: ...
 
 
-class AdminApi(Protocol):
+class LocalApi(Protocol):
+    """A local surface (``/_emulator/``, ``/_console/``): unsigned, it guards itself; domain
+    errors become its ``errors`` table's wire errors."""
+
     prefix: str
+    errors: ErrorTable
 
     def handle(self, request: HttpRequest) -> Answer: ...
+
+
+def _local(api: LocalApi, request: HttpRequest, rid: str) -> Answer:
+    return api.handle(request)
 
 
 def fc_request_id(now: float) -> str:
@@ -221,14 +226,13 @@ class Router:
     state_dir: str = "the state directory"
     roa: list[RoaApi] = field(default_factory=list)
     rpc: dict[str, RpcApi] = field(default_factory=dict)
-    admin: AdminApi | None = None
     access: Any = None  # api.access.RequestAccess: STS keys, security tokens, RAM checks
     freshness: Any = None  # api.freshness.RequestFreshness: signed time window, nonces
     faults: Any = None  # api.faults.FaultInjector: injected faults, --throttle cloud
-    local: list[AdminApi] = field(default_factory=list)  # more surfaces outside the cloud APIs
+    local: list[LocalApi] = field(default_factory=list)  # the surfaces outside the cloud APIs
 
-    def add_local(self, api: AdminApi) -> None:
-        """Serve ``api`` (loopback-only, like the admin API) under its own ``prefix``."""
+    def add_local(self, api: LocalApi) -> None:
+        """Serve ``api`` (the admin surface, the console) under its own ``prefix``."""
         self.local.append(api)
 
     def add_roa(self, api: RoaApi) -> None:
@@ -244,21 +248,19 @@ class Router:
             for api in self.roa:  # Log Service signs "LOG <id>:<sig>"; its projects are at /
                 if getattr(api, "serves_root", False):
                     return self._guard(request, Style.ROA, "",
-                                       lambda rid, api=api: self._roa(api, request, rid))
+                                       partial(self._roa, api, request),
+                                       errors=getattr(api, "errors", UNMAPPED))
         if path == "/":  # every other surface has a longer prefix
             return self._guard(request, Style.RPC, request.headers.get("host") or "",
                                lambda rid: self._rpc(request, rid))
-        admin = self.admin
-        if admin is not None and path.startswith(admin.prefix):
-            return self._guard(request, Style.ROA, "", lambda rid: admin.handle(request))
-        for extra in self.local:
-            if path.startswith(extra.prefix):
-                return self._guard(request, Style.ROA, "",
-                                   lambda rid, api=extra: api.handle(request))
-        for api in self.roa:
-            if path.startswith(api.prefix):
-                return self._guard(request, Style.ROA, "",
-                                   lambda rid, api=api: self._roa(api, request, rid))
+        for local in self.local:
+            if path.startswith(local.prefix):
+                return self._guard(request, Style.ROA, "", partial(_local, local, request),
+                                   errors=local.errors)
+        for roa in self.roa:
+            if path.startswith(roa.prefix):
+                return self._guard(request, Style.ROA, "", partial(self._roa, roa, request),
+                                   errors=getattr(roa, "errors", UNMAPPED))
         return self._guard(request, Style.ROA, "", lambda rid: self._unknown(request))
 
     def is_quick(self, request: HttpRequest) -> bool:
@@ -275,7 +277,8 @@ class Router:
         return request.method == "GET" and path in _QUICK_ADMIN
 
     def _guard(self, request: HttpRequest, style: Style, host: str,
-               fn: Callable[[str], Answer], rid: str = "") -> Answer:
+               fn: Callable[[str], Answer], rid: str = "",
+               errors: ErrorTable = UNMAPPED) -> Answer:
         rid = rid or (fc_request_id(self.clock.now()) if style is Style.ROA
                       else rpc_request_id())
         try:
@@ -284,7 +287,7 @@ class Router:
         except ApiError as exc:
             return error_response(exc, rid, style, host)
         except ServiceError as exc:
-            return error_response(from_service_error(exc, style), rid, style, host)
+            return error_response(errors.wire(exc), rid, style, host)
         except RecursionError:
             err = e.InvalidArgument("the request is nested too deeply to be processed")
             return error_response(err, rid, style, host)
@@ -338,17 +341,20 @@ class Router:
                                             api.prefix, authorize=False))
         key = self._authenticate(request, api.auth)
         ctx = self._context(request, rid, request.query_params(), key, api.prefix)
-        return self._faulted(ctx, Style.ROA, api.prefix, {}, lambda: api.handle(ctx))
+        return self._faulted(ctx, Style.ROA, api.prefix, {}, lambda: api.handle(ctx),
+                             getattr(api, "errors", UNMAPPED))
 
     def _faulted(self, ctx: RequestContext, style: Style, product: str,
-                 params: Mapping[str, str], proceed: Callable[[], Answer]) -> Answer:
+                 params: Mapping[str, str], proceed: Callable[[], Answer],
+                 errors: ErrorTable) -> Answer:
         """``proceed()``, unless an injected fault or the cloud's quotas say otherwise."""
         if self.faults is None:
             return proceed()
         host = (ctx.request.headers.get("host") or "") if style is Style.RPC else ""
 
         def later(fn: Callable[[], Answer]) -> Answer:
-            return self._guard(ctx.request, style, host, lambda _rid: fn(), ctx.request_id)
+            return self._guard(ctx.request, style, host, lambda _rid: fn(), ctx.request_id,
+                               errors)
 
         answer: Answer = self.faults.around(ctx, product, params, proceed, later)
         return answer
@@ -361,30 +367,33 @@ class Router:
         api = self.rpc.get(version)
         if api is None:
             raise e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
-        key = self._authenticate(request, api.auth)
-        handler = api.actions.get(action)
-        unknown_action = getattr(api, "unknown_action", None)
-        if handler is None and unknown_action is not None:
-            raise unknown_action(action)
-        if handler is None:
-            raise e.InvalidActionNotFound(
-                f"Specified api is not found, please check your url and method: {action!r}")
-        call = RpcCall(self._context(request, rid, params, key, version), params)
+        try:
+            key = self._authenticate(request, api.auth)
+            handler = api.actions.get(action)
+            if handler is None:
+                raise api.unknown_action(action)
+            call = RpcCall(self._context(request, rid, params, key, version), params,
+                           api.params)
 
-        def answer() -> Answer:
-            body = handler(call)
-            if isinstance(body, LongPoll):
-                return self._later(request, rid, body)
-            return json_response(200, {"RequestId": rid, **body}, {"x-acs-request-id": rid})
+            def answer() -> Answer:
+                body = handler(api, call)
+                if isinstance(body, LongPoll):
+                    return self._later(request, rid, body, api.errors)
+                return json_response(200, {"RequestId": rid, **body},
+                                     {"x-acs-request-id": rid})
 
-        return self._faulted(call.context, Style.RPC, version, params, answer)
+            return self._faulted(call.context, Style.RPC, version, params, answer, api.errors)
+        except ServiceError as exc:
+            raise api.errors.wire(exc) from None
 
-    def _later(self, request: HttpRequest, rid: str, poll: LongPoll) -> DeferredResponse:
+    def _later(self, request: HttpRequest, rid: str, poll: LongPoll,
+               errors: ErrorTable) -> DeferredResponse:
         host = request.headers.get("host") or ""
 
         def then() -> HttpResponse:
             answer = self._guard(request, Style.RPC, host, lambda _rid: json_response(
-                200, {"RequestId": rid, **poll.then()}, {"x-acs-request-id": rid}), rid)
+                200, {"RequestId": rid, **poll.then()}, {"x-acs-request-id": rid}), rid,
+                errors)
             assert isinstance(answer, HttpResponse)
             return answer
 

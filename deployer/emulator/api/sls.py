@@ -38,30 +38,57 @@ import json
 import re
 import secrets
 import zlib
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.access import RequestAccess
-from deployer.emulator.api.errors import Style, error_response, from_service_error
+from deployer.emulator.api.contract import ErrorTable, RequestContext, Routes, cases, json_object
+from deployer.emulator.api.errors import Style, error_response
 from deployer.emulator.api.freshness import RequestFreshness
 from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
-from deployer.emulator.api.router import REGION_HEADER, RequestContext
-from deployer.emulator.api.signing import SecretLookup, SignatureError, SignatureFailure
-from deployer.emulator.services.authorization import AccessDenied
-from deployer.emulator.services.errors import ServiceError
+from deployer.emulator.api.router import REGION_HEADER
+from deployer.emulator.api.signing import SignatureError, SignatureFailure
+from deployer.emulator.services import errors as svc
+from deployer.emulator.services.errors import Resource, ServiceError, TokenError
 from deployer.emulator.services.logs import LogQuery, LogResult, LogService
 from deployer.emulator.services.security_tokens import RoleSession
 
-__all__ = ["GET_LOGS_ACTION", "PROJECT_HEADER", "SlsApi", "sls_signature"]
+__all__ = ["GET_LOGS_ACTION", "SLS_ERRORS", "SLS_PROJECT_HEADER", "SLS_ROUTES", "SlsApi",
+           "sls_signature"]
 
-PROJECT_HEADER = "x-deployer-sls-project"
+SLS_PROJECT_HEADER = "x-deployer-sls-project"
 GET_LOGS_ACTION = "log:GetLogStoreLogs"  # GetLogs and GetLogsV2 (docs: "RAM authorization")
-_LOGS_PATH = re.compile(r"^/logstores/(?P<logstore>[^/]+)(?P<logs>/logs)?$")
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$")
 _SLS_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?P<region>[a-z0-9-]+?)"
                        r"(?:-intranet|-share)?\.(?:log|sls)\.aliyuncs\.com$")
 _LOOPBACK_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?:127\.\d+\.\d+\.\d+|localhost)$")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$")
+
+SLS_ROUTES: Routes[Callable[..., HttpResponse]] = Routes()
+
+
+def _token_refused(exc: TokenError) -> e.ApiError:
+    return e.SlsUnauthorized(f"{e.TOKEN_ERRORS[(TokenError, exc.problem)].code}: {exc.message}")
+
+
+def _ram_refused(exc: svc.NotAuthorized) -> e.ApiError:
+    return e.SlsUnauthorized(f"denied by sts or ram, action: {exc.action}, "
+                             f"resource: {exc.resource}")
+
+
+SLS_ERRORS = ErrorTable({
+    svc.TokenError: _token_refused,
+    svc.NotAuthorized: _ram_refused,
+    **cases(svc.ResourceNotFound, {Resource.PROJECT: e.ProjectNotExist,
+                           Resource.LOGSTORE: e.LogStoreNotExist}),
+    svc.ResourceNotFound: e.NotFound,
+    **cases(svc.AlreadyExists, {Resource.PROJECT: e.ProjectAlreadyExist,
+                                Resource.LOGSTORE: e.LogStoreAlreadyExist}),
+    svc.InvalidValue: e.ParameterInvalid,
+}, e.InternalServerError)
+"""Log Service's wire error for each domain error: a refused security token or RAM
+authorization is ``401 Unauthorized`` naming why."""
 
 
 def sls_signature(method: str, path: str, query: dict[str, str], headers: dict[str, str],
@@ -83,197 +110,164 @@ def _request_id() -> str:
     return secrets.token_hex(12).upper()
 
 
+def _query(project: str, logstore: str, values: dict[str, Any]) -> LogQuery:
+    def number(key: str, default: int | None = None) -> int:
+        value = values.get(key, default)
+        if value is None:
+            raise e.ParameterInvalid(f"parameter {key} is required")
+        text = str(value)
+        if isinstance(value, bool) or not (text.isascii() and text.lstrip("-").isdigit()):
+            raise e.ParameterInvalid(f"parameter {key} must be an integer, got {value!r}")
+        return int(value)
+
+    reverse = values.get("reverse", False)
+    if isinstance(reverse, str):
+        reverse = reverse.lower() == "true"
+    return LogQuery(project, logstore, number("from"), number("to"),
+                    query=str(values.get("query") or ""), line=number("line", 100),
+                    offset=number("offset", 0), reverse=bool(reverse),
+                    topic=str(values.get("topic") or ""))
+
+
+def _logs_v2(request: HttpRequest, result: LogResult, query: LogQuery,
+             rid: str) -> HttpResponse:
+    """GetLogsV2's ``{meta, data}``, compressed as SLS compresses it when asked."""
+    meta = {"progress": "Complete", "count": len(result.entries),
+            "processedRows": len(result.entries), "elapsedMillisecond": 0,
+            "hasSQL": False, "whereQuery": query.query, "aggQuery": "",
+            "isAccurate": True, "keys": result.keys, "cpuSec": 0, "cpuCores": 0,
+            "limited": 0}
+    response = json_response(200, {"meta": meta, "data": result.entries},
+                             {"x-log-requestid": rid})
+    wanted = [w.strip() for w in (request.headers.get("accept-encoding") or "").split(",")]
+    for kind in ("gzip", "deflate"):
+        if kind in wanted:
+            raw = response.body  # SLS's "gzip" and "deflate" are both zlib streams
+            response.body = zlib.compress(raw, 6)
+            response.headers.update({"x-log-compresstype": kind,
+                                     "x-log-bodyrawsize": str(len(raw))})
+            break
+    return response
+
+
+def _logs_v1(result: LogResult, rid: str) -> HttpResponse:
+    """The classic GetLogs answer: a JSON array with its count and progress headers."""
+    headers = {"x-log-requestid": rid, "x-log-count": str(len(result.entries)),
+               "x-log-progress": "Complete", "x-log-processed-rows":
+               str(len(result.entries)), "x-log-elapsed-millisecond": "0"}
+    body = json.dumps(result.entries, ensure_ascii=False).encode("utf-8")
+    return HttpResponse(200, body, {"Content-Type": "application/json", **headers})
+
+
 class SlsApi:
     """HTTP in and out for GetLogs; authentication is SLS's own (``auth`` is None, so the
-    router leaves it to :meth:`handle`). With ``access`` (the router's access hook), STS keys
-    are accepted and role sessions are authorized against RAM; without it only the
-    ``secret_for`` keys are known and nothing is authorized."""
+    router leaves it to :meth:`handle`), with the router's ``access`` hook: the account's
+    key and STS keys are known, and role sessions are authorized against RAM."""
 
     prefix = "/logstores"
     auth = None
+    errors = SLS_ERRORS
     serves_root = True  # CreateProject / GetProject are ``/`` (told apart by ``LOG`` signing)
 
-    def __init__(self, logs: LogService, secret_for: SecretLookup,
-                 freshness: RequestFreshness | None = None, *,
-                 access: RequestAccess | None = None) -> None:
+    def __init__(self, logs: LogService, access: RequestAccess,
+                 freshness: RequestFreshness) -> None:
         self._logs = logs
-        self._secret_for = access.secret_for if access is not None else secret_for
-        self._freshness = freshness
         self._access = access
+        self._freshness = freshness
 
     def handle(self, ctx: RequestContext) -> HttpResponse:
         rid = _request_id()
+        request = ctx.request
         try:
-            key = self._verify(ctx.request)
-            caller = self._caller(ctx.request, key)
-            return self._dispatch(ctx, rid, caller)
+            key = self._verify(request)
+            caller = self._access.caller(request, key, {})
+            found = SLS_ROUTES.match(request.method, request.raw_path)
+            if found is None:
+                raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' "
+                                         "is not supported by the emulated Log Service")
+            handler, args = found
+            return handler(self, ctx, rid, caller, **args)
         except e.ApiError as exc:
             return error_response(exc, rid, Style.SLS)
         except ServiceError as exc:
-            return error_response(from_service_error(exc, Style.SLS), rid, Style.SLS)
+            return error_response(SLS_ERRORS.wire(exc), rid, Style.SLS)
 
-    # --- routing ------------------------------------------------------------------------------
+    @SLS_ROUTES.route("POST", "/logstores/{logstore}/logs")
+    def get_logs_v2(self, ctx: RequestContext, rid: str, caller: RoleSession | None,
+                    logstore: str) -> HttpResponse:
+        project, region = self._authorized(ctx, caller, logstore)
+        query = _query(project, logstore, json_object(ctx.request.body, e.PostBodyInvalid))
+        return _logs_v2(ctx.request, self._logs.get_logs(ctx.account_id, region, query),
+                        query, rid)
 
-    def _dispatch(self, ctx: RequestContext, rid: str,
-                  caller: RoleSession | None) -> HttpResponse:
-        request = ctx.request
-        if request.raw_path in ("/", "/logstores"):
-            return self._admin(ctx, rid, caller)
-        m = _LOGS_PATH.match(request.raw_path)
-        if m is not None and not m["logs"] and request.method == "GET" \
-                and request.query_params().get("type") != "log":
-            project, region = self._where(ctx)
-            logstore = unquote(m["logstore"])
-            self._authorize(caller, f"acs:log:{region}:{ctx.account_id}:project/{project}"
-                                    f"/logstore/{logstore}", "log:GetLogStore")
-            self._logs.get_logstore(ctx.account_id, region, project, logstore)
-            return json_response(200, {"logstoreName": logstore, "ttl": 30, "shardCount": 2},
-                                 {"x-log-requestid": rid})
-        if m is None:
-            raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is "
-                                        "not supported by the emulated Log Service")
-        project, region = self._where(ctx)
-        logstore = unquote(m["logstore"])
-        self._authorize(caller, f"acs:log:{region}:{ctx.account_id}:project/{project}"
-                                f"/logstore/{logstore}")
-        if m["logs"] and request.method == "POST":
-            body = self._json_body(request)
-            query = self._query(project, logstore, body)
-            result = self._logs.get_logs(ctx.account_id, region, query)
-            return self._answer_v2(request, result, query, rid)
-        params = request.query_params()
-        if not m["logs"] and request.method == "GET" and params.get("type") == "log":
-            query = self._query(project, logstore, params)
-            result = self._logs.get_logs(ctx.account_id, region, query)
-            headers = {"x-log-requestid": rid, "x-log-count": str(len(result.entries)),
-                       "x-log-progress": "Complete", "x-log-processed-rows":
-                       str(len(result.entries)), "x-log-elapsed-millisecond": "0"}
-            body = json.dumps(result.entries, ensure_ascii=False).encode("utf-8")
-            return HttpResponse(200, body, {"Content-Type": "application/json", **headers})
-        raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is not "
-                                    "supported by the emulated Log Service")
+    @SLS_ROUTES.route("GET", "/logstores/{logstore}")
+    def get_logs(self, ctx: RequestContext, rid: str, caller: RoleSession | None,
+                 logstore: str) -> HttpResponse:
+        params = ctx.request.query_params()
+        if params.get("type") != "log":
+            return self.get_logstore(ctx, rid, caller, logstore)
+        project, region = self._authorized(ctx, caller, logstore)
+        query = _query(project, logstore, params)
+        return _logs_v1(self._logs.get_logs(ctx.account_id, region, query), rid)
 
-    def _admin(self, ctx: RequestContext, rid: str, caller: RoleSession | None
-               ) -> HttpResponse:
-        """CreateProject, GetProject and CreateLogStore."""
-        request, account = ctx.request, ctx.account_id
-        if request.raw_path == "/" and request.method == "POST":
-            body = self._json_body(request)
-            project = str(body.get("projectName") or "")
-            if not _NAME.match(project) or "_" in project:
-                raise e.ParameterInvalid(f"invalid projectName {project!r}: 3-63 lowercase "
-                                         "letters, digits and -")
-            region = request.headers.get(REGION_HEADER) or ctx.region
-            self._authorize(caller, f"acs:log:{region}:{account}:project/{project}",
-                            "log:CreateProject")
-            self._logs.create_project(account, region, project)
-            return HttpResponse(200, b"", {"x-log-requestid": rid})
-        project, region = self._where(ctx)
-        resource = f"acs:log:{region}:{account}:project/{project}"
-        if request.raw_path == "/" and request.method == "GET":
-            self._authorize(caller, resource, "log:GetProject")
-            self._logs.get_project(account, region, project)
-            return json_response(200, {"projectName": project, "region": region,
-                                       "status": "Normal", "description": ""},
-                                 {"x-log-requestid": rid})
-        if request.raw_path == "/logstores" and request.method == "POST":
-            logstore = str(self._json_body(request).get("logstoreName") or "")
-            if not _NAME.match(logstore):
-                raise e.ParameterInvalid(f"invalid logstoreName {logstore!r}: 3-63 lowercase "
-                                         "letters, digits, _ and -")
-            self._authorize(caller, f"{resource}/logstore/{logstore}", "log:CreateLogStore")
-            self._logs.create_logstore(account, region, project, logstore)
-            return HttpResponse(200, b"", {"x-log-requestid": rid})
-        raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is not "
-                                 "supported by the emulated Log Service")
+    def get_logstore(self, ctx: RequestContext, rid: str, caller: RoleSession | None,
+                     logstore: str) -> HttpResponse:
+        """GetLogStore (``GET /logstores/{logstore}`` without ``type=log``)."""
+        project, region = self._authorized(ctx, caller, logstore, "log:GetLogStore")
+        self._logs.get_logstore(ctx.account_id, region, project, logstore)
+        return json_response(200, {"logstoreName": logstore, "ttl": 30, "shardCount": 2},
+                             {"x-log-requestid": rid})
 
-    @staticmethod
-    def _where(ctx: RequestContext) -> tuple[str, str]:
-        headers = ctx.request.headers
-        host = (headers.get("host") or "").lower()
-        name = host.rsplit(":", 1)[0] if not host.startswith("[") else host
-        m = _SLS_HOST.match(name)
-        if m:
-            return m["project"], m["region"]
-        m = _LOOPBACK_HOST.match(name)
-        project = m["project"] if m else (headers.get(PROJECT_HEADER) or "")
-        if not project:
-            raise e.ProjectNotExist("the request names no project: send it to "
-                                    "<project>.<endpoint> (or name it in "
-                                    f"{PROJECT_HEADER})")
-        region = headers.get(REGION_HEADER) or ctx.region
+    @SLS_ROUTES.route("POST", "/")
+    def create_project(self, ctx: RequestContext, rid: str,
+                       caller: RoleSession | None) -> HttpResponse:
+        body = json_object(ctx.request.body, e.PostBodyInvalid)
+        project = str(body.get("projectName") or "")
+        if not _NAME.match(project) or "_" in project:
+            raise e.ParameterInvalid(f"invalid projectName {project!r}: 3-63 lowercase "
+                                     "letters, digits and -")
+        region = ctx.request.headers.get(REGION_HEADER) or ctx.region
+        self._check(ctx, caller, f"acs:log:{region}:{ctx.account_id}:project/{project}",
+                    "log:CreateProject")
+        self._logs.create_project(ctx.account_id, region, project)
+        return HttpResponse(200, b"", {"x-log-requestid": rid})
+
+    @SLS_ROUTES.route("GET", "/")
+    def get_project(self, ctx: RequestContext, rid: str,
+                    caller: RoleSession | None) -> HttpResponse:
+        project, region = _where(ctx)
+        self._check(ctx, caller, f"acs:log:{region}:{ctx.account_id}:project/{project}",
+                    "log:GetProject")
+        self._logs.get_project(ctx.account_id, region, project)
+        return json_response(200, {"projectName": project, "region": region,
+                                   "status": "Normal", "description": ""},
+                             {"x-log-requestid": rid})
+
+    @SLS_ROUTES.route("POST", "/logstores")
+    def create_logstore(self, ctx: RequestContext, rid: str,
+                        caller: RoleSession | None) -> HttpResponse:
+        logstore = str(json_object(ctx.request.body, e.PostBodyInvalid).get("logstoreName")
+                       or "")
+        if not _NAME.match(logstore):
+            raise e.ParameterInvalid(f"invalid logstoreName {logstore!r}: 3-63 lowercase "
+                                     "letters, digits, _ and -")
+        project, region = self._authorized(ctx, caller, logstore, "log:CreateLogStore")
+        self._logs.create_logstore(ctx.account_id, region, project, logstore)
+        return HttpResponse(200, b"", {"x-log-requestid": rid})
+
+    def _authorized(self, ctx: RequestContext, caller: RoleSession | None,
+                    logstore: str, action: str = GET_LOGS_ACTION) -> tuple[str, str]:
+        """The request's project and region, once the caller may do ``action`` on
+        ``logstore`` there."""
+        project, region = _where(ctx)
+        self._check(ctx, caller, f"acs:log:{region}:{ctx.account_id}:project/{project}"
+                                 f"/logstore/{logstore}", action)
         return project, region
 
-    @staticmethod
-    def _json_body(request: HttpRequest) -> dict[str, Any]:
-        try:
-            body = json.loads(request.body or b"{}")
-        except (ValueError, UnicodeDecodeError):
-            raise e.PostBodyInvalid("the request body is not valid JSON") from None
-        if not isinstance(body, dict):
-            raise e.PostBodyInvalid("the request body must be a JSON object")
-        return body
-
-    @staticmethod
-    def _query(project: str, logstore: str, values: dict[str, Any]) -> LogQuery:
-        def number(key: str, default: int | None = None) -> int:
-            value = values.get(key, default)
-            if value is None:
-                raise e.ParameterInvalid(f"parameter {key} is required")
-            text = str(value)
-            if isinstance(value, bool) or not (text.isascii() and text.lstrip("-").isdigit()):
-                raise e.ParameterInvalid(f"parameter {key} must be an integer, got {value!r}")
-            return int(value)
-
-        reverse = values.get("reverse", False)
-        if isinstance(reverse, str):
-            reverse = reverse.lower() == "true"
-        return LogQuery(project, logstore, number("from"), number("to"),
-                        query=str(values.get("query") or ""), line=number("line", 100),
-                        offset=number("offset", 0), reverse=bool(reverse),
-                        topic=str(values.get("topic") or ""))
-
-    @staticmethod
-    def _answer_v2(request: HttpRequest, result: LogResult, query: LogQuery,
-                   rid: str) -> HttpResponse:
-        meta = {"progress": "Complete", "count": len(result.entries),
-                "processedRows": len(result.entries), "elapsedMillisecond": 0,
-                "hasSQL": False, "whereQuery": query.query, "aggQuery": "",
-                "isAccurate": True, "keys": result.keys, "cpuSec": 0, "cpuCores": 0,
-                "limited": 0}
-        response = json_response(200, {"meta": meta, "data": result.entries},
-                                 {"x-log-requestid": rid})
-        wanted = [w.strip() for w in (request.headers.get("accept-encoding") or "").split(",")]
-        for kind in ("gzip", "deflate"):
-            if kind in wanted:
-                raw = response.body  # SLS's "gzip" and "deflate" are both zlib streams
-                response.body = zlib.compress(raw, 6)
-                response.headers.update({"x-log-compresstype": kind,
-                                         "x-log-bodyrawsize": str(len(raw))})
-                break
-        return response
-
-    # --- authentication and authorization -------------------------------------------------------
-
-    def _caller(self, request: HttpRequest, access_key_id: str) -> RoleSession | None:
-        """The role session of an STS key (None: the account's own key, or no access hook);
-        a bad security token is SLS's ``401 Unauthorized``."""
-        if self._access is None:
-            return None
-        try:
-            return self._access.caller(request, access_key_id, {})
-        except e.ApiError as exc:
-            raise e.SlsUnauthorized(f"{exc.code}: {exc.message}") from None
-
-    def _authorize(self, caller: RoleSession | None, resource: str,
-                   action: str = GET_LOGS_ACTION) -> None:
-        if caller is None or self._access is None:
-            return
-        try:
+    def _check(self, ctx: RequestContext, caller: RoleSession | None, resource: str,
+               action: str) -> None:
+        if caller is not None:
             self._access.authorizer.check(caller.subject(), action, resource)
-        except AccessDenied:
-            raise e.SlsUnauthorized(f"denied by sts or ram, action: {action}, "
-                                    f"resource: {resource}") from None
 
     def _verify(self, request: HttpRequest) -> str:
         """Check the SLS signature (and the Date's freshness); the AccessKeyId that signed."""
@@ -284,7 +278,7 @@ class SlsApi:
         if m is None:
             raise e.SlsUnauthorized("the Authorization header is not 'LOG <AccessKeyId>:"
                                     "<signature>'")
-        secret = self._secret_for(m[1])
+        secret = self._access.secret_for(m[1])
         if secret is None:
             raise e.SlsUnauthorized(f"AccessKeyId not found: {m[1]}")
         headers = {k.lower(): v for k, v in request.headers.items}
@@ -300,11 +294,27 @@ class SlsApi:
                                  secret, "sha256" if method == "hmac-sha256" else "sha1")
         if not hmac.compare_digest(expected, m[2]):
             raise e.SlsSignatureNotMatch("signature " + m[2] + " not match")
-        if self._freshness is not None:
-            try:
-                self._freshness.check_sls(request, m[1])
-            except SignatureError as exc:
-                cls = (e.SlsRequestTimeExpired if exc.reason is SignatureFailure.EXPIRED
-                       else e.SlsInvalidRequestTime)
-                raise cls(exc.detail) from None
+        try:
+            self._freshness.check_sls(request, m[1])
+        except SignatureError as exc:
+            cls = (e.SlsRequestTimeExpired if exc.reason is SignatureFailure.EXPIRED
+                   else e.SlsInvalidRequestTime)
+            raise cls(exc.detail) from None
         return m[1]
+
+
+def _where(ctx: RequestContext) -> tuple[str, str]:
+    """The project (the Host's first label, or the project header) and the region."""
+    headers = ctx.request.headers
+    host = (headers.get("host") or "").lower()
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host
+    m = _SLS_HOST.match(name)
+    if m:
+        return m["project"], m["region"]
+    m = _LOOPBACK_HOST.match(name)
+    project = m["project"] if m else (headers.get(SLS_PROJECT_HEADER) or "")
+    if not project:
+        raise e.ProjectNotExist("the request names no project: send it to "
+                                "<project>.<endpoint> (or name it in "
+                                f"{SLS_PROJECT_HEADER})")
+    return project, headers.get(REGION_HEADER) or ctx.region

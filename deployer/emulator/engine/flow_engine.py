@@ -15,9 +15,9 @@ from deployer.emulator.engine.scheduler import Scheduler
 from deployer.emulator.engine.stepping import EventFactory, Stepper
 from deployer.emulator.engine.time_jump import TimeJumpPolicy
 from deployer.emulator.engine.waiters import Waiters
+from deployer.emulator.records import FlowRecord
 from deployer.emulator.store import engine_meta, steps
 from deployer.emulator.store.db import Database
-from deployer.emulator.store.flow_repos import FlowRecord
 from deployer.fdl.interpreter import Event, Execution, TimerFired
 from deployer.fdl.syntax.ast import Flow
 

@@ -33,9 +33,10 @@ from deployer.emulator.engine.live import FlowCache, LiveExecution, LiveExecutio
 from deployer.emulator.engine.ports import TaskRunner
 from deployer.emulator.engine.scheduler import Scheduler
 from deployer.emulator.engine.waiters import Waiters
+from deployer.emulator.records import FlowRecord
 from deployer.emulator.store import steps
 from deployer.emulator.store.db import Database
-from deployer.emulator.store.flow_repos import FlowRecord, TaskRow
+from deployer.emulator.store.flow_repos import TaskRow
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import (
     Command,

@@ -4,7 +4,7 @@ Pipeline of one ``ProcessRuntime.invoke(spec, event, ...)``:
 
 1. ``families``: the runtime name picks the family (Python, Node.js, custom); container images
    and languages without a local runtime are refused by name.
-2. ``pool``: an idle instance started from an equal :class:`FunctionSpec` with room (warm), or a
+2. ``pool``: an idle instance started from an equal :class:`InstanceSpec` with room (warm), or a
    new one (cold; at most ``max_instances`` per function, callers beyond wait); instances past
    their idle time are never reused (``reaper`` stops them, preStop first).
 3. ``codecache`` / ``layers``: the code zip is unpacked once per checksum into
@@ -27,10 +27,10 @@ from deployer.emulator.runtime.model import (
     CustomRuntimeSettings,
     FunctionErrorType,
     FunctionRuntime,
-    FunctionSpec,
     HealthCheck,
     HookRun,
     HttpCall,
+    InstanceSpec,
     InvocationResult,
     LayerSource,
     RuntimeNotEmulated,
@@ -50,10 +50,10 @@ __all__ = [
     "CustomRuntimeSettings",
     "FunctionErrorType",
     "FunctionRuntime",
-    "FunctionSpec",
     "HealthCheck",
     "HookRun",
     "HttpCall",
+    "InstanceSpec",
     "InvocationResult",
     "LayerSource",
     "ProcessRuntime",

@@ -170,7 +170,7 @@ CREDENTIAL_VARIABLES = {"access_key_id": "ALIBABA_CLOUD_ACCESS_KEY_ID",
 HOOK_PHASES = {"initializer": "Initialize", "pre_stop": "PreStop"}  # request kind -> marker
 
 
-class Call(NamedTuple):
+class HandlerCall(NamedTuple):
     """One request's function: a handler string and the arguments it gets; a hook's result is
     not serialised."""
 
@@ -179,7 +179,7 @@ class Call(NamedTuple):
     initialize: bool
 
 
-class Instance:
+class WorkerInstance:
     def __init__(self, config: dict[str, Any], request_filter: _RequestIdFilter,
                  contexts: Any) -> None:
         self.config = config
@@ -252,9 +252,9 @@ class Instance:
         log_line(f"FC {phase} Start RequestId: {request_id}")
         context = self.contexts.make_context(self.config, request_id, self.credentials)
         if kind in HOOK_PHASES:
-            call = Call(self.config[kind], (context,), initialize=True)
+            call = HandlerCall(self.config[kind], (context,), initialize=True)
         else:
-            call = Call(self.config["handler"], (event, context), initialize=False)
+            call = HandlerCall(self.config["handler"], (event, context), initialize=False)
         ok, body, waited = self._call(call, header.get("now"),
                                       float(header.get("cold_start") or 0.0))
         if not ok:
@@ -262,7 +262,7 @@ class Instance:
         log_line(f"FC {phase} End RequestId: {request_id}" + ("" if ok else ERROR_SUFFIX))
         return ok, body, waited
 
-    def _call(self, call: Call, now: float | None,
+    def _call(self, call: HandlerCall, now: float | None,
               cold_start: float) -> tuple[bool, bytes, float]:
         """Import (once), spend the instance's cold start, then call. On a virtual clock
         (``now`` given) the cold start is not slept: the call sees ``now`` moved on by it."""
@@ -364,7 +364,7 @@ def main(argv: list[str]) -> int:
     if family == "custom":
         supervisor = _sibling("custom_supervisor")
         return int(supervisor.run(config, request_fd, response_fd, control_fd, report))
-    instance = Instance(config, request_filter, contexts)
+    instance = WorkerInstance(config, request_filter, contexts)
     write_all(response_fd, encode_frame({"ok": True, "sandbox": report}))  # ready
     while True:
         frame = read_frame(request_fd)

@@ -40,7 +40,7 @@ class _Record:
         return f"{type(self).__name__}({shown!r})"
 
 
-class Credentials(_Record):
+class ContextCredentials(_Record):
     _aliases = {  # noqa: RUF012
         "accessKeyId": "access_key_id",
         "accessKeySecret": "access_key_secret",
@@ -104,7 +104,7 @@ def make_context(config: dict[str, Any], request_id: str,
         )
     return FCContext(
         request_id=request_id,
-        credentials=Credentials(access_key_id=creds.get("access_key_id", ""),
+        credentials=ContextCredentials(access_key_id=creds.get("access_key_id", ""),
                                 access_key_secret=creds.get("access_key_secret", ""),
                                 security_token=creds.get("security_token", "")),
         function=FunctionMeta(**function),

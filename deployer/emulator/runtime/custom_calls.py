@@ -23,8 +23,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from deployer.emulator.runtime.model import Credentials, FunctionSpec
-from deployer.emulator.runtime.worker import SAMPLE_S, Outcome, Worker
+from deployer.emulator.runtime.model import InstanceSpec, TemporaryCredentials
+from deployer.emulator.runtime.worker import SAMPLE_S, RunOutcome, Worker
 
 __all__ = ["HttpAnswer", "call_server", "common_headers", "hook_ok", "invoke_ok"]
 
@@ -36,7 +36,7 @@ MAX_RESPONSE = 32 * 1024 * 1024 + 1  # FC's synchronous response limit, plus one
 class HttpAnswer:
     """What one HTTP exchange with the server came to."""
 
-    outcome: Outcome  # OK (an answer came back), TIMEOUT, CRASHED or OUT_OF_MEMORY
+    outcome: RunOutcome  # OK (an answer came back), TIMEOUT, CRASHED or OUT_OF_MEMORY
     status: int = 0
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
@@ -51,7 +51,7 @@ class HttpAnswer:
         return None
 
 
-def common_headers(spec: FunctionSpec, request_id: str, credentials: Credentials | None,
+def common_headers(spec: InstanceSpec, request_id: str, credentials: TemporaryCredentials | None,
                    control_path: str) -> list[tuple[str, str]]:
     """FC's common request headers for a custom runtime (credentials only when the function
     has a role and ``disableInjectCredentials`` is not ``Request``/``All``)."""
@@ -101,7 +101,7 @@ def call_server(worker: Worker, method: str, target: str, headers: list[tuple[st
     mark = worker.log_mark()
     stream = worker.open_stream()
     if stream is None:
-        return _finish(worker, HttpAnswer(Outcome.CRASHED), mark, started)
+        return _finish(worker, HttpAnswer(RunOutcome.CRASHED), mark, started)
     result: list[HttpAnswer] = []
     sender = threading.Thread(target=_send, daemon=True,
                               args=(stream, method, target, headers, body, result))
@@ -114,16 +114,16 @@ def call_server(worker: Worker, method: str, target: str, headers: list[tuple[st
             break
         if time.monotonic() >= deadline:
             stream.close()
-            return _finish(worker, HttpAnswer(Outcome.TIMEOUT), mark, started)
+            return _finish(worker, HttpAnswer(RunOutcome.TIMEOUT), mark, started)
         if not worker.alive():
             stream.close()
-            return _finish(worker, HttpAnswer(Outcome.CRASHED), mark, started)
+            return _finish(worker, HttpAnswer(RunOutcome.CRASHED), mark, started)
         if sampling and worker.monitor.over_limit():
             stream.close()
-            return _finish(worker, HttpAnswer(Outcome.OUT_OF_MEMORY), mark, started)
-    answer = result[0] if result else HttpAnswer(Outcome.CRASHED)
-    if answer.outcome is Outcome.CRASHED and not worker.exits_within(DEATH_GRACE_S):
-        answer.outcome = Outcome.ERROR  # the server closed the connection without answering
+            return _finish(worker, HttpAnswer(RunOutcome.OUT_OF_MEMORY), mark, started)
+    answer = result[0] if result else HttpAnswer(RunOutcome.CRASHED)
+    if answer.outcome is RunOutcome.CRASHED and not worker.exits_within(DEATH_GRACE_S):
+        answer.outcome = RunOutcome.ERROR  # the server closed the connection without answering
     return _finish(worker, answer, mark, started)
 
 
@@ -150,8 +150,8 @@ def _send(stream: socket.socket, method: str, target: str, headers: list[tuple[s
         connection.endheaders(body or None)
         response = connection.getresponse()
         data = response.read(MAX_RESPONSE)
-        out.append(HttpAnswer(Outcome.OK, response.status, list(response.getheaders()), data))
+        out.append(HttpAnswer(RunOutcome.OK, response.status, list(response.getheaders()), data))
     except (OSError, http.client.HTTPException):
-        out.append(HttpAnswer(Outcome.CRASHED))
+        out.append(HttpAnswer(RunOutcome.CRASHED))
     finally:
         connection.close()

@@ -26,18 +26,18 @@ from deployer.emulator.runtime.custom_calls import (
     invoke_ok,
 )
 from deployer.emulator.runtime.invocation_results import (
-    InvocationLog,
+    LogBuffer,
     append_failure,
     failure_body,
     invocation_result,
 )
-from deployer.emulator.runtime.model import FunctionSpec, HttpCall, InvocationResult
+from deployer.emulator.runtime.model import HttpCall, InstanceSpec, InvocationResult
 from deployer.emulator.runtime.pool import Instance
-from deployer.emulator.runtime.worker import Exchange, Outcome
+from deployer.emulator.runtime.worker import Exchange, RunOutcome
 
 __all__ = ["CustomRequest", "invoke_custom", "pre_stop_custom"]
 
-_PLATFORM_ENDS = (Outcome.TIMEOUT, Outcome.CRASHED, Outcome.OUT_OF_MEMORY)
+_PLATFORM_ENDS = (RunOutcome.TIMEOUT, RunOutcome.CRASHED, RunOutcome.OUT_OF_MEMORY)
 
 
 class CustomRequest:
@@ -57,7 +57,7 @@ class CustomRequest:
             self.control = "/invoke"
 
 
-def invoke_custom(slot: Instance, spec: FunctionSpec, request: CustomRequest, request_id: str,
+def invoke_custom(slot: Instance, spec: InstanceSpec, request: CustomRequest, request_id: str,
                   clock: Clock, cold_start: float, cold: bool) -> tuple[InvocationResult, bool]:
     """Initialize once per instance (under its lock), then forward the request. Returns the
     result and whether to discard the instance (timeouts of a one-request instance, crashes,
@@ -65,7 +65,7 @@ def invoke_custom(slot: Instance, spec: FunctionSpec, request: CustomRequest, re
     assert slot.worker is not None
     at = (slot.instance_id, spec, request_id)
     _spend(clock, cold_start)
-    log = InvocationLog()
+    log = LogBuffer()
     if spec.initializer_handler and not slot.initialized:
         with slot.lock:
             if not slot.initialized:
@@ -89,21 +89,21 @@ def invoke_custom(slot: Instance, spec: FunctionSpec, request: CustomRequest, re
     if answer.outcome in _PLATFORM_ENDS:
         append_failure(log, exchange, "Invoke", request_id, spec.timeout, "")
         body = failure_body(exchange, spec.timeout, "")
-        discard = answer.outcome is not Outcome.TIMEOUT or slot.capacity == 1
+        discard = answer.outcome is not RunOutcome.TIMEOUT or slot.capacity == 1
         return _with_tail(invocation_result(*at, body, log, exchange, cold, False), log,
                           request_id), discard
-    body = answer.body if answer.outcome is Outcome.OK else json.dumps(
+    body = answer.body if answer.outcome is RunOutcome.OK else json.dumps(
         {"errorMessage": "the custom runtime's server closed the connection without an "
                          "answer"}).encode()
     result = _with_tail(invocation_result(*at, body, log, exchange, cold, False), log,
                         request_id)
-    if request.http is not None and answer.outcome is Outcome.OK:
+    if request.http is not None and answer.outcome is RunOutcome.OK:
         result = _http(result, answer)
     return result, answer.status >= 500
 
 
-def _initialize(slot: Instance, spec: FunctionSpec, request_id: str,
-                log: InvocationLog) -> tuple[bytes, Exchange] | None:
+def _initialize(slot: Instance, spec: InstanceSpec, request_id: str,
+                log: LogBuffer) -> tuple[bytes, Exchange] | None:
     """``POST /initialize``; None when it succeeded, else the error body and exchange."""
     assert slot.worker is not None
     timeout = spec.initializer_timeout or spec.timeout
@@ -111,7 +111,7 @@ def _initialize(slot: Instance, spec: FunctionSpec, request_id: str,
                              "/initialize")
     answer = call_server(slot.worker, "POST", "/initialize", headers, b"", timeout)
     log.data += answer.log
-    ok = answer.outcome is Outcome.OK and hook_ok(answer)
+    ok = answer.outcome is RunOutcome.OK and hook_ok(answer)
     exchange = _exchange(answer, ok)
     if ok:
         return None
@@ -121,7 +121,7 @@ def _initialize(slot: Instance, spec: FunctionSpec, request_id: str,
                                                 f"{answer.status}"}).encode()), exchange
 
 
-def _health_check(slot: Instance, spec: FunctionSpec) -> Exchange | None:
+def _health_check(slot: Instance, spec: InstanceSpec) -> Exchange | None:
     """The initial health check of a new instance (after its initializer): ``GET`` the
     configured path after ``initialDelaySeconds``; a 200-399 answer within ``timeoutSeconds``
     passes (FC docs, "Configure instance health checks"). None when it passed."""
@@ -130,16 +130,16 @@ def _health_check(slot: Instance, spec: FunctionSpec) -> Exchange | None:
     time.sleep(max(0.0, check.initial_delay_seconds))
     answer = call_server(slot.worker, "GET", check.http_get_url or "/", [], b"",
                          max(0.1, check.timeout_seconds))
-    if answer.outcome is Outcome.OK and 200 <= answer.status < 400:
+    if answer.outcome is RunOutcome.OK and 200 <= answer.status < 400:
         return None
-    what = f"HTTP {answer.status}" if answer.outcome is Outcome.OK else answer.outcome.value
+    what = f"HTTP {answer.status}" if answer.outcome is RunOutcome.OK else answer.outcome.value
     message = (f"Function instance health check failed on port {spec.custom.port}: "
                f"GET {check.http_get_url} answered {what}")
-    return Exchange(Outcome.ERROR, message.encode(), answer.log, answer.duration_ms,
+    return Exchange(RunOutcome.ERROR, message.encode(), answer.log, answer.duration_ms,
                     answer.max_memory_mb)
 
 
-def pre_stop_custom(slot: Instance, spec: FunctionSpec,
+def pre_stop_custom(slot: Instance, spec: InstanceSpec,
                     request_id: str) -> tuple[Exchange, bytes]:
     """``GET /pre-stop`` with the preStop timeout; the exchange and the log it wrote."""
     assert slot.worker is not None
@@ -147,20 +147,20 @@ def pre_stop_custom(slot: Instance, spec: FunctionSpec,
     headers = common_headers(spec, request_id, spec.credentials() if spec.credentials else None,
                              "/pre-stop")
     answer = call_server(slot.worker, "GET", "/pre-stop", headers, b"", timeout)
-    exchange = _exchange(answer, answer.outcome is Outcome.OK and hook_ok(answer))
-    log = InvocationLog(bytearray(answer.log))
+    exchange = _exchange(answer, answer.outcome is RunOutcome.OK and hook_ok(answer))
+    log = LogBuffer(bytearray(answer.log))
     append_failure(log, exchange, "PreStop", request_id, timeout, "preStop ")
     return exchange, bytes(log.data)
 
 
 def _exchange(answer: HttpAnswer, ok: bool) -> Exchange:
     outcome = answer.outcome
-    if outcome is Outcome.OK and not ok:
-        outcome = Outcome.ERROR
+    if outcome is RunOutcome.OK and not ok:
+        outcome = RunOutcome.ERROR
     return Exchange(outcome, answer.body, answer.log, answer.duration_ms, answer.max_memory_mb)
 
 
-def _with_tail(result: InvocationResult, log: InvocationLog,
+def _with_tail(result: InvocationResult, log: LogBuffer,
                request_id: str) -> InvocationResult:
     """The Tail log of a custom runtime: between the server's own markers of this request
     (with the platform's end marker when it failed), else nothing."""

@@ -11,28 +11,28 @@ from typing import Any
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.runtime.invocation_results import (
-    InvocationLog,
+    LogBuffer,
     append_failure,
     failure_body,
     invocation_result,
 )
 from deployer.emulator.runtime.launch import credentials_frame
-from deployer.emulator.runtime.model import FunctionSpec, InvocationResult
+from deployer.emulator.runtime.model import InstanceSpec, InvocationResult
 from deployer.emulator.runtime.pool import Instance
 from deployer.emulator.runtime.request_clock import RequestClock
-from deployer.emulator.runtime.worker import Exchange, Outcome
+from deployer.emulator.runtime.worker import Exchange, RunOutcome
 
 __all__ = ["invoke_frames", "pre_stop_frames", "renew_credentials"]
 
-_PLATFORM_ENDS = (Outcome.TIMEOUT, Outcome.CRASHED, Outcome.OUT_OF_MEMORY)
+_PLATFORM_ENDS = (RunOutcome.TIMEOUT, RunOutcome.CRASHED, RunOutcome.OUT_OF_MEMORY)
 
 
-def invoke_frames(slot: Instance, spec: FunctionSpec, event: bytes, request_id: str,
+def invoke_frames(slot: Instance, spec: InstanceSpec, event: bytes, request_id: str,
                   clock: Clock, cold_start: float, cold: bool) -> tuple[InvocationResult, bool]:
     """Initialize if needed, then invoke. Returns the result and whether to discard the
     instance."""
     assert slot.worker is not None
-    log = InvocationLog()
+    log = LogBuffer()
     at = (slot.instance_id, spec, request_id)  # what every result of this call names
     request_clock = RequestClock(clock)
     if spec.initializer_handler and not slot.initialized:
@@ -42,7 +42,7 @@ def invoke_frames(slot: Instance, spec: FunctionSpec, event: bytes, request_id: 
         request_clock.spent(init)
         cold_start = 0.0
         log.data += init.log
-        if init.outcome is not Outcome.OK:
+        if init.outcome is not RunOutcome.OK:
             append_failure(log, init, "Initialize", request_id, timeout, "initialization ")
             body = failure_body(init, timeout, "initialization ")
             return invocation_result(*at, body, log, init, cold, True), True
@@ -61,7 +61,7 @@ def invoke_frames(slot: Instance, spec: FunctionSpec, event: bytes, request_id: 
     return invocation_result(*at, answer.body, log, answer, cold, False), discard
 
 
-def pre_stop_frames(slot: Instance, spec: FunctionSpec, request_id: str,
+def pre_stop_frames(slot: Instance, spec: InstanceSpec, request_id: str,
                     clock: Clock) -> tuple[Exchange, bytes]:
     """Run the preStop hook (``spec.pre_stop_timeout``, default the function's timeout);
     returns the exchange and its log, the platform's end marker added when it timed out or
@@ -71,12 +71,12 @@ def pre_stop_frames(slot: Instance, spec: FunctionSpec, request_id: str,
     header = RequestClock(clock).request("pre_stop", request_id, 0.0)
     renew_credentials(slot, spec, header)
     answer = slot.worker.exchange(header, b"", timeout)
-    log = InvocationLog(bytearray(answer.log))
+    log = LogBuffer(bytearray(answer.log))
     append_failure(log, answer, "PreStop", request_id, timeout, "preStop ")
     return answer, bytes(log.data)
 
 
-def renew_credentials(slot: Instance, spec: FunctionSpec, header: dict[str, Any]) -> None:
+def renew_credentials(slot: Instance, spec: InstanceSpec, header: dict[str, Any]) -> None:
     """Hand the worker the role's current keys when they changed (renewed before expiry)."""
     if spec.credentials is None:
         return

@@ -8,19 +8,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from deployer.emulator.runtime.model import FunctionErrorType, FunctionSpec, InvocationResult
-from deployer.emulator.runtime.worker import Exchange, Outcome
+from deployer.emulator.runtime.model import FunctionErrorType, InstanceSpec, InvocationResult
+from deployer.emulator.runtime.worker import Exchange, RunOutcome
 
-__all__ = ["LOG_TAIL_BYTES", "InvocationLog", "append_failure", "failure_body",
+__all__ = ["LOG_TAIL_BYTES", "LogBuffer", "append_failure", "failure_body",
            "invocation_result"]
 
 LOG_TAIL_BYTES = 4096
 _ERROR_SUFFIX = ", Error: Unhandled function error"
-_PLATFORM_ENDS = (Outcome.TIMEOUT, Outcome.CRASHED, Outcome.OUT_OF_MEMORY)
+_PLATFORM_ENDS = (RunOutcome.TIMEOUT, RunOutcome.CRASHED, RunOutcome.OUT_OF_MEMORY)
 
 
 @dataclass(slots=True)
-class InvocationLog:
+class LogBuffer:
     """The log of one invocation; ``tail_from`` marks where the invocation proper starts."""
 
     data: bytearray = field(default_factory=bytearray)
@@ -30,9 +30,9 @@ class InvocationLog:
 def failure_body(exchange: Exchange, timeout: int, phase: str) -> bytes:
     """Platform-made error body of a timeout or a dead worker (docs/runtime.md); the worker's
     own body otherwise. ``phase`` is "" or "initialization "."""
-    if exchange.outcome is Outcome.TIMEOUT:
+    if exchange.outcome is RunOutcome.TIMEOUT:
         message = f"Function {phase}timed out after {timeout} seconds"
-    elif exchange.outcome in (Outcome.CRASHED, Outcome.OUT_OF_MEMORY):
+    elif exchange.outcome in (RunOutcome.CRASHED, RunOutcome.OUT_OF_MEMORY):
         memory = exchange.max_memory_mb or 0.0
         message = (
             "Process exited unexpectedly before completing request "
@@ -44,7 +44,7 @@ def failure_body(exchange: Exchange, timeout: int, phase: str) -> bytes:
 
 
 def append_failure(
-    log: InvocationLog, exchange: Exchange, phase: str, request_id: str, timeout: int,
+    log: LogBuffer, exchange: Exchange, phase: str, request_id: str, timeout: int,
     what: str
 ) -> None:
     """The worker could not log its own end marker: the platform does it (nothing to add
@@ -53,7 +53,7 @@ def append_failure(
         return
     if log.data and not log.data.endswith(b"\n"):
         log.data += b"\n"
-    if exchange.outcome is Outcome.OUT_OF_MEMORY:
+    if exchange.outcome is RunOutcome.OUT_OF_MEMORY:
         log.data += (f"Function ran out of memory: the instance used more than its memorySize "
                      f"({exchange.max_memory_mb or 0:.0f} MB) and was stopped\n").encode()
     log.data += failure_body(exchange, timeout, what) + b"\n"
@@ -62,10 +62,10 @@ def append_failure(
 
 def invocation_result(
     instance_id: str,
-    spec: FunctionSpec,
+    spec: InstanceSpec,
     request_id: str,
     body: bytes,
-    log: InvocationLog,
+    log: LogBuffer,
     exchange: Exchange,
     cold: bool,
     initialization: bool,
@@ -74,7 +74,7 @@ def invocation_result(
     ``initialization``): error type, body, full log and its tail, duration, memory."""
     if initialization:
         error_type: str | None = FunctionErrorType.INITIALIZATION.value
-    elif exchange.outcome is Outcome.OK:
+    elif exchange.outcome is RunOutcome.OK:
         error_type = None
     else:
         error_type = FunctionErrorType.UNHANDLED.value

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deployer.emulator.runtime.model import Credentials, FunctionSpec
+from deployer.emulator.runtime.model import InstanceSpec, TemporaryCredentials
 from deployer.emulator.runtime.pid_limits import MAX_PROCESSES
 from deployer.emulator.runtime.routing import EMULATED_HOSTS
 
@@ -55,7 +55,7 @@ def version_variable(runtime: str) -> str:
     return "FC_FUNCTION_VERSION" if runtime in DEBIAN_11_PLUS else "FC_VER_ID"
 
 
-def worker_environment(spec: FunctionSpec, code_root: Path, instance_id: str) -> dict[str, str]:
+def worker_environment(spec: InstanceSpec, code_root: Path, instance_id: str) -> dict[str, str]:
     """The worker's whole environment: PATH and LANG, the function's variables, FC's (§8.6)."""
     env = {name: os.environ[name] for name in _PASSED_HOST_VARIABLES if name in os.environ}
     env.setdefault("LANG", "C.UTF-8")
@@ -83,16 +83,16 @@ def worker_environment(spec: FunctionSpec, code_root: Path, instance_id: str) ->
     return env
 
 
-def credentials_frame(creds: Credentials | None) -> dict[str, str] | None:
+def credentials_frame(creds: TemporaryCredentials | None) -> dict[str, str] | None:
     if creds is None:
         return None
     return {"access_key_id": creds.access_key_id, "access_key_secret": creds.access_key_secret,
             "security_token": creds.security_token}
 
 
-def worker_config(spec: FunctionSpec, *, packages: list[str], emulator_packages: list[str],
+def worker_config(spec: InstanceSpec, *, packages: list[str], emulator_packages: list[str],
                   sandbox: dict[str, Any], virtual_time: bool,
-                  credentials: Credentials | None, family: str = "python",
+                  credentials: TemporaryCredentials | None, family: str = "python",
                   layers: Path | None = None, node: str = "") -> dict[str, Any]:
     """The config frame of a new worker (see ``bootstrap.py``): what every family needs, and
     the Node.js executable and script or the custom runtime's server settings."""
@@ -135,7 +135,7 @@ def worker_config(spec: FunctionSpec, *, packages: list[str], emulator_packages:
     return config
 
 
-def sandbox_settings(spec: FunctionSpec, *, tmp_dir: Path, code_root: Path, readable: list[str],
+def sandbox_settings(spec: InstanceSpec, *, tmp_dir: Path, code_root: Path, readable: list[str],
                      package_sources: list[str], landlock: bool, private_tmp: bool,
                      separate_uid: bool, interpreter: str = "",
                      layers: Path | None = None,

@@ -19,7 +19,7 @@ class FunctionErrorType(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Credentials:
+class TemporaryCredentials:
     """Role credentials handed to a function (the STS triple and its expiry, epoch seconds)."""
 
     access_key_id: str
@@ -28,7 +28,7 @@ class Credentials:
     expiration: float
 
 
-CredentialSource = Callable[[], "Credentials | None"]
+CredentialSource = Callable[[], "TemporaryCredentials | None"]
 """Returns the role's current credentials (renewed before they expire), None without a role."""
 
 
@@ -76,7 +76,7 @@ class CustomRuntimeSettings:
 
 
 @dataclass(frozen=True, slots=True)
-class FunctionSpec:
+class InstanceSpec:
     """Snapshot of one function version: everything an instance is started from.
 
     Two specs that compare equal may share instances; any difference (code checksum, handler,
@@ -127,7 +127,7 @@ class FunctionSpec:
 
 @dataclass(frozen=True, slots=True)
 class InvocationResult:
-    """Outcome of one synchronous invocation, ready for the InvokeFunction response (§7.6)."""
+    """The outcome of one synchronous invocation, ready for the InvokeFunction response (§7.6)."""
 
     request_id: str
     payload: bytes  # handler result (§8.3) or error JSON (§8.4)
@@ -176,7 +176,7 @@ class FunctionRuntime(Protocol):
     """Runs function code; the FC service layer depends on this port only."""
 
     def invoke(
-        self, spec: FunctionSpec, event: bytes, *, request_id: str, tail_logs: bool
+        self, spec: InstanceSpec, event: bytes, *, request_id: str, tail_logs: bool
     ) -> InvocationResult: ...
 
     def retire(self, account_id: str, region: str, function_name: str,

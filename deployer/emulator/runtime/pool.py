@@ -3,7 +3,7 @@
 Rules (docs/runtime.md, "Instances"):
 
 * An instance serves up to ``instance_concurrency`` requests at once (1 for the built-in
-  runtimes) and is reused only for an **equal** :class:`FunctionSpec`, once it is ready (started,
+  runtimes) and is reused only for an **equal** :class:`InstanceSpec`, once it is ready (started,
   its initializer run).
 * A function (account, region, name) has at most ``max_instances`` live instances; callers
   beyond wait until one has room or is gone.
@@ -26,7 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deployer.emulator.runtime.model import Credentials, FunctionSpec, RuntimeUnavailableError
+from deployer.emulator.runtime.model import (
+    InstanceSpec,
+    RuntimeUnavailableError,
+    TemporaryCredentials,
+)
 from deployer.emulator.runtime.worker import Worker
 
 __all__ = ["Instance", "InstancePool", "Taken"]
@@ -36,7 +40,7 @@ __all__ = ["Instance", "InstancePool", "Taken"]
 class Instance:
     """Bookkeeping of one instance (its worker is None while it starts)."""
 
-    spec: FunctionSpec
+    spec: InstanceSpec
     instance_id: str
     last_used: float
     worker: Worker | None = None
@@ -46,7 +50,7 @@ class Instance:
     initialized: bool = False
     served: int = 0  # requests answered (a preStop hook runs only after the first)
     tmp_dir: Path | None = None
-    credentials: Credentials | None = None  # the role keys the worker has
+    credentials: TemporaryCredentials | None = None  # the role keys the worker has
     port: int | None = None  # the port it holds a lease on (custom runtimes, shared network)
     lock: threading.Lock = field(default_factory=threading.Lock)  # one initializer at a time
 
@@ -69,7 +73,7 @@ class Taken:
 class InstancePool:
     """See the module docstring. Thread-safe."""
 
-    def __init__(self, max_instances: int, idle_ttl: Callable[[FunctionSpec], float]) -> None:
+    def __init__(self, max_instances: int, idle_ttl: Callable[[InstanceSpec], float]) -> None:
         self._max = max_instances
         self._ttl = idle_ttl
         self._cond = threading.Condition()
@@ -78,7 +82,7 @@ class InstancePool:
         self.shared_network = True  # custom runtime servers share the machine's ports
         self.closed = False
 
-    def acquire(self, spec: FunctionSpec, now: Callable[[], float]) -> Taken:
+    def acquire(self, spec: InstanceSpec, now: Callable[[], float]) -> Taken:
         """A warm instance with room, or a new one (waits while the function is at its cap or
         its port is held by a busy instance); RuntimeUnavailableError once closed."""
         stop_later: list[Instance] = []
@@ -110,7 +114,7 @@ class InstancePool:
                     return Taken(new, True, stop_now, stop_later)
                 self._cond.wait(timeout=1.0)  # also wakes to see instances expire
 
-    def _drop_stale(self, slots: list[Instance], spec: FunctionSpec,
+    def _drop_stale(self, slots: list[Instance], spec: InstanceSpec,
                     instant: float) -> list[Instance]:
         """Idle instances that are retired, of an older spec, or past their idle time."""
         stale = [s for s in slots if s.in_flight == 0 and (
@@ -120,7 +124,7 @@ class InstancePool:
             self._remove(old)
         return stale
 
-    def _port_of(self, spec: FunctionSpec) -> int | None:
+    def _port_of(self, spec: InstanceSpec) -> int | None:
         return spec.custom.port if spec.custom is not None and self.shared_network else None
 
     def _remove(self, instance: Instance) -> None:

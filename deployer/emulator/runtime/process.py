@@ -28,7 +28,7 @@ from deployer.emulator.runtime.custom_runs import CustomRequest, invoke_custom, 
 from deployer.emulator.runtime.families import Family, NodeBinary, family_of
 from deployer.emulator.runtime.frame_runs import invoke_frames, pre_stop_frames
 from deployer.emulator.runtime.invocation_results import (
-    InvocationLog,
+    LogBuffer,
     append_failure,
     failure_body,
     invocation_result,
@@ -37,9 +37,9 @@ from deployer.emulator.runtime.isolation import Isolation
 from deployer.emulator.runtime.launch import sandbox_settings, worker_config, worker_environment
 from deployer.emulator.runtime.layers import LayerTrees
 from deployer.emulator.runtime.model import (
-    FunctionSpec,
     HookRun,
     HttpCall,
+    InstanceSpec,
     InvocationResult,
     RuntimeNotEmulated,
     RuntimeUnavailableError,
@@ -47,7 +47,7 @@ from deployer.emulator.runtime.model import (
 from deployer.emulator.runtime.network import Attach
 from deployer.emulator.runtime.packages import PackageViews, runtime_key
 from deployer.emulator.runtime.pool import Instance, InstancePool
-from deployer.emulator.runtime.worker import BOOTSTRAP_PATH, Exchange, Outcome, Worker
+from deployer.emulator.runtime.worker import BOOTSTRAP_PATH, Exchange, RunOutcome, Worker
 
 __all__ = ["DEFAULT_IDLE_TTL", "DEFAULT_MAX_INSTANCES", "ProcessRuntime", "worker_environment"]
 
@@ -107,13 +107,13 @@ class ProcessRuntime:
         self.hook_sink: Callable[[HookRun], None] | None = None
         """Told about every hook that ran outside an invocation (preStop), for the logs."""
 
-    def _ttl(self, spec: FunctionSpec) -> float:
+    def _ttl(self, spec: InstanceSpec) -> float:
         return float(spec.idle_timeout) if spec.idle_timeout else self._idle_ttl
 
     # -- public API
 
     def invoke(
-        self, spec: FunctionSpec, event: bytes, *, request_id: str, tail_logs: bool
+        self, spec: InstanceSpec, event: bytes, *, request_id: str, tail_logs: bool
     ) -> InvocationResult:
         """Run ``spec``'s handler on ``event`` and block until it finished, failed or timed out.
 
@@ -123,7 +123,7 @@ class ProcessRuntime:
         """
         return self._serve(spec, event, None, request_id, tail_logs)
 
-    def invoke_http(self, spec: FunctionSpec, call: HttpCall, *, request_id: str,
+    def invoke_http(self, spec: InstanceSpec, call: HttpCall, *, request_id: str,
                     tail_logs: bool = False) -> InvocationResult:
         """Forward an HTTP request to a custom runtime's server (an HTTP function) and return
         its answer: ``http_status``, ``http_headers`` and the body in ``payload``. A built-in
@@ -135,7 +135,7 @@ class ProcessRuntime:
                 "a request to: its HTTP trigger invokes its event handler")
         return self._serve(spec, b"", call, request_id, tail_logs)
 
-    def _serve(self, spec: FunctionSpec, event: bytes, call: HttpCall | None, request_id: str,
+    def _serve(self, spec: InstanceSpec, event: bytes, call: HttpCall | None, request_id: str,
                tail_logs: bool) -> InvocationResult:
         family = family_of(spec.runtime, spec.function_name)
         node = self._node.for_runtime(spec.runtime, spec.function_name) \
@@ -204,7 +204,7 @@ class ProcessRuntime:
 
     # -- starting and stopping
 
-    def _start(self, slot: Instance, spec: FunctionSpec, family: Family, node: str,
+    def _start(self, slot: Instance, spec: InstanceSpec, family: Family, node: str,
                request_id: str) -> InvocationResult | None:
         """Start the worker of a new instance; None once ready, else the failed invocation."""
         code_root = self._code.ensure(spec.code_checksum, spec.code_zip)
@@ -214,7 +214,7 @@ class ProcessRuntime:
         if spec.custom is not None:
             timeout += float(CUSTOM_READY_S)
         ready = slot.worker.start(timeout)
-        if ready.outcome is not Outcome.OK:
+        if ready.outcome is not RunOutcome.OK:
             return self._failed_start(slot, spec, request_id, ready)
         self._note_sandbox(ready)
         netns = (ready.extra or {}).get("netns")
@@ -222,7 +222,7 @@ class ProcessRuntime:
             self._pool.shared_network = False  # instances have networks of their own
         return None
 
-    def _spawn(self, slot: Instance, spec: FunctionSpec, code_root: Path, family: Family,
+    def _spawn(self, slot: Instance, spec: InstanceSpec, code_root: Path, family: Family,
                node: str, layers: Path | None) -> Worker:
         """The worker of a new instance (its own uid, /tmp, memory accounting, sandbox)."""
         iso = self._isolation
@@ -259,19 +259,19 @@ class ProcessRuntime:
             self._sandbox_noted = True
             log.warning("function sandbox incomplete on this host: %s", "; ".join(missing))
 
-    def _failed_start(self, slot: Instance, spec: FunctionSpec, request_id: str,
+    def _failed_start(self, slot: Instance, spec: InstanceSpec, request_id: str,
                       ready: Exchange) -> InvocationResult:
         """A worker that died, hung or could not start its server: a failed invocation."""
-        log_data = InvocationLog(bytearray(ready.log))
+        log_data = LogBuffer(bytearray(ready.log))
         at = (slot.instance_id, spec, request_id)
         problem = (ready.extra or {}).get("error")
-        if ready.outcome is Outcome.ERROR and problem:  # the server never became ready
+        if ready.outcome is RunOutcome.ERROR and problem:  # the server never became ready
             if log_data.data and not log_data.data.endswith(b"\n"):
                 log_data.data += b"\n"
             body = json.dumps({"errorMessage": str(problem)}).encode()
             log_data.data += body + b"\n"
             return invocation_result(*at, body, log_data, ready, True, False)
-        crash = dataclasses.replace(ready, outcome=Outcome.CRASHED)
+        crash = dataclasses.replace(ready, outcome=RunOutcome.CRASHED)
         append_failure(log_data, crash, "Invoke", request_id, spec.timeout, "")
         return invocation_result(*at, failure_body(crash, spec.timeout, ""), log_data, crash,
                                  True, False)
@@ -332,7 +332,7 @@ class ProcessRuntime:
             answer, text = pre_stop_custom(slot, spec, request_id)
         else:
             answer, text = pre_stop_frames(slot, spec, request_id, self._clock)
-        ok = answer.outcome is Outcome.OK
+        ok = answer.outcome is RunOutcome.OK
         run = HookRun(spec.account_id, spec.region, spec.function_name, spec.qualifier,
                       "PreStop", request_id, slot.instance_id, started, ok,
                       None if ok else "UnhandledInvocationError", round(answer.duration_ms, 3),

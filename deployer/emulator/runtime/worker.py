@@ -27,7 +27,7 @@ from deployer.emulator.runtime import bootstrap, frames
 from deployer.emulator.runtime.isolation import MemoryMonitor, kill_tree
 from deployer.emulator.runtime.worker_logs import MAX_STORED_LOG, BoundedLog, LogTap
 
-__all__ = ["MAX_STORED_LOG", "Exchange", "Outcome", "Worker"]
+__all__ = ["MAX_STORED_LOG", "Exchange", "RunOutcome", "Worker"]
 
 BOOTSTRAP_PATH = Path(bootstrap.__file__).resolve()
 TERM_GRACE_S = 0.5  # after SIGTERM on timeout, before SIGKILL
@@ -35,7 +35,7 @@ STOP_GRACE_S = 1.0  # after closing the request pipe of an idle worker, before S
 SAMPLE_S = 0.02  # memory sampling period while a request runs (without a memory cgroup)
 
 
-class Outcome(enum.Enum):
+class RunOutcome(enum.Enum):
     OK = "ok"
     ERROR = "error"  # the worker answered with an error body
     TIMEOUT = "timeout"
@@ -45,7 +45,7 @@ class Outcome(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Exchange:
-    outcome: Outcome
+    outcome: RunOutcome
     body: bytes
     log: bytes
     duration_ms: float
@@ -113,7 +113,7 @@ class Worker:
         with the next exchange's log. A worker that dies or hangs while starting is reaped.
         """
         ready = self._await(time.monotonic(), timeout_s)
-        if ready.outcome is Outcome.OK:
+        if ready.outcome is RunOutcome.OK:
             self._pending_log = bytearray(ready.log)
             if self._control is not None:  # from now on the log is read by a thread
                 self._selector.unregister(self._log_read)
@@ -182,7 +182,7 @@ class Worker:
             if remaining <= 0:
                 self._terminate()
                 self._drain_log(log)
-                return Exchange(Outcome.TIMEOUT, b"", bytes(log), _elapsed_ms(started),
+                return Exchange(RunOutcome.TIMEOUT, b"", bytes(log), _elapsed_ms(started),
                                 self.monitor.peak_mb())
             events = self._selector.select(min(remaining, SAMPLE_S) if sampling else remaining)
             if sampling and not events and self.monitor.over_limit():
@@ -202,7 +202,7 @@ class Worker:
             if answer is not None:
                 duration = answer[0].get("duration_ms", _elapsed_ms(started))
                 self._drain_log(log)
-                outcome = Outcome.OK if answer[0].get("ok") else Outcome.ERROR
+                outcome = RunOutcome.OK if answer[0].get("ok") else RunOutcome.ERROR
                 peak = self.monitor.peak_mb()
                 if peak is not None and self.monitor.limit_mb and peak > self.monitor.limit_mb:
                     return self._out_of_memory(log, started)
@@ -216,7 +216,7 @@ class Worker:
         except subprocess.TimeoutExpired:
             self._reap(timeout=None)
         self._drain_log(log)
-        return Exchange(Outcome.OUT_OF_MEMORY, b"", bytes(log), _elapsed_ms(started),
+        return Exchange(RunOutcome.OUT_OF_MEMORY, b"", bytes(log), _elapsed_ms(started),
                         max(peak or 0.0, float(self.monitor.limit_mb)))
 
     def _take_pending_log(self) -> BoundedLog:
@@ -267,7 +267,7 @@ class Worker:
             self._reap(timeout=None)
         self._drain_log(log)
         duration = _elapsed_ms(started)
-        outcome = Outcome.OUT_OF_MEMORY if oom else Outcome.CRASHED
+        outcome = RunOutcome.OUT_OF_MEMORY if oom else RunOutcome.CRASHED
         return Exchange(outcome, b"", bytes(log), duration, peak or self._max_memory_mb())
 
     def _terminate(self) -> None:

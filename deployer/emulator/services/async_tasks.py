@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import InvalidArgument, NotFound
-from deployer.emulator.services.ports import FunctionSpec, InvocationResult
+from deployer.emulator.services.errors import InvalidValue, Resource, ResourceNotFound
+from deployer.emulator.services.ports import InstanceSpec, InvocationResult
 from deployer.emulator.store.async_task_repos import AsyncTaskRepo, AsyncTaskRow
 from deployer.emulator.store.function_config_repos import FunctionConfigRepo
 
@@ -71,9 +71,9 @@ class AsyncInvokeConfigs:
             qualifier: str) -> dict[str, Any]:
         found = self.find(account_id, region, function, qualifier)
         if found is None:
-            raise NotFound(f"function '{function}' has no async invoke config for qualifier "
-                           f"'{qualifier or 'LATEST'}'", kind="async invoke config",
-                           name=function)
+            raise ResourceNotFound(f"function '{function}' has no async invoke config for "
+                                   f"qualifier '{qualifier or 'LATEST'}'",
+                                   Resource.ASYNC_INVOKE_CONFIG, name=function)
         return found
 
     def delete(self, account_id: str, region: str, function: str, qualifier: str) -> None:
@@ -88,19 +88,19 @@ def _checked(config: Mapping[str, Any]) -> dict[str, Any]:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise InvalidArgument(f"{key} must be an integer between {low} and {high}, got "
-                                  f"{value!r}", field=key)
+            raise InvalidValue(f"{key} must be an integer between {low} and {high}, got "
+                               f"{value!r}", field=key)
         out[key] = value
     destinations = config.get("destinationConfig") or {}
     if not isinstance(destinations, Mapping):
-        raise InvalidArgument("destinationConfig must be an object", field="destinationConfig")
+        raise InvalidValue("destinationConfig must be an object", field="destinationConfig")
     for when in ("onSuccess", "onFailure"):
         arn = (destinations.get(when) or {}).get("destination")
         if arn is None:
             continue
         if not isinstance(arn, str) or not arn.startswith("acs:"):
-            raise InvalidArgument(f"destinationConfig.{when}.destination must be an ARN, got "
-                                  f"{arn!r}", field="destinationConfig")
+            raise InvalidValue(f"destinationConfig.{when}.destination must be an ARN, got "
+                               f"{arn!r}", field="destinationConfig")
         out.setdefault("destinationConfig", {})[when] = {"destination": arn}
     if config.get("asyncTask") is not None:
         out["asyncTask"] = bool(config["asyncTask"])
@@ -118,7 +118,7 @@ class AsyncTaskService:
 
     def __init__(self, repo: AsyncTaskRepo, configs: AsyncInvokeConfigs, clock: Clock, *,
                  submit: Callable[[Callable[[], object]], None],
-                 attempt: Callable[[FunctionSpec, bytes, str], InvocationResult],
+                 attempt: Callable[[InstanceSpec, bytes, str], InvocationResult],
                  deliver: Deliver) -> None:
         self._repo = repo
         self._configs = configs
@@ -128,7 +128,7 @@ class AsyncTaskService:
         self._attempt = attempt
         self._deliver = deliver
 
-    def submit(self, spec: FunctionSpec, event: bytes, request_id: str,
+    def submit(self, spec: InstanceSpec, event: bytes, request_id: str,
                task_id: str | None) -> str:
         """Record the task (``Enqueued``) and queue it; the task id."""
         task = task_id or request_id
@@ -136,16 +136,17 @@ class AsyncTaskService:
                            spec.qualifier, request_id, "Enqueued", event,
                            created_at=self._clock.now())
         if not self._repo.insert(row):
-            raise InvalidArgument(f"async task '{task}' of function '{spec.function_name}' "
-                                  "exists already", field="x-fc-async-task-id")
+            raise InvalidValue(f"async task '{task}' of function '{spec.function_name}' "
+                               "exists already", field="x-fc-async-task-id")
         self.queue(lambda: self._run(spec, row))
         return task
 
     def get(self, account_id: str, region: str, function: str, task_id: str) -> AsyncTaskRow:
         found = self._repo.get((account_id, region, function, task_id))
         if found is None:
-            raise NotFound(f"async task '{task_id}' of function '{function}' does not exist",
-                           kind="async task", name=task_id)
+            raise ResourceNotFound(f"async task '{task_id}' of function '{function}' does not "
+                                   "exist",
+                                   Resource.ASYNC_TASK, name=task_id)
         return found
 
     def list(self, account_id: str, region: str, function: str, *, prefix: str = "",
@@ -160,8 +161,8 @@ class AsyncTaskService:
         """StopAsyncTask: an enqueued task never runs; a running one stops counting."""
         row = self.get(account_id, region, function, task_id)
         if row.status in FINAL:
-            raise InvalidArgument(f"async task '{task_id}' has ended ({row.status})",
-                                  field="taskId")
+            raise InvalidValue(f"async task '{task_id}' has ended ({row.status})",
+                               field="taskId")
         key = row.key
         if not self._repo.update(key, unless=("Running", *FINAL), status="Stopped",
                                  ended_at=self._clock.now()):
@@ -172,7 +173,7 @@ class AsyncTaskService:
 
     # --- running ------------------------------------------------------------------------------
 
-    def _run(self, spec: FunctionSpec, row: AsyncTaskRow) -> None:
+    def _run(self, spec: InstanceSpec, row: AsyncTaskRow) -> None:
         config = self._configs.find(row.account_id, row.region, row.function_name,
                                     row.qualifier) or {}
         age = self._clock.now() - row.created_at
@@ -204,11 +205,11 @@ class AsyncTaskService:
             duration_ms=result.duration_ms if result else None)
         self._destination(row, config, ok, attempts, outcome)
 
-    def _one(self, spec: FunctionSpec, row: AsyncTaskRow, attempt: int) -> _Attempt:
+    def _one(self, spec: InstanceSpec, row: AsyncTaskRow, attempt: int) -> _Attempt:
         request_id = row.request_id if attempt == 1 else f"{row.request_id}-retry{attempt - 1}"
         try:
             result = self._attempt(spec, row.payload, request_id)
-        except InvalidArgument as exc:  # the runtime cannot run it at all
+        except InvalidValue as exc:  # the runtime cannot run it at all
             return _Attempt(None, exc.message)
         if result.error_type:
             return _Attempt(result, result.payload.decode("utf-8", "replace")[:4096])

@@ -19,7 +19,6 @@ role sessions only. docs/runtime.md "RAM authorization" lists actions and resour
 
 from __future__ import annotations
 
-import enum
 import functools
 import json
 import re
@@ -27,41 +26,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.emulator.services.errors import ServiceError
+from deployer.emulator.services.errors import Decision, NotAuthorized
 from deployer.emulator.services.roles import RoleService
 
 __all__ = [
-    "AccessDenied",
     "Authorizer",
-    "Decision",
     "PolicyDocument",
-    "evaluate",
+    "evaluate_policies",
     "parse_policy",
     "pattern_matches",
 ]
 
 PolicyDocument = Mapping[str, Any]
-
-
-class Decision(enum.Enum):
-    ALLOW = "Allow"
-    IMPLICIT_DENY = "ImplicitDeny"
-    EXPLICIT_DENY = "ExplicitDeny"
-
-
-class AccessDenied(ServiceError):
-    """The caller may not do ``action`` on ``resource``; ``decision`` says why."""
-
-    def __init__(self, message: str, *, action: str, resource: str, principal: str,
-                 decision: Decision, principal_type: str = "AssumedRoleUser",
-                 account_id: str = "") -> None:
-        super().__init__(message, kind="permission", name=action)
-        self.action = action
-        self.resource = resource
-        self.principal = principal
-        self.decision = decision
-        self.principal_type = principal_type
-        self.account_id = account_id
 
 
 @functools.lru_cache(maxsize=1024)
@@ -138,7 +114,7 @@ def _statements(document: PolicyDocument) -> Sequence[Mapping[str, Any]]:
     return [s for s in statements if isinstance(s, dict)] if isinstance(statements, list) else []
 
 
-def evaluate(documents: Iterable[PolicyDocument], action: str, resource: str,
+def evaluate_policies(documents: Iterable[PolicyDocument], action: str, resource: str,
              context: Mapping[str, str] | None = None) -> Decision:
     """The decision of ``documents`` (one principal's policies) for ``action`` on ``resource``.
 
@@ -212,18 +188,19 @@ class Authorizer:
                context: Mapping[str, str] | None = None) -> Decision:
         if self.role_is_gone(subject):
             return Decision.IMPLICIT_DENY  # no policy of a role that no longer exists applies
-        decision = evaluate(self.role_documents(subject.account_id, subject.role_name),
+        decision = evaluate_policies(self.role_documents(subject.account_id, subject.role_name),
                             action, resource, context)
         if subject.session_policy is None or decision is Decision.EXPLICIT_DENY:
             return decision
-        narrowed = evaluate([parse_policy(subject.session_policy)], action, resource, context)
+        narrowed = evaluate_policies([parse_policy(subject.session_policy)], action, resource,
+                                     context)
         if narrowed is not Decision.ALLOW:
             return narrowed
         return decision
 
     def check(self, subject: Subject, action: str, resource: str,
               context: Mapping[str, str] | None = None) -> None:
-        """Raise :class:`AccessDenied` unless ``subject`` may do ``action`` on ``resource``."""
+        """Raise :class:`NotAuthorized` unless ``subject`` may do ``action`` on ``resource``."""
         decision = self.decide(subject, action, resource, context)
         if decision is Decision.ALLOW:
             return
@@ -232,7 +209,7 @@ class Authorizer:
         if self.role_is_gone(subject):
             why = ("the role it was issued for no longer exists (a role deleted and created "
                    "again under the same name is another role, with another RoleId)")
-        raise AccessDenied(
+        raise NotAuthorized(
             f"You are not authorized to do action {action} on resource {resource}: "
             f"{subject.principal} is denied by {why} (role {subject.role_name}).",
             action=action, resource=resource, principal=subject.principal, decision=decision,

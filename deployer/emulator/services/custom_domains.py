@@ -19,7 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.services.errors import (
+    AlreadyExists,
+    InvalidValue,
+    Resource,
+    ResourceNotFound,
+)
 from deployer.emulator.store.function_config_repos import FunctionConfigRepo
 
 __all__ = ["CustomDomain", "CustomDomainService", "DomainRoute"]
@@ -67,13 +72,13 @@ def _routes(config: Any) -> tuple[DomainRoute, ...]:
         return ()
     routes = config.get("routes") if isinstance(config, Mapping) else None
     if not isinstance(routes, list):
-        raise InvalidArgument("routeConfig.routes must be a list", field="routeConfig")
+        raise InvalidValue("routeConfig.routes must be a list", field="routeConfig")
     out = []
     for i, item in enumerate(routes):
         if not isinstance(item, Mapping) or not isinstance(item.get("path"), str) or \
                 not item["path"].startswith("/") or not isinstance(item.get("functionName"), str):
-            raise InvalidArgument(f"routeConfig.routes[{i}] needs a path starting with / and a "
-                                  "functionName", field="routeConfig")
+            raise InvalidValue(f"routeConfig.routes[{i}] needs a path starting with / and a "
+                               "functionName", field="routeConfig")
         methods = item.get("methods") or []
         out.append(DomainRoute(item["path"], item["functionName"], str(item.get("qualifier") or
                                                                  "LATEST"),
@@ -95,13 +100,14 @@ class CustomDomainService:
             create: bool) -> CustomDomain:
         """CreateCustomDomain (``create``) or UpdateCustomDomain (fields given replace)."""
         if not _DOMAIN.match(name):
-            raise InvalidArgument(f"invalid domain name '{name}'", field="domainName")
+            raise InvalidValue(f"invalid domain name '{name}'", field="domainName")
         found = self._repo.get(self._key(account_id, region, name))
         if create and found is not None:
-            raise AlreadyExists(f"custom domain '{name}' already exists", kind="domain",
-                                name=name)
+            raise AlreadyExists(f"custom domain '{name}' already exists",
+                                Resource.CUSTOM_DOMAIN, name=name)
         if not create and found is None:
-            raise NotFound(f"custom domain '{name}' does not exist", kind="domain", name=name)
+            raise ResourceNotFound(f"custom domain '{name}' does not exist",
+                                   Resource.CUSTOM_DOMAIN, name=name)
         doc = dict(found[0]) if found else {"createdAt": self._clock.now()}
         if "routeConfig" in body:
             _routes(body["routeConfig"])
@@ -113,7 +119,8 @@ class CustomDomainService:
     def get(self, account_id: str, region: str, name: str) -> CustomDomain:
         found = self._repo.get(self._key(account_id, region, name))
         if found is None:
-            raise NotFound(f"custom domain '{name}' does not exist", kind="domain", name=name)
+            raise ResourceNotFound(f"custom domain '{name}' does not exist",
+                                   Resource.CUSTOM_DOMAIN, name=name)
         doc, modified = found
         return CustomDomain(name, _routes(doc.get("routeConfig")),
                             {k: doc[k] for k in _RECORDED if k in doc},
@@ -121,7 +128,8 @@ class CustomDomainService:
 
     def delete(self, account_id: str, region: str, name: str) -> None:
         if not self._repo.delete(self._key(account_id, region, name)):
-            raise NotFound(f"custom domain '{name}' does not exist", kind="domain", name=name)
+            raise ResourceNotFound(f"custom domain '{name}' does not exist",
+                                   Resource.CUSTOM_DOMAIN, name=name)
 
     def list(self, account_id: str, region: str, *, prefix: str = "", next_token: str = "",
              limit: int = 20) -> tuple[builtins.list[CustomDomain], str]:

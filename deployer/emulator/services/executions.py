@@ -4,8 +4,8 @@ Domain logic only; the engine runs the steps, reached through the :class:`Execut
 (the service never imports ``emulator.engine``; ``emulator/app.py`` plugs the FlowEngine in).
 Decisions (docs/emulator.md):
 StartExecution on an Express flow and StopExecution of a finished execution answer
-InvalidArgument; StartSyncExecution on a Standard flow answers ActionNotSupported; an unknown
-task token answers InvalidArgument. ListExecutions returns executions in start order (oldest
+InvalidValue; StartSyncExecution on a Standard flow answers ActionNotSupported; an unknown
+task token answers InvalidValue. ListExecutions returns executions in start order (oldest
 first); its NextToken is the name of the first execution of the next page.
 """
 
@@ -20,17 +20,20 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.records import FlowRecord, HistoryRow
 from deployer.emulator.services.errors import (
     AlreadyExists,
-    InvalidArgument,
-    NotFound,
+    InvalidValue,
     PayloadTooLarge,
-    ServiceError,
+    Resource,
+    ResourceNotFound,
+    TaskCompleted,
+    Unsupported,
 )
 from deployer.emulator.services.flows import FlowService, check_name
 from deployer.emulator.services.numbers import parse_number
 from deployer.emulator.store.errors import ExecutionNameTaken
-from deployer.emulator.store.flow_repos import ExecutionRow, FlowRecord, FlowRepo, HistoryRow
+from deployer.emulator.store.flow_repos import ExecutionRow, FlowRepo
 from deployer.emulator.store.steps import output_text
 from deployer.fdl.interpreter import (
     Event,
@@ -41,19 +44,11 @@ from deployer.fdl.interpreter import (
 )
 from deployer.fdl.limits import DATA_LIMIT_BYTES
 
-__all__ = ["ExecutionEngine", "ExecutionFilter", "ExecutionService", "ExecutionView",
-           "HistoryEvent", "SyncResult", "TaskCompleted"]
+__all__ = ["EXECUTION_STATUSES", "ExecutionEngine", "ExecutionFilter", "ExecutionService",
+           "ExecutionView", "SyncResult"]
 
-HistoryEvent = HistoryRow
-"""One history event (``event_id``, ``schedule_event_id``, ``type``, ``step_name``, ``time``,
-``detail``), as the store keeps it."""
-
-STATUSES = ("Starting", "Running", "Stopped", "Succeeded", "Failed", "TimedOut")
+EXECUTION_STATUSES = ("Starting", "Running", "Stopped", "Succeeded", "Failed", "TimedOut")
 SYNC_TIMEOUT = 330.0  # real seconds: Express executions end within 300 s of their clock
-
-
-class TaskCompleted(ServiceError):
-    """ReportTask* for a task that has already completed."""
 
 
 class QualifierResolver(Protocol):
@@ -138,8 +133,8 @@ def _parse_time(text: str, field: str) -> float | None:
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except ValueError:
-        raise InvalidArgument(f"{field} '{text}' is not an RFC 3339 UTC time "
-                              "(e.g. 2020-12-02T02:39:20.402Z)", field=field) from None
+        raise InvalidValue(f"{field} '{text}' is not an RFC 3339 UTC time "
+                           "(e.g. 2020-12-02T02:39:20.402Z)", field=field) from None
 
 
 def _input(text: str) -> tuple[str, Any]:
@@ -153,10 +148,10 @@ def _input(text: str) -> tuple[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidArgument(f"Input is not valid JSON: {exc.msg} at position {exc.pos}",
-                              field="Input") from None
+        raise InvalidValue(f"Input is not valid JSON: {exc.msg} at position {exc.pos}",
+                           field="Input") from None
     if not isinstance(value, dict):
-        raise InvalidArgument("Input must be a JSON object", field="Input")
+        raise InvalidValue("Input must be a JSON object", field="Input")
     return text, value
 
 
@@ -177,13 +172,13 @@ class ExecutionService:
         the start is committed, with status ``Running`` and before any state has run; the
         execution then proceeds in the engine (wait for it with :meth:`describe`'s long poll).
         A running one of that name is returned as is, a finished one raises
-        AlreadyExists(kind='execution'). With ``qualifier`` (a published version or an alias)
+        AlreadyExists (``Resource.EXECUTION``). With ``qualifier`` (a published version or an alias)
         the execution runs that version's definition."""
         flow, version, alias = self._qualified(self._flows.get(account_id, region, flow_name),
                                                qualifier)
         if flow.execution_mode != "Standard":
-            raise InvalidArgument(f"Flow {flow_name} is an Express flow: use "
-                                  "StartSyncExecution", field="FlowName")
+            raise InvalidValue(f"Flow {flow_name} is an Express flow: use "
+                               "StartSyncExecution", field="FlowName")
         if name:
             check_name(name, "ExecutionName")
         name = name or str(uuid.uuid4())  # generated names are UUIDs, as the cloud's
@@ -204,7 +199,7 @@ class ExecutionService:
                     if reuse and existing.status == "Running":
                         return _view(existing)
                     raise AlreadyExists(f"Execution {name} for flow {flow.name} already "
-                                        "exists.", kind="execution", name=name)
+                                        "exists.", Resource.EXECUTION, name=name)
                 # deleted meanwhile: the flow may have changed too; a version never does
                 fresh = self._flows.get(flow.account_id, flow.region, flow.name)
                 flow = flow if version else fresh
@@ -217,7 +212,7 @@ class ExecutionService:
                                  ex.started_at, ex.stopped_at, flow.definition,
                                  flow.environment, ex.role_arn, ex.error_code, ex.error_detail,
                                  1, flow.execution_mode)
-        raise NotFound(f"Execution {name} does not exist.", kind="execution", name=name)
+        raise ResourceNotFound(f"Execution {name} does not exist.", Resource.EXECUTION, name=name)
 
     def start_scheduled(self, account_id: str, region: str, flow_name: str, *, name: str,
                         input_text: str) -> ExecutionView:
@@ -234,8 +229,8 @@ class ExecutionService:
         if not qualifier or qualifier == "LATEST":
             return flow, "", ""
         if self.versions is None:
-            raise NotFound(f"Qualifier {qualifier} of flow {flow.name} does not exist.",
-                           kind="alias", name=qualifier)
+            raise ResourceNotFound(f"Qualifier {qualifier} of flow {flow.name} does not exist.",
+                                   Resource.ALIAS, name=qualifier)
         frozen, version = self.versions.resolve(flow, qualifier)
         return frozen, version, "" if qualifier.isdigit() else qualifier
 
@@ -245,7 +240,7 @@ class ExecutionService:
         flow, version, alias = self._qualified(self._flows.get(account_id, region, flow_name),
                                                qualifier)
         if flow.execution_mode != "Express":
-            raise ServiceError("Standard execution is not supported", kind="unsupported")
+            raise Unsupported("Standard execution is not supported")
         if name:
             check_name(name, "ExecutionName")
         full = f"{name or uuid.uuid4()}:{uuid.uuid4()}"
@@ -274,22 +269,22 @@ class ExecutionService:
         """One page in start order (``newest_first``: newest first, the console's order) and
         the next page's token ('' on the last page). ``filt.qualifier``: ``LATEST``, a version
         (started with it or through an alias that picked it) or an alias (started through it);
-        an unknown one raises NotFound as StartExecution does. A ``filt.map_run_name`` raises
-        InvalidArgument: the emulator runs no distributed Map, so no map run exists."""
+        an unknown one raises ResourceNotFound as StartExecution does. A ``filt.map_run_name``
+        raises InvalidValue: the emulator runs no distributed Map, so no map run exists."""
         flow = self._flows.get(account_id, region, flow_name)
         version, alias = self._started_with(flow, filt.qualifier)
         if filt.map_run_name:
-            raise InvalidArgument(f"MapRunName '{filt.map_run_name}' does not exist: the "
-                                  "emulator runs no distributed Map, so there are no map runs",
-                                  field="MapRunName")
-        if filt.status and filt.status not in STATUSES:
-            raise InvalidArgument(f"Status '{filt.status}' is invalid: use one of "
-                                  + ", ".join(STATUSES), field="Status")
+            raise InvalidValue(f"MapRunName '{filt.map_run_name}' does not exist: the "
+                               "emulator runs no distributed Map, so there are no map runs",
+                               field="MapRunName")
+        if filt.status and filt.status not in EXECUTION_STATUSES:
+            raise InvalidValue(f"Status '{filt.status}' is invalid: use one of "
+                               + ", ".join(EXECUTION_STATUSES), field="Status")
         after = 0
         if next_token:
             start = self._repo.get_execution(account_id, region, flow_name, next_token)
             if start is None:
-                raise InvalidArgument(f"NextToken '{next_token}' is invalid", field="NextToken")
+                raise InvalidValue(f"NextToken '{next_token}' is invalid", field="NextToken")
             after = start.seq
         rows = self._repo.list_executions(
             account_id, region, flow_name, after_seq=after, limit=limit + 1,
@@ -311,14 +306,14 @@ class ExecutionService:
         """The number of executions of the flow per status (every status, zeros included)."""
         self._flows.get(account_id, region, flow_name)
         found = self._repo.execution_counts(account_id, region, flow_name)
-        return {status: found.get(status, 0) for status in STATUSES}
+        return {status: found.get(status, 0) for status in EXECUTION_STATUSES}
 
     def watch_changes(self, account_id: str, region: str, flow_name: str, name: str, *,
                       after_version: int, wake: Callable[[], None]) -> Callable[[], None]:
         """Call ``wake()`` once the execution's ``version`` is above ``after_version``: at once
         if it already is or the execution has ended, else when the engine commits its next
         step (or rows change behind it). Holds no thread; reads the row once. Returns the
-        unsubscribe function; NotFound when the execution does not exist."""
+        unsubscribe function; ResourceNotFound when the execution does not exist."""
         row = self._row(account_id, region, flow_name, name)
         if row.version > after_version or row.status not in ("Running", "Starting"):
             wake()
@@ -326,12 +321,12 @@ class ExecutionService:
         return self._engine.watch_changes(row.seq, after_version, wake)
 
     def history(self, account_id: str, region: str, flow_name: str, name: str, *,
-                limit: int, next_token: str = "") -> tuple[builtins.list[HistoryEvent], str]:
+                limit: int, next_token: str = "") -> tuple[builtins.list[HistoryRow], str]:
         """History events in event id order; the token is the next page's first event id."""
         row = self._row(account_id, region, flow_name, name)
         start = parse_number(next_token) if next_token else 1
         if start is None:
-            raise InvalidArgument(f"NextToken '{next_token}' is invalid", field="NextToken")
+            raise InvalidValue(f"NextToken '{next_token}' is invalid", field="NextToken")
         events = self._repo.history(row.seq, from_event=start, limit=limit + 1)
         token = str(events[limit].event_id) if len(events) > limit else ""
         return events[:limit], token
@@ -340,12 +335,12 @@ class ExecutionService:
              error: str = "", cause: str = "") -> ExecutionView:
         """Stop a running execution: one ExecutionStopped event, pending timers cancelled."""
         if len(error) > 128 or len(cause) > 4096:
-            raise InvalidArgument("Error must be at most 128 and Cause at most 4096 characters",
-                                  field="Error")
+            raise InvalidValue("Error must be at most 128 and Cause at most 4096 characters",
+                               field="Error")
         row = self._row(account_id, region, flow_name, name)
         if row.status != "Running":
-            raise InvalidArgument(f"Execution {name} is not running (status {row.status}).",
-                                  field="ExecutionName")
+            raise InvalidValue(f"Execution {name} is not running (status {row.status}).",
+                               field="ExecutionName")
         self._engine.deliver(row.seq, lambda now: StopRequested(now, error, cause))
         return _view(self._row(account_id, region, flow_name, name))
 
@@ -356,11 +351,11 @@ class ExecutionService:
             try:
                 json.loads(output)
             except json.JSONDecodeError:
-                raise InvalidArgument("Output is not valid JSON", field="Output") from None
+                raise InvalidValue("Output is not valid JSON", field="Output") from None
         tasks = self._repo.task_by_token(account_id, region, token)
         if not tasks:
-            raise InvalidArgument(f"TaskToken '{token}' is invalid: no task has it",
-                                  field="TaskToken")
+            raise InvalidValue(f"TaskToken '{token}' is invalid: no task has it",
+                               field="TaskToken")
         live = [t for t in tasks if not t.completed]
         if not live:
             raise TaskCompleted(f"Task {token} has already completed.")
@@ -381,7 +376,8 @@ class ExecutionService:
         self._flows.get(account_id, region, flow_name)
         row = self._repo.get_execution(account_id, region, flow_name, name)
         if row is None:
-            raise NotFound(f"Execution {name} does not exist.", kind="execution", name=name)
+            raise ResourceNotFound(f"Execution {name} does not exist.",
+                                   Resource.EXECUTION, name=name)
         return row
 
 

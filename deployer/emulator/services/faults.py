@@ -23,14 +23,23 @@ from __future__ import annotations
 
 import enum
 import itertools
+import json
 import random
 import threading
 from dataclasses import dataclass, field, replace
 
-from deployer.emulator.services.errors import InvalidArgument, NotFound
+from deployer.emulator.services.errors import InvalidValue, Resource, ResourceNotFound
 
-__all__ = ["SERVICES", "Fault", "FaultCall", "FaultEffect", "FaultKind", "FaultService",
-           "FaultSpec"]
+__all__ = [
+    "SERVICES",
+    "Fault",
+    "FaultCall",
+    "FaultEffect",
+    "FaultKind",
+    "FaultService",
+    "FaultSpec",
+    "injected_failure_body",
+]
 
 SERVICES = ("fc", "cloudflow", "ram", "sts")
 INVOKE = "InvokeFunction"
@@ -67,9 +76,9 @@ class FaultSpec:
     seed: int | None = None
 
     def validate(self) -> None:
-        """Raise :class:`InvalidArgument` naming the first rule this spec breaks."""
-        def bad(field_name: str, message: str) -> InvalidArgument:
-            return InvalidArgument(message, kind="fault", field=field_name)
+        """Raise :class:`InvalidValue` naming the first rule this spec breaks."""
+        def bad(field_name: str, message: str) -> InvalidValue:
+            return InvalidValue(message, field=field_name)
 
         if self.service not in SERVICES:
             raise bad("service", f"service must be one of {', '.join(SERVICES)}; got "
@@ -101,6 +110,17 @@ class FaultSpec:
                 and (not self.flow or self.flow == call.flow)
                 and (self.kind not in (FaultKind.FUNCTION_ERROR, FaultKind.TIMEOUT)
                      or call.action == INVOKE))
+
+
+def injected_failure_body(spec: FaultSpec, timeout: int) -> bytes:
+    """What FC answers for a run a ``FUNCTION_ERROR`` or ``TIMEOUT`` fault replaces: the error
+    JSON of a Python handler that raised, or of one that ran out of ``timeout`` seconds
+    (docs/runtime.md)."""
+    if spec.kind is FaultKind.TIMEOUT:
+        return json.dumps({"errorMessage": f"Function timed out after {timeout} seconds"}
+                          ).encode("utf-8")
+    return json.dumps({"errorMessage": spec.message, "errorType": spec.error_type}, indent=4,
+                      sort_keys=True).encode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,12 +184,12 @@ class FaultService:
         self._sleeper = threading.Event()  # set on close: pending latencies end
 
     def add(self, spec: FaultSpec) -> Fault:
-        """Register ``spec`` (validated; InvalidArgument when it breaks a rule)."""
+        """Register ``spec`` (validated; InvalidValue when it breaks a rule)."""
         spec.validate()
         with self._lock:
             if len(self._entries) >= MAX_FAULTS:
-                raise InvalidArgument(f"at most {MAX_FAULTS} faults can be registered; "
-                                      "clear some first", kind="fault")
+                raise InvalidValue(f"at most {MAX_FAULTS} faults can be registered; "
+                                   "clear some first")
             fault = Fault(f"fault-{next(self._ids)}", spec)
             self._entries[fault.fault_id] = _Entry(fault, random.Random(spec.seed))
             return fault
@@ -182,14 +202,16 @@ class FaultService:
         with self._lock:
             entry = self._entries.get(fault_id)
         if entry is None:
-            raise NotFound(f"fault {fault_id!r} does not exist", kind="fault", name=fault_id)
+            raise ResourceNotFound(f"fault {fault_id!r} does not exist",
+                                   Resource.FAULT, name=fault_id)
         return entry.fault
 
     def remove(self, fault_id: str) -> Fault:
         with self._lock:
             entry = self._entries.pop(fault_id, None)
         if entry is None:
-            raise NotFound(f"fault {fault_id!r} does not exist", kind="fault", name=fault_id)
+            raise ResourceNotFound(f"fault {fault_id!r} does not exist",
+                                   Resource.FAULT, name=fault_id)
         return entry.fault
 
     def clear(self) -> int:

@@ -9,7 +9,8 @@
 Empty region/account segments mean the execution's. Outcomes follow the interpreter's
 conventions: ``(output_text, "", "")`` on success, ``("", code, detail)`` on failure, with
 function errors mapped by ``fc.map_function_error`` (``FC.Unknown``) and service errors by
-``fc.map_service_error`` (``FC.FunctionNotFound``...). ``invocationType: Async`` with
+``fc.map_service_error`` over the code FC answers for them (``fc_code``: FC's error table,
+wired in by ``emulator/app.py``; ``FC.FunctionNotFound``...). ``invocationType: Async`` with
 ``RequestComplete`` completes on acceptance (output ``{}``); with ``WaitForSystemCallback`` the
 task waits for the run's result. ``WaitForCustomCallback`` tasks invoke the function (which
 receives the token in its parameters) and then wait for ReportTask*; a function error fails
@@ -21,7 +22,7 @@ function error or timeout with ``FC.Unknown`` and FC's error JSON; latency holds
 
 CloudFlow invokes functions with the flow's execution role: when the flow has a ``RoleArn``, the
 role's RAM policies must allow ``fc:InvokeFunction`` on the function, else the task fails with
-``FC.AccessDenied`` (FC answers ``403 AccessDenied`` and CloudFlow names FC errors ``FC.<Code>``;
+``FC.AccessDenied`` (FC answers ``403 NotAuthorized`` and CloudFlow names FC errors ``FC.<Code>``;
 docs/runtime.md). A flow without a role invokes unchecked (docs/runtime.md says why).
 """
 
@@ -29,15 +30,22 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.emulator.services.authorization import AccessDenied, Authorizer, Subject
-from deployer.emulator.services.errors import NotFound, PayloadTooLarge, ServiceError
-from deployer.emulator.services.faults import INVOKE, FaultCall, FaultKind, FaultService
+from deployer.emulator.services.authorization import Authorizer, Subject
+from deployer.emulator.services.errors import NotAuthorized, ResourceNotFound, ServiceError
+from deployer.emulator.services.faults import (
+    INVOKE,
+    FaultCall,
+    FaultKind,
+    FaultService,
+    injected_failure_body,
+)
 from deployer.emulator.services.functions import FunctionService
-from deployer.emulator.services.quotas import CloudQuotas, QuotaExceeded
+from deployer.emulator.services.quotas import CloudQuotas
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import InvokeTask
 from deployer.fdl.interpreter.fc import map_function_error, map_service_error
@@ -84,9 +92,11 @@ def _body(value: Any) -> bytes:
 class FunctionInvoker:
     """Runs tasks against :class:`FunctionService` (blocking; called from engine workers)."""
 
-    def __init__(self, functions: FunctionService, authorizer: Authorizer | None = None, *,
-                 faults: FaultService | None = None, quotas: CloudQuotas | None = None) -> None:
+    def __init__(self, functions: FunctionService, fc_code: Callable[[ServiceError], str],
+                 authorizer: Authorizer | None = None, *, faults: FaultService | None = None,
+                 quotas: CloudQuotas | None = None) -> None:
         self._functions = functions
+        self._fc_code = fc_code
         self._authorizer = authorizer
         self._faults = faults
         self._quotas = quotas
@@ -105,8 +115,8 @@ class FunctionInvoker:
         resource = f"acs:fc:{arn.region}:{arn.account_id}:functions/{arn.name}"
         try:
             self._authorizer.check(subject, "fc:InvokeFunction", resource)
-        except AccessDenied as exc:
-            return ("", *map_service_error("AccessDenied", exc.message))
+        except NotAuthorized as exc:
+            return ("", *map_service_error(self._fc_code(exc), exc.message))
         return None
 
     def run(self, cmd: InvokeTask, account_id: str, region: str,
@@ -140,16 +150,8 @@ class FunctionInvoker:
                                              request_id=task_request_id(cmd.task_id),
                                              asynchronous=fire_and_forget,
                                              qualifier=arn.qualifier)
-        except QuotaExceeded as exc:
-            return ("", *map_service_error(exc.code, exc.message))
-        except NotFound as exc:
-            code = {"version": "VersionNotFound", "alias": "AliasNotFound"}.get(
-                exc.kind, "FunctionNotFound")
-            return ("", *map_service_error(code, exc.message))
-        except PayloadTooLarge as exc:
-            return ("", *map_service_error("EntityTooLarge", exc.message))
-        except ServiceError as exc:
-            return ("", *map_service_error("InvalidArgument", exc.message))
+        except ServiceError as exc:  # FC's wire code for it, as CloudFlow reports FC's errors
+            return ("", *map_service_error(self._fc_code(exc), exc.message))
         if inv.result is None:
             return "{}", "", ""
         payload = inv.result.payload.decode("utf-8", errors="replace")
@@ -176,15 +178,11 @@ class FunctionInvoker:
             return ("", *map_service_error(spec.code, spec.message))
         try:
             fn = self._functions.get(arn.account_id, arn.region, arn.name, arn.qualifier)
-        except NotFound:
+        except ResourceNotFound:
             return None  # the invocation answers FunctionNotFound itself
         if fire_and_forget:
             return "{}", "", ""
-        if spec.kind is FaultKind.TIMEOUT:
-            body = {"errorMessage": f"Function timed out after {fn.config.timeout} seconds"}
-        else:
-            body = {"errorMessage": spec.message, "errorType": spec.error_type}
-        return ("", *map_function_error(json.dumps(body)))
+        return ("", *map_function_error(injected_failure_body(spec, fn.config.timeout).decode()))
 
     def _instance(self, arn: FunctionArn, fire_and_forget: bool) -> AbstractContextManager[None]:
         """One of the account's FC instances for a synchronous run (``--throttle cloud``)."""

@@ -10,7 +10,7 @@ weight / (sum of weights) — the docs' examples give a single version a weight 
 30, so weights are relative rather than percentages that must add up to 100 (INFERRED).
 
 Decisions (INFERRED, docs/emulator.md): version and alias names follow the flow-name rules;
-a version an alias routes to cannot be deleted (InvalidArgument); deleting a flow drops its
+a version an alias routes to cannot be deleted (InvalidValue); deleting a flow drops its
 versions and aliases; ListFlowVersions is newest first and ListFlowAliases by name, both with
 ``Limit`` 1-999 (default 60) like ListFlows, the token being the next page's first item.
 """
@@ -18,19 +18,23 @@ versions and aliases; ListFlowVersions is newest first and ListFlowAliases by na
 from __future__ import annotations
 
 import dataclasses
-import json
 import random
 from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.records import FlowRecord
+from deployer.emulator.services.errors import (
+    AlreadyExists,
+    InvalidValue,
+    Resource,
+    ResourceNotFound,
+)
 from deployer.emulator.services.flows import FlowService, check_name
 from deployer.emulator.services.numbers import parse_number
-from deployer.emulator.store.flow_repos import FlowRecord
 from deployer.emulator.store.release_repos import AliasRow, ReleaseRepo, VersionRow
 
-__all__ = ["FlowAlias", "FlowReleases", "FlowVersion", "Route", "parse_routing"]
+__all__ = ["FlowAlias", "FlowReleases", "FlowVersion", "Route"]
 
 MAX_ROUTES = 2
 
@@ -57,33 +61,6 @@ class FlowAlias:
     routes: tuple[Route, ...]
     created_at: float
     modified_at: float
-
-
-def parse_routing(text: str | None) -> tuple[Route, ...] | None:
-    """``RoutingConfigurations`` as the SDK sends it (JSON ``[{"Version","Weight"}]``)."""
-    if text is None or text == "":
-        return None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidArgument(f"RoutingConfigurations is not valid JSON: {exc.msg}",
-                              field="RoutingConfigurations") from None
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise InvalidArgument('RoutingConfigurations must be [{"Version": "1", "Weight": 100}]',
-                              field="RoutingConfigurations")
-    routes = []
-    for item in data:
-        version, weight = item.get("Version"), item.get("Weight")
-        if isinstance(version, int) and not isinstance(version, bool):
-            version = str(version)
-        if isinstance(weight, str) and parse_number(weight) is not None:
-            weight = parse_number(weight)
-        if not isinstance(version, str) or isinstance(weight, bool) \
-                or not isinstance(weight, int):
-            raise InvalidArgument("each RoutingConfigurations item needs a Version (string) "
-                                  "and a Weight (integer)", field="RoutingConfigurations")
-        routes.append(Route(version, weight))
-    return tuple(routes)
 
 
 def _version(row: VersionRow) -> FlowVersion:
@@ -127,7 +104,7 @@ class FlowReleases:
         self._flows.get(account_id, region, flow_name)
         start = parse_number(next_token) if next_token else None
         if next_token and start is None:
-            raise InvalidArgument(f"NextToken '{next_token}' is invalid", field="NextToken")
+            raise InvalidValue(f"NextToken '{next_token}' is invalid", field="NextToken")
         rows = self._repo.versions(account_id, region, flow_name, start=start,
                                    limit=limit + 1, descending=True)
         token = str(rows[limit].version) if len(rows) > limit else ""
@@ -140,9 +117,9 @@ class FlowReleases:
         users = [a.alias for a in self._repo.all_aliases(account_id, region, flow_name)
                  if any(str(r["version"]) == version for r in a.routing or [])]
         if users:
-            raise InvalidArgument(f"FlowVersion {version} of flow {flow_name} is used by alias "
-                                  f"{', '.join(users)}: route the alias elsewhere first",
-                                  field="FlowVersion")
+            raise InvalidValue(f"FlowVersion {version} of flow {flow_name} is used by alias "
+                               f"{', '.join(users)}: route the alias elsewhere first",
+                               field="FlowVersion")
         self._repo.delete_version(account_id, region, flow_name, number)
 
     def _existing(self, account_id: str, region: str, flow_name: str,
@@ -151,8 +128,8 @@ class FlowReleases:
         row = (self._repo.version(account_id, region, flow_name, number)
                if number is not None else None)
         if row is None:
-            raise NotFound(f"FlowVersion {version} of flow {flow_name} does not exist.",
-                           kind="version", name=version)
+            raise ResourceNotFound(f"FlowVersion {version} of flow {flow_name} does not exist.",
+                                   Resource.VERSION, name=version)
         return row
 
     def describe_version(self, account_id: str, region: str, flow_name: str,
@@ -176,15 +153,15 @@ class FlowReleases:
         self._flows.get(account_id, region, flow_name)
         check_name(name)
         if routes is None:
-            raise InvalidArgument("The required parameter RoutingConfigurations is missing.",
-                                  field="RoutingConfigurations")
+            raise InvalidValue("The required parameter RoutingConfigurations is missing.",
+                               field="RoutingConfigurations")
         self._check_routes(account_id, region, flow_name, routes)
         now = self._clock.now()
         row = AliasRow(flow_name, name, routes[0].version, description, _routing(routes),
                        now, now)
         if not self._repo.insert_alias(account_id, region, row):
             raise AlreadyExists(f"FlowAlias {name} of flow {flow_name} already exists.",
-                                kind="alias", name=name)
+                                Resource.ALIAS, name=name)
         return _alias(row)
 
     def describe_alias(self, account_id: str, region: str, flow_name: str,
@@ -195,8 +172,8 @@ class FlowReleases:
         self._flows.get(account_id, region, flow_name)
         row = self._repo.alias(account_id, region, flow_name, name)
         if row is None:
-            raise NotFound(f"FlowAlias {name} of flow {flow_name} does not exist.",
-                           kind="alias", name=name)
+            raise ResourceNotFound(f"FlowAlias {name} of flow {flow_name} does not exist.",
+                                   Resource.ALIAS, name=name)
         return row
 
     def update_alias(self, account_id: str, region: str, flow_name: str, name: str, *,
@@ -218,8 +195,8 @@ class FlowReleases:
     def delete_alias(self, account_id: str, region: str, flow_name: str, name: str) -> None:
         self._flows.get(account_id, region, flow_name)
         if not self._repo.delete_alias(account_id, region, flow_name, name):
-            raise NotFound(f"FlowAlias {name} of flow {flow_name} does not exist.",
-                           kind="alias", name=name)
+            raise ResourceNotFound(f"FlowAlias {name} of flow {flow_name} does not exist.",
+                                   Resource.ALIAS, name=name)
 
     def list_aliases(self, account_id: str, region: str, flow_name: str, *, limit: int,
                      next_token: str = "") -> tuple[list[FlowAlias], str]:
@@ -232,19 +209,19 @@ class FlowReleases:
     def _check_routes(self, account_id: str, region: str, flow_name: str,
                       routes: tuple[Route, ...]) -> None:
         if not 1 <= len(routes) <= MAX_ROUTES:
-            raise InvalidArgument("RoutingConfigurations must name one or two flow versions",
-                                  field="RoutingConfigurations")
+            raise InvalidValue("RoutingConfigurations must name one or two flow versions",
+                               field="RoutingConfigurations")
         if len({r.version for r in routes}) != len(routes):
-            raise InvalidArgument("RoutingConfigurations names a version twice",
-                                  field="RoutingConfigurations")
+            raise InvalidValue("RoutingConfigurations names a version twice",
+                               field="RoutingConfigurations")
         for route in routes:
             if not 0 <= route.weight <= 100:
-                raise InvalidArgument(f"Weight of version {route.version} must be between 0 and "
-                                      f"100, got {route.weight}", field="RoutingConfigurations")
+                raise InvalidValue(f"Weight of version {route.version} must be between 0 and "
+                                   f"100, got {route.weight}", field="RoutingConfigurations")
             self._existing(account_id, region, flow_name, route.version)
         if sum(r.weight for r in routes) <= 0:
-            raise InvalidArgument("RoutingConfigurations needs a positive Weight",
-                                  field="RoutingConfigurations")
+            raise InvalidValue("RoutingConfigurations needs a positive Weight",
+                               field="RoutingConfigurations")
 
     # --- StartExecution's Qualifier -----------------------------------------------------------
 
@@ -255,8 +232,9 @@ class FlowReleases:
             return self._frozen(flow, self._existing(a, r, name, qualifier)), qualifier
         alias = self._repo.alias(a, r, name, qualifier)
         if alias is None:
-            raise NotFound(f"Qualifier {qualifier} of flow {name} does not exist: it is "
-                           "neither a version nor an alias.", kind="alias", name=qualifier)
+            raise ResourceNotFound(f"Qualifier {qualifier} of flow {name} does not exist: it is "
+                                   "neither a version nor an alias.", Resource.ALIAS,
+                                   name=qualifier)
         routes = _alias(alias).routes
         pick = self._random.random() * sum(x.weight for x in routes)
         chosen = routes[-1].version

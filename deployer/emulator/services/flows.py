@@ -1,7 +1,7 @@
 """CloudFlow flows: create, describe, update, delete, list (domain logic, no HTTP).
 
 A definition is checked with :func:`deployer.fdl.check_flow` for the flow's execution mode; any
-error diagnostic refuses the request with :class:`InvalidArgument` whose message lists every
+error diagnostic refuses the request with :class:`InvalidValue` whose message lists every
 error as ``Definition:<line>:<col>: error <code>: <path>: <message>``. The definition's
 ``Name`` must equal the flow name. A ``RoleArn`` must name a role of the emulator's RAM whose
 trust policy lets ``fnf.aliyuncs.com`` assume it.
@@ -9,7 +9,6 @@ trust policy lets ``fnf.aliyuncs.com`` assume it.
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Callable
@@ -17,17 +16,23 @@ from dataclasses import replace
 from typing import Any
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
-from deployer.emulator.store.flow_repos import FlowRecord, FlowRepo
+from deployer.emulator.records import FlowRecord
+from deployer.emulator.services.errors import (
+    AlreadyExists,
+    InvalidValue,
+    Resource,
+    ResourceNotFound,
+)
+from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.fdl import check_flow
 from deployer.fdl.limits import DEFINITION_BYTES
 
-__all__ = ["FLOW_NAME_RE", "MODES", "FlowChanges", "FlowRecord", "FlowService",
-           "parse_environment"]  # FlowRecord: a flow as the service returns it (stored as is)
+__all__ = ["CLOUDFLOW_PRINCIPAL", "FLOW_EXECUTION_MODES", "FLOW_NAME_RE", "FlowChanges",
+           "FlowService"]
 
 FLOW_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
-MODES = ("Standard", "Express")
-FNF_SERVICE = "fnf.aliyuncs.com"
+FLOW_EXECUTION_MODES = ("Standard", "Express")
+CLOUDFLOW_PRINCIPAL = "fnf.aliyuncs.com"
 MAX_DEFINITION = DEFINITION_BYTES
 
 RoleCheck = Callable[[str, str, str], bool]
@@ -35,32 +40,9 @@ RoleCheck = Callable[[str, str, str], bool]
 
 def check_name(name: str, what: str = "Name") -> None:
     if not FLOW_NAME_RE.match(name):
-        raise InvalidArgument(
+        raise InvalidValue(
             f"{what} '{name}' is invalid: use 1-128 letters, digits, '_' or '-', starting with "
             "a letter or '_'", field=what)
-
-
-def parse_environment(text: str | None) -> dict[str, Any] | None:
-    """``{"Variables":[{"Name","Value","Description"?}]}`` JSON text -> dict (None if absent)."""
-    if text is None or text == "":
-        return None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidArgument(f"Environment is not valid JSON: {exc.msg}",
-                              field="Environment") from None
-    variables = data.get("Variables", []) if isinstance(data, dict) else None
-    if not isinstance(variables, list) or not all(
-            isinstance(v, dict) and isinstance(v.get("Name"), str) for v in variables):
-        raise InvalidArgument('Environment must be {"Variables": [{"Name": ..., "Value": ...}]}',
-                              field="Environment")
-    out = []
-    for v in variables:
-        item = {"Name": v["Name"], "Value": str(v.get("Value", ""))}
-        if "Description" in v:
-            item["Description"] = str(v["Description"])
-        out.append(item)
-    return {"Variables": out}
 
 
 class FlowChanges:
@@ -93,12 +75,12 @@ class FlowService:
                description: str = "", type: str = "FDL", role_arn: str = "",
                execution_mode: str = "", environment: dict[str, Any] | None = None,
                resource_group_id: str = "", external_storage: str = "") -> FlowRecord:
-        """Validate and store a new flow. Raises InvalidArgument or AlreadyExists."""
+        """Validate and store a new flow. Raises InvalidValue or AlreadyExists."""
         check_name(name)
         mode = execution_mode or "Standard"
-        if mode not in MODES:
-            raise InvalidArgument(f"ExecutionMode '{execution_mode}' is invalid: use Standard or "
-                                  "Express", field="ExecutionMode")
+        if mode not in FLOW_EXECUTION_MODES:
+            raise InvalidValue(f"ExecutionMode '{execution_mode}' is invalid: use Standard or "
+                               "Express", field="ExecutionMode")
         self._check_type(type)
         self._check_definition(name, definition, mode)
         self._check_role(account_id, role_arn)
@@ -107,14 +89,14 @@ class FlowService:
                          type or "FDL", role_arn, mode, environment, resource_group_id,
                          external_storage, now, now)
         if not self._repo.insert_flow(rec):
-            raise AlreadyExists(f"Flow {name} already exists.", kind="flow", name=name)
+            raise AlreadyExists(f"Flow {name} already exists.", Resource.FLOW, name=name)
         return rec
 
     def get(self, account_id: str, region: str, name: str) -> FlowRecord:
-        """The flow or NotFound(kind='flow')."""
+        """The flow or ResourceNotFound (``Resource.FLOW``)."""
         rec = self._repo.get_flow(account_id, region, name)
         if rec is None:
-            raise NotFound(f"Flow {name} does not exist.", kind="flow", name=name)
+            raise ResourceNotFound(f"Flow {name} does not exist.", Resource.FLOW, name=name)
         return rec
 
     def update(self, account_id: str, region: str, name: str,
@@ -143,7 +125,7 @@ class FlowService:
         """Delete the flow; its executions can no longer be queried and stop at once; its
         versions, aliases and schedules are deleted too."""
         if not self._repo.delete_flow(account_id, region, name):
-            raise NotFound(f"Flow {name} does not exist.", kind="flow", name=name)
+            raise ResourceNotFound(f"Flow {name} does not exist.", Resource.FLOW, name=name)
         for hook in self.on_delete:
             hook(account_id, region, name)
 
@@ -158,31 +140,31 @@ class FlowService:
     @staticmethod
     def _check_type(type: str) -> None:
         if type not in ("", "FDL"):
-            raise InvalidArgument(f"Type '{type}' is invalid: only FDL is supported",
-                                  field="Type")
+            raise InvalidValue(f"Type '{type}' is invalid: only FDL is supported",
+                               field="Type")
 
     @staticmethod
     def _check_definition(name: str, definition: str, mode: str) -> None:
         if not definition.strip():
-            raise InvalidArgument("Definition is empty", field="Definition")
+            raise InvalidValue("Definition is empty", field="Definition")
         if len(definition.encode()) > MAX_DEFINITION:
-            raise InvalidArgument(f"Definition exceeds {MAX_DEFINITION} bytes",
-                                  field="Definition")
+            raise InvalidValue(f"Definition exceeds {MAX_DEFINITION} bytes",
+                               field="Definition")
         checked = check_flow(definition, source="Definition", execution_mode=mode)
         if checked.errors or checked.flow is None:
             lines = "; ".join(d.format() for d in checked.errors) or "not a flow definition"
-            raise InvalidArgument(f"Definition is invalid: {lines}", field="Definition")
+            raise InvalidValue(f"Definition is invalid: {lines}", field="Definition")
         if checked.flow.name != name:
-            raise InvalidArgument(
+            raise InvalidValue(
                 f"Definition is invalid: its Name '{checked.flow.name}' must equal the flow "
                 f"name '{name}'", field="Definition")
 
     def _check_role(self, account_id: str, role_arn: str) -> None:
-        if role_arn and not self._role_trusts(account_id, role_arn, FNF_SERVICE):
-            raise InvalidArgument(
+        if role_arn and not self._role_trusts(account_id, role_arn, CLOUDFLOW_PRINCIPAL):
+            raise InvalidValue(
                 f"RoleArn '{role_arn}' cannot be assumed by CloudFlow: the role must exist in "
                 f"account {account_id} (acs:ram::{account_id}:role/<name>) and its trust "
-                f"policy must allow sts:AssumeRole for the service {FNF_SERVICE}",
+                f"policy must allow sts:AssumeRole for the service {CLOUDFLOW_PRINCIPAL}",
                 field="RoleArn")
 
 

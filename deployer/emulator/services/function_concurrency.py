@@ -18,8 +18,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import InvalidArgument, NotFound
-from deployer.emulator.services.quotas import QuotaExceeded
+from deployer.emulator.services.errors import (
+    InvalidValue,
+    Quota,
+    QuotaExceeded,
+    Resource,
+    ResourceNotFound,
+)
 from deployer.emulator.store.function_config_repos import FunctionConfigRepo
 
 __all__ = ["MAX_RESERVED", "ConcurrencyConfig", "ConcurrencyLimits"]
@@ -49,9 +54,9 @@ class ConcurrencyLimits:
             reserved: int) -> ConcurrencyConfig:
         if isinstance(reserved, bool) or not isinstance(reserved, int) or not \
                 0 <= reserved <= MAX_RESERVED:
-            raise InvalidArgument(f"reservedConcurrency must be an integer between 0 and "
-                                  f"{MAX_RESERVED}, got {reserved!r}",
-                                  field="reservedConcurrency")
+            raise InvalidValue(f"reservedConcurrency must be an integer between 0 and "
+                               f"{MAX_RESERVED}, got {reserved!r}",
+                               field="reservedConcurrency")
         now = self._clock.now()
         self._repo.put((account_id, region, function, _KIND, ""),
                        {"reservedConcurrency": reserved}, now)
@@ -62,8 +67,8 @@ class ConcurrencyLimits:
     def get(self, account_id: str, region: str, function: str) -> ConcurrencyConfig:
         found = self._repo.get((account_id, region, function, _KIND, ""))
         if found is None:
-            raise NotFound(f"function '{function}' has no concurrency config",
-                           kind="concurrency config", name=function)
+            raise ResourceNotFound(f"function '{function}' has no concurrency config",
+                                   Resource.CONCURRENCY_CONFIG, name=function)
         return self._config(account_id, region, function,
                             int(found[0]["reservedConcurrency"]), found[1])
 
@@ -109,7 +114,7 @@ class ConcurrencyLimits:
                     raise QuotaExceeded(
                         f"function '{function}' is throttled: its reserved concurrency is "
                         f"{limit} and {self._running.get(key, 0)} requests are running",
-                        code="ResourceExhausted", retry_after=None)
+                        Quota.RESERVED_CONCURRENCY, retry_after=None)
                 self._cond.wait(1.0)
             self._running[key] = self._running.get(key, 0) + 1
         try:

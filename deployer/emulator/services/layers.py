@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import InvalidArgument, NotFound
-from deployer.emulator.services.function_rules import RUNTIMES, check_zip
+from deployer.emulator.services.errors import InvalidValue, Resource, ResourceNotFound
+from deployer.emulator.services.functions.rules import RUNTIMES, check_zip
 from deployer.emulator.services.ports import LayerSource
 from deployer.emulator.store.layer_repos import LayerRepo, LayerVersionRow
 from deployer.emulator.store.repos import CodeStore
@@ -43,11 +43,11 @@ class LayerInput:
 
 
 def parse_layer_arn(arn: str) -> tuple[str, str, str, int]:
-    """(region, account, layer name, version) of a layer version ARN; InvalidArgument."""
+    """(region, account, layer name, version) of a layer version ARN; InvalidValue."""
     m = ARN_RE.match(arn)
     if m is None:
-        raise InvalidArgument(f"'{arn}' is not a layer version ARN (acs:fc:<region>:<account>:"
-                              "layers/<name>/versions/<n>)", field="layers")
+        raise InvalidValue(f"'{arn}' is not a layer version ARN (acs:fc:<region>:<account>:"
+                           "layers/<name>/versions/<n>)", field="layers")
     return m.group(1), m.group(2), m.group(3), int(m.group(4))
 
 
@@ -62,15 +62,15 @@ class LayerService:
     def create_version(self, account_id: str, region: str, name: str,
                        spec: LayerInput) -> LayerVersionRow:
         if not _NAME_RE.match(name):
-            raise InvalidArgument(f"invalid layer name '{name}': 1-64 letters, digits, '_' or "
-                                  "'-', starting with a letter or '_'", field="layerName")
+            raise InvalidValue(f"invalid layer name '{name}': 1-64 letters, digits, '_' or "
+                               "'-', starting with a letter or '_'", field="layerName")
         unknown = [r for r in spec.compatible_runtimes if r not in RUNTIMES]
         if unknown:
-            raise InvalidArgument(f"compatibleRuntime '{unknown[0]}' is not a runtime of "
-                                  "Function Compute", field="compatibleRuntime")
+            raise InvalidValue(f"compatibleRuntime '{unknown[0]}' is not a runtime of "
+                               "Function Compute", field="compatibleRuntime")
         if len(spec.description) > 256:
-            raise InvalidArgument("description must be at most 256 characters",
-                                  field="description")
+            raise InvalidValue("description must be at most 256 characters",
+                               field="description")
         check_zip(spec.code)
         checksum = self._code.put(spec.code)
         return self._repo.publish(account_id, region, name, {
@@ -82,34 +82,37 @@ class LayerService:
                     version: int) -> LayerVersionRow:
         found = self._repo.get(account_id, region, name, version)
         if found is None:
-            raise NotFound(f"layer '{name}' version {version} does not exist", kind="layer",
-                           name=name)
+            raise ResourceNotFound(f"layer '{name}' version {version} does not exist",
+                                   Resource.LAYER, name=name)
         return found
 
     def by_arn(self, account_id: str, region: str, arn: str) -> LayerVersionRow:
         """The version ``arn`` names, as ``account_id`` may see it (its own, or public)."""
         arn_region, owner, name, version = parse_layer_arn(arn)
         if owner == "official":
-            raise NotFound(f"layer {arn} is an official Function Compute layer, which does not "
-                           "exist offline; publish its content as a layer of your own (a "
-                           "directory in the function's layers)", kind="layer", name=arn)
+            raise ResourceNotFound(f"layer {arn} is an official Function Compute layer, which does "
+                                   "not exist offline; publish its content as a layer of your own "
+                                   "(a directory in the function's layers)",
+                                   Resource.LAYER, name=arn)
         found = self._repo.get(owner, arn_region, name, version)
         if found is None or (owner != account_id and not found.public):
             whose = "" if owner == account_id else (
                 f" (it belongs to account {owner}, whose layers this emulator does not hold)")
-            raise NotFound(f"layer version {arn} does not exist in the local emulator{whose}",
-                           kind="layer", name=arn)
+            raise ResourceNotFound(f"layer version {arn} does not exist in the local "
+                                   f"emulator{whose}",
+                                   Resource.LAYER, name=arn)
         return found
 
     def list_versions(self, account_id: str, region: str, name: str, *, start_version: int = 1,
                       limit: int = 20) -> tuple[builtins.list[LayerVersionRow], int | None]:
         """Versions from ``start_version`` on, and the next page's first version."""
         if not 1 <= limit <= 100:
-            raise InvalidArgument(f"limit must be between 1 and 100, got {limit}", field="limit")
+            raise InvalidValue(f"limit must be between 1 and 100, got {limit}", field="limit")
         rows = self._repo.versions(account_id, region, name, start=start_version,
                                    limit=limit + 1)
         if not rows and start_version <= 1:
-            raise NotFound(f"layer '{name}' does not exist", kind="layer", name=name)
+            raise ResourceNotFound(f"layer '{name}' does not exist",
+                                   Resource.LAYER, name=name)
         return rows[:limit], rows[limit].version if len(rows) > limit else None
 
     def list_layers(self, account_id: str, region: str, *, prefix: str = "",
@@ -117,7 +120,7 @@ class LayerService:
                     official: bool = False) -> tuple[builtins.list[LayerVersionRow], str]:
         """The newest version of each layer; ``official``: none exist offline."""
         if not 1 <= limit <= 100:
-            raise InvalidArgument(f"limit must be between 1 and 100, got {limit}", field="limit")
+            raise InvalidValue(f"limit must be between 1 and 100, got {limit}", field="limit")
         if official:
             return [], ""
         rows = self._repo.latest(account_id, region, prefix=prefix, start=next_token,
@@ -126,16 +129,17 @@ class LayerService:
 
     def delete_version(self, account_id: str, region: str, name: str, version: int) -> None:
         if not self._repo.delete(account_id, region, name, version):
-            raise NotFound(f"layer '{name}' version {version} does not exist", kind="layer",
-                           name=name)
+            raise ResourceNotFound(f"layer '{name}' version {version} does not exist",
+                                   Resource.LAYER, name=name)
 
     def put_acl(self, account_id: str, region: str, name: str, public: bool) -> None:
         if not self._repo.set_public(account_id, region, name, public):
-            raise NotFound(f"layer '{name}' does not exist", kind="layer", name=name)
+            raise ResourceNotFound(f"layer '{name}' does not exist",
+                                   Resource.LAYER, name=name)
 
     def check_function_layers(self, account_id: str, region: str,
                               arns: tuple[str, ...]) -> None:
-        """Every ARN a function names must resolve (NotFound / InvalidArgument naming it)."""
+        """Every ARN a function names must resolve (NotFound / InvalidValue naming it)."""
         for arn in arns:
             self.by_arn(account_id, region, arn)
 
@@ -143,6 +147,6 @@ class LayerService:
         """Where the content of ``arn`` is, for the runtime (None: it does not resolve)."""
         try:
             found = self.by_arn(account_id, region, arn)
-        except (NotFound, InvalidArgument):
+        except (ResourceNotFound, InvalidValue):
             return None
         return LayerSource(arn, found.code_checksum, self._code.path(found.code_checksum))

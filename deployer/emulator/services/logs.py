@@ -23,9 +23,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.records import InvocationRecord
+from deployer.emulator.services.errors import (
+    AlreadyExists,
+    InvalidValue,
+    Resource,
+    ResourceNotFound,
+)
 from deployer.emulator.store.log_repos import InvocationLogRepo, LogStoreRepo
-from deployer.emulator.store.repos import FunctionRecord, FunctionRepo, InvocationRecord
+from deployer.emulator.store.repos import FunctionRecord, FunctionRepo
 
 __all__ = ["LogQuery", "LogResult", "LogService"]
 
@@ -80,8 +86,8 @@ def _terms(query: str) -> list[_Term]:
     """The terms of a GetLogs search query (see the module docstring)."""
     text = query.strip()
     if "|" in text:
-        raise InvalidArgument("the emulated Log Service supports search queries only; an "
-                              "analytic statement after '|' is not emulated", field="query")
+        raise InvalidValue("the emulated Log Service supports search queries only; an "
+                           "analytic statement after '|' is not emulated", field="query")
     terms: list[_Term] = []
     for term in (t.strip() for t in re.split(r"\s+and\s+", text, flags=re.IGNORECASE)):
         if term in ("", "*"):
@@ -94,8 +100,8 @@ def _terms(query: str) -> list[_Term]:
         elif re.fullmatch(r'"[^"]*"|[^\s:"()]+', term):
             terms.append(_Term(None, term.strip('"')))
         else:
-            raise InvalidArgument(f"cannot parse the query term {term!r}: use *, field: value "
-                                  "or words joined by and", field="query")
+            raise InvalidValue(f"cannot parse the query term {term!r}: use *, field: value "
+                               "or words joined by and", field="query")
     return terms
 
 
@@ -140,8 +146,8 @@ class LogService:
                logstore: str | None = None) -> bool:
         try:
             self._writers(account_id, region, project, logstore or "", created=False)
-        except NotFound as exc:
-            return logstore is None and exc.kind == "logstore"
+        except ResourceNotFound as exc:
+            return logstore is None and exc.resource is Resource.LOGSTORE
         return True
 
     def project_exists(self, account_id: str, region: str, project: str) -> bool:
@@ -152,12 +158,13 @@ class LogService:
         """CreateProject: AlreadyExists (``ProjectAlreadyExist``) when it exists."""
         if self.project_exists(account_id, region, project) or self._stores is None or \
                 not self._stores.add(account_id, region, project, "", self._now()):
-            raise AlreadyExists(f"Project {project} already exist", kind="project",
-                                name=project)
+            raise AlreadyExists(f"Project {project} already exist",
+                                Resource.PROJECT, name=project)
 
     def get_project(self, account_id: str, region: str, project: str) -> None:
         if not self.project_exists(account_id, region, project):
-            raise NotFound(f"Project {project} does not exist", kind="project", name=project)
+            raise ResourceNotFound(f"Project {project} does not exist",
+                                   Resource.PROJECT, name=project)
 
     def logstore_exists(self, account_id: str, region: str, project: str,
                         logstore: str) -> bool:
@@ -171,19 +178,19 @@ class LogService:
         if self.logstore_exists(account_id, region, project, logstore) or \
                 self._stores is None or \
                 not self._stores.add(account_id, region, project, logstore, self._now()):
-            raise AlreadyExists(f"logstore {logstore} already exist", kind="logstore",
-                                name=logstore)
+            raise AlreadyExists(f"logstore {logstore} already exist",
+                                Resource.LOGSTORE, name=logstore)
 
     def get_logstore(self, account_id: str, region: str, project: str, logstore: str) -> None:
         self.get_project(account_id, region, project)
         if not self.logstore_exists(account_id, region, project, logstore):
-            raise NotFound(f"Logstore {logstore} does not exist", kind="logstore",
-                           name=logstore)
+            raise ResourceNotFound(f"Logstore {logstore} does not exist", Resource.LOGSTORE,
+                                   name=logstore)
 
     def _writers(self, account_id: str, region: str, project: str, logstore: str, *,
                  created: bool = True) -> dict[str, dict[str, Any]]:
         """``{function name: logConfig}`` of the functions writing to ``project/logstore``;
-        NotFound (kind ``project`` / ``logstore``) when neither a function names them nor
+        ResourceNotFound (``project`` / ``logstore``) when neither a function names them nor
         (``created``) were they created."""
         in_project: dict[str, dict[str, Any]] = {}
         start = ""
@@ -197,24 +204,25 @@ class LogService:
                 break
             start = page[-1].name + "\x00"
         if not in_project and not (created and self._created(account_id, region, project)):
-            raise NotFound(f"Project {project} does not exist", kind="project", name=project)
+            raise ResourceNotFound(f"Project {project} does not exist",
+                                   Resource.PROJECT, name=project)
         writers = {n: c for n, c in in_project.items() if c.get("logstore") == logstore}
         if not writers and not (created and self._created(account_id, region, project,
                                                           logstore)):
-            raise NotFound(f"Logstore {logstore} does not exist", kind="logstore",
-                           name=logstore)
+            raise ResourceNotFound(f"Logstore {logstore} does not exist", Resource.LOGSTORE,
+                                   name=logstore)
         return writers
 
     def get_logs(self, account_id: str, region: str, query: LogQuery) -> LogResult:
         """Entries of ``query`` (see the module docstring). Raises NotFound for an unknown
-        project or logstore and InvalidArgument for a bad range, line, offset or query."""
+        project or logstore and InvalidValue for a bad range, line, offset or query."""
         if query.start >= query.end:
-            raise InvalidArgument("from must be less than to (the range is [from, to))",
+            raise InvalidValue("from must be less than to (the range is [from, to))",
                                   field="from")
         if not 0 <= query.line <= MAX_LINES:
-            raise InvalidArgument(f"line must be between 0 and {MAX_LINES}", field="line")
+            raise InvalidValue(f"line must be between 0 and {MAX_LINES}", field="line")
         if query.offset < 0:
-            raise InvalidArgument("offset must not be negative", field="offset")
+            raise InvalidValue("offset must not be negative", field="offset")
         terms = _terms(query.query)
         writers = self._writers(account_id, region, query.project, query.logstore)
         found: list[Entry] = []

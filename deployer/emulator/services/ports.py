@@ -8,18 +8,27 @@ pass any object with the same methods (``deployer.testing.runtimes.EchoRuntime``
 from __future__ import annotations
 
 from deployer.emulator.runtime.model import (
-    Credentials,
     CustomRuntimeSettings,
     FunctionRuntime,
-    FunctionSpec,
     HealthCheck,
     HookRun,
+    InstanceSpec,
     InvocationResult,
     LayerSource,
     RuntimeUnavailableError,
+    TemporaryCredentials,
     missing_layer,
 )
 
-__all__ = ["Credentials", "CustomRuntimeSettings", "FunctionRuntime", "FunctionSpec",
-           "HealthCheck", "HookRun", "InvocationResult", "LayerSource", "RuntimeUnavailableError",
-           "missing_layer"]
+__all__ = [
+    "CustomRuntimeSettings",
+    "FunctionRuntime",
+    "HealthCheck",
+    "HookRun",
+    "InstanceSpec",
+    "InvocationResult",
+    "LayerSource",
+    "RuntimeUnavailableError",
+    "TemporaryCredentials",
+    "missing_layer",
+]

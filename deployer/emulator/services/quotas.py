@@ -24,12 +24,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from deployer.emulator.services.errors import InvalidArgument, ServiceError
+from deployer.emulator.services.errors import InvalidValue, Quota, QuotaExceeded
 
-__all__ = ["CLOUDFLOW_RATES", "FC_INSTANCE_LIMIT", "MODES", "CloudQuotas", "QuotaExceeded",
-           "Rate"]
+__all__ = ["CLOUDFLOW_RATES", "FC_INSTANCE_LIMIT", "THROTTLE_MODES", "CloudQuotas", "Rate"]
 
-MODES = ("off", "cloud")
+THROTTLE_MODES = ("off", "cloud")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,16 +45,6 @@ CLOUDFLOW_OTHER = Rate(10, 2)
 FC_INSTANCE_LIMIT = 100
 
 
-class QuotaExceeded(ServiceError):
-    """A quota refused the call: ``code`` is the cloud's word for it, ``retry_after`` the
-    seconds until it would be admitted (None: unknown)."""
-
-    def __init__(self, message: str, *, code: str, retry_after: float | None) -> None:
-        super().__init__(message, kind="quota")
-        self.code = code
-        self.retry_after = retry_after
-
-
 class CloudQuotas:
     """The quotas above, switched by :attr:`mode`; thread-safe."""
 
@@ -66,15 +55,16 @@ class CloudQuotas:
         self._buckets: dict[tuple[str, str, str], tuple[float, float]] = {}
         self._running: dict[tuple[str, str], int] = {}
         self.fc_instances = fc_instances
-        if mode not in MODES:
-            raise ValueError(f"throttle mode must be one of {', '.join(MODES)}; got {mode!r}")
+        if mode not in THROTTLE_MODES:
+            raise ValueError(f"throttle mode must be one of {', '.join(THROTTLE_MODES)}; got "
+                             f"{mode!r}")
         self.mode = mode
 
     def set_mode(self, mode: str) -> None:
         """``cloud`` applies the quotas, ``off`` none (buckets start full again)."""
-        if mode not in MODES:
-            raise InvalidArgument(f"throttle mode must be one of {', '.join(MODES)}; got "
-                                  f"{mode!r}", kind="throttle", field="mode")
+        if mode not in THROTTLE_MODES:
+            raise InvalidValue(f"throttle mode must be one of {', '.join(THROTTLE_MODES)}; got "
+                               f"{mode!r}", field="mode")
         with self._lock:
             self.mode = mode
             self._buckets.clear()
@@ -101,7 +91,7 @@ class CloudQuotas:
         raise QuotaExceeded(
             f"Request was denied due to request throttling: {action} is limited to "
             f"{rate.per_second:g} calls per second (bursts of {rate.burst:g}) per account "
-            "(the emulator runs with --throttle cloud)", code="Throttling", retry_after=wait)
+            "(the emulator runs with --throttle cloud)", Quota.API_RATE, retry_after=wait)
 
     @contextlib.contextmanager
     def instance(self, account_id: str, region: str) -> Iterator[None]:
@@ -117,7 +107,7 @@ class CloudQuotas:
                 raise QuotaExceeded(
                     f"the number of running instances reached the limit of "
                     f"{self.fc_instances} for this account in {region} (the emulator runs "
-                    "with --throttle cloud)", code="ResourceExhausted", retry_after=None)
+                    "with --throttle cloud)", Quota.INSTANCES, retry_after=None)
             self._running[key] = running + 1
         try:
             yield

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deployer.emulator.services.errors import InvalidArgument
+from deployer.emulator.services.errors import InvalidValue
 
 __all__ = ["LANGUAGES", "Region", "cloudflow_regions"]
 
@@ -40,8 +40,8 @@ def cloudflow_regions(accept_language: str = "") -> list[Region]:
     """Every CloudFlow region, named in ``accept_language`` (default ``zh-CN``)."""
     language = accept_language or "zh-CN"
     if language not in LANGUAGES:
-        raise InvalidArgument(f"AcceptLanguage '{accept_language}' is invalid: use zh-CN or "
-                              "en-US", field="AcceptLanguage")
+        raise InvalidValue(f"AcceptLanguage '{accept_language}' is invalid: use zh-CN or "
+                           "en-US", field="AcceptLanguage")
     index = LANGUAGES.index(language)
     return [Region(rid, f"{rid}.fnf.aliyuncs.com", names[index])
             for rid, names in _REGIONS.items()]

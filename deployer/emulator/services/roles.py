@@ -18,14 +18,23 @@ from deployer.emulator.services.errors import (
     AlreadyAttached,
     AlreadyExists,
     DeleteConflict,
-    InvalidArgument,
+    InvalidValue,
+    MalformedPolicy,
     NotAttached,
-    NotFound,
+    Resource,
+    ResourceNotFound,
 )
 from deployer.emulator.store.repos import PolicyRecord, RamRepo, RoleRecord
 
-__all__ = ["SYSTEM_POLICIES", "AttachedPolicy", "Policy", "Role", "RoleService", "role_arn",
-           "trust_allows"]
+__all__ = [
+    "SYSTEM_POLICIES",
+    "Policy",
+    "PolicyAttachment",
+    "RamRole",
+    "RoleService",
+    "ram_role_arn",
+    "trust_allows",
+]
 
 ROLE_NAME_RE = re.compile(r"^[A-Za-z0-9.\-]{1,64}$")
 POLICY_NAME_RE = re.compile(r"^[A-Za-z0-9\-]{1,128}$")
@@ -80,12 +89,12 @@ SYSTEM_POLICIES: dict[str, tuple[str, str]] = {
 }
 
 
-def role_arn(account_id: str, role_name: str) -> str:
+def ram_role_arn(account_id: str, role_name: str) -> str:
     return f"acs:ram::{account_id}:role/{role_name.lower()}"
 
 
 @dataclass(frozen=True, slots=True)
-class Role:
+class RamRole:
     account_id: str
     name: str
     role_id: str
@@ -96,7 +105,7 @@ class Role:
 
     @property
     def arn(self) -> str:
-        return role_arn(self.account_id, self.name)
+        return ram_role_arn(self.account_id, self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,37 +119,35 @@ class Policy:
 
 
 @dataclass(frozen=True, slots=True)
-class AttachedPolicy:
+class PolicyAttachment:
     name: str
     policy_type: str
     description: str
     attached_at: float
 
 
-def _role(rec: RoleRecord) -> Role:
-    return Role(rec.account_id, rec.name, rec.role_id, rec.trust_policy, rec.description,
+def _role(rec: RoleRecord) -> RamRole:
+    return RamRole(rec.account_id, rec.name, rec.role_id, rec.trust_policy, rec.description,
                 rec.max_session_duration, rec.created_at)
 
 
 def parse_policy_document(text: str, *, trust: bool) -> dict[str, Any]:
-    """Parse and check a RAM policy document (``trust``: statements need a Principal)."""
+    """Parse and check a RAM policy document (``trust``: statements need a Principal);
+    :class:`MalformedPolicy` when it breaks the grammar."""
     try:
         doc = json.loads(text)
     except (json.JSONDecodeError, TypeError) as exc:
-        raise InvalidArgument(f"the policy document is not valid JSON: {exc}",
-                              kind="document") from None
+        raise MalformedPolicy(f"the policy document is not valid JSON: {exc}") from None
     statements = doc.get("Statement") if isinstance(doc, dict) else None
     if not isinstance(statements, list) or not statements:
-        raise InvalidArgument("the policy document needs a non-empty Statement list",
-                              kind="document")
+        raise MalformedPolicy("the policy document needs a non-empty Statement list")
     for st in statements:
         if not isinstance(st, dict) or st.get("Effect") not in ("Allow", "Deny"):
-            raise InvalidArgument("each Statement needs Effect Allow or Deny", kind="document")
+            raise MalformedPolicy("each Statement needs Effect Allow or Deny")
         if not isinstance(st.get("Action"), (str, list)):
-            raise InvalidArgument("each Statement needs an Action", kind="document")
+            raise MalformedPolicy("each Statement needs an Action")
         if trust and not isinstance(st.get("Principal"), dict):
-            raise InvalidArgument("each trust policy Statement needs a Principal",
-                                  kind="document")
+            raise MalformedPolicy("each trust policy Statement needs a Principal")
     return dict(doc)
 
 
@@ -190,33 +197,33 @@ class RoleService:
         self._clock = clock
 
     def create_role(self, account_id: str, name: str, trust_policy: str, *,
-                    description: str = "", max_session_duration: int = 3600) -> Role:
-        """Create a role; InvalidArgument for bad names/documents, AlreadyExists on duplicates."""
+                    description: str = "", max_session_duration: int = 3600) -> RamRole:
+        """Create a role; InvalidValue for bad names/documents, AlreadyExists on duplicates."""
         if not ROLE_NAME_RE.match(name):
-            raise InvalidArgument(f"invalid RoleName '{name}': 1-64 letters, digits, '.' or '-'",
-                                  field="RoleName")
+            raise InvalidValue(f"invalid RoleName '{name}': 1-64 letters, digits, '.' or '-'",
+                               field="RoleName")
         parse_policy_document(trust_policy, trust=True)
         if not 3600 <= max_session_duration <= 43200:
-            raise InvalidArgument("MaxSessionDuration must be between 3600 and 43200",
-                                  field="MaxSessionDuration")
+            raise InvalidValue("MaxSessionDuration must be between 3600 and 43200",
+                               field="MaxSessionDuration")
         if len(description) > 1024:
-            raise InvalidArgument("Description must be at most 1024 characters",
-                                  field="Description")
+            raise InvalidValue("Description must be at most 1024 characters",
+                               field="Description")
         rec = RoleRecord(account_id, name, "3" + "".join(secrets.choice("0123456789")
                                                           for _ in range(18)),
                          trust_policy, description, max_session_duration, self._clock.now())
         if not self._repo.insert_role(rec):
-            raise AlreadyExists(f"The role {name} already exists.", kind="role", name=name)
+            raise AlreadyExists(f"The role {name} already exists.", Resource.ROLE, name=name)
         return _role(rec)
 
-    def get_role(self, account_id: str, name: str) -> Role:
+    def get_role(self, account_id: str, name: str) -> RamRole:
         rec = self._repo.get_role(account_id, name)
         if rec is None:
-            raise NotFound(f"The role not exists: {name}.", kind="role", name=name)
+            raise ResourceNotFound(f"The role not exists: {name}.", Resource.ROLE, name=name)
         return _role(rec)
 
-    def update_trust_policy(self, account_id: str, name: str, trust_policy: str) -> Role:
-        """Replace the role's trust policy (UpdateRole); NotFound / InvalidArgument."""
+    def update_trust_policy(self, account_id: str, name: str, trust_policy: str) -> RamRole:
+        """Replace the role's trust policy (UpdateRole); ResourceNotFound / InvalidValue."""
         self.get_role(account_id, name)
         parse_policy_document(trust_policy, trust=True)
         self._repo.update_trust_policy(account_id, name, trust_policy)
@@ -226,11 +233,11 @@ class RoleService:
         """Delete a role; DeleteConflict while policies are attached."""
         self.get_role(account_id, name)
         if self._repo.attachments_of_role(account_id, name):
-            raise DeleteConflict(f"The role {name} still has policies attached.", kind="role",
+            raise DeleteConflict(f"The role {name} still has policies attached.", Resource.ROLE,
                                  name=name)
         self._repo.delete_role(account_id, name)
 
-    def role_named(self, account_id: str, arn: str) -> Role | None:
+    def role_named(self, account_id: str, arn: str) -> RamRole | None:
         """The role an ARN ``acs:ram::<account>:role/<name>`` names in ``account_id``, if any."""
         prefix = f"acs:ram::{account_id}:role/"
         if not arn.lower().startswith(prefix):
@@ -265,27 +272,28 @@ class RoleService:
     def create_policy(self, account_id: str, name: str, document: str,
                       description: str = "") -> Policy:
         if not POLICY_NAME_RE.match(name):
-            raise InvalidArgument(f"invalid PolicyName '{name}': 1-128 letters, digits or '-'",
-                                  field="PolicyName")
+            raise InvalidValue(f"invalid PolicyName '{name}': 1-128 letters, digits or '-'",
+                               field="PolicyName")
         parse_policy_document(document, trust=False)
         if name in SYSTEM_POLICIES:
-            raise AlreadyExists(f"The policy {name} already exists.", kind="policy", name=name)
+            raise AlreadyExists(f"The policy {name} already exists.", Resource.POLICY, name=name)
         rec = PolicyRecord(account_id, name, document, description, self._clock.now())
         if not self._repo.insert_policy(rec):
-            raise AlreadyExists(f"The policy {name} already exists.", kind="policy", name=name)
+            raise AlreadyExists(f"The policy {name} already exists.", Resource.POLICY, name=name)
         return Policy(name, "Custom", document, description, rec.created_at)
 
     def get_policy(self, account_id: str, name: str, policy_type: str) -> Policy:
         self._check_type(policy_type)
         if policy_type == "System":
             if name not in SYSTEM_POLICIES:
-                raise NotFound(f"The policy not exists: {name}.", kind="policy", name=name)
+                raise ResourceNotFound(f"The policy not exists: {name}.",
+                                       Resource.POLICY, name=name)
             description, document = SYSTEM_POLICIES[name]
             return Policy(name, "System", document, description, 0.0,
                           self._repo.roles_with_policy(account_id, "System", name))
         rec = self._repo.get_policy(account_id, name)
         if rec is None:
-            raise NotFound(f"The policy not exists: {name}.", kind="policy", name=name)
+            raise ResourceNotFound(f"The policy not exists: {name}.", Resource.POLICY, name=name)
         return Policy(name, "Custom", rec.document, rec.description, rec.created_at,
                       self._repo.roles_with_policy(account_id, "Custom", name))
 
@@ -293,7 +301,7 @@ class RoleService:
         policy = self.get_policy(account_id, name, "Custom")
         if policy.attachment_count:
             raise DeleteConflict(f"The policy {name} is still attached to roles.",
-                                 kind="policy", name=name)
+                                 Resource.POLICY, name=name)
         self._repo.delete_policy(account_id, name)
 
     def attach(self, account_id: str, role: str, policy_type: str, policy: str) -> None:
@@ -308,16 +316,16 @@ class RoleService:
         if not self._repo.detach(account_id, role, policy_type, policy):
             raise NotAttached(f"The policy {policy} is not attached to role {role}.")
 
-    def policies_for_role(self, account_id: str, role: str) -> list[AttachedPolicy]:
+    def policies_for_role(self, account_id: str, role: str) -> list[PolicyAttachment]:
         self.get_role(account_id, role)
         out = []
         for policy_type, name, at in self._repo.attachments_of_role(account_id, role):
             policy = self.get_policy(account_id, name, policy_type)
-            out.append(AttachedPolicy(name, policy_type, policy.description, at))
+            out.append(PolicyAttachment(name, policy_type, policy.description, at))
         return out
 
     @staticmethod
     def _check_type(policy_type: str) -> None:
         if policy_type not in POLICY_TYPES:
-            raise InvalidArgument(f"PolicyType must be System or Custom, got '{policy_type}'",
-                                  field="PolicyType")
+            raise InvalidValue(f"PolicyType must be System or Custom, got '{policy_type}'",
+                               field="PolicyType")

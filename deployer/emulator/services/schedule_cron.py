@@ -30,9 +30,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import croniter
 
 from deployer.digits import is_decimal
-from deployer.emulator.services.errors import InvalidArgument
+from deployer.emulator.services.errors import InvalidValue
 
-__all__ = ["ScheduleExpression", "parse_expression"]
+__all__ = ["ScheduleExpression", "parse_cron"]
 
 _EVERY = re.compile(r"^@every\s+(\d+)m$")
 _TZ = re.compile(r"^CRON_TZ=(\S+)\s+(.*)$")
@@ -49,8 +49,8 @@ _DAYS = {"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}
 MAX_LENGTH = 256
 
 
-def _invalid(text: str, why: str) -> InvalidArgument:
-    return InvalidArgument(f"CronExpression '{text}' is invalid: {why}", field="CronExpression")
+def _invalid(text: str, why: str) -> InvalidValue:
+    return InvalidValue(f"CronExpression '{text}' is invalid: {why}", field="CronExpression")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +86,12 @@ class ScheduleExpression:
         return value if anchor <= value <= instant else None
 
 
-def parse_expression(text: str) -> ScheduleExpression:
-    """Parse a CronExpression of CreateSchedule/UpdateSchedule; InvalidArgument naming the
+def parse_cron(text: str) -> ScheduleExpression:
+    """Parse a CronExpression of CreateSchedule/UpdateSchedule; InvalidValue naming the
     problem otherwise."""
     if not isinstance(text, str) or not text.strip():
-        raise InvalidArgument("The required parameter CronExpression is missing.",
-                              field="CronExpression")
+        raise InvalidValue("The required parameter CronExpression is missing.",
+                           field="CronExpression")
     if len(text) > MAX_LENGTH:
         raise _invalid(text[:40] + "...", f"longer than {MAX_LENGTH} characters")
     stripped = text.strip()

@@ -33,25 +33,25 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.records import ScheduleKey, ScheduleRow
 from deployer.emulator.services.errors import (
     AlreadyExists,
-    InvalidArgument,
-    NotFound,
+    InvalidValue,
+    Resource,
+    ResourceNotFound,
     ServiceError,
 )
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.flows import FlowService, check_name
-from deployer.emulator.services.schedule_cron import ScheduleExpression, parse_expression
-from deployer.emulator.store.schedule_repos import ScheduleKey, ScheduleRepo, ScheduleRow
+from deployer.emulator.services.schedule_cron import ScheduleExpression, parse_cron
+from deployer.emulator.store.schedule_repos import ScheduleRepo
 
-__all__ = ["MAX_CATCH_UP", "Schedule", "ScheduleChanges", "ScheduleService", "ScheduleTimers"]
+__all__ = ["MAX_CATCH_UP", "ScheduleChanges", "ScheduleService", "ScheduleTimers"]
 
-Schedule = ScheduleRow
-"""A schedule as the service returns it (stored as is)."""
 
 log = logging.getLogger("deployer.emulator")
 MAX_CATCH_UP = 100
-LIST_LIMIT = (1, 1000)
+SCHEDULES_LIST_LIMIT = (1, 1000)
 MAX_PAYLOAD = 64 * 1024
 _NAMESPACE = uuid.UUID("6f0b8a52-3c1e-4d55-9b8e-5c1f0a6d2e71")
 
@@ -77,14 +77,14 @@ def check_payload(payload: str) -> str:
     if payload == "":
         return ""
     if len(payload.encode("utf-8")) > MAX_PAYLOAD:
-        raise InvalidArgument(f"Payload exceeds {MAX_PAYLOAD} bytes", field="Payload")
+        raise InvalidValue(f"Payload exceeds {MAX_PAYLOAD} bytes", field="Payload")
     try:
         value = json.loads(payload)
     except json.JSONDecodeError as exc:
-        raise InvalidArgument(f"Payload is not valid JSON: {exc.msg} at position {exc.pos}",
-                              field="Payload") from None
+        raise InvalidValue(f"Payload is not valid JSON: {exc.msg} at position {exc.pos}",
+                           field="Payload") from None
     if not isinstance(value, dict):
-        raise InvalidArgument("Payload must be a JSON object", field="Payload")
+        raise InvalidValue("Payload must be a JSON object", field="Payload")
     return payload
 
 
@@ -105,14 +105,14 @@ class ScheduleService:
                payload: str = "", description: str = "", enable: bool = False) -> ScheduleRow:
         self._flows.get(account_id, region, flow_name)
         check_name(name, "ScheduleName")
-        expr = parse_expression(cron)
+        expr = parse_cron(cron)
         now = self._clock.now()
         row = ScheduleRow(account_id, region, flow_name, name, str(uuid.uuid4()), cron,
                           check_payload(payload), description, enable, now, now,
                           self._next(expr, now, now) if enable else None)
         if not self._repo.insert(row):
             raise AlreadyExists(f"Schedule {name} of flow {flow_name} already exists.",
-                                kind="schedule", name=name)
+                                Resource.SCHEDULE, name=name)
         self._timers.schedule_changed(row.key, row.next_fire_at)
         return row
 
@@ -120,8 +120,8 @@ class ScheduleService:
         self._flows.get(account_id, region, flow_name)
         row = self._repo.get((account_id, region, flow_name, name))
         if row is None:
-            raise NotFound(f"Schedule {name} of flow {flow_name} does not exist.",
-                           kind="schedule", name=name)
+            raise ResourceNotFound(f"Schedule {name} of flow {flow_name} does not exist.",
+                                   Resource.SCHEDULE, name=name)
         return row
 
     def update(self, account_id: str, region: str, flow_name: str, name: str,
@@ -129,7 +129,7 @@ class ScheduleService:
         """Change the given fields; the next fire is computed again from now."""
         row = self.describe(account_id, region, flow_name, name)
         cron = row.cron if changes.cron is None else changes.cron
-        expr = parse_expression(cron)
+        expr = parse_cron(cron)
         payload = row.payload if changes.payload is None else check_payload(changes.payload)
         enable = row.enable if changes.enable is None else changes.enable
         now = max(self._clock.now(), row.modified_at)
@@ -146,17 +146,17 @@ class ScheduleService:
         self._flows.get(account_id, region, flow_name)
         key = (account_id, region, flow_name, name)
         if not self._repo.delete(key):
-            raise NotFound(f"Schedule {name} of flow {flow_name} does not exist.",
-                           kind="schedule", name=name)
+            raise ResourceNotFound(f"Schedule {name} of flow {flow_name} does not exist.",
+                                   Resource.SCHEDULE, name=name)
         self._timers.schedule_changed(key, None)
 
     def list(self, account_id: str, region: str, flow_name: str, *, limit: int,
              next_token: str = "") -> tuple[builtins.list[ScheduleRow], str]:
         self._flows.get(account_id, region, flow_name)
-        low, high = LIST_LIMIT
+        low, high = SCHEDULES_LIST_LIMIT
         if not low <= limit <= high:
-            raise InvalidArgument(f"Limit must be between {low} and {high}, got {limit}.",
-                                  field="Limit")
+            raise InvalidValue(f"Limit must be between {low} and {high}, got {limit}.",
+                               field="Limit")
         rows = self._repo.list(account_id, region, flow_name, start=next_token,
                                limit=limit + 1)
         token = rows[limit].name if len(rows) > limit else ""
@@ -191,7 +191,7 @@ class ScheduleService:
         return out
 
     def _expression(self, row: ScheduleRow) -> ScheduleExpression:
-        return parse_expression(row.cron)
+        return parse_cron(row.cron)
 
     def fire(self, key: ScheduleKey, fire_at: float) -> float | None:
         """Start the execution due at ``fire_at`` and move the schedule on (see the module

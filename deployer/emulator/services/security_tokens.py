@@ -29,19 +29,24 @@ from typing import Any
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.authorization import Authorizer, Subject
-from deployer.emulator.services.errors import NotFound, ServiceError
-from deployer.emulator.services.ports import Credentials
-from deployer.emulator.services.roles import Role, RoleService, trust_allows
+from deployer.emulator.services.errors import (
+    AssumeRoleRefused,
+    Resource,
+    ResourceNotFound,
+    RoleRefusal,
+    TokenError,
+    TokenProblem,
+)
+from deployer.emulator.services.ports import TemporaryCredentials
+from deployer.emulator.services.roles import RamRole, RoleService, trust_allows
 
 __all__ = [
     "FC_SERVICE",
     "FC_SESSION_SECONDS",
     "STS_KEY_PREFIX",
-    "AssumeRoleRefused",
     "RoleSession",
     "SecurityTokenService",
     "TemporaryCredentials",
-    "TokenError",
 ]
 
 STS_KEY_PREFIX = "STS."
@@ -52,9 +57,6 @@ SESSION_NAME_RE = re.compile(r"^[A-Za-z0-9.@_-]{2,64}$")
 _TOKEN_PREFIX = "CAIS"
 _KEY_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz123456789"
 
-
-TemporaryCredentials = Credentials
-"""An STS credential triple with its expiry (epoch seconds of the emulator's clock)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,16 +90,6 @@ class RoleSession:
                        self.session_policy, role_id=self.role_id)
 
 
-class TokenError(ServiceError):
-    """A request's STS credentials are not acceptable; ``kind`` is ``missing``, ``malformed``,
-    ``mismatch`` (token issued with another AccessKeyId) or ``expired``."""
-
-
-class AssumeRoleRefused(ServiceError):
-    """AssumeRole cannot proceed; ``kind``: ``root_caller``, ``not_allowed`` (caller's policies),
-    ``not_trusted`` (role's trust policy), ``session_name``, ``duration``, ``policy``."""
-
-
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
 
@@ -118,7 +110,7 @@ class SecurityTokenService:
 
     # --- issuing ------------------------------------------------------------------------------
 
-    def issue(self, role: Role, session_name: str, duration: float,
+    def issue(self, role: RamRole, session_name: str, duration: float,
               policy: str | None = None) -> TemporaryCredentials:
         """New credentials for ``role`` valid ``duration`` seconds from now (no checks)."""
         access_key_id = STS_KEY_PREFIX + "".join(secrets.choice(_KEY_ALPHABET) for _ in range(28))
@@ -132,18 +124,19 @@ class SecurityTokenService:
         token = f"{_TOKEN_PREFIX}{_b64(payload)}.{_b64(seal)}"
         return TemporaryCredentials(access_key_id, self._secret(access_key_id), token, expiration)
 
-    def check_service_role(self, account_id: str, role_arn: str, service: str) -> Role:
-        """The role ``service`` would assume; NotFound (kind ``role``) when it does not exist,
-        :class:`AssumeRoleRefused` (``not_trusted``) when its trust policy does not name the
-        service."""
+    def check_service_role(self, account_id: str, role_arn: str, service: str) -> RamRole:
+        """The role ``service`` would assume; ResourceNotFound (``Resource.ROLE``) when it does not
+        exist, :class:`AssumeRoleRefused` (``RoleRefusal.NOT_TRUSTED``) when its trust policy
+        does not name the service."""
         role = self._roles.role_named(account_id, role_arn)
         if role is None:
-            raise NotFound(f"The role not exists: {role_arn}.", kind="role", name=role_arn)
+            raise ResourceNotFound(f"The role not exists: {role_arn}.",
+                                   Resource.ROLE, name=role_arn)
         if not trust_allows(role.trust_policy, service=service):
             raise AssumeRoleRefused(
                 f"the trust policy of role {role_arn} does not allow the service {service} to "
                 "assume it (it needs an Allow statement for sts:AssumeRole with Principal "
-                f'{{"Service": ["{service}"]}})', kind="not_trusted", name=role_arn)
+                f'{{"Service": ["{service}"]}})', RoleRefusal.NOT_TRUSTED)
         return role
 
     def for_service(self, account_id: str, role_arn: str, service: str,
@@ -151,9 +144,9 @@ class SecurityTokenService:
                     ) -> TemporaryCredentials:
         """Credentials a service (``fc.aliyuncs.com``) obtains for ``role_arn``.
 
-        Raises NotFound (kind ``role``) when the role does not exist and
-        :class:`AssumeRoleRefused` (``not_trusted``) when its trust policy does not name the
-        service.
+        Raises ResourceNotFound (``Resource.ROLE``) when the role does not exist and
+        :class:`AssumeRoleRefused` (``RoleRefusal.NOT_TRUSTED``) when its trust policy does not
+        name the service.
         """
         role = self.check_service_role(account_id, role_arn, service)
         return self.issue(role, session_name, duration)
@@ -165,18 +158,19 @@ class SecurityTokenService:
         own AccessKey, which STS refuses as the cloud does)."""
         if caller is None:
             raise AssumeRoleRefused("Roles may not be assumed by root accounts.",
-                                    kind="root_caller")
+                                    RoleRefusal.ROOT_CALLER)
         if not SESSION_NAME_RE.match(session_name):
             raise AssumeRoleRefused("The parameter RoleSessionName is wrongly formed.",
-                                    kind="session_name")
+                                    RoleRefusal.SESSION_NAME)
         role = self._roles.role_named(account_id, role_arn)
         if role is None:
-            raise NotFound(f"The role not exists: {role_arn}.", kind="role", name=role_arn)
+            raise ResourceNotFound(f"The role not exists: {role_arn}.",
+                                   Resource.ROLE, name=role_arn)
         seconds = 3600 if duration is None else duration
         if not MIN_DURATION <= seconds <= role.max_session_duration:
             raise AssumeRoleRefused(
                 f"The Min/Max value of DurationSeconds is 15min/{role.max_session_duration}s.",
-                kind="duration")
+                RoleRefusal.DURATION)
         if policy is not None:
             self._check_policy(policy)
         self._authorizer.check(caller.subject(), "sts:AssumeRole", role.arn)
@@ -185,7 +179,7 @@ class SecurityTokenService:
             raise AssumeRoleRefused(
                 "No permission perform sts:AssumeRole on this Role. Maybe you should check the "
                 f"role's trust policy: it must name acs:ram::{account_id}:root or "
-                f"{caller.role_arn} as a RAM principal.", kind="not_trusted", name=role_arn)
+                f"{caller.role_arn} as a RAM principal.", RoleRefusal.NOT_TRUSTED)
         creds = self.issue(role, session_name, seconds, policy)
         return creds, self.session(creds.access_key_id, creds.security_token)
 
@@ -199,7 +193,7 @@ class SecurityTokenService:
         if not isinstance(statements, list) or not all(
                 isinstance(s, dict) and s.get("Effect") in ("Allow", "Deny") for s in statements):
             raise AssumeRoleRefused("The parameter Policy has not passed grammar check.",
-                                    kind="policy")
+                                    RoleRefusal.POLICY)
 
     # --- verifying ----------------------------------------------------------------------------
 
@@ -223,19 +217,19 @@ class SecurityTokenService:
         if not token:
             raise TokenError("SecurityToken is mandatory for this action: the request is "
                              f"signed with the temporary AccessKey {access_key_id} but carries "
-                             "no security token.", kind="missing")
+                             "no security token.", TokenProblem.MISSING)
         claims = self._claims(token)
         if claims.get("k") != access_key_id:
             raise TokenError("Specified SecurityToken mismatch with the AccessKey.",
-                             kind="mismatch")
+                             TokenProblem.MISMATCH)
         if self._clock.now() >= float(claims["e"]):
-            raise TokenError("Specified SecurityToken is expired.", kind="expired")
+            raise TokenError("Specified SecurityToken is expired.", TokenProblem.EXPIRED)
         return RoleSession(str(claims["a"]), str(claims["r"]), str(claims["i"]),
                            str(claims["s"]), float(claims["e"]), access_key_id,
                            claims.get("p"))
 
     def _claims(self, token: str) -> dict[str, Any]:
-        malformed = TokenError("Specified SecurityToken is malformed.", kind="malformed")
+        malformed = TokenError("Specified SecurityToken is malformed.", TokenProblem.MALFORMED)
         if not token.startswith(_TOKEN_PREFIX) or token.count(".") != 1:
             raise malformed
         payload_text, seal_text = token[len(_TOKEN_PREFIX):].split(".")

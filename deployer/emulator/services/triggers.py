@@ -33,8 +33,13 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
-from deployer.emulator.services.schedule_cron import ScheduleExpression, parse_expression
+from deployer.emulator.services.errors import (
+    AlreadyExists,
+    InvalidValue,
+    Resource,
+    ResourceNotFound,
+)
+from deployer.emulator.services.schedule_cron import ScheduleExpression, parse_cron
 from deployer.emulator.services.schedules import MAX_CATCH_UP
 from deployer.emulator.store.trigger_repos import TriggerKey, TriggerRepo, TriggerRow
 
@@ -87,40 +92,40 @@ class TriggerChanges:
 
 
 def check_config(kind: str, config: Mapping[str, Any], source_arn: str) -> dict[str, Any]:
-    """The ``triggerConfig`` of a ``kind`` trigger as stored; InvalidArgument naming the
+    """The ``triggerConfig`` of a ``kind`` trigger as stored; InvalidValue naming the
     field otherwise."""
     if kind not in TYPES:
-        raise InvalidArgument(f"triggerType '{kind}' is not supported; valid: "
-                              + ", ".join(TYPES), field="triggerType")
+        raise InvalidValue(f"triggerType '{kind}' is not supported; valid: "
+                           + ", ".join(TYPES), field="triggerType")
     if kind in SOURCED and not source_arn.startswith(SOURCED[kind]):
-        raise InvalidArgument(f"sourceArn of a {kind} trigger must start with "
-                              f"{SOURCED[kind]} (got '{source_arn}')", field="sourceArn")
+        raise InvalidValue(f"sourceArn of a {kind} trigger must start with "
+                           f"{SOURCED[kind]} (got '{source_arn}')", field="sourceArn")
     out = dict(config)
     if kind == "http":
         auth = out.get("authType", "anonymous")
         if auth not in ("anonymous", "function"):
-            raise InvalidArgument(f"triggerConfig.authType '{auth}' is not supported by the "
-                                  "emulator (anonymous or function)", field="triggerConfig")
+            raise InvalidValue(f"triggerConfig.authType '{auth}' is not supported by the "
+                               "emulator (anonymous or function)", field="triggerConfig")
         methods = out.get("methods")
         if not isinstance(methods, list) or not methods or not all(
                 m in METHODS for m in methods):
-            raise InvalidArgument("triggerConfig.methods must be a list of "
-                                  + ", ".join(METHODS), field="triggerConfig")
+            raise InvalidValue("triggerConfig.methods must be a list of "
+                               + ", ".join(METHODS), field="triggerConfig")
         out["authType"] = auth
     elif kind == "timer":
         cron = out.get("cronExpression")
         if not isinstance(cron, str):
-            raise InvalidArgument("triggerConfig.cronExpression is required",
-                                  field="triggerConfig")
-        parse_expression(cron)
+            raise InvalidValue("triggerConfig.cronExpression is required",
+                               field="triggerConfig")
+        parse_cron(cron)
         payload = out.get("payload", "")
         if not isinstance(payload, str) or len(payload.encode()) > _MAX_PAYLOAD:
-            raise InvalidArgument("triggerConfig.payload must be a string of at most 128 KB",
-                                  field="triggerConfig")
+            raise InvalidValue("triggerConfig.payload must be a string of at most 128 KB",
+                               field="triggerConfig")
         out["enable"] = bool(out.get("enable", True))
     elif kind == "oss" and not isinstance(out.get("events"), list):
-        raise InvalidArgument("triggerConfig.events must be a list of OSS events",
-                              field="triggerConfig")
+        raise InvalidValue("triggerConfig.events must be a list of OSS events",
+                           field="triggerConfig")
     return out
 
 
@@ -141,7 +146,7 @@ class TriggerService:
                spec: TriggerInput) -> TriggerRow:
         self._exists(account_id, region, function)
         if not _NAME_RE.match(spec.name):
-            raise InvalidArgument(f"invalid trigger name '{spec.name}'", field="triggerName")
+            raise InvalidValue(f"invalid trigger name '{spec.name}'", field="triggerName")
         config = check_config(spec.type, spec.config, spec.source_arn)
         now = self._clock.now()
         trigger_id = str(uuid.uuid4())
@@ -153,7 +158,7 @@ class TriggerService:
         row = dataclasses.replace(row, next_fire_at=self._next(row, now))
         if not self._repo.insert(row):
             raise AlreadyExists(f"trigger '{spec.name}' of function '{function}' already "
-                                "exists", kind="trigger", name=spec.name)
+                                "exists", Resource.TRIGGER, name=spec.name)
         self._changed(row)
         return row
 
@@ -161,8 +166,8 @@ class TriggerService:
         self._exists(account_id, region, function)
         row = self._repo.get((account_id, region, function, name))
         if row is None:
-            raise NotFound(f"trigger '{name}' of function '{function}' does not exist",
-                           kind="trigger", name=name)
+            raise ResourceNotFound(f"trigger '{name}' of function '{function}' does not exist",
+                                   Resource.TRIGGER, name=name)
         return row
 
     def update(self, account_id: str, region: str, function: str, name: str,
@@ -187,16 +192,16 @@ class TriggerService:
         self._exists(account_id, region, function)
         key = (account_id, region, function, name)
         if not self._repo.delete(key):
-            raise NotFound(f"trigger '{name}' of function '{function}' does not exist",
-                           kind="trigger", name=name)
+            raise ResourceNotFound(f"trigger '{name}' of function '{function}' does not exist",
+                                   Resource.TRIGGER, name=name)
         self._mirror(key, None)
 
     def list(self, account_id: str, region: str, function: str, *, prefix: str = "",
              next_token: str = "", limit: int = 20) -> tuple[builtins.list[TriggerRow], str]:
         self._exists(account_id, region, function)
         if not 1 <= limit <= 100:
-            raise InvalidArgument(f"limit must be between 1 and 100, got {limit}",
-                                  field="limit")
+            raise InvalidValue(f"limit must be between 1 and 100, got {limit}",
+                               field="limit")
         rows = self._repo.list(account_id, region, function, prefix=prefix, start=next_token,
                                limit=limit + 1)
         return rows[:limit], rows[limit].name if len(rows) > limit else ""
@@ -215,7 +220,7 @@ class TriggerService:
 
     @staticmethod
     def _expression(row: TriggerRow) -> ScheduleExpression:
-        return parse_expression(str(row.config["cronExpression"]))
+        return parse_cron(str(row.config["cronExpression"]))
 
     def _next(self, row: TriggerRow, after: float) -> float | None:
         if row.trigger_type != "timer" or not row.config.get("enable", True):

@@ -25,6 +25,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from deployer.emulator.records import FlowRecord, HistoryRow
 from deployer.emulator.store.db import Database, register_migration
 
 __all__ = ["ExecutionRow", "FlowRecord", "FlowRepo", "HistoryRow", "TaskRow", "TimerRow"]
@@ -81,22 +82,7 @@ ExecutionKey = tuple[str, str, str, str]
 """(account_id, region, flow_name, name) of an execution."""
 
 
-@dataclass(frozen=True, slots=True)
-class FlowRecord:
-    account_id: str
-    region: str
-    name: str
-    flow_id: str
-    definition: str
-    description: str
-    type: str
-    role_arn: str
-    execution_mode: str
-    environment: dict[str, Any] | None
-    resource_group_id: str
-    external_storage: str
-    created_at: float
-    modified_at: float
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,16 +109,7 @@ class ExecutionRow:
     version: int
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryRow:
-    """One history event as stored; ``detail`` is the event's detail JSON text."""
 
-    event_id: int
-    schedule_event_id: int
-    type: str
-    step_name: str
-    time: str
-    detail: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from deployer.emulator.records import InvocationRecord
 from deployer.emulator.store.db import Database
-from deployer.emulator.store.repos import InvocationRecord
 
 __all__ = ["InvocationLogRepo", "InvocationRow", "LogStoreRepo"]
 

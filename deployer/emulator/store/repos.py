@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.checksums import crc64_decimal
+from deployer.emulator.records import InvocationRecord
 from deployer.emulator.store.db import Database, register_migration
 
 __all__ = [
@@ -147,21 +148,7 @@ register_migration(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class InvocationRecord:
-    account_id: str
-    region: str
-    function_name: str
-    request_id: str
-    invoked_at: float
-    invocation_type: str  # Sync | Async | PreStop (a hook run outside any invocation)
-    status: str  # Succeeded | Failed | Running
-    error_type: str | None
-    duration_ms: float | None
-    log: str
-    instance_id: str = ""
-    cold_start: bool = False
-    seq: int = 0  # its place in the order of recording (0 until stored)
+
 
 
 def _invocation(r: sqlite3.Row) -> InvocationRecord:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
+from deployer.emulator.records import ScheduleKey, ScheduleRow
 from deployer.emulator.store.db import Database, register_migration
 
 __all__ = ["ScheduleKey", "ScheduleRepo", "ScheduleRow"]
@@ -35,31 +35,10 @@ register_migration(
     """,
 )
 
-ScheduleKey = tuple[str, str, str, str]
-"""(account_id, region, flow_name, schedule name)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ScheduleRow:
-    account_id: str
-    region: str
-    flow_name: str
-    name: str
-    schedule_id: str
-    cron: str
-    payload: str
-    description: str
-    enable: bool
-    created_at: float
-    modified_at: float
-    next_fire_at: float | None
-    last_fired_at: float | None = None
-    last_execution: str = ""
-    fire_count: int = 0
 
-    @property
-    def key(self) -> ScheduleKey:
-        return (self.account_id, self.region, self.flow_name, self.name)
+
 
 
 def _row(r: sqlite3.Row) -> ScheduleRow:

@@ -14,7 +14,7 @@ with those weights.
 
 Decisions (INFERRED, docs/emulator.md): an alias cannot point at ``LATEST``; at most one canary
 version, different from the main one; a version an alias uses cannot be deleted
-(``InvalidArgument``); deleting a function drops its versions and aliases.
+(``InvalidValue``); deleting a function drops its versions and aliases.
 """
 
 from __future__ import annotations
@@ -27,7 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
+from deployer.emulator.services.errors import (
+    AlreadyExists,
+    InvalidValue,
+    Resource,
+    ResourceNotFound,
+)
 from deployer.emulator.services.numbers import parse_number
 from deployer.emulator.store.release_repos import AliasRow, ReleaseRepo, VersionRow
 from deployer.emulator.store.repos import FunctionRecord, FunctionRepo
@@ -36,7 +41,7 @@ __all__ = ["AliasChanges", "FunctionAlias", "FunctionReleases", "FunctionVersion
            "ResolvedQualifier"]
 
 ALIAS_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
-LIST_LIMIT = (1, 100)
+VERSIONS_LIST_LIMIT = (1, 100)
 DIRECTIONS = ("BACKWARD", "FORWARD")
 
 
@@ -101,10 +106,10 @@ def _record(rec: FunctionRecord, row: VersionRow) -> FunctionRecord:
 
 
 def _limit(limit: int) -> int:
-    low, high = LIST_LIMIT
+    low, high = VERSIONS_LIST_LIMIT
     if not low <= limit <= high:
-        raise InvalidArgument(f"limit must be between {low} and {high}, got {limit}",
-                              field="limit")
+        raise InvalidValue(f"limit must be between {low} and {high}, got {limit}",
+                           field="limit")
     return limit
 
 
@@ -122,7 +127,8 @@ class FunctionReleases:
     def _function(self, account_id: str, region: str, name: str) -> FunctionRecord:
         rec = self._functions.get(account_id, region, name)
         if rec is None:
-            raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
+            raise ResourceNotFound(f"function '{name}' does not exist",
+                                   Resource.FUNCTION, name=name)
         return rec
 
     # --- versions -----------------------------------------------------------------------------
@@ -131,8 +137,8 @@ class FunctionReleases:
                 description: str = "") -> FunctionVersion:
         """Freeze the function's current code and configuration as the next version."""
         if len(description) > 256:
-            raise InvalidArgument("description must be at most 256 characters",
-                                  field="description")
+            raise InvalidValue("description must be at most 256 characters",
+                               field="description")
         rec = self._function(account_id, region, name)
         row = self._repo.publish(account_id, region, name, description, _snapshot(rec),
                                  self._clock.now())
@@ -147,11 +153,11 @@ class FunctionReleases:
         self._function(account_id, region, name)
         direction = direction or "BACKWARD"
         if direction not in DIRECTIONS:
-            raise InvalidArgument(f"direction must be BACKWARD or FORWARD, got {direction!r}",
-                                  field="direction")
+            raise InvalidValue(f"direction must be BACKWARD or FORWARD, got {direction!r}",
+                               field="direction")
         start = parse_number(next_token) if next_token else None
         if next_token and start is None:
-            raise InvalidArgument(f"nextToken '{next_token}' is invalid", field="nextToken")
+            raise InvalidValue(f"nextToken '{next_token}' is invalid", field="nextToken")
         rows = self._repo.versions(account_id, region, name, start=start,
                                    limit=_limit(limit) + 1, descending=direction == "BACKWARD")
         token = str(rows[limit].version) if len(rows) > limit else ""
@@ -163,19 +169,19 @@ class FunctionReleases:
         users = [a.alias for a in self._repo.all_aliases(account_id, region, name)
                  if a.version == version_id or version_id in (a.routing or {})]
         if users:
-            raise InvalidArgument(
+            raise InvalidValue(
                 f"version {version_id} of function '{name}' is used by alias "
                 f"{', '.join(users)}: point the alias elsewhere first", field="versionId")
         if not self._repo.delete_version(account_id, region, name, number):
-            raise NotFound(f"version '{version_id}' of function '{name}' does not exist",
-                           kind="version", name=version_id)
+            raise ResourceNotFound(f"version '{version_id}' of function '{name}' does not exist",
+                                   Resource.VERSION, name=version_id)
 
     @staticmethod
     def _number(name: str, version_id: str) -> int:
         number = parse_number(version_id)
         if number is None or number < 1:
-            raise NotFound(f"version '{version_id}' of function '{name}' does not exist",
-                           kind="version", name=version_id)
+            raise ResourceNotFound(f"version '{version_id}' of function '{name}' does not exist",
+                                   Resource.VERSION, name=version_id)
         return number
 
     def _existing_version(self, account_id: str, region: str, name: str,
@@ -184,8 +190,8 @@ class FunctionReleases:
         row = (self._repo.version(account_id, region, name, number)
                if number is not None else None)
         if row is None:
-            raise NotFound(f"version '{version_id}' of function '{name}' does not exist",
-                           kind="version", name=version_id)
+            raise ResourceNotFound(f"version '{version_id}' of function '{name}' does not exist",
+                                   Resource.VERSION, name=version_id)
         return row
 
     # --- aliases ------------------------------------------------------------------------------
@@ -196,7 +202,7 @@ class FunctionReleases:
                      ) -> FunctionAlias:
         self._function(account_id, region, name)
         if not ALIAS_NAME_RE.match(alias_name) or alias_name == "LATEST":
-            raise InvalidArgument(
+            raise InvalidValue(
                 f"aliasName '{alias_name}' is invalid: use 1-128 letters, digits, '_' or '-', "
                 "starting with a letter or '_' (LATEST is reserved)", field="aliasName")
         weights = self._check_target(account_id, region, name, version_id,
@@ -205,7 +211,7 @@ class FunctionReleases:
         row = AliasRow(name, alias_name, version_id, description, weights, now, now)
         if not self._repo.insert_alias(account_id, region, row):
             raise AlreadyExists(f"alias '{alias_name}' of function '{name}' already exists",
-                                kind="alias", name=alias_name)
+                                Resource.ALIAS, name=alias_name)
         return _alias(row)
 
     def get_alias(self, account_id: str, region: str, name: str,
@@ -216,8 +222,8 @@ class FunctionReleases:
         self._function(account_id, region, name)
         row = self._repo.alias(account_id, region, name, alias_name)
         if row is None:
-            raise NotFound(f"alias '{alias_name}' of function '{name}' does not exist",
-                           kind="alias", name=alias_name)
+            raise ResourceNotFound(f"alias '{alias_name}' of function '{name}' does not exist",
+                                   Resource.ALIAS, name=alias_name)
         return row
 
     def update_alias(self, account_id: str, region: str, name: str, alias_name: str,
@@ -237,8 +243,8 @@ class FunctionReleases:
     def delete_alias(self, account_id: str, region: str, name: str, alias_name: str) -> None:
         self._function(account_id, region, name)
         if not self._repo.delete_alias(account_id, region, name, alias_name):
-            raise NotFound(f"alias '{alias_name}' of function '{name}' does not exist",
-                           kind="alias", name=alias_name)
+            raise ResourceNotFound(f"alias '{alias_name}' of function '{name}' does not exist",
+                                   Resource.ALIAS, name=alias_name)
 
     def list_aliases(self, account_id: str, region: str, name: str, *, prefix: str = "",
                      limit: int = 20, next_token: str = "") -> tuple[list[FunctionAlias], str]:
@@ -252,22 +258,22 @@ class FunctionReleases:
     def _check_target(self, account_id: str, region: str, name: str, version_id: str,
                       weights: Mapping[str, Any]) -> dict[str, float]:
         if not version_id or version_id == "LATEST":
-            raise InvalidArgument("versionId must name a published version (an alias cannot "
-                                  "point at LATEST)", field="versionId")
+            raise InvalidValue("versionId must name a published version (an alias cannot "
+                               "point at LATEST)", field="versionId")
         self._existing_version(account_id, region, name, version_id)
         if len(weights) > 1:
-            raise InvalidArgument("additionalVersionWeight may name at most one canary version",
-                                  field="additionalVersionWeight")
+            raise InvalidValue("additionalVersionWeight may name at most one canary version",
+                               field="additionalVersionWeight")
         out: dict[str, float] = {}
         for canary, weight in weights.items():
             if isinstance(weight, bool) or not isinstance(weight, (int, float)) \
                     or not 0 <= weight <= 1:
-                raise InvalidArgument(f"additionalVersionWeight of version {canary} must be a "
-                                      f"number between 0 and 1, got {weight!r}",
-                                      field="additionalVersionWeight")
+                raise InvalidValue(f"additionalVersionWeight of version {canary} must be a "
+                                   f"number between 0 and 1, got {weight!r}",
+                                   field="additionalVersionWeight")
             if str(canary) == version_id:
-                raise InvalidArgument("the canary version must differ from versionId",
-                                      field="additionalVersionWeight")
+                raise InvalidValue("the canary version must differ from versionId",
+                                   field="additionalVersionWeight")
             self._existing_version(account_id, region, name, str(canary))
             out[str(canary)] = float(weight)
         return out
@@ -278,7 +284,7 @@ class FunctionReleases:
                 weighted: bool = True) -> ResolvedQualifier:
         """The record a ``qualifier`` (a version id or an alias) runs; an alias with a canary
         picks its version at random with its weights (``weighted=False``: its main version,
-        what GetFunction describes). Raises NotFound (kind ``function``, ``version`` or
+        what GetFunction describes). Raises ResourceNotFound (kind ``function``, ``version`` or
         ``alias``)."""
         rec = self._function(account_id, region, name)
         if qualifier.isdigit():
@@ -286,8 +292,8 @@ class FunctionReleases:
             return ResolvedQualifier(_record(rec, row), qualifier, qualifier)
         alias = self._repo.alias(account_id, region, name, qualifier)
         if alias is None:
-            raise NotFound(f"alias '{qualifier}' of function '{name}' does not exist",
-                           kind="alias", name=qualifier)
+            raise ResourceNotFound(f"alias '{qualifier}' of function '{name}' does not exist",
+                                   Resource.ALIAS, name=qualifier)
         chosen = alias.version
         for canary, weight in (alias.routing or {}).items() if weighted else ():
             if self._random.random() < float(weight):

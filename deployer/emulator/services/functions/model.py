@@ -1,5 +1,5 @@
 """The values Function Compute 3.0's domain logic hands out: a function's settings
-(:class:`FunctionConfig`), the function itself (:class:`Function`) and the outcome of an
+(:class:`FunctionSettings`), the function itself (:class:`Function`) and the outcome of an
 invocation (:class:`Invocation`). Plain frozen data, no behaviour beyond record mapping.
 """
 
@@ -13,11 +13,11 @@ from typing import Any
 from deployer.emulator.services.ports import InvocationResult
 from deployer.emulator.store.repos import FunctionRecord
 
-__all__ = ["Function", "FunctionConfig", "Invocation", "function_from_record"]
+__all__ = ["Function", "FunctionSettings", "InvocationOutcome", "function_from_record"]
 
 
 @dataclass(frozen=True, slots=True)
-class FunctionConfig:
+class FunctionSettings:
     """Settings of a function. ``opaque`` holds settings stored and echoed verbatim."""
 
     runtime: str
@@ -44,7 +44,7 @@ class FunctionConfig:
         return data
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> FunctionConfig:
+    def from_record(cls, data: Mapping[str, Any]) -> FunctionSettings:
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["layers"] = tuple(values.get("layers", ()))
@@ -57,7 +57,7 @@ class Function:
     region: str
     name: str
     function_id: str
-    config: FunctionConfig
+    config: FunctionSettings
     tags: tuple[tuple[str, str], ...]
     code_checksum: str
     code_size: int
@@ -73,7 +73,7 @@ class Function:
 
 
 @dataclass(frozen=True, slots=True)
-class Invocation:
+class InvocationOutcome:
     """Outcome of an invocation; ``result`` is None for an accepted async invocation."""
 
     request_id: str
@@ -85,5 +85,5 @@ class Invocation:
 def function_from_record(rec: FunctionRecord) -> Function:
     """The :class:`Function` a stored record (current settings or a version's snapshot) holds."""
     return Function(rec.account_id, rec.region, rec.name, rec.function_id,
-                    FunctionConfig.from_record(rec.config), rec.tags, rec.code_checksum,
+                    FunctionSettings.from_record(rec.config), rec.tags, rec.code_checksum,
                     rec.code_size, rec.created_at, rec.modified_at)

@@ -1,12 +1,5 @@
-"""Function Compute 3.0 domain logic: functions, their code, and invocations.
-
-No HTTP here: the API layer passes typed values and gets :class:`Function` /
-:class:`Invocation` back. Time comes from the injected clock; handlers run in the injected
-:class:`FunctionRuntime`. The service is the front of four parts: the values it hands out
-(``function_model``), the role FC assumes for a function (``function_roles``), the
-resolution of a name and qualifier to what runs (``function_resolution``), and the running
-and recording of invocations, async ones on a bounded pool (``function_invocations``).
-"""
+"""The front of Function Compute's domain (:class:`FunctionService`): functions, their code, and
+invocations, over the parts of this package (see its ``__init__``)."""
 
 from __future__ import annotations
 
@@ -20,35 +13,35 @@ from typing import Any
 
 from deployer.checksums import crc64_decimal
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import AlreadyExists, InvalidArgument, NotFound
-from deployer.emulator.services.function_invocations import InvocationRunner
-from deployer.emulator.services.function_model import (
+from deployer.emulator.records import InvocationRecord
+from deployer.emulator.services.errors import (
+    AlreadyExists,
+    InvalidValue,
+    Resource,
+    ResourceNotFound,
+)
+from deployer.emulator.services.functions.invocations import InvocationRunner
+from deployer.emulator.services.functions.model import (
     Function,
-    FunctionConfig,
-    Invocation,
+    FunctionSettings,
+    InvocationOutcome,
     function_from_record,
 )
-from deployer.emulator.services.function_resolution import FunctionResolver, LayerLookup
-from deployer.emulator.services.function_roles import check_function_role
-from deployer.emulator.services.function_rules import (
+from deployer.emulator.services.functions.resolution import FunctionResolver, LayerLookup
+from deployer.emulator.services.functions.roles import check_function_role
+from deployer.emulator.services.functions.rules import (
     check_config_values,
     check_function_name,
     check_zip,
     runtime_warning,
 )
-from deployer.emulator.services.function_versions import FunctionReleases
+from deployer.emulator.services.functions.versions import FunctionReleases
 from deployer.emulator.services.invocation_watch import InvocationWatch
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.security_tokens import SecurityTokenService
-from deployer.emulator.store.repos import (
-    CodeStore,
-    FunctionRecord,
-    FunctionRepo,
-    InvocationRecord,
-    InvocationRepo,
-)
+from deployer.emulator.store.repos import CodeStore, FunctionRecord, FunctionRepo, InvocationRepo
 
-__all__ = ["Function", "FunctionConfig", "FunctionService", "Invocation"]
+__all__ = ["FunctionService"]
 
 log = logging.getLogger("deployer.emulator")
 
@@ -131,10 +124,10 @@ class FunctionService:
 
     # --- management ---------------------------------------------------------------------------
 
-    def create(self, account_id: str, region: str, name: str, config: FunctionConfig,
+    def create(self, account_id: str, region: str, name: str, config: FunctionSettings,
                code: bytes, *, checksum: str | None = None,
                tags: tuple[tuple[str, str], ...] = ()) -> Function:
-        """Create a function; raises InvalidArgument, PayloadTooLarge or AlreadyExists."""
+        """Create a function; raises InvalidValue, PayloadTooLarge or AlreadyExists."""
         check_function_name(name)
         check_config_values(dataclasses.asdict(config))
         self._check_role(account_id, config.role)
@@ -144,7 +137,7 @@ class FunctionService:
         rec = FunctionRecord(account_id, region, name, str(uuid.uuid4()), config.to_record(),
                              tags, code_checksum, len(code), now, now)
         if not self._functions.insert(rec):
-            raise AlreadyExists(f"function '{name}' already exists", kind="function", name=name)
+            raise AlreadyExists(f"function '{name}' already exists", Resource.FUNCTION, name=name)
         return self._warned(function_from_record(rec), None)
 
     def _check_layers(self, account_id: str, region: str, layers: tuple[str, ...]) -> None:
@@ -194,7 +187,8 @@ class FunctionService:
 
     def delete(self, account_id: str, region: str, name: str) -> None:
         if not self._functions.delete(account_id, region, name):
-            raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
+            raise ResourceNotFound(f"function '{name}' does not exist",
+                                   Resource.FUNCTION, name=name)
         if self.versions is not None:
             self.versions.forget(account_id, region, name)
         for forget in self.on_delete:
@@ -206,7 +200,7 @@ class FunctionService:
              limit: int = 20) -> tuple[list[Function], str | None]:
         """A page of functions ascending by name; the token is the next page's first name."""
         if not 1 <= limit <= 100:
-            raise InvalidArgument(f"limit must be between 1 and 100, got {limit}", field="limit")
+            raise InvalidValue(f"limit must be between 1 and 100, got {limit}", field="limit")
         recs = self._functions.list(account_id, region, prefix=prefix, start=next_token,
                                     limit=limit + 1)
         token = recs[limit].name if len(recs) > limit else None
@@ -219,32 +213,32 @@ class FunctionService:
         check_zip(code)
         actual = crc64_decimal(code)
         if checksum and checksum != actual:
-            raise InvalidArgument(f"code.checksum '{checksum}' does not match the package "
-                                  f"(CRC-64 {actual})", field="code.checksum")
+            raise InvalidValue(f"code.checksum '{checksum}' does not match the package "
+                               f"(CRC-64 {actual})", field="code.checksum")
         return self._code.put(code)
 
     # --- invocation ---------------------------------------------------------------------------
 
     def invoke(self, account_id: str, region: str, name: str, event: bytes, *, request_id: str,
                asynchronous: bool = False, tail_logs: bool = False,
-               qualifier: str | None = None, task_id: str | None = None) -> Invocation:
+               qualifier: str | None = None, task_id: str | None = None) -> InvocationOutcome:
         """Run the function: synchronously (blocks) or queued on the async pool.
 
-        Raises NotFound (function, or a ``qualifier`` other than LATEST), PayloadTooLarge
-        (32 MB sync, 128 KB async), or InvalidArgument when the async queue is full. Function
+        Raises ResourceNotFound (function, or a ``qualifier`` other than LATEST), PayloadTooLarge
+        (32 MB sync, 128 KB async), or InvalidValue when the async queue is full. Function
         errors are results, not exceptions.
         """
         self._runner.check_payload(event, asynchronous)
         _fn, spec = self._resolver.resolve(account_id, region, name, qualifier)
         if not asynchronous:
-            return Invocation(request_id, False,
+            return InvocationOutcome(request_id, False,
                               self._runner.run(spec, event, request_id, tail_logs),
                               spec.version_id)
         if self.async_tasks is not None:  # a task: retries, event age, destinations, stop
             self.async_tasks.submit(spec, event, request_id, task_id)
         else:
             self._runner.submit(spec, event, request_id)
-        return Invocation(request_id, True, None, spec.version_id)
+        return InvocationOutcome(request_id, True, None, spec.version_id)
 
     def invocations_after(self, account_id: str, region: str, name: str, after_seq: int,
                           limit: int = 100) -> builtins.list[InvocationRecord]:

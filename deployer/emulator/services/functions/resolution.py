@@ -1,5 +1,5 @@
 """Which function an invocation runs: a name and a qualifier (none or ``LATEST``, a version
-id, an alias) resolved to the :class:`Function` and the :class:`FunctionSpec` the runtime is
+id, an alias) resolved to the :class:`Function` and the :class:`InstanceSpec` the runtime is
 given. Specs are cached per stored record (or per published snapshot), so a hot function is
 resolved without rebuilding its spec or its role credentials.
 """
@@ -10,15 +10,16 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from deployer.digits import is_decimal
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import NotFound
-from deployer.emulator.services.function_model import Function, function_from_record
-from deployer.emulator.services.function_roles import RoleCredentials
-from deployer.emulator.services.function_versions import FunctionReleases
+from deployer.emulator.services.errors import Resource, ResourceNotFound
+from deployer.emulator.services.functions.model import Function, function_from_record
+from deployer.emulator.services.functions.roles import RoleCredentials
+from deployer.emulator.services.functions.versions import FunctionReleases
 from deployer.emulator.services.ports import (
     CustomRuntimeSettings,
-    FunctionSpec,
     HealthCheck,
+    InstanceSpec,
     LayerSource,
     missing_layer,
 )
@@ -69,21 +70,22 @@ class FunctionResolver:
         self.cloud_endpoint = ""
         self.versions: FunctionReleases | None = None
         self.layer_source: LayerLookup | None = None
-        # record (as cached by the repository) -> its Function and FunctionSpec
+        # record (as cached by the repository) -> its Function and InstanceSpec
         self._current: dict[tuple[str, str, str], tuple[FunctionRecord, Function,
-                                                        FunctionSpec]] = {}
-        # (function key, qualifier, version) -> (snapshot identity, Function, FunctionSpec)
+                                                        InstanceSpec]] = {}
+        # (function key, qualifier, version) -> (snapshot identity, Function, InstanceSpec)
         self._published: dict[tuple[str, ...], tuple[tuple[Any, ...], Function,
-                                                      FunctionSpec]] = {}
+                                                      InstanceSpec]] = {}
 
     def resolve(self, account_id: str, region: str, name: str, qualifier: str | None, *,
-                weighted: bool = True) -> tuple[Function, FunctionSpec]:
+                weighted: bool = True) -> tuple[Function, InstanceSpec]:
         """The function and its spec: current settings for ``LATEST`` (or no qualifier), the
         snapshot a version froze for a version id, an alias's version (picked by its weights
-        when ``weighted``, else its main version). Raises NotFound."""
+        when ``weighted``, else its main version). Raises ResourceNotFound."""
         rec = self._functions.get(account_id, region, name)
         if rec is None:
-            raise NotFound(f"function '{name}' does not exist", kind="function", name=name)
+            raise ResourceNotFound(f"function '{name}' does not exist",
+                                   Resource.FUNCTION, name=name)
         if qualifier not in (None, "", "LATEST"):
             return self._resolve_published(account_id, region, name, str(qualifier),
                                            weighted)
@@ -97,12 +99,13 @@ class FunctionResolver:
         return fn, spec
 
     def _resolve_published(self, account_id: str, region: str, name: str, qualifier: str,
-                           weighted: bool) -> tuple[Function, FunctionSpec]:
+                           weighted: bool) -> tuple[Function, InstanceSpec]:
         """A version id or an alias: the frozen snapshot it runs (cached per version)."""
         if self.versions is None:
-            kind = "version" if qualifier.isdigit() else "alias"
-            raise NotFound(f"{kind} '{qualifier}' of function '{name}' does not exist",
-                           kind=kind, name=qualifier)
+            kind = Resource.VERSION if is_decimal(qualifier) else Resource.ALIAS
+            raise ResourceNotFound(
+                f"{kind.value} '{qualifier}' of function '{name}' does not exist", kind,
+                name=qualifier)
         found = self.versions.resolve(account_id, region, name, qualifier, weighted=weighted)
         snap = found.record
         identity = (snap.function_id, snap.code_checksum, snap.modified_at)
@@ -116,14 +119,14 @@ class FunctionResolver:
         self._published[key] = (identity, fn, spec)
         return fn, spec
 
-    def _spec(self, fn: Function) -> FunctionSpec:
+    def _spec(self, fn: Function) -> InstanceSpec:
         c = fn.config
         source = None
         if c.role and self._tokens is not None:
             source = RoleCredentials(self._tokens, self._clock, fn.account_id, c.role, fn.name,
                                      c.timeout)
         idle = c.opaque.get("idleTimeout")
-        return FunctionSpec(fn.account_id, fn.region, fn.name, c.handler, c.runtime, c.timeout,
+        return InstanceSpec(fn.account_id, fn.region, fn.name, c.handler, c.runtime, c.timeout,
                             c.memory_size, dict(c.environment), fn.code_checksum,
                             self._code.path(fn.code_checksum), c.initializer_handler,
                             c.initializer_timeout, role=c.role,

@@ -16,16 +16,17 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import InvalidArgument, PayloadTooLarge
+from deployer.emulator.records import InvocationRecord
+from deployer.emulator.services.errors import InvalidValue, PayloadTooLarge
 from deployer.emulator.services.invocation_watch import InvocationWatch
 from deployer.emulator.services.ports import (
     FunctionRuntime,
-    FunctionSpec,
     HookRun,
+    InstanceSpec,
     InvocationResult,
     RuntimeUnavailableError,
 )
-from deployer.emulator.store.repos import InvocationRecord, InvocationRepo
+from deployer.emulator.store.repos import InvocationRepo
 
 __all__ = ["ASYNC_PAYLOAD_LIMIT", "SYNC_PAYLOAD_LIMIT", "InvocationRunner"]
 
@@ -61,24 +62,24 @@ class InvocationRunner:
             raise PayloadTooLarge(f"payload size exceeds maximum allowed size ({limit} bytes)",
                                   limit=limit)
 
-    def run(self, spec: FunctionSpec, event: bytes, request_id: str,
+    def run(self, spec: InstanceSpec, event: bytes, request_id: str,
             tail_logs: bool = False) -> InvocationResult:
-        """Run synchronously (blocks); InvalidArgument when the runtime cannot run it."""
+        """Run synchronously (blocks); InvalidValue when the runtime cannot run it."""
         return self._run(spec, event, request_id, "Sync", tail_logs)
 
-    def submit(self, spec: FunctionSpec, event: bytes, request_id: str) -> None:
-        """Queue an asynchronous invocation; InvalidArgument when the queue is full."""
+    def submit(self, spec: InstanceSpec, event: bytes, request_id: str) -> None:
+        """Queue an asynchronous invocation; InvalidValue when the queue is full."""
         self.submit_job(lambda: self._run(spec, event, request_id, "Async"))
 
-    def run_async(self, spec: FunctionSpec, event: bytes, request_id: str) -> InvocationResult:
+    def run_async(self, spec: InstanceSpec, event: bytes, request_id: str) -> InvocationResult:
         """One attempt of an asynchronous invocation, on the calling (pool) thread."""
         return self._run(spec, event, request_id, "Async")
 
     def submit_job(self, job: Callable[[], object]) -> None:
         """Queue ``job`` on the asynchronous pool (counted by :meth:`wait_async`);
-        InvalidArgument when the queue is full."""
+        InvalidValue when the queue is full."""
         if not self._slots.acquire(blocking=False):
-            raise InvalidArgument("too many queued asynchronous invocations", field="body")
+            raise InvalidValue("too many queued asynchronous invocations", field="body")
         future: Future[Any] = self._pool.submit(job)
         self._pending.add(future)
         future.add_done_callback(self._async_done)
@@ -87,17 +88,17 @@ class InvocationRunner:
         self._pending.discard(future)
         self._slots.release()
         exc = future.exception() if not future.cancelled() else None
-        if exc is not None and not isinstance(exc, InvalidArgument):
+        if exc is not None and not isinstance(exc, InvalidValue):
             log.error("asynchronous invocation failed", exc_info=exc)
 
-    def _run(self, spec: FunctionSpec, event: bytes, request_id: str, kind: str,
+    def _run(self, spec: InstanceSpec, event: bytes, request_id: str, kind: str,
              tail: bool = False) -> InvocationResult:
         gate = contextlib.nullcontext() if self.admission is None else self.admission(
             spec.account_id, spec.region, spec.function_name, wait=kind != "Sync")
         with gate:
             return self._admitted(spec, event, request_id, kind, tail)
 
-    def _admitted(self, spec: FunctionSpec, event: bytes, request_id: str, kind: str,
+    def _admitted(self, spec: InstanceSpec, event: bytes, request_id: str, kind: str,
                   tail: bool) -> InvocationResult:
         started = self._clock.now()
         try:
@@ -106,8 +107,8 @@ class InvocationRunner:
             self._record(InvocationRecord(
                 spec.account_id, spec.region, spec.function_name, request_id, started, kind,
                 "Failed", "RuntimeUnavailable", None, exc.message))
-            raise InvalidArgument(f"the emulator cannot run function '{spec.function_name}': "
-                                  f"{exc.message}", field="runtime") from None
+            raise InvalidValue(f"the emulator cannot run function '{spec.function_name}': "
+                               f"{exc.message}", field="runtime") from None
         self._record(InvocationRecord(
             spec.account_id, spec.region, spec.function_name, request_id, started, kind,
             "Failed" if result.error_type else "Succeeded", result.error_type,

@@ -10,12 +10,11 @@ import re
 import threading
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.services.errors import InvalidArgument, NotFound
-from deployer.emulator.services.ports import Credentials
+from deployer.emulator.services.errors import AssumeRoleRefused, InvalidValue, ResourceNotFound
+from deployer.emulator.services.ports import TemporaryCredentials
 from deployer.emulator.services.security_tokens import (
     FC_SERVICE,
     FC_SESSION_SECONDS,
-    AssumeRoleRefused,
     SecurityTokenService,
 )
 
@@ -25,19 +24,19 @@ log = logging.getLogger("deployer.emulator")
 
 
 def check_function_role(tokens: SecurityTokenService, account_id: str, role: str) -> None:
-    """Raise InvalidArgument (field ``role``) unless FC can assume ``role`` through STS: it
+    """Raise InvalidValue (field ``role``) unless FC can assume ``role`` through STS: it
     must exist in the account and trust fc.aliyuncs.com. An empty role is always fine."""
     if not role:
         return
     try:
         tokens.check_service_role(account_id, role, FC_SERVICE)
-    except NotFound:
-        raise InvalidArgument(
+    except ResourceNotFound:
+        raise InvalidValue(
             f"role '{role}' cannot be assumed by Function Compute: the role does not exist "
             f"in account {account_id}", field="role") from None
     except AssumeRoleRefused as exc:
-        raise InvalidArgument(f"role '{role}' cannot be assumed by Function Compute: "
-                              f"{exc.message}", field="role") from None
+        raise InvalidValue(f"role '{role}' cannot be assumed by Function Compute: "
+                           f"{exc.message}", field="role") from None
 
 
 class RoleCredentials:
@@ -55,16 +54,16 @@ class RoleCredentials:
         self._session = re.sub(r"[^A-Za-z0-9.@_-]", "-", f"fc-{function_name}")[:64]
         self._margin = timeout + 600
         self._lock = threading.Lock()
-        self._current: Credentials | None = None
+        self._current: TemporaryCredentials | None = None
         self._role_id = ""
 
-    def __call__(self) -> Credentials | None:
+    def __call__(self) -> TemporaryCredentials | None:
         with self._lock:
             now = self._clock.now()
             try:
                 role = self._tokens.check_service_role(self._account_id, self._role_arn,
                                                        FC_SERVICE)
-            except (NotFound, AssumeRoleRefused) as exc:
+            except (ResourceNotFound, AssumeRoleRefused) as exc:
                 log.warning("no credentials for role %s: %s", self._role_arn, exc.message)
                 return None
             if self._current is None or role.role_id != self._role_id or \

@@ -1,0 +1,89 @@
+"""The values the emulator's store keeps and its services hand out: plain frozen records, with
+no SQL and no wire names.
+
+The store writes and reads them (``emulator/store/``), the services return them, and the API
+modules and the console shape them for their answers without reaching into the store (contract
+``emulator-api-not-store``; ``tests/unit/test_layer_values.py`` checks that no value an API
+module takes from the services is defined in the store).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["FlowRecord", "HistoryRow", "InvocationRecord", "ScheduleKey", "ScheduleRow"]
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRecord:
+    account_id: str
+    region: str
+    name: str
+    flow_id: str
+    definition: str
+    description: str
+    type: str
+    role_arn: str
+    execution_mode: str
+    environment: dict[str, Any] | None
+    resource_group_id: str
+    external_storage: str
+    created_at: float
+    modified_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRow:
+    """One history event as stored; ``detail`` is the event's detail JSON text."""
+
+    event_id: int
+    schedule_event_id: int
+    type: str
+    step_name: str
+    time: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class InvocationRecord:
+    account_id: str
+    region: str
+    function_name: str
+    request_id: str
+    invoked_at: float
+    invocation_type: str  # Sync | Async | PreStop (a hook run outside any invocation)
+    status: str  # Succeeded | Failed | Running
+    error_type: str | None
+    duration_ms: float | None
+    log: str
+    instance_id: str = ""
+    cold_start: bool = False
+    seq: int = 0  # its place in the order of recording (0 until stored)
+
+
+ScheduleKey = tuple[str, str, str, str]
+"""(account_id, region, flow_name, schedule name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleRow:
+    account_id: str
+    region: str
+    flow_name: str
+    name: str
+    schedule_id: str
+    cron: str
+    payload: str
+    description: str
+    enable: bool
+    created_at: float
+    modified_at: float
+    next_fire_at: float | None
+    last_fired_at: float | None = None
+    last_execution: str = ""
+    fire_count: int = 0
+
+    @property
+    def key(self) -> ScheduleKey:
+        return (self.account_id, self.region, self.flow_name, self.name)
