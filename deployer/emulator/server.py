@@ -32,7 +32,7 @@ from deployer.emulator.api.cloudflow import CloudFlowApi
 from deployer.emulator.api.errors import Style
 from deployer.emulator.api.fault_admin import FaultAdmin
 from deployer.emulator.api.faults import FaultInjector
-from deployer.emulator.api.fc import FcApi
+from deployer.emulator.api.fc import FcApi, FcServices
 from deployer.emulator.api.freshness import RequestFreshness
 from deployer.emulator.api.local_guard import LocalGuard, new_token
 from deployer.emulator.api.log_stream import LogStreamApi, invocation_fields
@@ -137,7 +137,10 @@ class EmulatorServer:
                                       emulator.authorizer)
         router.freshness = RequestFreshness(self.clock)
         router.faults = FaultInjector(emulator.faults, emulator.quotas, emulator.functions)
-        router.add_roa(FcApi(emulator.functions, emulator.function_versions))
+        router.add_roa(FcApi(emulator.functions, emulator.function_versions, FcServices(
+            triggers=emulator.triggers, layers=emulator.layers,
+            async_configs=emulator.async_configs, async_tasks=emulator.async_tasks,
+            concurrency=emulator.concurrency, custom_domains=emulator.custom_domains)))
         router.add_roa(SlsApi(emulator.logs, router.access, router.freshness))
         router.add_rpc(RamApi(emulator.roles))
         router.add_rpc(StsApi(emulator.tokens))

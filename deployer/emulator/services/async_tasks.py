@@ -34,7 +34,8 @@ from deployer.emulator.services.ports import InstanceSpec, InvocationResult
 from deployer.emulator.store.async_task_repos import AsyncTaskRepo, AsyncTaskRow
 from deployer.emulator.store.function_config_repos import FunctionConfigRepo
 
-__all__ = ["DEFAULT_MAX_AGE", "DEFAULT_RETRIES", "AsyncInvokeConfigs", "AsyncTaskService"]
+__all__ = ["DEFAULT_MAX_AGE", "DEFAULT_RETRIES", "AsyncInvokeConfigs", "AsyncTaskRow",
+           "AsyncTaskService"]
 
 log = logging.getLogger("deployer.emulator")
 DEFAULT_RETRIES = 3
@@ -78,6 +79,20 @@ class AsyncInvokeConfigs:
 
     def delete(self, account_id: str, region: str, function: str, qualifier: str) -> None:
         self._repo.delete((account_id, region, function, _KIND, qualifier or "LATEST"))
+
+    def modified_at(self, account_id: str, region: str, function: str,
+                    qualifier: str) -> float:
+        found = self._repo.get((account_id, region, function, _KIND, qualifier or "LATEST"))
+        return found[1] if found else self._clock.now()
+
+    def list(self, account_id: str, region: str, *, function: str = "", next_token: str = "",
+             limit: int = 20) -> tuple[builtins.list[tuple[str, str, dict[str, Any], float]],
+                                       str]:
+        """(function, qualifier, config, modified_at) by function name, and the next page's
+        token."""
+        rows = self._repo.list(account_id, region, _KIND, function_name=function,
+                               start=next_token, limit=limit + 1)
+        return rows[:limit], rows[limit][0] if len(rows) > limit else ""
 
 
 def _checked(config: Mapping[str, Any]) -> dict[str, Any]:

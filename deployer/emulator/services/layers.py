@@ -25,7 +25,7 @@ from deployer.emulator.services.ports import LayerSource
 from deployer.emulator.store.layer_repos import LayerRepo, LayerVersionRow
 from deployer.emulator.store.repos import CodeStore
 
-__all__ = ["LayerInput", "LayerService", "parse_layer_arn"]
+__all__ = ["LayerInput", "LayerService", "LayerVersionRow", "parse_layer_arn"]
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")  # INFERRED: FC's console rule
 ARN_RE = re.compile(r"^acs:fc:([a-z0-9-]+):([A-Za-z0-9]+):layers/([A-Za-z0-9_-]{1,128})"

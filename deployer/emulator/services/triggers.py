@@ -43,7 +43,8 @@ from deployer.emulator.services.schedule_cron import ScheduleExpression, parse_c
 from deployer.emulator.services.schedules import MAX_CATCH_UP
 from deployer.emulator.store.trigger_repos import TriggerKey, TriggerRepo, TriggerRow
 
-__all__ = ["FC_KEY_PREFIX", "MAX_CATCH_UP", "TriggerChanges", "TriggerInput", "TriggerService"]
+__all__ = ["FC_KEY_PREFIX", "MAX_CATCH_UP", "TriggerChanges", "TriggerInput", "TriggerRow",
+           "TriggerService"]
 
 log = logging.getLogger("deployer.emulator")
 FC_KEY_PREFIX = "fc:"
