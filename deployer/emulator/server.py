@@ -34,6 +34,7 @@ from deployer.emulator.api.fault_admin import FaultAdmin
 from deployer.emulator.api.faults import FaultInjector
 from deployer.emulator.api.fc import FcApi, FcServices
 from deployer.emulator.api.freshness import RequestFreshness
+from deployer.emulator.api.http_trigger_serving import HttpTriggerApi
 from deployer.emulator.api.local_guard import LocalGuard, new_token
 from deployer.emulator.api.log_stream import LogStreamApi, invocation_fields
 from deployer.emulator.api.ram import RamApi
@@ -101,6 +102,8 @@ class EmulatorServer:
         self.port = self._httpd.port
         self.guard = LocalGuard(self.admin_token, self.port, host)
         self.router.add_local(self._admin())
+        self.router.add_local(HttpTriggerApi(emulator.triggers, emulator.functions, self.clock,
+                                             self.router.authenticate))
         self.console = self._console() if console else None
         self.router.public_url = self.url
         self.gateway_port = self._gateway(door)
