@@ -323,7 +323,7 @@ FC3_PROPS: tuple[Fc3Prop, ...] = (
         "instanceIsolationMode", str, ("SHARE", "SESSION_EXCLUSIVE")), "recorded"),
     _setting("enableLongLiving", st.read_recorded("enableLongLiving", bool), "recorded"),
     _setting("resourceGroupId", st.read_recorded("resourceGroupId", str), "recorded"),
-    Fc3Prop("triggers", read_triggers, "triggers", pending="triggers", status="pending"),
+    Fc3Prop("triggers", read_triggers, "triggers"),
     *(_later(name) for name in (
         "asyncInvokeConfig", "provisionConfig", "scalingConfig",
         "concurrencyConfig", "customDomain")),

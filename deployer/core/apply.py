@@ -28,6 +28,7 @@ from deployer.core.releases import RELEASE_TYPES, ReleaseApplier
 from deployer.core.removal import forget_gone, remove_resource
 from deployer.core.resources import ActionKind, ResourceType
 from deployer.core.service_roles import ensure_service_role
+from deployer.core.triggers import apply_trigger
 from deployer.errors import OperationError
 
 __all__ = ["ApplyEvents", "DeployResult", "ResourceResult", "apply_plan"]
@@ -46,6 +47,7 @@ class ResourceResult:
     settings: tuple[SettingChange, ...] = ()
     diff: str = ""
     outcome: str = ""  # for deletions: deleted | already gone | kept: <reason>
+    url: str = ""  # an HTTP trigger's URL
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,6 +297,12 @@ def _dispatch(applier: _Applier, action: Action, prune: bool,
               releases: ReleaseApplier) -> tuple[str, str]:
     """Apply one action; ``(arn, outcome)``."""
     state = applier.state
+    if action.resource is ResourceType.TRIGGER:
+        if action.is_write:
+            applier.writes += 1
+            url = apply_trigger(action, state, applier.clients, applier.progress)
+            return action.arn, "deleted" if action.kind is ActionKind.DELETE else url
+        return action.arn, action.url
     if action.kind is ActionKind.DELETE and action.resource not in RELEASE_TYPES:
         return action.arn, applier.delete(action, prune)
     if not action.is_write:
@@ -354,8 +362,12 @@ def apply_plan(
             if events is not None and current:
                 events.resource_failed(current, exc)
             raise
+        url = ""
+        if action.resource is ResourceType.TRIGGER and outcome != "deleted":
+            url, outcome = outcome, ""
         results.append(ResourceResult(action.resource, action.name, arn, action.kind,
-                                      action.changes, action.settings, action.diff, outcome))
+                                      action.changes, action.settings, action.diff, outcome,
+                                      url))
     if current:
         applier.verify(current)
         if events is not None:

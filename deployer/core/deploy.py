@@ -197,7 +197,8 @@ def desired_state(manifest: Manifest, *, region: str, account_id: str, build_dir
     functions = tuple(
         DesiredFunction(name=spec.function_name, config=function_config(spec, account_id),
                         zip_bytes=pkg.zip_path.read_bytes(), crc64=pkg.crc64,
-                        release=spec.release, resource=spec.resource, tags=spec.tags)
+                        release=spec.release, resource=spec.resource, tags=spec.tags,
+                        triggers=tuple(spec.triggers))
         for spec, pkg in zip(wanted_functions, report.packages, strict=True))
     flows = _flow_roles(manifest, tuple(
         _desired_flow(manifest, spec, region=region, account_id=account_id,
@@ -262,6 +263,8 @@ def _row(item: Action | ResourceResult) -> dict[str, Any]:
         row["invoked_by"] = list(item.invoked_by)
     if isinstance(item, ResourceResult) and item.outcome:
         row["outcome"] = item.outcome
+    if item.url:
+        row["url"] = item.url
     return row
 
 

@@ -256,5 +256,8 @@ def build_plan(state: DesiredState, clients: Clients,
     from deployer.core.releases import plan_releases  # it builds on this module's types
 
     actions.extend(plan_releases(state, clients, actions))
+    from deployer.core.triggers import plan_triggers  # it builds on this module's types
+
+    actions.extend(plan_triggers(state, clients, actions))
     actions.extend(plan_removals(state, recorded, clients))
     return Plan(state=state, actions=tuple(actions), recorded=recorded)

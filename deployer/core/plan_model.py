@@ -33,6 +33,7 @@ class DesiredFunction:
     release: ReleaseSpec | None = None  # versions/aliases to maintain (core/releases.py)
     resource: str = ""  # its key in s.yaml
     tags: tuple[tuple[str, str], ...] = ()  # s.yaml's tags (the project's marker aside)
+    triggers: tuple[Any, ...] = ()  # config.fc3_triggers.TriggerSpec, in s.yaml order
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +159,7 @@ class Action:
     origin: str = ""
     owner: str = ""
     invoked_by: tuple[str, ...] = ()
+    url: str = ""  # an HTTP trigger's URL, when it exists already
 
     @property
     def is_write(self) -> bool:
@@ -178,7 +180,8 @@ class Action:
         return {"type": self.resource.value, "name": self.name, "arn": self.arn or None,
                 "action": self.kind.value, "changes": list(self.changes),
                 "settings": [s.to_json() for s in self.settings], "diff": self.diff or None,
-                "owner": self.owner or None, "invoked_by": list(self.invoked_by)}
+                "owner": self.owner or None, "invoked_by": list(self.invoked_by),
+                **({"url": self.url} if self.url else {})}
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,3 +26,4 @@ class ResourceType(str, enum.Enum):
     SCHEDULE = "schedule"
     SERVICE_ROLE = "service-role"  # a documented default role (role: auto)
     LOG_STORE = "logstore"  # a Log Service project/logstore (logConfig: auto)
+    TRIGGER = "trigger"  # a function's trigger, named <function>/<trigger>
