@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from alibabacloud_fc20230330 import models
 from click.testing import CliRunner
 
 from deployer.cli.main import cli
@@ -62,6 +63,9 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "instanceIsolationMode": ("SESSION_EXCLUSIVE", "SESSION_EXCLUSIVE"),
     "enableLongLiving": ("true", True),
     "resourceGroupId": ("rg-orders", "rg-orders"),
+    # not a Function field: a trigger of its own (checked through ListTriggers below)
+    "triggers": ("[{triggerName: web, triggerType: http, triggerConfig: {authType: function, "
+                 "methods: [GET, POST]}}]", None),
 }
 
 
@@ -118,8 +122,6 @@ def _fill(value: Any, account: str) -> Any:
 
 
 def _get(cloud: Any, name: str) -> dict[str, Any]:
-    from alibabacloud_fc20230330 import models
-
     return dict(cloud.fc_client().get_function(name, models.GetFunctionRequest()).body.to_map())
 
 
@@ -141,7 +143,11 @@ def test_every_accepted_prop_round_trips_through_get_function(tmp_path: Path) ->
         missing = [k for k, (_, expected) in SAMPLES.items()
                    if expected is not None and not _covers(wire.get(k), _fill(expected, account))]
         again = _deploy(root, "plan")
+        (trigger,) = cloud.fc_client().list_triggers(
+            "orders", models.ListTriggersRequest()).body.triggers
     assert [r["action"] for r in first["resources"] if r["type"] == "function"] == ["create"]
+    assert (trigger.trigger_name, trigger.trigger_type) == ("web", "http")
+    assert json.loads(trigger.trigger_config)["authType"] == "function"
     assert missing == [], {k: wire.get(k) for k in missing}
     assert wire["functionArn"] == f"acs:fc:cn-hangzhou:{account}:functions/orders"
     assert again["changes"] is False
@@ -151,7 +157,7 @@ def test_every_accepted_prop_round_trips_through_get_function(tmp_path: Path) ->
 #: cannot be taken back: a role once set, a log config kept as it is, a resource group).
 REMOVABLE = [k for k in SAMPLES if k not in (
     "region", "functionName", "runtime", "code", "handler", "customRuntimeConfig", "role",
-    "logConfig", "resourceGroupId", "tags")]
+    "logConfig", "resourceGroupId", "tags", "triggers")]
 
 
 def test_removed_props_are_planned_and_cleared(tmp_path: Path) -> None:
