@@ -324,9 +324,9 @@ FC3_PROPS: tuple[Fc3Prop, ...] = (
     _setting("enableLongLiving", st.read_recorded("enableLongLiving", bool), "recorded"),
     _setting("resourceGroupId", st.read_recorded("resourceGroupId", str), "recorded"),
     Fc3Prop("triggers", read_triggers, "triggers"),
-    *(_later(name) for name in (
-        "asyncInvokeConfig", "provisionConfig", "scalingConfig",
-        "concurrencyConfig", "customDomain")),
+    Fc3Prop("asyncInvokeConfig", st.read_async_invoke, "async_invoke_config"),
+    Fc3Prop("concurrencyConfig", st.read_concurrency_config, "reserved_concurrency"),
+    *(_later(name) for name in ("provisionConfig", "scalingConfig", "customDomain")),
     _refused("customContainerConfig", "container images need a container engine; "
              "custom-container functions are not deployed by this toolkit"),
     _refused("gpuConfig", "GPU functions run container images, which this toolkit does not "

@@ -16,9 +16,9 @@ from typing import Any
 from deployer.config.props import PropReader, type_name
 from deployer.config.variables import BROKEN
 
-__all__ = ["LAYER_ARN", "read_custom_dns", "read_custom_runtime", "read_layers",
-           "read_lifecycle", "read_mounts", "read_recorded", "read_tag_map", "read_tracing",
-           "read_vpc"]
+__all__ = ["LAYER_ARN", "read_async_invoke", "read_concurrency_config", "read_custom_dns",
+           "read_custom_runtime", "read_layers", "read_lifecycle", "read_mounts", "read_recorded",
+           "read_tag_map", "read_tracing", "read_vpc"]
 
 #: A layer version ARN (fc3-api.md §6.1): ``acs:fc:<region>:<account>:layers/<name>/versions/<n>``.
 LAYER_ARN = r"acs:fc:[a-z0-9-]*:[A-Za-z0-9]*:layers/[A-Za-z0-9_-]{1,128}/versions/[0-9]+"
@@ -117,6 +117,57 @@ def read_tag_map(r: PropReader, v: Values, c: Any) -> Any:
     if len(tags) > MAX_TAGS:
         r.error("tags", f"at most {MAX_TAGS} tags (got {len(tags)})")
     return tuple(tags.items())
+
+
+def read_async_invoke(r: PropReader, v: Values, c: Any) -> Any:
+    """``asyncInvokeConfig`` (fc3's ``IAsyncInvokeConfig``): ``maxAsyncRetryAttempts`` 0-8,
+    ``maxAsyncEventAgeInSeconds`` 1-2,592,000, ``destinationConfig.onSuccess/onFailure``
+    ``.destination`` ARNs, ``asyncTask``; PutAsyncInvokeConfig's body for LATEST."""
+    value = r.mapping("asyncInvokeConfig")
+    if value is None:
+        return None
+    sub = _sub(r, "asyncInvokeConfig", value)
+    sub.check_keys(("maxAsyncRetryAttempts", "maxAsyncEventAgeInSeconds", "destinationConfig",
+                    "asyncTask"), {"qualifier": "the configuration is for LATEST; a version "
+                                                "or alias of its own is not deployed"},
+                   "asyncInvokeConfig")
+    out: dict[str, Any] = {}
+    for key, low, high in (("maxAsyncRetryAttempts", 0, 8),
+                           ("maxAsyncEventAgeInSeconds", 1, 2_592_000)):
+        number = sub.integer(key, low=low, high=high)
+        if number is not None:
+            out[key] = number
+    if sub.props.get("asyncTask") is not None:
+        out["asyncTask"] = sub.boolean("asyncTask", default=False)
+    targets = sub.mapping("destinationConfig")
+    if targets is not None:
+        one = _sub(sub, "destinationConfig", targets)
+        one.check_keys(("onSuccess", "onFailure"), {}, "destinationConfig")
+        for when in ("onSuccess", "onFailure"):
+            where = one.mapping(when)
+            if where is None:
+                continue
+            arn = _sub(one, when, where).string(
+                "destination", required=True, pattern=r"acs:[a-z]+:[a-z0-9-]*:\d+:.+",
+                what="must be the ARN of a function, a flow, an MNS queue or topic, or an "
+                     "EventBridge bus")
+            if arn:
+                out.setdefault("destinationConfig", {})[when] = {"destination": arn}
+    return _frozen(out)
+
+
+def read_concurrency_config(r: PropReader, v: Values, c: Any) -> Any:
+    """``concurrencyConfig: {reservedConcurrency: N}`` (0 stops the function)."""
+    value = r.mapping("concurrencyConfig")
+    if value is None:
+        return None
+    sub = _sub(r, "concurrencyConfig", value)
+    sub.check_keys(("reservedConcurrency",), {}, "concurrencyConfig")
+    if "reservedConcurrency" not in sub.props:
+        sub.error("reservedConcurrency", "required: the requests the function may run at once "
+                  "(0-300; 0 stops it)")
+        return None
+    return sub.integer("reservedConcurrency", low=0, high=300)
 
 
 def read_custom_runtime(r: PropReader, v: Values, c: Any) -> Any:

@@ -72,6 +72,8 @@ class FunctionSpec:
     #: customRuntimeConfig, ...; deployer.cloud.fc_config.SETTING_KEYS)
     settings: Mapping[str, Any] = field(default_factory=dict)
     triggers: tuple[Any, ...] = ()  # deployer.config.fc3_triggers.TriggerSpec, in s.yaml order
+    async_invoke_config: Mapping[str, Any] | None = None  # PutAsyncInvokeConfig's body
+    reserved_concurrency: int | None = None  # concurrencyConfig.reservedConcurrency
     log_config: Mapping[str, Any] | None = None  # {project, logstore, enableRequestMetrics, ...}
     position: SourcePosition | None = None
     release: ReleaseSpec | None = None  # versions/aliases from actions.success-deploy

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from deployer.cloud.fc import RemoteFunction
 from deployer.core import ownership, roles
 from deployer.core.changes import SettingChange
+from deployer.core.invocation_settings import SETTING_TYPES, apply_invocation_setting
 from deployer.core.plan_model import Action, Clients, DesiredFlow, DesiredRole, Plan
 from deployer.core.record import CreationLog
 from deployer.core.releases import RELEASE_TYPES, ReleaseApplier
@@ -297,6 +298,11 @@ def _dispatch(applier: _Applier, action: Action, prune: bool,
               releases: ReleaseApplier) -> tuple[str, str]:
     """Apply one action; ``(arn, outcome)``."""
     state = applier.state
+    if action.resource in SETTING_TYPES:
+        if action.is_write:
+            applier.writes += 1
+            apply_invocation_setting(action, state, applier.clients, applier.progress)
+        return action.arn, "deleted" if action.kind is ActionKind.DELETE else ""
     if action.resource is ResourceType.TRIGGER:
         if action.is_write:
             applier.writes += 1

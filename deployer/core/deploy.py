@@ -198,7 +198,9 @@ def desired_state(manifest: Manifest, *, region: str, account_id: str, build_dir
         DesiredFunction(name=spec.function_name, config=function_config(spec, account_id),
                         zip_bytes=pkg.zip_path.read_bytes(), crc64=pkg.crc64,
                         release=spec.release, resource=spec.resource, tags=spec.tags,
-                        triggers=tuple(spec.triggers))
+                        triggers=tuple(spec.triggers),
+                        async_invoke_config=spec.async_invoke_config,
+                        reserved_concurrency=spec.reserved_concurrency)
         for spec, pkg in zip(wanted_functions, report.packages, strict=True))
     flows = _flow_roles(manifest, tuple(
         _desired_flow(manifest, spec, region=region, account_id=account_id,

@@ -259,5 +259,8 @@ def build_plan(state: DesiredState, clients: Clients,
     from deployer.core.triggers import plan_triggers  # it builds on this module's types
 
     actions.extend(plan_triggers(state, clients, actions))
+    from deployer.core.invocation_settings import plan_invocation_settings
+
+    actions.extend(plan_invocation_settings(state, clients, actions))
     actions.extend(plan_removals(state, recorded, clients))
     return Plan(state=state, actions=tuple(actions), recorded=recorded)

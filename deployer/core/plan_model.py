@@ -34,6 +34,8 @@ class DesiredFunction:
     resource: str = ""  # its key in s.yaml
     tags: tuple[tuple[str, str], ...] = ()  # s.yaml's tags (the project's marker aside)
     triggers: tuple[Any, ...] = ()  # config.fc3_triggers.TriggerSpec, in s.yaml order
+    async_invoke_config: Any = None  # PutAsyncInvokeConfig's body (None: not set)
+    reserved_concurrency: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

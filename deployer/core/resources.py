@@ -26,4 +26,6 @@ class ResourceType(str, enum.Enum):
     SCHEDULE = "schedule"
     SERVICE_ROLE = "service-role"  # a documented default role (role: auto)
     LOG_STORE = "logstore"  # a Log Service project/logstore (logConfig: auto)
+    ASYNC_INVOKE_CONFIG = "async-invoke-config"  # a function's asyncInvokeConfig (LATEST)
+    CONCURRENCY_CONFIG = "concurrency-config"  # a function's reserved concurrency
     TRIGGER = "trigger"  # a function's trigger, named <function>/<trigger>

@@ -66,6 +66,11 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     # not a Function field: a trigger of its own (checked through ListTriggers below)
     "triggers": ("[{triggerName: web, triggerType: http, triggerConfig: {authType: function, "
                  "methods: [GET, POST]}}]", None),
+    # FC's own resources of the function (checked through their Get actions below)
+    "asyncInvokeConfig": ("{maxAsyncRetryAttempts: 1, maxAsyncEventAgeInSeconds: 600, "
+                          "destinationConfig: {onFailure: {destination: 'acs:fc:cn-hangzhou:"
+                          "{account}:functions/orders-dlq'}}}", None),
+    "concurrencyConfig": ("{reservedConcurrency: 7}", None),
 }
 
 
@@ -143,21 +148,29 @@ def test_every_accepted_prop_round_trips_through_get_function(tmp_path: Path) ->
         missing = [k for k, (_, expected) in SAMPLES.items()
                    if expected is not None and not _covers(wire.get(k), _fill(expected, account))]
         again = _deploy(root, "plan")
-        (trigger,) = cloud.fc_client().list_triggers(
-            "orders", models.ListTriggersRequest()).body.triggers
+        client = cloud.fc_client()
+        (trigger,) = client.list_triggers("orders", models.ListTriggersRequest()).body.triggers
+        async_config = client.get_async_invoke_config(
+            "orders", models.GetAsyncInvokeConfigRequest()).body
+        reserved = client.get_concurrency_config("orders").body.reserved_concurrency
     assert [r["action"] for r in first["resources"] if r["type"] == "function"] == ["create"]
     assert (trigger.trigger_name, trigger.trigger_type) == ("web", "http")
     assert json.loads(trigger.trigger_config)["authType"] == "function"
+    assert (async_config.max_async_retry_attempts, reserved) == (1, 7)
+    assert async_config.destination_config.on_failure.destination.endswith("/orders-dlq")
     assert missing == [], {k: wire.get(k) for k in missing}
     assert wire["functionArn"] == f"acs:fc:cn-hangzhou:{account}:functions/orders"
     assert again["changes"] is False
 
 
+#: Props deployed as resources of their own (actions of their own type; their removal deletes
+#: them).
+OWN_RESOURCES = ("triggers", "asyncInvokeConfig", "concurrencyConfig")
 #: Props whose removal from s.yaml the next deploy carries out (the rest are required, or
 #: cannot be taken back: a role once set, a log config kept as it is, a resource group).
 REMOVABLE = [k for k in SAMPLES if k not in (
     "region", "functionName", "runtime", "code", "handler", "customRuntimeConfig", "role",
-    "logConfig", "resourceGroupId", "tags", "triggers")]
+    "logConfig", "resourceGroupId", "tags", *OWN_RESOURCES)]
 
 
 def test_removed_props_are_planned_and_cleared(tmp_path: Path) -> None:
@@ -167,17 +180,20 @@ def test_removed_props_are_planned_and_cleared(tmp_path: Path) -> None:
         root = _project(tmp_path, props)
         _publish_layer(cloud)
         _deploy(root, "up")
-        _project(root, {k: v for k, v in props.items() if k not in REMOVABLE})
+        _project(root, {k: v for k, v in props.items()
+                        if k not in REMOVABLE and k not in OWN_RESOURCES})
         plan = _deploy(root, "plan")
         (function,) = [r for r in plan["resources"] if r["type"] == "function"]
         _deploy(root, "up")
         after = _deploy(root, "plan")
         wire = _get(cloud, "orders")
+        leftovers = [r["type"] for r in plan["resources"] if r["action"] == "delete"]
         wire["tags"] = [t for t in wire.get("tags") or () if t["Key"] != PROJECT_TAG]
     assert function["action"] == "update"
     changed = {c.split(".")[0] for c in function["changes"]}
     assert set(REMOVABLE) <= changed, set(REMOVABLE) - changed
     assert after["changes"] is False, after
+    assert sorted(leftovers) == ["async-invoke-config", "concurrency-config", "trigger"]
     kept = [k for k in REMOVABLE if SAMPLES[k][1] is not None
             and _covers(wire.get(k), _fill(SAMPLES[k][1], account))]
     assert kept == [], {k: wire.get(k) for k in kept}
