@@ -52,7 +52,12 @@ def read_layers(r: PropReader, v: Values, c: Any) -> Any:
     for i, item in enumerate(items):
         if item is BROKEN:
             continue
-        if not isinstance(item, str) or not re.fullmatch(LAYER_ARN, item):
+        if isinstance(item, str) and not item.startswith("acs:") and \
+                (c.base_dir / item).is_dir():
+            r.error(("layers", i), f"{item!r} is a local directory: this toolkit does not "
+                    "publish layers from directories yet; publish it (CreateLayerVersion) and "
+                    "name its version ARN, acs:fc:<region>:<account>:layers/<name>/versions/<n>")
+        elif not isinstance(item, str) or not re.fullmatch(LAYER_ARN, item):
             r.error(("layers", i), "must be a layer version ARN, acs:fc:<region>:<account>:"
                     f"layers/<name>/versions/<n> (got {item!r})")
         elif item in arns:

@@ -422,3 +422,10 @@ def test_the_parser_never_fails_otherwise(text: str) -> None:
 @given(st.text(alphabet=st.characters(blacklist_characters="$"), max_size=30))
 def test_text_without_a_dollar_is_one_literal(text: str) -> None:
     assert [s.text for s in find_magic(text)] == ([text] if text else [])
+
+
+def test_a_local_layer_directory_is_refused_by_name(project: Path) -> None:
+    (project / "layers" / "prices").mkdir(parents=True)
+    found = problems(write(project, HEAD + fn("a", "a", "layers: [./layers/prices]\n")))
+    assert any("'./layers/prices' is a local directory" in p and "CreateLayerVersion" in p
+               for p in found), found
