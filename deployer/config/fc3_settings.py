@@ -44,7 +44,9 @@ def _sub(r: PropReader, key: str, value: Mapping[str, Any]) -> PropReader:
 
 
 def read_layers(r: PropReader, v: Values, c: Any) -> Any:
-    """``layers``: layer version ARNs, the first listed winning a file two layers hold."""
+    """``layers``: layer version ARNs, or local directories (kept as absolute paths: ``deploy
+    up`` publishes them, :mod:`deployer.core.layers`), the first listed winning a file two
+    layers hold."""
     items = r.sequence("layers")
     if items is None:
         return ()
@@ -54,9 +56,11 @@ def read_layers(r: PropReader, v: Values, c: Any) -> Any:
             continue
         if isinstance(item, str) and not item.startswith("acs:") and \
                 (c.base_dir / item).is_dir():
-            r.error(("layers", i), f"{item!r} is a local directory: this toolkit does not "
-                    "publish layers from directories yet; publish it (CreateLayerVersion) and "
-                    "name its version ARN, acs:fc:<region>:<account>:layers/<name>/versions/<n>")
+            local = str((c.base_dir / item).resolve())  # published by deploy up (core/layers)
+            if local in arns:
+                r.error(("layers", i), f"{item} is listed twice")
+            else:
+                arns.append(local)
         elif not isinstance(item, str) or not re.fullmatch(LAYER_ARN, item):
             r.error(("layers", i), "must be a layer version ARN, acs:fc:<region>:<account>:"
                     f"layers/<name>/versions/<n> (got {item!r})")

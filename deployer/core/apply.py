@@ -23,6 +23,7 @@ from deployer.cloud.fc import RemoteFunction
 from deployer.core import ownership, roles
 from deployer.core.changes import SettingChange
 from deployer.core.invocation_settings import SETTING_TYPES, apply_invocation_setting
+from deployer.core.layers import publish_layer
 from deployer.core.plan_model import Action, Clients, DesiredFlow, DesiredRole, Plan
 from deployer.core.record import CreationLog
 from deployer.core.releases import RELEASE_TYPES, ReleaseApplier
@@ -298,6 +299,12 @@ def _dispatch(applier: _Applier, action: Action, prune: bool,
               releases: ReleaseApplier) -> tuple[str, str]:
     """Apply one action; ``(arn, outcome)``."""
     state = applier.state
+    if action.resource is ResourceType.LAYER:
+        if action.is_write:
+            applier.writes += 1
+            applier.progress(f"publishing layer {action.name}")
+            return publish_layer(action, state, applier.clients), ""
+        return action.arn, ""
     if action.resource in SETTING_TYPES:
         if action.is_write:
             applier.writes += 1

@@ -250,7 +250,11 @@ def build_plan(state: DesiredState, clients: Clients,
     """Compare ``state`` with the cloud (describe/get/list calls only) and list the actions
     in apply order (see the module docstring)."""
     taken = frozenset((r.resource, r.name) for r in recorded if r.taken_from)
+    from deployer.core.layers import plan_layers  # it builds on this module's types
+
+    state, layer_actions = plan_layers(state, clients)
     actions: list[Action] = [plan_service_role(r, state, clients) for r in state.service_roles]
+    actions += layer_actions
     actions += [plan_log_store(s, state, clients) for s in state.log_stores]
     actions += _resource_actions(state, clients, taken)
     from deployer.core.releases import plan_releases  # it builds on this module's types

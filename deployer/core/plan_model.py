@@ -5,6 +5,7 @@ builds them with read-only calls and :mod:`deployer.core.apply` carries them out
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deployer.cloud.cloudflow import CloudFlowClient
@@ -20,7 +21,7 @@ from deployer.core.resources import ActionKind, ResourceType
 if TYPE_CHECKING:
     from deployer.cloud.log_admin import LogStoreAdmin
 
-__all__ = ["Action", "Clients", "DesiredFlow", "DesiredFunction", "DesiredLogStore",
+__all__ = ["Action", "Clients", "DesiredFlow", "DesiredFunction", "DesiredLayer", "DesiredLogStore",
            "DesiredRole", "DesiredServiceRole", "DesiredState", "Plan"]
 
 
@@ -36,6 +37,18 @@ class DesiredFunction:
     triggers: tuple[Any, ...] = ()  # config.fc3_triggers.TriggerSpec, in s.yaml order
     async_invoke_config: Any = None  # PutAsyncInvokeConfig's body (None: not set)
     reserved_concurrency: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredLayer:
+    """A layer version to publish from a local directory (core/layers.py)."""
+
+    name: str
+    path: Path
+    zip_bytes: bytes = field(repr=False)
+    crc64: str
+    runtimes: tuple[str, ...]
+    version: int  # the version number the plan expects
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +123,7 @@ class DesiredState:
     consumed: tuple[ConsumedValue, ...] = ()
     undeployed: tuple[Undeployed, ...] = ()
     notes: tuple[str, ...] = ()
+    layers: tuple[DesiredLayer, ...] = ()  # to publish from local directories
 
     def function_arns(self) -> list[str]:
         return [roles.function_arn(self.region, self.account_id, f.name) for f in self.functions]

@@ -28,4 +28,5 @@ class ResourceType(str, enum.Enum):
     LOG_STORE = "logstore"  # a Log Service project/logstore (logConfig: auto)
     ASYNC_INVOKE_CONFIG = "async-invoke-config"  # a function's asyncInvokeConfig (LATEST)
     CONCURRENCY_CONFIG = "concurrency-config"  # a function's reserved concurrency
+    LAYER = "layer"  # a layer version published from a local directory
     TRIGGER = "trigger"  # a function's trigger, named <function>/<trigger>

@@ -7,7 +7,6 @@ its trigger's event, and a second `deploy up` finds nothing to change."""
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import subprocess
@@ -54,7 +53,7 @@ resources:
       runtime: python3.10
       code: ./worker.zip
       handler: index.handler
-      layers: [acs:fc:cn-hangzhou:{account}:layers/prices/versions/1]
+      layers: [./layers/prices]
       instanceLifecycleConfig:
         initializer: {handler: index.initialize, timeout: 5}
       triggers:
@@ -129,13 +128,6 @@ def _curl(url: str) -> Any:
     return json.loads(done.stdout)
 
 
-def _layer(cloud: Any) -> None:
-    code = base64.b64encode(_zip({"python/prices.py": "PRICE = 42\n"})).decode()
-    cloud.fc_client().create_layer_version("prices", fc.CreateLayerVersionRequest(
-        body=fc.CreateLayerVersionInput(code=fc.InputCodeLocation(zip_file=code),
-                                        compatible_runtime=["python3.10"])))
-
-
 def test_an_fc3_project_with_triggers_runtimes_and_a_layer(tmp_path: Path) -> None:
     (tmp_path / "api").mkdir()
     (tmp_path / "api" / "index.js").write_text(NODE)
@@ -144,8 +136,10 @@ def test_an_fc3_project_with_triggers_runtimes_and_a_layer(tmp_path: Path) -> No
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "index.py").write_text(IMAGES)
     (tmp_path / "worker.zip").write_bytes(_zip({"index.py": WORKER}))
+    prices = tmp_path / "layers" / "prices" / "python" / "prices.py"
+    prices.parent.mkdir(parents=True)
+    prices.write_text("PRICE = 42\n")
     with mock_cloud() as cloud:
-        _layer(cloud)
         (tmp_path / "s.yaml").write_text(S_YAML.replace("{account}", cloud.account_id))
         plan = _run(tmp_path, "plan")
         up = _run(tmp_path, "up", "--yes")
@@ -160,8 +154,12 @@ def test_an_fc3_project_with_triggers_runtimes_and_a_layer(tmp_path: Path) -> No
         image = _run(tmp_path, "invoke", "orders-images", "--event-template",
                      "oss:ObjectCreated:PutObject")
         again = _run(tmp_path, "up", "--yes")
+        prices.write_text("PRICE = 43\n")
+        repriced = _run(tmp_path, "up", "--yes")
+        worker_after = _run(tmp_path, "invoke", "orders-worker")
+        (layer,) = cloud.fc_client().list_layers(fc.ListLayersRequest()).body.layers
     actions = {r["name"]: r["action"] for r in up["resources"]}
-    assert actions == {"orders-api": "create", "orders-gateway": "create",
+    assert actions == {"prices": "create", "orders-api": "create", "orders-gateway": "create",
                        "orders-worker": "create", "orders-images": "create",
                        "orders-api/web": "create", "orders-worker/nightly": "create",
                        "orders-images/uploads": "create"}
@@ -182,3 +180,8 @@ def test_an_fc3_project_with_triggers_runtimes_and_a_layer(tmp_path: Path) -> No
     assert image["response"]["key"].startswith("uploads/")
     assert image["response"]["key"].endswith(".png")
     assert {r["action"] for r in again["resources"]} == {"no-change"} and not again["changed"]
+    changed = {r["name"]: r["action"] for r in repriced["resources"] if r["action"] != "no-change"}
+    assert changed == {"prices": "create", "orders-worker": "update"}
+    assert worker_after["response"] == {"ready": True, "price": 43}
+    assert (layer.layer_name, layer.version, layer.compatible_runtime) == (
+        "prices", 2, ["python3.10"])

@@ -424,8 +424,11 @@ def test_text_without_a_dollar_is_one_literal(text: str) -> None:
     assert [s.text for s in find_magic(text)] == ([text] if text else [])
 
 
-def test_a_local_layer_directory_is_refused_by_name(project: Path) -> None:
+def test_a_local_layer_directory_is_kept_for_deploy_up_to_publish(project: Path) -> None:
     (project / "layers" / "prices").mkdir(parents=True)
-    found = problems(write(project, HEAD + fn("a", "a", "layers: [./layers/prices]\n")))
-    assert any("'./layers/prices' is a local directory" in p and "CreateLayerVersion" in p
-               for p in found), found
+    text = HEAD + fn("a", "a", "layers: [./layers/prices, ./layers/prices, ./layers/none]\n")
+    found = problems(write(project, text))
+    assert any("./layers/prices is listed twice" in p for p in found), found
+    assert any("'./layers/none'" in p and "layer version ARN" in p for p in found), found
+    manifest = load(write(project, HEAD + fn("a", "a", "layers: [./layers/prices]\n")))
+    assert manifest.functions[0].layers == (str((project / "layers" / "prices").resolve()),)
