@@ -45,6 +45,10 @@ resources:
       runtime: custom.debian10
       code: ./gateway
       customRuntimeConfig: {command: [python3, server.py], port: 9123}
+      triggers:
+        - triggerName: edge
+          triggerType: http
+          triggerConfig: {authType: anonymous, methods: [POST]}
   worker:
     component: fc3
     props:
@@ -121,11 +125,11 @@ def _run(root: Path, *args: str) -> Any:
     return json.loads(result.stdout)
 
 
-def _curl(url: str) -> Any:
+def _curl(url: str) -> str:
     done = subprocess.run(["curl", "-sS", "--max-time", "20", "-X", "POST", "-H",
                            "Content-Type: application/json", "-d", '{"n": 3}', url],
                           capture_output=True, text=True, timeout=30, check=True)
-    return json.loads(done.stdout)
+    return done.stdout
 
 
 def test_an_fc3_project_with_triggers_runtimes_and_a_layer(tmp_path: Path) -> None:
@@ -144,7 +148,9 @@ def test_an_fc3_project_with_triggers_runtimes_and_a_layer(tmp_path: Path) -> No
         plan = _run(tmp_path, "plan")
         up = _run(tmp_path, "up", "--yes")
         url = next(r["url"] for r in up["resources"] if r["name"] == "orders-api/web")
-        curled = _curl(url + "/orders?page=2")
+        curled = json.loads(_curl(url + "/orders?page=2"))
+        edge = next(r["url"] for r in up["resources"] if r["name"] == "orders-gateway/edge")
+        forwarded = _curl(edge + "/checkout")
         api = _run(tmp_path, "invoke", "orders-api", "--event", '{"n": 1}')
         gateway = _run(tmp_path, "invoke", "orders-gateway", "--event", '{"n": 2}')
         worker = _run(tmp_path, "invoke", "orders-worker")
@@ -161,8 +167,8 @@ def test_an_fc3_project_with_triggers_runtimes_and_a_layer(tmp_path: Path) -> No
     actions = {r["name"]: r["action"] for r in up["resources"]}
     assert actions == {"prices": "create", "orders-api": "create", "orders-gateway": "create",
                        "orders-worker": "create", "orders-images": "create",
-                       "orders-api/web": "create", "orders-worker/nightly": "create",
-                       "orders-images/uploads": "create"}
+                       "orders-api/web": "create", "orders-gateway/edge": "create",
+                       "orders-worker/nightly": "create", "orders-images/uploads": "create"}
     sent = {s["name"]: s["new"] for r in plan["resources"] if r["type"] == "trigger"
             for s in r["settings"]}
     assert sent["triggers.uploads"]["sourceArn"].endswith(":orders-uploads")
@@ -172,6 +178,7 @@ def test_an_fc3_project_with_triggers_runtimes_and_a_layer(tmp_path: Path) -> No
     assert curled["ok"] is True and curled["got"]["rawPath"] == "/orders"
     assert curled["got"]["body"] == '{"n": 3}' and curled["got"]["queryParameters"] == {
         "page": "2"}
+    assert forwarded == 'gateway:{"n": 3}'
     assert api["response"] == {"ok": True, "got": {"n": 1}}
     assert gateway["response"] == 'gateway:{"n": 2}'
     assert worker["response"] == {"ready": True, "price": 42}

@@ -28,6 +28,7 @@ from deployer.emulator.services.http_triggers import (
     event_for,
     response_for,
 )
+from deployer.emulator.services.ports import HttpCall
 
 __all__ = ["HttpTriggerApi"]
 
@@ -66,6 +67,12 @@ class HttpTriggerApi:
                                      "missing")
             self._authenticate(request, FC_AUTH)
         query = request.raw_query
+        forwarded = self._functions.invoke_http(
+            row.account_id, row.region, row.function_name,
+            HttpCall(method, "/" + rest, query, request.headers.items, request.body),
+            request_id=rid, qualifier=row.qualifier)
+        if forwarded is not None:  # a custom runtime's own server answers
+            return self._forwarded(forwarded.result, rid)
         event = event_for(
             HttpTriggerRequest(method, "/" + rest, query, request.headers.items,
                                request.body),
@@ -77,3 +84,14 @@ class HttpTriggerApi:
         headers = dict(answer.headers)
         headers["x-fc-request-id"] = rid
         return HttpResponse(answer.status, answer.body, headers)
+
+    @staticmethod
+    def _forwarded(result: Any, rid: str) -> HttpResponse:
+        if result.error_type or result.http_status is None:
+            answer = response_for(result.payload, result.error_type or "UnhandledInvocationError")
+            return HttpResponse(answer.status, answer.body,
+                                {**dict(answer.headers), "x-fc-request-id": rid})
+        headers = {k: v for k, v in result.http_headers
+                   if k.lower() not in ("content-length", "transfer-encoding", "connection")}
+        headers["x-fc-request-id"] = rid
+        return HttpResponse(result.http_status, result.payload, headers)

@@ -22,6 +22,7 @@ from deployer.emulator.services.invocation_watch import InvocationWatch
 from deployer.emulator.services.ports import (
     FunctionRuntime,
     HookRun,
+    HttpCall,
     InstanceSpec,
     InvocationResult,
     RuntimeUnavailableError,
@@ -63,9 +64,10 @@ class InvocationRunner:
                                   limit=limit)
 
     def run(self, spec: InstanceSpec, event: bytes, request_id: str,
-            tail_logs: bool = False) -> InvocationResult:
-        """Run synchronously (blocks); InvalidValue when the runtime cannot run it."""
-        return self._run(spec, event, request_id, "Sync", tail_logs)
+            tail_logs: bool = False, call: HttpCall | None = None) -> InvocationResult:
+        """Run synchronously (blocks); with ``call``, forward that HTTP request to a custom
+        runtime's server instead of an event. InvalidValue when the runtime cannot run it."""
+        return self._run(spec, event, request_id, "Sync", tail_logs, call)
 
     def submit(self, spec: InstanceSpec, event: bytes, request_id: str) -> None:
         """Queue an asynchronous invocation; InvalidValue when the queue is full."""
@@ -92,17 +94,21 @@ class InvocationRunner:
             log.error("asynchronous invocation failed", exc_info=exc)
 
     def _run(self, spec: InstanceSpec, event: bytes, request_id: str, kind: str,
-             tail: bool = False) -> InvocationResult:
+             tail: bool = False, call: HttpCall | None = None) -> InvocationResult:
         gate = contextlib.nullcontext() if self.admission is None else self.admission(
             spec.account_id, spec.region, spec.function_name, wait=kind != "Sync")
         with gate:
-            return self._admitted(spec, event, request_id, kind, tail)
+            return self._admitted(spec, event, request_id, kind, tail, call)
 
     def _admitted(self, spec: InstanceSpec, event: bytes, request_id: str, kind: str,
-                  tail: bool) -> InvocationResult:
+                  tail: bool, call: HttpCall | None) -> InvocationResult:
         started = self._clock.now()
         try:
-            result = self._runtime.invoke(spec, event, request_id=request_id, tail_logs=tail)
+            if call is not None:
+                result = self._forward(spec, call, request_id, tail)
+            else:
+                result = self._runtime.invoke(spec, event, request_id=request_id,
+                                              tail_logs=tail)
         except RuntimeUnavailableError as exc:
             self._record(InvocationRecord(
                 spec.account_id, spec.region, spec.function_name, request_id, started, kind,
@@ -113,6 +119,14 @@ class InvocationRunner:
             spec.account_id, spec.region, spec.function_name, request_id, started, kind,
             "Failed" if result.error_type else "Succeeded", result.error_type,
             result.duration_ms, result.log_text, result.instance_id, result.cold_start))
+        return result
+
+    def _forward(self, spec: InstanceSpec, call: HttpCall, request_id: str,
+                 tail: bool) -> InvocationResult:
+        forward = getattr(self._runtime, "invoke_http", None)
+        if forward is None:
+            raise RuntimeUnavailableError("this runtime forwards no HTTP requests")
+        result: InvocationResult = forward(spec, call, request_id=request_id, tail_logs=tail)
         return result
 
     def record_hook(self, run: HookRun) -> None:

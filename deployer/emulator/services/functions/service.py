@@ -240,6 +240,19 @@ class FunctionService:
             self._runner.submit(spec, event, request_id)
         return InvocationOutcome(request_id, True, None, spec.version_id)
 
+    def invoke_http(self, account_id: str, region: str, name: str, call: Any, *,
+                    request_id: str, qualifier: str | None = None) -> InvocationOutcome | None:
+        """Forward an HTTP request (a :class:`~.ports.HttpCall`) to the server of a custom
+        runtime function and wait for its answer; None when the function's runtime is not a
+        custom one (its HTTP trigger invokes the event handler instead)."""
+        self._runner.check_payload(call.body, False)
+        _fn, spec = self._resolver.resolve(account_id, region, name, qualifier)
+        if spec.custom is None:
+            return None
+        return InvocationOutcome(request_id, False,
+                                 self._runner.run(spec, b"", request_id, call=call),
+                                 spec.version_id)
+
     def invocations_after(self, account_id: str, region: str, name: str, after_seq: int,
                           limit: int = 100) -> builtins.list[InvocationRecord]:
         """Up to ``limit`` invocation records of a function after ``after_seq`` (a record's
