@@ -150,12 +150,14 @@ def invoke(app: AppContext, target: TargetOptions, function: str, event_text: st
         raise click.UsageError("give --event or --event-template, not both")
     if task_id is not None and (asynchronous or event_text or template):
         raise click.UsageError("--task shows a task: it takes no event and no --async")
+    given = None if template is not None or task_id is not None else parse_event(
+        event_text, app.project_dir)  # bad input is refused before any cloud is reached
     session = app.cloud(target)
     if task_id is not None:
         app.render(async_task(session.clients.fc, function, task_id, qualifier))
         return
     region = session.settings.region
-    event = parse_event(event_text, app.project_dir) if template is None else template_event(
+    event = given if template is None else template_event(
         template, _declared(app, region, function), session.account_id, region)
     result = invoke_function(session.clients.fc, InvokeRequest(
         function, event, qualifier=qualifier, asynchronous=asynchronous))
