@@ -2,7 +2,9 @@
 
 Peers, each in its own worker process (so one's patches and threads never touch another's):
 
-* ``emulator in-process``: ``mock_cloud()`` (virtual clock) in the worker process;
+* ``emulator in-process``: ``mock_cloud()`` (virtual clock) in the worker process; the SDK
+  client on its default endpoint (``cn-hangzhou.fnf.aliyuncs.com``), answered in-process
+  without a socket as ``mock_aws`` answers boto3 (the raw client uses the emulator's socket);
 * ``emulator daemon``: ``python -m deployer.emulator --clock virtual``;
 * ``moto in-process``: ``mock_aws()`` with ``execute_state_machine`` (SDK client), or moto's
   own ``ThreadedMotoServer`` in the worker process (raw client: it needs an HTTP endpoint);
@@ -28,13 +30,17 @@ Also: RSS with 10,000 executions parked in a Wait, and the time to resume 1,000 
 after SIGKILL (the daemon restarted on the same state).
 
 Targets (issue 9): daemon >= 10x moto_server at 100 and 1,000 concurrent; in-process >= 10x
-moto in-process; emulator daemon CPU per Pass-flow execution <= 0.8 ms.
+moto in-process; emulator daemon CPU per Pass-flow execution <= 0.8 ms. Issue 18: the official
+SDK against mock_cloud() >= 6x moto's mock_aws at 1, 100 and 1,000 concurrent.
 Run: python benchmarks/flows.py [--quick] [--client raw|sdk|both] [--modes in-process,daemon]
      [--sizes 1,100,1000] [--threads 8] [--no-seed] [--no-durability]
      (needs pip install -e '.[bench]'; --threads: client threads per worker, for both peers)
      python benchmarks/flows.py --before DIR       this tree's daemon against DIR's
      python benchmarks/flows.py --instructions N   callgrind counts of the daemon
      python benchmarks/flows.py --group-commit N   group commit on and off
+     python benchmarks/flows.py --fsync R [--client raw|sdk] [--sizes ...]
+                                 the daemon with and without fsync before answers, R runs each
+     python benchmarks/flows.py --profile N        where the in-process SDK run's CPU goes
 """
 
 from __future__ import annotations
@@ -107,6 +113,19 @@ def _daemon_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": src} if src else dict(os.environ)
 
 
+# The daemon with every commit counted durable at once (no fsync before an answer), as
+# ``mock_cloud()``'s throwaway state directory runs: the baseline of ``--fsync``. The daemon
+# has no such setting (an answered change is always on disk), so the benchmark patches it in.
+_NO_FSYNC = ("import runpy, deployer.emulator.store.durability as d; i = d.WalSyncer.__init__; "
+             "d.WalSyncer.__init__ = lambda s, p, durable=True: i(s, p, durable=False); "
+             "runpy.run_module('deployer.emulator', run_name='__main__')")
+
+
+def _daemon_module() -> list[str]:
+    """``-m deployer.emulator``, or the same without fsyncs when BENCH_NO_FSYNC is set."""
+    return ["-c", _NO_FSYNC] if os.environ.get("BENCH_NO_FSYNC") else ["-m", "deployer.emulator"]
+
+
 # --- peers (run inside a worker process) -------------------------------------------------------
 
 class EmulatorPeer:
@@ -118,21 +137,25 @@ class EmulatorPeer:
 
         self.server_pid: int | None = None
         self._stop: Callable[[], None]
+        self.address: tuple[str, int]
         if mode == "in-process":
             from deployer.testing.environment import mock_cloud
 
-            cm = mock_cloud(intercept=False)
+            cm = mock_cloud()
             cloud = cm.__enter__()
             self._stop = lambda: cm.__exit__(None, None, None)
             config = {"access_key_id": cloud.access_key_id,
-                      "access_key_secret": cloud.access_key_secret, "endpoint": cloud.endpoint}
+                      "access_key_secret": cloud.access_key_secret}
+            # no endpoint: the SDK's own (cn-hangzhou.fnf.aliyuncs.com, https), which
+            # mock_cloud() answers in-process, as mock_aws answers boto3's
+            self.address = ("127.0.0.1", cloud.server.port)  # the raw client's socket
             account = cloud.account_id
         else:
             from deployer.emulator.store.identity import load_or_create_identity
 
             state, port = Path(tempfile.mkdtemp(prefix="flows-bench-")), _free_port()
             proc = subprocess.Popen(
-                [*_daemon_prefix(), sys.executable, "-m", "deployer.emulator", "--state-dir",
+                [*_daemon_prefix(), sys.executable, *_daemon_module(), "--state-dir",
                  str(state), "--port", str(port), "--clock", "virtual"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                 env=_daemon_env())
@@ -142,14 +165,13 @@ class EmulatorPeer:
             ident = load_or_create_identity(state)
             config = {"access_key_id": ident.access_key_id,
                       "access_key_secret": ident.access_key_secret,
-                      "endpoint": f"127.0.0.1:{port}"}
+                      "endpoint": f"127.0.0.1:{port}", "protocol": "http"}
+            self.address = ("127.0.0.1", port)
             account = ident.account_id
-        self._config = open_api.Config(protocol="http", region_id="cn-hangzhou",
-                                       read_timeout=120000, connect_timeout=10000, **config)
-        host, _, port = str(config["endpoint"]).partition(":")
-        self.address = (host, int(port))
-        self._signer = FnfSigner(str(config["endpoint"]), str(config["access_key_id"]),
-                                 str(config["access_key_secret"]))
+        self._config = open_api.Config(region_id="cn-hangzhou", read_timeout=120000,
+                                       connect_timeout=10000, **config)
+        self._signer = FnfSigner(f"{self.address[0]}:{self.address[1]}",
+                                 str(config["access_key_id"]), str(config["access_key_secret"]))
         self.flow = "MyWorkFlow" if flow == "seed" else "pass6"
         self.input = '{"delay": -1}' if flow == "seed" else "{}"
         self._setup(flow, account)
@@ -411,10 +433,11 @@ class Worker:
     """The orchestrator's handle on one worker process."""
 
     def __init__(self, kind: str, mode: str, flow: str = "pass6", client: str = "sdk", *,
-                 src: str | None = None, label: str | None = None) -> None:
+                 src: str | None = None, label: str | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.label = label or (
             "moto_server" if (kind, mode) == ("moto", "daemon") else f"{kind} {mode}")
-        env = {**os.environ, "BENCH_SRC": src} if src else None
+        env = {**os.environ, **(env or {}), **({"BENCH_SRC": src} if src else {})}
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--worker", kind, mode, flow, client],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
@@ -467,13 +490,14 @@ def _cell(label: str, rate: float, rs: list[dict[str, Any]]) -> str:
 
 
 def compare(a: Worker, b: Worker, sizes: tuple[int, ...], quick: bool,
-            repeats: int = 3) -> list[str]:
+            repeats: int = 3, fewer: int = 1) -> list[str]:
+    """A against B at each size, runs interleaved, medians; ``fewer`` divides the rounds."""
     lines = []
     for n in sizes:
         runs: dict[str, list[dict[str, Any]]] = {a.label: [], b.label: []}
         for _ in range(repeats):  # interleaved: A B A B A B
             for w in (a, b):
-                runs[w.label].append(w.run(n, rounds_for(n, quick)))
+                runs[w.label].append(w.run(n, max(1, rounds_for(n, quick) // fewer)))
         rate = {label: statistics.median(r["executions"] / r["wall"] for r in rs)
                 for label, rs in runs.items()}
         cells = [_cell(label, rate[label], rs) for label, rs in runs.items()]
@@ -554,6 +578,79 @@ def instructions_per_execution(count: int) -> dict[str, float]:
     finally:
         peer.close()
     return results
+
+
+# --- where the in-process CPU goes --------------------------------------------------------------
+
+def profile_in_process(count: int) -> list[str]:
+    """The official SDK against ``mock_cloud()``, ``count`` Pass-flow executions at 100
+    concurrent after the usual warm-up, with the CPU time (``thread_time``, exact, no
+    profiler overhead) of each client thread split at the transport's two boundaries: the
+    SDK client itself (building, signing, requests' ``PreparedRequest``, parsing the
+    answer), the in-process transport and routing, and the emulator's request handling
+    (``Router.dispatch``: signature, freshness, authorization, API, services, store); the
+    process's other threads are the flow engine (steps, commits, timers) and the rest."""
+    from deployer.testing import transport
+
+    spent = {"router": 0.0, "transport": 0.0}
+    lock = threading.Lock()
+    answer, send = transport.InProcessTransport.answer, transport.InProcessTransport.send
+
+    def timed_answer(self: Any, request: Any) -> Any:
+        began = time.thread_time()
+        try:
+            return answer(self, request)
+        finally:
+            with lock:
+                spent["router"] += time.thread_time() - began
+
+    def timed_send(self: Any, *args: Any) -> Any:
+        began = time.thread_time()
+        try:
+            return send(self, *args)
+        finally:
+            with lock:
+                spent["transport"] += time.thread_time() - began
+
+    peer = EmulatorPeer("in-process", "pass6")
+    clients = [peer.client() for _ in range(CLIENT_THREADS)]
+    run_round(peer, clients, "warm", 100)
+    transport.InProcessTransport.answer = timed_answer  # type: ignore[method-assign]
+    transport.InProcessTransport.send = timed_send  # type: ignore[method-assign]
+    client_cpu = [0.0]
+
+    def client(client: Any, names: list[str]) -> None:
+        began = time.thread_time()
+        for name in names:
+            peer.start(client, name)
+        _poll_until_ended(names, lambda name: peer.status(client, name), {}, lock)
+        with lock:
+            client_cpu[0] += time.thread_time() - began
+
+    rounds = max(1, count // 100)
+    process0 = time.process_time()
+    for r in range(rounds):
+        shares = [[f"p{r}-{i}" for i in range(t, 100, len(clients))]
+                  for t in range(len(clients))]
+        workers = [threading.Thread(target=client, args=(clients[t], shares[t]))
+                   for t in range(len(clients))]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+    process = time.process_time() - process0
+    peer.close()
+    executions = rounds * 100
+    router, in_transport = spent["router"], spent["transport"] - spent["router"]
+    rows = [("SDK client (tea-openapi, darabonba, requests' PreparedRequest, parsing)",
+             client_cpu[0] - spent["transport"]),
+            ("in-process transport + routing (request value, response, settling)",
+             in_transport),
+            ("emulator request handling (Router.dispatch: checks, API, services, store)",
+             router),
+            ("flow engine and the process's other threads", process - client_cpu[0])]
+    return [f"{100 * t / process:5.1f} %  {t / executions * 1000:5.2f} ms/exec  {name}"
+            for name, t in rows]
 
 
 # --- group commit (emulator only, in this process) -------------------------------------------
@@ -700,6 +797,21 @@ def before_after(before: str, sizes: tuple[int, ...], quick: bool) -> None:
             b.close()
 
 
+def fsync_on_off(sizes: tuple[int, ...], quick: bool, client: str, repeats: int) -> None:
+    """The daemon as it runs (every acknowledgement waits for its fsync, group commit) against
+    the same daemon with no fsync, for the Pass-only and the seed flow, interleaved, medians."""
+    for flow, fewer in (("pass6", 1), ("seed", 4)):
+        a = Worker("emulator", "daemon", flow, client, label="fsync on")
+        b = Worker("emulator", "daemon", flow, client, label="fsync off",
+                   env={"BENCH_NO_FSYNC": "1"})
+        try:
+            for line in compare(a, b, sizes, quick, repeats, fewer):
+                print(f"{flow} {client} client | {line}", flush=True)
+        finally:
+            a.close()
+            b.close()
+
+
 def _option(name: str, default: str) -> str:
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 
@@ -712,6 +824,9 @@ def main() -> None:
         os.environ["BENCH_THREADS"] = _option("--threads", "8")
     if "--before" in sys.argv:
         before_after(_option("--before", ""), sizes, quick)
+        return
+    if "--fsync" in sys.argv:
+        fsync_on_off(sizes, quick, _option("--client", "raw"), int(_option("--fsync", "3")))
         return
     clients = ("raw", "sdk") if _option("--client", "both") == "both" else (
         _option("--client", "both"),)
@@ -759,6 +874,11 @@ if __name__ == "__main__":
               f"execution ({got['polls']:.2f} DescribeExecution each); "
               f"{got['describe']:,.0f} per DescribeExecution; "
               f"{got['trivial']:,.0f} per GET /_emulator/clock")
+    elif "--profile" in sys.argv:
+        print("in-process CPU (SDK client against mock_cloud(), 100 concurrent, thread "
+              "CPU time split at the transport):")
+        for line in profile_in_process(int(sys.argv[sys.argv.index("--profile") + 1])):
+            print(line, flush=True)
     elif "--group-commit-phase" in sys.argv:
         i = sys.argv.index("--group-commit-phase")
         print(json.dumps(group_commit_phase(int(sys.argv[i + 1]), int(sys.argv[i + 2]),

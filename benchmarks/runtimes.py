@@ -9,8 +9,10 @@ in turn) and reported as medians over rounds, with the ratio to python3.10.
   sandbox, interpreter or server start, module import), measured at the SDK;
 * warm: InvokeFunction of an instance that already served.
 
-Runtimes: python3.10; nodejs20 (skipped without node); custom.debian12 with a Python
-``http.server`` server and with a Node.js ``http`` server (skipped without node).
+Runtimes: python3.10 (FC's default ``internetAccess: true``: its instances get a network stack
+attached, docs/runtime.md "Network") and python3.10 without internet access; nodejs20 (skipped
+without node); custom.debian12 with a Python ``http.server`` server and with a Node.js ``http``
+server (skipped without node).
 
     python benchmarks/runtimes.py [--rounds 5] [--warm 200]
 
@@ -75,6 +77,9 @@ def runtimes() -> dict[str, Callable[[int], dict]]:
     out: dict[str, Callable[[int], dict]] = {
         "python3.10": lambda n: {"runtime": "python3.10", "handler": "index.handler",
                                  "code": zipped("index.py", PY)},
+        "python3.10, internetAccess false": lambda n: {
+            "runtime": "python3.10", "handler": "index.handler", "internet_access": False,
+            "code": zipped("index.py", PY)},
         "custom.debian12 (python server)": lambda n: {
             "runtime": "custom.debian12", "handler": "x", "code": zipped("s.py", PY_SERVER),
             "custom_runtime_config": models.CustomRuntimeConfig(

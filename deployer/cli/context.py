@@ -9,11 +9,13 @@ This is the one place where targets differ: :meth:`AppContext.cloud` turns ``--t
 is the emulator under ``.deploy/emulator`` (started in the background when it is not running);
 ``aliyun`` is the regional endpoints with the ``alibabacloud-credentials`` chain.
 
-Inside ``deployer.testing.mock_cloud()`` (or its pytest fixtures) in the same process, every
-command stays in that in-process cloud: ``local`` connects to it (never to a background
-emulator, and never starts one), ``aliyun`` goes through the mock's interception of the real
-endpoints, and what commands would write under ``<project>/.deploy/`` goes to a per-project
-directory of the mock's temporary state (:mod:`deployer.testing.active`).
+``AppContext.in_process`` is the cloud of an enclosing ``deployer.testing.mock_cloud()`` (or its
+pytest fixtures) in the same process, passed in by the root group (:mod:`deployer.cli.in_process`:
+the mock hands it over; the CLI never imports ``deployer.testing``). With one, every command
+stays in that cloud: ``local`` connects to it (never to a background emulator, and never starts
+one), ``aliyun`` goes through the mock's interception of the real endpoints, and what commands
+would write under ``<project>/.deploy/`` goes to a per-project directory of the mock's
+temporary state.
 
 Start-up time matters (``deploy --help`` and a no-op ``deploy up`` in a new process), so this
 module imports only Click at load time; settings, the renderer and the SDK wrappers are imported
@@ -23,11 +25,12 @@ when first used.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+
+from deployer.cli.in_process import InProcessCloud, innermost
 
 if TYPE_CHECKING:
     from deployer.cli.options import TargetOptions
@@ -38,7 +41,6 @@ if TYPE_CHECKING:
     from deployer.config.specs import Manifest
     from deployer.config.values import ExternalValues
     from deployer.core.plan import Clients
-    from deployer.testing.active import ActiveCloud
 
 # The header naming the region of a request to the emulator's single loopback endpoint
 # (deployer.emulator.api.router.REGION_HEADER; a cloud endpoint carries it in its host name).
@@ -62,13 +64,6 @@ def _text_renderer() -> Renderer:
     return Renderer()
 
 
-def active_mock() -> ActiveCloud | None:
-    """The in-process cloud of an enclosing ``mock_cloud()``, if any (tests only: the hook
-    module is in ``sys.modules`` only once ``deployer.testing`` has been imported)."""
-    hook = sys.modules.get("deployer.testing.active")
-    return hook.current() if hook is not None else None
-
-
 @dataclasses.dataclass
 class AppContext:
     """Global settings of one CLI invocation."""
@@ -77,6 +72,9 @@ class AppContext:
     manifest_file: Path
     debug: bool = False
     renderer: Renderer = dataclasses.field(default_factory=_text_renderer)
+    in_process: InProcessCloud | None = dataclasses.field(default_factory=innermost)
+    """The test's in-process cloud every command targets (default: the innermost one a
+    ``mock_cloud()`` of this process has activated), or None: the usual targets."""
     values_file: Path | None = None  # --values: outputs of resources not deployed here
     variables: tuple[str, ...] = ()  # --var resources.<name>.output.<key>=VALUE
     strict: bool = False  # --strict: a resource that is not deployed is an error
@@ -110,7 +108,7 @@ class AppContext:
 
         Inside ``mock_cloud()`` a per-project directory of the mock's temporary state instead,
         so tests leave the project directory as they found it."""
-        mock = active_mock()
+        mock = self.in_process
         if mock is not None:
             return mock.workspace(self.project_dir)
         return self.project_dir / ".deploy"
@@ -163,7 +161,7 @@ class AppContext:
             from deployer.config.settings import require_cloudflow_region
 
             region = require_cloudflow_region(options.region or self._manifest_region())
-            mock = active_mock()
+            mock = self.in_process
             self._session = self._connect(options, region, mock)
             self.renderer.progress(self._session.settings.describe(self._session.account_id))
             if mock is not None:
@@ -180,7 +178,7 @@ class AppContext:
                                     hint="pass --region (or set ALIBABA_CLOUD_REGION)")
         return region
 
-    def _connect(self, options: TargetOptions, region: str, mock: ActiveCloud | None
+    def _connect(self, options: TargetOptions, region: str, mock: InProcessCloud | None
                  ) -> CloudSession:
         from deployer.cloud.cloudflow import CloudFlowClient
         from deployer.cloud.fc import FunctionComputeClient
@@ -208,7 +206,7 @@ class AppContext:
         logs = SlsLogs(connection, clients.fc, fallback=fallback)
         return CloudSession(settings, connection, account_id, clients, logs)
 
-    def _mock_target(self, options: TargetOptions, region: str, mock: ActiveCloud
+    def _mock_target(self, options: TargetOptions, region: str, mock: InProcessCloud
                      ) -> tuple[CloudConnection, LogSource | None, TargetSettings]:
         from deployer.cloud.connection import StaticKeys
         from deployer.config.settings import TargetSettings
@@ -234,7 +232,7 @@ class AppContext:
         from deployer.cloud.connection import CloudConnection, Endpoints, default_credential
         from deployer.config.settings import TargetSettings
 
-        if active_mock() is None:  # inside mock_cloud() the emulator answers aliyun's hosts
+        if self.in_process is None:  # inside mock_cloud() the emulator answers aliyun's hosts
             _check_not_emulator_keys()
         connection = CloudConnection(region=region, endpoints=Endpoints.for_region(region),
                                      credential=default_credential(options.profile))

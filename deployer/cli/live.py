@@ -25,6 +25,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from deployer.fdl import AnyFlow
 from deployer.fdl.progress import (
     HistoryRecord,
     ProgressFold,
@@ -32,7 +33,6 @@ from deployer.fdl.progress import (
     Visit,
     parse_time,
 )
-from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["ICONS", "ExecutionMonitor", "path_text", "summarize_output"]
 
@@ -87,6 +87,11 @@ def _function_of(visit: Visit) -> str:
     return arn.split("functions/", 1)[1].split("/")[0]
 
 
+#: (resource, parameters, output) of a Task -> "<flow>/<name>: <status>" of the sub-flow
+#: execution it started, or None.
+ChildInfo = Callable[[str, Any, Any], "str | None"]
+
+
 class ExecutionMonitor:
     """Receives history events (``on_event``) and shows them; a context manager.
 
@@ -95,10 +100,12 @@ class ExecutionMonitor:
     ``monotonic`` is the wall clock for heartbeats only.
     """
 
-    def __init__(self, console: Console, flow: Flow | None, *, live: bool,
+    def __init__(self, console: Console, flow: AnyFlow | None, *, live: bool,
                  instances: InstanceInfo | None = None, heartbeat: float = 30.0,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic,
+                 children: ChildInfo | None = None) -> None:
         self.console = console
+        self._children = children
         self.fold = ProgressFold(flow)
         self._instances = instances
         self._heartbeat = heartbeat
@@ -199,6 +206,14 @@ class ExecutionMonitor:
             self._notes[key] = found or ""
         return self._notes.get(key, "")
 
+    def _child(self, visit: Visit) -> str:
+        """``sub-flow <flow>/<name>: <status>`` for a sub-flow Task's visit ("" otherwise)."""
+        task = visit.task
+        if self._children is None or task is None:
+            return ""
+        found = self._children(task.resource, task.parameters, task.output)
+        return f"sub-flow {found}" if found else ""
+
     def _where(self, visit: Visit) -> str:
         """``Map[3] › `` for a visit inside iteration 3 of state Map (nested: each level)."""
 
@@ -234,6 +249,9 @@ class ExecutionMonitor:
             note = self._note(visit)
             if note:
                 head += f"  [{note}]"
+        child = self._child(visit)
+        if child:
+            head += f"  [{child}]"
         elif visit.status in (Status.FAILED, Status.CAUGHT) and visit.error:
             head += f"  {visit.error}: {visit.cause or ''}".rstrip(": ")
         return head[:240]
@@ -256,6 +274,8 @@ class ExecutionMonitor:
                 detail += f"  [{note}]" if note else ""
             elif visit is not None and visit.error:
                 detail = visit.error
+            child = self._child(visit) if visit is not None else ""
+            detail += f"  [{child}]" if child else ""
             table.add_row(name, Text(f"{ICONS[status]} {status}", style=STYLES[status]),
                           f"×{len(st.visits)}" if st.visits else "", detail)
         recent = Text("\n".join(self.lines[-6:]), style="cyan")

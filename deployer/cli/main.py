@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from deployer import __version__
+from deployer.cli import in_process
 from deployer.cli.context import AppContext
 from deployer.errors import DeployerError, ExitCode, redact
 
@@ -53,7 +54,7 @@ SUMMARIES: dict[str, str] = {
     "executions": "List the flow's executions, newest first.",
     "history": "List an execution's history events (default: the latest execution).",
     "invoke": (
-        "Invoke a deployed function synchronously and print its response (exit 1 if it raised)."
+        "Invoke a deployed function and print its response (exit 1 if it raised)."
     ),
     "logs": "Recent invocations of a function and their logs (from Log Service, on every "
             "target).",
@@ -198,7 +199,8 @@ def cli(ctx: click.Context, project_dir: Path, manifest: Path, values_file: Path
     project_dir = project_dir.resolve()
     manifest_file = manifest if manifest.is_absolute() else project_dir / manifest
     ctx.obj = AppContext(project_dir=project_dir, manifest_file=manifest_file, debug=debug,
-                         values_file=values_file, variables=variables)
+                         values_file=values_file, variables=variables,
+                         in_process=in_process.innermost())
 
 
 def main() -> None:

@@ -123,7 +123,7 @@ def _trigger(t: PropReader) -> TriggerSpec | None:
                     what="must start with a letter or _ and use letters, digits, _ and - "
                     "(1-128 chars)")
     kind = t.one_of("triggerType", TRIGGER_TYPES, default="")
-    if not kind and t.props.get("triggerType") is None:
+    if not kind and t.props.get("triggerType") in (None, ""):
         t.error("triggerType", f"required: one of {', '.join(TRIGGER_TYPES)}")
     qualifier = t.string("qualifier", default="LATEST", pattern=r"LATEST|[0-9]+|"
                          r"[A-Za-z_][A-Za-z0-9_-]{0,127}", what="must be LATEST, a version or "

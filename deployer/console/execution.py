@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from deployer.console.graph import NodeState, graph_model, node_key, node_states
-from deployer.console.layout import layout_scope
+from deployer.console.layout import layout_flow
 from deployer.console.present import (
     EXECUTION_STATUS,
     STATUS,
@@ -26,6 +26,7 @@ from deployer.console.present import (
 )
 from deployer.console.sources import Sources
 from deployer.emulator.services.executions import ExecutionView
+from deployer.fdl import AnyFlow
 from deployer.fdl.progress import (
     ExecutionProgress,
     ScopeProgress,
@@ -35,7 +36,6 @@ from deployer.fdl.progress import (
     task_id,
     task_request_id,
 )
-from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["EVENTS_PAGE", "execution_model", "graph_model", "load_execution"]
 
@@ -118,13 +118,16 @@ def panel_model(src: Sources, region: str, view: ExecutionView, nodes: dict[str,
     attempts = []
     for a in v.attempts:
         log = _invocation(src, region, view.name, a.scheduled_event_id, a.parameters)
+        children = _children(src, region, view, a.resource, a.scheduled_event_id)
+        map_run = _map_run(src, a.resource, a.parameters)
         attempts.append({"number": a.number, "resource": a.resource, "task_mode": a.task_mode,
                          "parameters": pretty(a.parameters), "outcome": a.outcome,
                          "scheduled": a.scheduled_at, "ended": a.ended_at or "",
                          "error": a.error, "cause": a.cause,
                          "output": pretty(a.output) if a.output is not None else None,
                          "body_rows": rows_of(a.body), "body": pretty(a.body)
-                         if a.body is not None else None, "invocation": log})
+                         if a.body is not None else None, "invocation": log,
+                         "children": children, "map_run": map_run})
     return {**base, "reached": True, "status": v.status.value, "icon": icon, "word": word,
             "entered": v.entered_at, "exited": v.exited_at or "",
             "duration": duration(since(v.entered_at, v.exited_at)) if v.exited_at else "",
@@ -136,6 +139,66 @@ def panel_model(src: Sources, region: str, view: ExecutionView, nodes: dict[str,
             "attempts": attempts, "scopes": _scopes_model(v.scopes),
             "events": [_event_row(e, events[0].time if events else e.time)
                        for e in events[first - 1:last]]}
+
+
+def _children(src: Sources, region: str, view: ExecutionView, resource: str,
+              scheduled: int) -> list[dict[str, Any]]:
+    """The sub-flow executions a ``FNF:StartExecution`` attempt started, with their status."""
+    if resource != "FNF:StartExecution":
+        return []
+    return [_link(region, child) for child in src.executions.children(
+        src.account_id, region, view.flow_name, view.name, task_id(view.name, scheduled))]
+
+
+def _map_run(src: Sources, resource: str, parameters: Any) -> dict[str, Any] | None:
+    """A distributed Map's map run: its name, size and its children's counts by status."""
+    if resource != "FNF:StartMapRun" or not isinstance(parameters, dict):
+        return None
+    name = str(parameters.get("MapRunName", ""))
+    counts = src.executions.map_run_counts(name)
+    total = int(parameters.get("ItemCount") or 0)
+    started = sum(counts.values())
+    return {"name": name, "total": total, "running": counts.get("Running", 0),
+            "succeeded": counts.get("Succeeded", 0),
+            "failed": started - counts.get("Running", 0) - counts.get("Succeeded", 0),
+            "pending": max(0, total - started)}
+
+
+def _link(region: str, other: ExecutionView) -> dict[str, Any]:
+    from deployer.console.views import console_path  # views imports this module
+
+    icon, word, css = EXECUTION_STATUS.get(other.status, ("?", other.status, "neutral"))
+    return {"flow": other.flow_name, "name": other.name, "status": other.status,
+            "icon": icon, "word": word, "css": css,
+            "url": console_path(region, "flows", other.flow_name, "executions", other.name)}
+
+
+def _child_badges(src: Sources, region: str, view: ExecutionView,
+                  nodes: dict[str, NodeState], graph: dict[str, Any]) -> None:
+    """A sub-flow Task's node shows the status of the child its latest attempt started."""
+    by_key = {n["key"]: n for n in graph["nodes"]}
+    for key, node in nodes.items():
+        if not node.visits or key not in by_key:
+            continue
+        attempts = node.visits[-1].attempts
+        if not attempts or attempts[-1].resource != "FNF:StartExecution":
+            continue
+        children = _children(src, region, view, attempts[-1].resource,
+                              attempts[-1].scheduled_event_id)
+        if children:
+            child = children[-1]
+            shown = by_key[key]
+            shown["child"] = child
+            shown["sub"] = f"{shown['sub']} · child {child['word']}"
+
+
+def parent_model(src: Sources, region: str, view: ExecutionView) -> dict[str, Any] | None:
+    """The execution whose Task started this one (a sub-flow's parent), if any."""
+    found = src.executions.parent(src.account_id, region, view.flow_name, view.name)
+    if found is None:
+        return None
+    parent, _ = found
+    return _link(region, parent)
 
 
 def _invocation(src: Sources, region: str, execution: str, scheduled: int,
@@ -227,7 +290,7 @@ def events_model(events: list[HistoryEntry], page: int | None) -> dict[str, Any]
 
 
 def load_execution(src: Sources, region: str, flow_name: str,
-         name: str) -> tuple[ExecutionView, list[HistoryEntry], Flow | None, ExecutionProgress]:
+         name: str) -> tuple[ExecutionView, list[HistoryEntry], AnyFlow | None, ExecutionProgress]:
     view = src.executions.describe(src.account_id, region, flow_name, name)
     events = [event_from_record(e) for e in src.history(region, flow_name, name)]
     flow = src.parse(view.definition)
@@ -242,16 +305,20 @@ def execution_model(src: Sources, region: str, flow_name: str, name: str, *,
 
 
 def _model(src: Sources, region: str,
-           loaded: tuple[ExecutionView, list[HistoryEntry], Flow | None, ExecutionProgress],
+           loaded: tuple[ExecutionView, list[HistoryEntry], AnyFlow | None, ExecutionProgress],
            state: str | None, visit: int | None, page: int | None) -> dict[str, Any]:
     view, events, flow, progress = loaded
     now = src.clock.now()
-    layout = layout_scope(flow.scope) if flow is not None else None
+    layout = layout_flow(flow) if flow is not None else None
     nodes = node_states(layout, progress) if layout is not None else _top_nodes(progress)
     selected, number = _pick(progress, nodes, state, visit)
+    graph = graph_model(layout, progress, selected) if layout is not None else None
+    if graph is not None:
+        _child_badges(src, region, view, nodes, graph)
     return {
-        "summary": summary_model(view, progress, now),
-        "graph": graph_model(layout, progress, selected) if layout is not None else None,
+        "summary": {**summary_model(view, progress, now),
+                    "parent": parent_model(src, region, view)},
+        "graph": graph,
         "selected": {"state": selected, "visit": number},
         "panel": panel_model(src, region, view, nodes, events, selected, number),
         "table": table_model(progress, now),

@@ -1,9 +1,12 @@
 """A small layered (Sugiyama-style) layout of a flow's states, computed in Python.
 
-Steps, all deterministic (same flow → same coordinates):
+It lays out the flow's outline (:mod:`deployer.fdl.syntax.outline`), so a SpecVersion v1 flow and
+a legacy one (``steps``) are drawn alike. Steps, all deterministic (same flow → same
+coordinates):
 
-1. Edges from the definition: ``Next``, Choice branches (labelled with the condition) and
-   ``Default``, Catch rules (dashed).
+1. Edges from the definition: ``Next`` (a legacy step's fall-through to the step after it),
+   Choice branches (labelled with the condition; a legacy option's ``goto``) and ``Default``,
+   Catch rules (dashed).
 2. Back edges: a depth-first search from ``StartAt`` (successors in definition order, then the
    states it did not reach) marks every edge to a state still on the stack; the rest is a DAG.
 3. Layers: longest path from the roots over the DAG.
@@ -17,24 +20,21 @@ Steps, all deterministic (same flow → same coordinates):
 
 Parallel and Map states are containers: every branch (a Map: its processor) is laid out by
 the same steps, recursively, and drawn inside the state's node, side by side under its header
-(:class:`Inner`, with its offset in the parent's coordinates). Other nodes have a fixed size.
+(:class:`Inner`, with its offset in the parent's coordinates); so are a legacy foreach body and
+a legacy choice's inline steps (one inner scope per option that has steps). Other nodes have a
+fixed size.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deployer.fdl.syntax.ast import (
-    ChoiceState,
-    MapState,
-    ParallelState,
-    Scope,
-    State,
-    TaskState,
-    WaitState,
-)
+from deployer.fdl import AnyFlow
+from deployer.fdl.legacy.outline import flow_outline
+from deployer.fdl.syntax.ast import Scope
+from deployer.fdl.syntax.outline import Outline, OutlineNode, outline_scope
 
-__all__ = ["Edge", "GraphNode", "Inner", "Layout", "edges_of", "layout_scope"]
+__all__ = ["Edge", "GraphNode", "Inner", "Layout", "layout_flow", "layout_scope"]
 
 NODE_W, NODE_H = 232, 58
 GAP_X, GAP_Y = 48, 64
@@ -96,47 +96,10 @@ class Layout:
         return next((n for n in self.nodes if n.name == name), None)
 
 
-def _short(text: str, limit: int = 28) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def edges_of(state: State) -> list[tuple[str, str, str]]:
-    """(target, kind, label) of every transition out of ``state``, in definition order."""
-    found: list[tuple[str, str, str]] = []
-    if isinstance(state, ChoiceState):
-        for branch in state.branches:
-            if branch.next:
-                found.append((branch.next, "choice",
-                              _short(branch.condition.text) if branch.condition else ""))
-        if state.default:
-            found.append((state.default, "default", "Default"))
-    elif state.next and not state.end:
-        found.append((state.next, "next", ""))
-    for rule in getattr(state, "catch", ()):
-        if rule.next:
-            found.append((rule.next, "catch", "Catch " + _short(",".join(rule.errors), 18)))
-    return found
-
-
-def _detail(state: State) -> str:
-    if isinstance(state, TaskState):
-        params = state.parameters.to_plain() if state.parameters is not None else {}
-        arn = str(params.get("resourceArn") or "")
-        function = arn.split("functions/", 1)[1].split("/")[0] if "functions/" in arn else ""
-        return function or state.action
-    if isinstance(state, WaitState):
-        return f"{state.seconds} s" if state.seconds is not None else "Seconds.$"
-    if isinstance(state, ParallelState):
-        return f"{len(state.branches)} branches"
-    if isinstance(state, MapState):
-        return "for each item"
-    return ""
-
-
-def _back_edges(scope: Scope, succ: dict[str, list[str]]) -> set[tuple[str, str]]:
+def _back_edges(scope: Outline, succ: dict[str, list[str]]) -> set[tuple[str, str]]:
     back: set[tuple[str, str]] = set()
     seen: set[str] = set()
-    order = [scope.start_at] + [s.name for s in scope.states]
+    order = [scope.start_at] + [n.name for n in scope.nodes]
     for root in order:
         if root in seen or root not in succ:
             continue
@@ -197,11 +160,24 @@ def _order(rows: list[list[str]], forward: dict[str, list[str]]) -> list[list[st
     return rows
 
 
-def layout_scope(scope: Scope) -> Layout:
-    """Lay out the states of ``scope`` (see the module docstring)."""
-    states = {s.name: s for s in scope.states}
+def layout_flow(flow: AnyFlow) -> Layout:
+    """Lay out the top scope of a flow in either dialect."""
+    return layout_scope(flow_outline(flow))
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def layout_scope(scope: Outline | Scope) -> Layout:
+    """Lay out the states of ``scope`` (an outline, or a SpecVersion v1 scope; see the module
+    docstring)."""
+    if isinstance(scope, Scope):
+        scope = outline_scope(scope)
+    states = {n.name: n for n in scope.nodes}
     names = list(states)
-    raw_edges = [(s.name, *e) for s in scope.states for e in edges_of(s) if e[0] in states]
+    raw_edges = [(n.name, e.target, e.kind, e.label) for n in scope.nodes for e in n.edges
+                 if e.target in states]
     succ: dict[str, list[str]] = {n: [] for n in names}
     for source, target, _, _ in raw_edges:
         if target not in succ[source]:
@@ -227,7 +203,7 @@ def layout_scope(scope: Scope) -> Layout:
         x = MARGIN + (inner_w - row_w[i]) / 2
         for name in row:
             state, (w, h) = states[name], size[name]
-            nodes[name] = GraphNode(name, state.type.value, _detail(state), i, x, y, w, h)
+            nodes[name] = GraphNode(name, state.type, state.detail, i, x, y, w, h)
             inner += _place(name, inside[name], x, y, w)
             x += w + GAP_X
         y += row_h[i] + GAP_Y
@@ -238,14 +214,9 @@ def layout_scope(scope: Scope) -> Layout:
                   tuple(inner))
 
 
-def _inside(state: State) -> list[tuple[str, int, str, Layout]]:
+def _inside(state: OutlineNode) -> list[tuple[str, int, str, Layout]]:
     """(kind, index, label, layout) of the scopes drawn inside ``state``'s node."""
-    if isinstance(state, ParallelState):
-        return [("branch", i, f"Branch {i + 1}", layout_scope(b))
-                for i, b in enumerate(state.branches)]
-    if isinstance(state, MapState) and state.processor is not None:
-        return [("iteration", 0, "For each item", layout_scope(state.processor))]
-    return []
+    return [(n.kind, n.index, n.label, layout_scope(n.scope)) for n in state.nested]
 
 
 def _size(inside: list[tuple[str, int, str, Layout]]) -> tuple[float, float]:
@@ -267,9 +238,9 @@ def _place(owner: str, inside: list[tuple[str, int, str, Layout]], x: float, y: 
     return placed
 
 
-def _discovery(scope: Scope, succ: dict[str, list[str]]) -> dict[str, int]:
+def _discovery(scope: Outline, succ: dict[str, list[str]]) -> dict[str, int]:
     order: dict[str, int] = {}
-    queue = [scope.start_at] + [s.name for s in scope.states]
+    queue = [scope.start_at] + [n.name for n in scope.nodes]
     while queue:
         name = queue.pop(0)
         if name in order or name not in succ:

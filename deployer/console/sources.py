@@ -11,7 +11,7 @@ from deployer.emulator.records import HistoryRow
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.flows import FlowService
 from deployer.emulator.services.functions import FunctionService
-from deployer.fdl.syntax.ast import Flow
+from deployer.fdl import AnyFlow
 
 __all__ = ["HISTORY_PAGE", "Sources"]
 
@@ -34,7 +34,7 @@ class Sources:
     default_region: str
     endpoint: Callable[[], str]
     stats: Callable[[], dict[str, Any]]
-    parse: Callable[[str], Flow]
+    parse: Callable[[str], AnyFlow]
     facts_generation: Callable[[], int] = lambda: 0
     """Moves on whenever ``stats()`` or the clock may read differently."""
     watch_facts: Callable[[int, Callable[[], None]], Callable[[], None]] = _never

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from deployer.console.execution import execution_model, graph_model, load_execution
-from deployer.console.layout import layout_scope
+from deployer.console.layout import layout_flow
 from deployer.console.present import EXECUTION_STATUS, STATUS, duration, utc_time
 from deployer.console.sources import Sources
 from deployer.emulator.services.executions import EXECUTION_STATUSES, ExecutionFilter, ExecutionView
@@ -91,7 +91,7 @@ def flows_model(src: Sources, region: str) -> dict[str, Any]:
 def flow_model(src: Sources, region: str, name: str) -> dict[str, Any]:
     rec = src.flows.get(src.account_id, region, name)
     check = check_flow(rec.definition, source=name, execution_mode=rec.execution_mode)
-    graph = (graph_model(layout_scope(check.flow.scope), None)
+    graph = (graph_model(layout_flow(check.flow), None)
              if check.flow is not None else None)
     recent, _ = src.executions.list(src.account_id, region, name, limit=10, newest_first=True)
     base = console_path(region, "flows", name)

@@ -26,7 +26,7 @@ from deployer.config.settings import require_cloudflow_region
 from deployer.config.specs import FlowSpec, FunctionSpec, Manifest
 from deployer.core import ownership, roles
 from deployer.core.apply import ApplyEvents, DeployResult, ResourceResult, apply_plan
-from deployer.core.next_steps import next_steps
+from deployer.core.next_steps import next_commands
 from deployer.core.packaging import package_project
 from deployer.core.plan import (
     Action,
@@ -241,7 +241,7 @@ def apply_deploy(plan: Plan, clients: Clients, record: DeploymentRecord, *,
 def project_next_steps(manifest: Manifest, state: DesiredState) -> tuple[str, ...]:
     """The ``Next:`` commands for this project's flows (:mod:`deployer.core.next_steps`)."""
     texts = {f.name: f.definition for f in state.flows}
-    return next_steps([(f.name, f.execution_input, texts.get(f.name, ""))
+    return next_commands([(f.name, f.execution_input, texts.get(f.name, ""))
                        for f in manifest.flows])
 
 

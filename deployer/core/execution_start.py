@@ -59,8 +59,11 @@ def _same_input(a: str, b: str) -> bool:
 
 
 def start_execution(flows: CloudFlowClient, flow: str, input_json: str,
-                    name: str | None = None) -> StartedExecution:
+                    name: str | None = None, *, mock_case: str = "") -> StartedExecution:
     """Start an execution of ``flow`` named ``name`` (default: :func:`new_execution_name`).
+    With ``mock_case`` (the emulator only) its tasks are answered from that loaded mock test
+    case: the name is sent as ``<name>#<case>``, the emulator's (and LocalStack's) way of
+    choosing a case through the official SDKs.
 
     A name that is still running is not started again: the result says ``attached`` and
     carries that execution's own input (CloudFlow answers StartExecution with the running
@@ -73,7 +76,8 @@ def start_execution(flows: CloudFlowClient, flow: str, input_json: str,
         if existing is not None and not existing.finished:
             return _started(existing, attached=True)
         try:
-            info = flows.start_execution(flow, input_json, name)
+            info = flows.start_execution(flow, input_json,
+                                         f"{name}#{mock_case}" if mock_case else name)
         except CloudClientError as exc:
             if exc.code == "ExecutionAlreadyExists" or existing is not None:
                 exc.hint = (f"execution names are unique per flow and {name} has already "

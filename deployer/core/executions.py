@@ -20,7 +20,7 @@ from deployer.core.documents import read_json_document
 
 if TYPE_CHECKING:
     from deployer.cloud.logs import LogSource
-    from deployer.fdl.syntax.ast import Flow
+    from deployer.fdl import AnyFlow
 from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
 from deployer.fdl.interpreter.stored import event_record
 
@@ -287,15 +287,37 @@ def watch(
     return summarize_execution(info, events)
 
 
-def execution_flow(flows: CloudFlowClient, flow: str) -> Flow | None:
-    """The flow's parsed definition (NotFoundError if the flow does not exist; None when it
-    cannot be parsed), for the live view's states and Wait times."""
-    from deployer.fdl.syntax.parser import parse_flow
+def execution_flow(flows: CloudFlowClient, flow: str) -> AnyFlow | None:
+    """The flow's parsed definition in its dialect (NotFoundError if the flow does not exist;
+    None when it cannot be parsed), for the live view's states and Wait times."""
+    from deployer.fdl import read_flow
 
     remote = flows.describe_flow(flow)
     if remote is None:
         raise NotFoundError(f"flow {flow} does not exist", hint="deploy it with `deploy up`")
-    return parse_flow(remote.definition).flow
+    return read_flow(remote.definition).flow
+
+
+def subflow_of(resource: str, parameters: Any, output: Any) -> tuple[str, str] | None:
+    """The sub-flow execution (flow, name) a ``FNF:StartExecution`` task started, as far as
+    its history says: the ``executionName`` it was given, or the ``ExecutionName`` of its
+    RequestComplete answer (None when neither is known)."""
+    if resource != "FNF:StartExecution" or not isinstance(parameters, dict):
+        return None
+    arn = str(parameters.get("resourceArn", ""))
+    flow = arn.rpartition(":flow/")[2] if ":flow/" in arn else ""
+    name = parameters.get("executionName")
+    if not name and isinstance(output, dict):
+        name = output.get("ExecutionName")
+    return (flow, str(name)) if flow and name else None
+
+
+def child_status(flows: CloudFlowClient, flow: str, name: str) -> str | None:
+    """A sub-flow execution's status (None when it cannot be read)."""
+    try:
+        return flows.describe_execution(flow, name).status
+    except DeployerError:
+        return None
 
 
 def task_instance(logs: LogSource, function: str, execution: str,

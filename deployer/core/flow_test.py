@@ -18,13 +18,15 @@ from deployer.config.settings import require_cloudflow_region
 from deployer.config.specs import FlowSpec, LineMap
 from deployer.core.documents import read_json_document
 from deployer.core.flow_mocks import MockFile, load_mocks
+from deployer.core.map_runs import with_map_runs
 from deployer.core.rendering import render_mapped, template_context
 from deployer.core.validation import on_template
-from deployer.errors import DeployerError, ExitCode, InvalidInputError
-from deployer.fdl import check_flow
+from deployer.errors import DeployerError, ExitCode, InvalidInputError, NotFoundError
+from deployer.fdl import AnyFlow, check_flow
 from deployer.fdl.interpreter import ExecutionStatus, HistoryEventType
 from deployer.fdl.interpreter.simulate import Simulation, simulate
-from deployer.fdl.syntax.ast import Flow
+from deployer.fdl.interpreter.single_state import StateRun, run_state
+from deployer.fdl.syntax.ast import Flow, walk_states
 
 __all__ = [
     "DEFAULT_ACCOUNT_ID",
@@ -32,8 +34,11 @@ __all__ = [
     "FlowTestRequest",
     "FlowTestResult",
     "InvalidFlowError",
+    "StateTestResult",
     "load_flow",
+    "load_text",
     "run_flow_test",
+    "run_state_test",
 ]
 
 DEFAULT_REGION = "cn-hangzhou"
@@ -93,10 +98,49 @@ def run_flow_test(request: FlowTestRequest) -> FlowTestResult:
     flow, mock file or a task the mocks cannot answer."""
     flow = load_flow(request)
     mocks = load_mocks(request.mocks_file) if request.mocks_file else MockFile("", given=False)
-    case = mocks.pick_case(request.case) if mocks.cases else request.case
-    sim = simulate(flow, mocks.answerer(case), input=request.input,
+    case = mocks.pick_case(flow.name, request.case) if mocks.given else request.case
+    sim = simulate(flow, with_map_runs(flow, mocks.answerer(case, flow.name)),
+                   input=request.input,
                    execution_name=request.execution_name)
     return _result(sim)
+
+
+@dataclass(frozen=True, slots=True)
+class StateTestResult:
+    """One state run alone (``deploy flow test --state``)."""
+
+    run: StateRun
+
+    @property
+    def exit_code(self) -> int:
+        return int(ExitCode.EXECUTION_FAILED if self.run.status == "Failed" else ExitCode.OK)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.run.to_json(),
+                "events": [e.to_json() for e in self.run.history]}
+
+
+def run_state_test(request: FlowTestRequest, state: str) -> StateTestResult:
+    """Run state ``state`` of the flow alone with the request's input (its tasks answered
+    from the mocks); NotFoundError (exit 4) when the flow has no such state."""
+    flow = load_flow(request)
+    if not isinstance(flow, Flow):
+        raise InvalidInputError(
+            f"{request.flow_file}: --state runs a state of a SpecVersion v1 flow; this one is "
+            "in the legacy dialect", hint="`deploy flow migrate` rewrites it as SpecVersion v1")
+    mocks = load_mocks(request.mocks_file) if request.mocks_file else MockFile("", given=False)
+    case = request.case
+    if mocks.given and (case is not None or len(mocks.case_names(flow.name)) == 1):
+        case = mocks.pick_case(flow.name, case)  # several and none chosen: a task will say
+    try:
+        run = run_state(flow, state, with_map_runs(flow, mocks.answerer(case, flow.name)),
+                        input=request.input,
+                        execution_name=request.execution_name)
+    except KeyError:
+        names = sorted({s.name for _, s in walk_states(flow.scope)})
+        raise NotFoundError(f"{request.flow_file}: the flow has no state {state!r}",
+                            hint=f"states: {', '.join(names)}") from None
+    return StateTestResult(run)
 
 
 def _result(sim: Simulation) -> FlowTestResult:
@@ -112,20 +156,27 @@ def _result(sim: Simulation) -> FlowTestResult:
     )
 
 
-def load_flow(request: FlowTestRequest) -> Flow:
-    """Read (and render, for ``.j2``) the flow file and validate it."""
+def load_text(request: FlowTestRequest) -> tuple[str, LineMap | None]:
+    """The flow file's text, rendered for ``.j2`` (with the map of the template's lines);
+    InvalidInputError when it cannot be read or rendered."""
     path = request.flow_file
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidInputError(f"cannot read flow file {path}: {exc.strerror or exc}") from None
-    line_map: LineMap | None = None
     document = _flow_spec(request.manifest_file, path) if request.manifest_file else None
     if document is not None and document.document is not None:
         # s.yaml loads it with ${yaml(file())}: its magic variables resolved, as deployed
-        text, line_map = document.document, document.document_map
-    elif path.suffix == ".j2":
-        text, line_map = _render(path, text, request, document)
+        return document.document, document.document_map
+    if path.suffix == ".j2":
+        return _render(path, text, request, document)
+    return text, None
+
+
+def load_flow(request: FlowTestRequest) -> AnyFlow:
+    """Read (and render, for ``.j2``) the flow file (either dialect) and validate it."""
+    path = request.flow_file
+    text, line_map = load_text(request)
     check = check_flow(text, source=str(path))
     if not check.ok or check.flow is None:
         lines = []

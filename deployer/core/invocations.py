@@ -4,7 +4,8 @@ The flow's execution role is granted exactly these (:func:`deployer.core.roles.i
 and a plan refuses, by default, to delete a function one of them names. ARNs with an empty
 region or account (``acs:fc:::functions/name/LATEST``, as Serverless Devs' CloudFlow
 templates write them) mean the flow's own, as CloudFlow reads them. A Task that computes its
-ARN (``resourceArn.$``) makes the set unknown (``dynamic``).
+ARN (``resourceArn.$``) makes the set unknown (``dynamic``), and so does a flow in CloudFlow's
+legacy dialect (``steps``): its role then may invoke every function of the project.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def flow_invocations(text: str, *, region: str, account_id: str) -> Invocations:
     result = parse_flow(text)
     if result.flow is None:
         return Invocations()
+    if not hasattr(result.flow, "scope"):  # the legacy dialect (steps): not read here
+        return Invocations((), dynamic=True)
     arns: list[str] = []
     dynamic = False
     scopes = [result.flow.scope]

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["next_steps"]
+__all__ = ["next_commands"]
 
 _CONTEXT_INPUT = re.compile(r"\$Context\.Execution\.Input\.([A-Za-z_][A-Za-z0-9_]*)")
 _INPUT = re.compile(r"\$Input\.([A-Za-z_][A-Za-z0-9_]*)")
@@ -44,7 +44,7 @@ def _command(flow: str | None, example: Any, definition: str) -> str:
     return f"{base} --input '{{{shown}}}'   (fill in the values)"
 
 
-def next_steps(flows: Sequence[tuple[str, Any, str]]) -> tuple[str, ...]:
+def next_commands(flows: Sequence[tuple[str, Any, str]]) -> tuple[str, ...]:
     """The commands to suggest for ``(flow name, executionInput, rendered definition)``."""
     several = len(flows) > 1
     return tuple(_command(name if several else None, example, definition)

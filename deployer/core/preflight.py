@@ -19,11 +19,11 @@ from deployer.core.plan_model import Clients
 from deployer.core.service_roles import default_role, role_name_of
 from deployer.errors import OperationError
 
-__all__ = ["PreflightError", "Problem", "preflight"]
+__all__ = ["PreflightError", "PreflightProblem", "preflight"]
 
 
 @dataclass(frozen=True, slots=True)
-class Problem:
+class PreflightProblem:
     message: str
     hint: str = ""
 
@@ -34,7 +34,7 @@ class Problem:
 class PreflightError(OperationError):
     """The target would refuse the deploy; nothing was written (exit 1)."""
 
-    def __init__(self, problems: list[Problem]) -> None:
+    def __init__(self, problems: list[PreflightProblem]) -> None:
         first = problems[0]
         message = first.message if len(problems) == 1 else \
             f"the target would refuse {len(problems)} things; nothing was deployed"
@@ -60,16 +60,16 @@ def trusts(document: str, service: str) -> bool:
     return False
 
 
-def _missing_role(name: str, account_id: str, service: str, user: str) -> Problem:
+def _missing_role(name: str, account_id: str, service: str, user: str) -> PreflightProblem:
     known = default_role(name)
     hint = (f"create it with `deploy roles init {name}`" if known is not None else
             f"create it in RAM trusting {service}"
             + (", or write role: auto" if service == roles.FUNCTION_COMPUTE_SERVICE else ""))
-    return Problem(f"{user}: role {name} does not exist in account {account_id}", hint)
+    return PreflightProblem(f"{user}: role {name} does not exist in account {account_id}", hint)
 
 
 def _check_role(arn_or_name: str, service: str, user: str, account_id: str,
-                clients: Clients, created: set[str]) -> Problem | None:
+                clients: Clients, created: set[str]) -> PreflightProblem | None:
     name = role_name_of(arn_or_name)
     if arn_or_name.startswith("acs:ram::") and f"::{account_id}:" not in arn_or_name:
         return None  # another account's role: only that account can tell
@@ -79,19 +79,19 @@ def _check_role(arn_or_name: str, service: str, user: str, account_id: str,
     if remote is None:
         return _missing_role(name, account_id, service, user)
     if not trusts(remote.trust_policy, service):
-        return Problem(f"{user}: role {name} does not trust {service}",
+        return PreflightProblem(f"{user}: role {name} does not trust {service}",
                        f"add {service} to the role's trust policy")
     return None
 
 
 def preflight(manifest: Manifest, clients: Clients, *, account_id: str,
-              target: str) -> list[Problem]:
+              target: str) -> list[PreflightProblem]:
     """Everything the target would refuse (see the module docstring); read-only calls."""
     created = {f.role_name.lower() for f in manifest.flows if f.role_name}
     if any(f.role_auto for f in manifest.functions):
         created.add(AUTO_ROLE)
-    problems: list[Problem] = []
-    checked: dict[str, Problem | None] = {}
+    problems: list[PreflightProblem] = []
+    checked: dict[str, PreflightProblem | None] = {}
     for fn in manifest.functions:
         if fn.role and not fn.role_auto:
             key = fn.role.lower()
@@ -112,7 +112,7 @@ def preflight(manifest: Manifest, clients: Clients, *, account_id: str,
         for spec in manifest.functions:
             for flag, prop in ((spec.vpc_auto, "vpcConfig"), (spec.nas_auto, "nasConfig")):
                 if flag:
-                    problems.append(Problem(
+                    problems.append(PreflightProblem(
                         f"function {spec.function_name}: {prop}: auto is deployed on the "
                         "emulator only (this toolkit does not create VPCs or NAS yet)",
                         f"remove {prop} to deploy without it, or deploy to --target local"))

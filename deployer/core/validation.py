@@ -23,8 +23,11 @@ from deployer.config.variables import CONFIG_KEYS
 from deployer.core.rendering import RenderedFlow, TemplateError, render_flow
 from deployer.core.validated import PLACEHOLDER_ACCOUNT_ID
 from deployer.errors import DeployerError, ExitCode
-from deployer.fdl import Diagnostic, Scope, Severity, TaskState, check_flow
-from deployer.fdl.syntax.ast import MapState, ParallelState, Template
+from deployer.fdl import AnyFlow, Diagnostic, LegacyFlow, Scope, Severity, TaskState, check_flow
+from deployer.fdl.legacy.ast import StepList, TaskStep, walk_steps
+from deployer.fdl.legacy.resources import Integration, resolve_task
+from deployer.fdl.syntax.ast import MapState, ParallelState, Template, walk_states
+from deployer.fdl.syntax.task_checks import EMULATED_ACTIONS
 
 __all__ = [
     "PLACEHOLDER_ACCOUNT_ID",
@@ -33,6 +36,7 @@ __all__ = [
     "RenderedAt",
     "ValidationReport",
     "cross_reference",
+    "cross_reference_steps",
     "on_template",
     "validate_project",
 ]
@@ -78,6 +82,7 @@ class FlowReport:
     rendered: Path | None = None
     template: str | None = None
     rendered_at: tuple[RenderedAt | None, ...] = ()
+    needs_mocks: tuple[tuple[str, str], ...] = ()  # (state, action) answered from mocks only
 
     @property
     def ok(self) -> bool:
@@ -110,7 +115,17 @@ class FlowReport:
             "template": self.template,
             "rendered": str(self.rendered) if self.rendered else None,
             "diagnostics": diagnostics,
+            "needs_mocks": [{"state": state, "action": action}
+                            for state, action in self.needs_mocks],
         }
+
+    def mock_line(self) -> str | None:
+        """The integrations the emulator answers only from mocks, on one line (None: none)."""
+        if not self.needs_mocks:
+            return None
+        listed = ", ".join(f"{state} ({action})" for state, action in self.needs_mocks)
+        return (f"{self.name}: on the emulator, mocked responses needed for {listed} "
+                "(deploy emulator start --mocks FILE; deploy execute --mock-case NAME)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,16 +226,38 @@ def check_one_flow(
     source = _relative(source_file, manifest.project_dir)
     check = check_flow(rendered.text, source=source, execution_mode=spec.execution_mode.value)
     diagnostics = list(check.diagnostics)
-    if check.flow is not None:
+    if isinstance(check.flow, LegacyFlow):
+        found = cross_reference_steps(manifest, check.flow.steps, region=region,
+                                      account_id=account_id)
+        diagnostics += [d.with_source(source) for d in found]
+    elif check.flow is not None:
         found = cross_reference(manifest, check.flow.scope, region=region, account_id=account_id)
         diagnostics += [d.with_source(source) for d in found]
     diagnostics.sort(key=lambda d: (d.line, d.column, d.code))
+    mocks = needs_mocks(check.flow) if check.flow is not None else ()
     if not spec.is_template and spec.document is None:
-        return FlowReport(spec.name, tuple(diagnostics), source_file)
+        return FlowReport(spec.name, tuple(diagnostics), source_file, needs_mocks=mocks)
     template = _relative(spec.definition, manifest.project_dir)
     mapped = [on_template(d, rendered.line_map, template) for d in diagnostics]
     return FlowReport(spec.name, tuple(d for d, _ in mapped), source_file, template,
-                      tuple(r for _, r in mapped))
+                      tuple(r for _, r in mapped), mocks)
+
+
+def needs_mocks(flow: AnyFlow) -> tuple[tuple[str, str], ...]:
+    """(state, action) of every Task (a legacy flow's task step) whose action the emulator
+    answers only from mocked responses (not FC:InvokeFunction, HTTP:Request or
+    FNF:StartExecution)."""
+    if isinstance(flow, LegacyFlow):
+        found = []
+        for _, step in walk_steps(flow.steps):
+            integration = resolve_task(step) if isinstance(step, TaskStep) else None
+            if isinstance(integration, Integration) and \
+                    integration.action not in EMULATED_ACTIONS:
+                found.append((step.name, integration.action))
+        return tuple(found)
+    return tuple((state.name, state.action) for _, state in walk_states(flow.scope)
+                 if isinstance(state, TaskState) and state.action
+                 and state.action not in EMULATED_ACTIONS)
 
 
 def on_template(diagnostic: Diagnostic, line_map: LineMap | None,
@@ -313,6 +350,49 @@ def _undeployed_function(manifest: Manifest, name: str) -> str | None:
         if name in item.names:
             return item.resource
     return None
+
+
+_LEGACY_FC_ARN = re.compile(r"^acs:fc:(?P<region>[^:]*):(?P<account>[^:]*):")
+
+
+def cross_reference_steps(manifest: Manifest, steps: StepList, *, region: str,
+                          account_id: str) -> list[Diagnostic]:
+    """The legacy dialect's :func:`cross_reference`: each function a task calls
+    (``services/S/functions/F``, ``functions/F`` or ``!Ref S/F``: function F) against s.yaml;
+    a region or account written in the ARN must be the flow's (empty ones are)."""
+    found: list[Diagnostic] = []
+    for outer, step in walk_steps(steps):
+        if not isinstance(step, TaskStep):
+            continue
+        call = resolve_task(step)
+        if not isinstance(call, Integration) or call.kind != "function":
+            continue
+        entry = step.raw.get("resourceArn")
+        pos = entry.value_position if entry is not None else step.position
+        where = ".".join((*outer, step.name)) + ".resourceArn"
+
+        def diag(code: str, message: str, severity: Severity, hint: str | None,
+                 pos: Any = pos, where: str = where) -> Diagnostic:
+            return Diagnostic(code, message, severity, pos.line, pos.column, where, hint)
+
+        written = _LEGACY_FC_ARN.match(call.resource_arn)
+        if written is not None and written["region"] not in ("", region):
+            found.append(diag(ProjectCode.REGION_MISMATCH, f"invokes a function in "
+                              f"{written['region']}, but the flow is deployed in {region}",
+                              Severity.ERROR, "leave the region empty or build it from "
+                              "{{ region }}"))
+        if written is not None and written["account"] not in ("", account_id):
+            found.append(diag(ProjectCode.ACCOUNT_MISMATCH, f"invokes a function in account "
+                              f"{written['account']}, but the flow is deployed in account "
+                              f"{account_id}", Severity.ERROR,
+                              "leave the account empty or build it from {{ account_id }}"))
+        if manifest.function_by_name(region, call.target) is None:
+            defined = ", ".join(f.function_name for f in manifest.functions) or "none"
+            found.append(diag(ProjectCode.UNKNOWN_FUNCTION,
+                              f"invokes function {call.target!r}, which {manifest.path.name} "
+                              f"does not define in {region}", Severity.WARNING,
+                              f"functions in {manifest.path.name}: {defined}"))
+    return found
 
 
 def _write_rendered(rendered: RenderedFlow, spec: FlowSpec, rendered_dir: Path) -> Path:

@@ -24,7 +24,9 @@ from deployer.emulator.latency import (
     LatencyModel,
     latency_model,
 )
+from deployer.emulator.retention import Retention, parse_duration
 from deployer.emulator.server import EmulatorServer, StateDirInUse
+from deployer.emulator.services.errors import InvalidValue
 from deployer.emulator.state_dir import StateDirUnusable
 
 
@@ -37,9 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         latency = latency_model(virtual=clock.is_virtual, cold_start=args.cold_start,
                                 step_latency=args.step_latency)
+        retention = _retention(args)
     except ValueError as exc:
         parser.error(str(exc).replace("_", "-"))
-    server = _open(args, clock, latency)
+    server = _open(args, clock, latency, retention)
     return 1 if server is None else _serve(server, args, latency)
 
 
@@ -59,25 +62,51 @@ def _parser() -> argparse.ArgumentParser:
                              "real clock, 0 on the virtual one)")
     parser.add_argument("--throttle", choices=("off", "cloud"), default="off",
                         help="cloud: apply the cloud's documented API quotas (docs/emulator.md)")
+    parser.add_argument("--mocks", type=Path, action="append", default=[], metavar="FILE",
+                        help="mocked task results to load (repeatable; docs/emulator.md "
+                             "\"Mocked integrations\")")
+    parser.add_argument("--execution-retention", default="30d", metavar="DURATION",
+                        help="how long an ended execution and its history are kept, e.g. 30d, "
+                             "12h, 90s (default: 30d)")
+    parser.add_argument("--log-retention", default="30d", metavar="DURATION",
+                        help="how long functions' invocation logs are kept (default: 30d, Log "
+                             "Service's default)")
     return parser
 
 
-def _open(args: argparse.Namespace, clock: Clock, latency: LatencyModel) -> EmulatorServer | None:
+def _retention(args: argparse.Namespace) -> Retention:
+    return Retention(parse_duration(args.execution_retention, "--execution-retention"),
+                     parse_duration(args.log_retention, "--log-retention"))
+
+
+def _open(args: argparse.Namespace, clock: Clock, latency: LatencyModel,
+          retention: Retention) -> EmulatorServer | None:
     """The server listening and holding the state directory; None (said on stderr) when the
     directory is in use or the port cannot be had."""
     try:
-        return EmulatorServer(args.state_dir, args.host, args.port, clock, region=args.region,
-                              step_latency=latency.step_latency,
-                              cold_start=latency.cold_start, throttle=args.throttle)
+        server = EmulatorServer(args.state_dir, args.host, args.port, clock,
+                                region=args.region, step_latency=latency.step_latency,
+                                cold_start=latency.cold_start, throttle=args.throttle,
+                                retention=retention)
     except StateDirInUse as exc:
         print(f"Error: {exc}; stop it first (deploy emulator stop) or use another --state-dir",
               file=sys.stderr)
+        return None
     except StateDirUnusable as exc:
         print(exc.line(), file=sys.stderr)
+        return None
     except OSError as exc:
         print(f"Error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
               file=sys.stderr)
-    return None
+        return None
+    try:
+        for path in args.mocks:
+            server.emulator.mocks.load_file(path)
+    except InvalidValue as exc:
+        print(f"Error: {exc.message}", file=sys.stderr)
+        server.stop()
+        return None
+    return server
 
 
 def _serve(server: EmulatorServer, args: argparse.Namespace, latency: LatencyModel) -> int:

@@ -1,10 +1,10 @@
 """Wiring of one emulator instance without HTTP: identity, database, services, engines.
 
 The composition root: the only module that knows both the services and the engine. The
-services reach the engine through ``ExecutionEngine`` (a port of ``services.executions``), the
-engine reaches Function Compute through ``TaskRunner`` (a port of ``engine.ports``), and
-neither imports the other. The one piece of wire it wires in: FC's error table, whose codes
-CloudFlow reports for its FC tasks (``FC.FunctionNotFound``...).
+services reach the engine through ``ExecutionEngine`` and ``ScheduleTimers``, the engine reaches
+Function Compute through ``TaskRunner`` and the schedules through ``ScheduleSource`` (the ports
+of ``emulator/ports.py``), and neither imports the other. The one piece of wire it wires in:
+FC's error table, whose codes CloudFlow reports for its FC tasks (``FC.FunctionNotFound``...).
 """
 
 from __future__ import annotations
@@ -14,10 +14,13 @@ import uuid
 from pathlib import Path
 from typing import Protocol
 
+from deployer.emulator.api.cloudflow import CLOUDFLOW_ERRORS
 from deployer.emulator.api.fc import FC_ERRORS
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import FlowEngine
 from deployer.emulator.latency import EXACT, LatencyModel
+from deployer.emulator.retention import DEFAULT as DEFAULT_RETENTION
+from deployer.emulator.retention import Retention
 from deployer.emulator.runtime.reaper import IdleReaper
 from deployer.emulator.services.async_tasks import (
     AsyncInvokeConfigs,
@@ -34,14 +37,20 @@ from deployer.emulator.services.flows import FlowService
 from deployer.emulator.services.function_concurrency import ConcurrencyLimits
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.functions.versions import FunctionReleases
+from deployer.emulator.services.http_tasks import HttpTasks
 from deployer.emulator.services.layers import LayerService
 from deployer.emulator.services.logs import LogService
+from deployer.emulator.services.map_runs import MapRuns
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.quotas import CloudQuotas
+from deployer.emulator.services.retention import RetentionSweeper
 from deployer.emulator.services.roles import RoleService
 from deployer.emulator.services.schedule_sources import ScheduleSources
 from deployer.emulator.services.schedules import ScheduleService
 from deployer.emulator.services.security_tokens import SecurityTokenService
+from deployer.emulator.services.subflows import SubflowTasks
+from deployer.emulator.services.task_mocks import TaskMocks
+from deployer.emulator.services.task_router import TaskRouter
 from deployer.emulator.services.triggers import TriggerService
 from deployer.emulator.store.async_task_repos import AsyncTaskRepo
 from deployer.emulator.store.db import Database
@@ -49,9 +58,11 @@ from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.function_config_repos import FunctionConfigRepo
 from deployer.emulator.store.identity import Identity, load_or_create_identity
 from deployer.emulator.store.layer_repos import LayerRepo
+from deployer.emulator.store.link_repos import LinkRepo
 from deployer.emulator.store.log_repos import InvocationLogRepo, LogStoreRepo
 from deployer.emulator.store.release_repos import ReleaseRepo
 from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
+from deployer.emulator.store.retention import RetentionRepo
 from deployer.emulator.store.schedule_repos import ScheduleRepo
 from deployer.emulator.store.trigger_repos import TriggerRepo
 
@@ -84,11 +95,14 @@ class Emulator:
 
     ``latency`` (default: exact) is the platform time it adds: the process runtime's cold start
     and the flow engine's step latency. A ``runtime`` of the caller's keeps its own cold start,
-    so a model with one is refused then (ValueError)."""
+    so a model with one is refused then (ValueError). ``durable=False``: answers never wait
+    for the disk (a throwaway state directory; docs/emulator.md "Durability model").
+    ``retention``: how long ended executions and invocation logs are kept."""
 
     def __init__(self, state_dir: Path, clock: Clock, runtime: FunctionRuntime | None = None,
                  *, region: str = "cn-hangzhou", latency: LatencyModel = EXACT,
-                 flow_workers: int = 8, throttle: str = "off") -> None:
+                 flow_workers: int = 8, throttle: str = "off", durable: bool = True,
+                 retention: Retention = DEFAULT_RETENTION) -> None:
         if runtime is not None and latency.cold_start:
             raise ValueError("a cold start applies to the process runtime; give it to the "
                              "runtime passed in instead")
@@ -97,8 +111,8 @@ class Emulator:
         self.region = region
         self.latency = latency
         self.identity: Identity = load_or_create_identity(state_dir)
-        self.db = Database.open(state_dir / DB_FILE)
-        self.code = CodeStore(state_dir / "code")
+        self.db = Database.open(state_dir / DB_FILE, durable=durable)
+        self.code = CodeStore(state_dir / "code", durable=durable)
         self.runtime = runtime if runtime is not None else default_runtime(
             state_dir, clock, cold_start=latency.cold_start)
         self.function_repo = FunctionRepo(self.db)
@@ -115,26 +129,37 @@ class Emulator:
         self.quotas = CloudQuotas(throttle)
         self.flow_repo = FlowRepo(self.db)
         self.flows = FlowService(self.flow_repo, clock, self.roles.role_trusts)
-        self.flow_engine = FlowEngine(self.db, clock,
-                                      FunctionInvoker(self.functions, FC_ERRORS.code,
-                                                      self.authorizer,
-                                                      faults=self.faults,
-                                                      quotas=self.quotas),
-                                      workers=flow_workers,
+        self.function_tasks = FunctionInvoker(self.functions, FC_ERRORS.code, self.authorizer,
+                                              faults=self.faults, quotas=self.quotas)
+        links = LinkRepo(self.db)
+        self.mocks = TaskMocks(links, state_dir)
+        self.subflows = SubflowTasks(links, CLOUDFLOW_ERRORS.code)
+        self.map_runs = MapRuns(links, self.flow_repo)
+        self.tasks = TaskRouter(self.function_tasks, HttpTasks(), self.subflows, self.map_runs,
+                                self.mocks, links, self.flow_repo)
+        self.flow_engine = FlowEngine(self.db, clock, self.tasks, workers=flow_workers,
                                       step_latency=latency.step_latency)
         self.executions = ExecutionService(self.flow_repo, self.flows, self.flow_engine, clock)
+        self.executions.mocks = self.mocks
+        self.executions.links = links
+        self.subflows.attach(self.executions, self.flow_engine)
+        self.map_runs.attach(self.executions, self.flow_engine)
+        self.flow_engine.on_ended(self.subflows.execution_ended)
+        self.flow_engine.on_ended(self.map_runs.execution_ended)
         self._wire_releases_and_schedules(clock)
-        self.engines: list[Engine] = [self.flow_engine]
+        self.retention = RetentionSweeper(RetentionRepo(self.db), clock, retention)
+        self.engines: list[Engine] = [self.flow_engine, self.retention]
         reap = getattr(self.runtime, "reap_idle", None)
         self.reaper = IdleReaper(reap) if callable(reap) else None
         if self.reaper is not None:
             self.engines.append(self.reaper)
 
     def clock_moved(self, *, wait: bool = False) -> None:
-        """The clock was moved on purpose (advanced): the flow engine looks at what became due
-        and idle function instances past their idle time are stopped (before this returns when
-        ``wait``)."""
+        """The clock was moved on purpose (advanced): the flow engine looks at what became due,
+        idle function instances past their idle time are stopped (before this returns when
+        ``wait``) and retention sweeps what is over."""
         self.flow_engine.clock_moved()
+        self.retention.wake()
         if self.reaper is not None:
             self.reaper.clock_moved(wait=wait)
 
@@ -223,6 +248,7 @@ class Emulator:
         self.faults.close()
         for engine in reversed(self.engines):
             engine.stop()
+        self.tasks.close()
         self.functions.close(wait=False)
         self.runtime.close()
         self.db.close()

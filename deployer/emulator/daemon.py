@@ -19,7 +19,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -209,11 +209,17 @@ def _end(proc: subprocess.Popen[bytes], sleep: Sleep, grace: float = 5.0) -> Non
 
 def start_daemon(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, clock: str = "real",
           timeout: float = 20.0, sleep: Sleep = time.sleep, step_latency: float | None = None,
-          cold_start: float | None = None, throttle: str = "off") -> EmulatorStatus:
+          cold_start: float | None = None, throttle: str = "off",
+          retention: dict[str, str] | None = None,
+          mocks: Sequence[Path] = ()) -> EmulatorStatus:
     """Start a background daemon and return once ``/_emulator/health`` answers.
 
+    ``mocks``: mock files the daemon loads at start (mocked task results).
+
     ``step_latency`` and ``cold_start`` (seconds) set the latency model; None keeps the
-    clock's default (:func:`deployer.emulator.latency.latency_model`).
+    clock's default (:func:`deployer.emulator.latency.latency_model`). ``retention``: the
+    durations of ``--execution-retention`` and ``--log-retention`` (keys ``executions`` and
+    ``logs``, e.g. ``"7d"``; absent keeps the default).
 
     Commands started together start one daemon: each waits for ``emulator.start.lock``, and
     those after the first find its daemon running. Already running → its status with message
@@ -235,23 +241,28 @@ def start_daemon(state_dir: Path, *, host: str = "127.0.0.1", port: int = 9125, 
         if current.running:
             message = _already_running(current, cold_start, step_latency)
             return EmulatorStatus(**{**_fields(current), "message": message})
+        options = [arg for flag, value in (("--step-latency", step_latency),
+                                           ("--cold-start", cold_start))
+                   if value is not None for arg in (flag, repr(float(value)))]
+        for key, text in (retention or {}).items():
+            options += [f"--{'execution' if key == 'executions' else 'log'}-retention", text]
+        for path in mocks:
+            options += ["--mocks", str(path)]
         return _spawn(state_dir, host=host, port=port, clock=clock, timeout=timeout,
-                      sleep=sleep, throttle=throttle,
-                      latency=(("--step-latency", step_latency), ("--cold-start", cold_start)))
+                      sleep=sleep, throttle=throttle, options=options)
 
 
 def _spawn(state_dir: Path, *, host: str, port: int, clock: str, timeout: float, sleep: Sleep,
-           throttle: str, latency: tuple[tuple[str, float | None], ...]) -> EmulatorStatus:
-    """Start the daemon process and wait until it answers (see :func:`start`)."""
+           throttle: str, options: list[str]) -> EmulatorStatus:
+    """Start the daemon process and wait until it answers (see :func:`start`); ``options``:
+    the latency model's, retention's and the mocks' flags."""
     _check_port_free(host, port)
     _probe_lock(state_dir, sleep)
     state_dir.mkdir(parents=True, exist_ok=True)
     log = open(state_dir / LOG_FILE, "ab")  # noqa: SIM115 - handed to the child
     command = [sys.executable, "-m", "deployer.emulator", "--state-dir", str(state_dir),
-               "--host", host, "--port", str(port), "--clock", clock, "--throttle", throttle]
-    for flag, value in latency:
-        if value is not None:
-            command += [flag, repr(float(value))]
+               "--host", host, "--port", str(port), "--clock", clock, "--throttle", throttle,
+               *options]
     proc = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)

@@ -18,6 +18,8 @@ requests (``guard`` checks them; docs/emulator.md "Admin and console surfaces").
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import logging
 import os
 import uuid
@@ -26,14 +28,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from deployer import __version__
+from deployer.emulator.api import errors as e
 from deployer.emulator.api.access import RequestAccess
 from deployer.emulator.api.admin import AdminApi
 from deployer.emulator.api.cloudflow import CloudFlowApi
-from deployer.emulator.api.errors import Style
+from deployer.emulator.api.errors import Style, error_response
 from deployer.emulator.api.fault_admin import FaultAdmin
 from deployer.emulator.api.faults import FaultInjector
 from deployer.emulator.api.fc import FcApi, FcServices
 from deployer.emulator.api.freshness import RequestFreshness
+from deployer.emulator.api.http import Answer, DeferredResponse, HttpRequest
 from deployer.emulator.api.http_trigger_serving import HttpTriggerApi
 from deployer.emulator.api.local_guard import LocalGuard, new_token
 from deployer.emulator.api.log_stream import LogStreamApi, invocation_fields
@@ -46,6 +50,8 @@ from deployer.emulator.clock import Clock, SystemClock
 from deployer.emulator.httpd import MAX_BODY, FrontDoor, HttpServer, ServerLimits
 from deployer.emulator.httpd.listener import listening_socket
 from deployer.emulator.latency import LatencyModel
+from deployer.emulator.retention import DEFAULT as DEFAULT_RETENTION
+from deployer.emulator.retention import Retention
 from deployer.emulator.services.execution_watch import ExecutionWatch
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.state_dir import check_writable, damaged_database
@@ -55,6 +61,7 @@ from deployer.emulator.store.errors import DatabaseDamaged
 __all__ = ["MAX_BODY", "EmulatorServer", "ServerLimits", "StateDirInUse"]
 
 log = logging.getLogger("deployer.emulator")
+DURABLE_WAIT = 60.0  # seconds an answer waits for the disk before it says the disk is stuck
 
 
 class EmulatorServer:
@@ -65,7 +72,8 @@ class EmulatorServer:
                  region: str = "cn-hangzhou", engines: Sequence[Engine] = (),
                  max_body: int | None = None, step_latency: float = 0.0,
                  cold_start: float = 0.0, limits: ServerLimits | None = None,
-                 console: bool = True, throttle: str = "off") -> None:
+                 console: bool = True, throttle: str = "off", durable: bool = True,
+                 retention: Retention = DEFAULT_RETENTION) -> None:
         self.state_dir = Path(state_dir)
         self.clock = clock or SystemClock()
         self.limits = limits or ServerLimits()
@@ -76,7 +84,8 @@ class EmulatorServer:
         try:
             self.emulator = Emulator(self.state_dir, self.clock, runtime, region=region,
                                      latency=LatencyModel(cold_start, step_latency),
-                                     throttle=throttle)
+                                     throttle=throttle, durable=durable,
+                                     retention=retention)
         except DatabaseDamaged as exc:
             self._lock.release()
             raise damaged_database(self.state_dir, str(exc)) from None
@@ -85,12 +94,12 @@ class EmulatorServer:
             raise
         emulator = self.emulator
         self.watch = ExecutionWatch(emulator.flow_repo, emulator.flow_engine.wait_ended,
-                                    emulator.flow_engine.notify)
+                                    emulator.flow_engine.waiters.wake)
         emulator.engines.append(self.watch)
         emulator.engines.extend(engines)
         self.router = self._cloud_router(region)
         self.admin_token = new_token()
-        door = FrontDoor(self.router.dispatch, self.limits, self._request_id,
+        door = FrontDoor(self._dispatch, self.limits, self._request_id,
                          f"cloudflow-deployer-emulator/{__version__}", self.router.is_quick)
         try:
             self._httpd: HttpServer | None = HttpServer(host, port, door, self.limits)
@@ -160,7 +169,45 @@ class EmulatorServer:
                         faults=FaultAdmin(self.router.faults).handle,
                         log_stream=LogStreamApi(emulator.functions,
                                                 emulator.identity.account_id,
-                                                emulator.region).handle)
+                                                emulator.region).handle,
+                        mocks=emulator.mocks)
+
+    def _dispatch(self, request: HttpRequest) -> Answer:
+        """The router's answer, sent once what the request committed is on disk (the WAL
+        syncer has fsynced past the request's last commit; docs/emulator.md "Durability
+        model"): a worker thread waits for it; on the event loop (a quick request) the answer
+        is deferred, holding no thread."""
+        answer = self.router.dispatch(request)
+        syncer = self.emulator.db.syncer
+        commit = self.emulator.db.pending_ack()
+        if not commit:
+            return answer
+        if not _on_event_loop():
+            try:
+                syncer.sync(commit)
+            except OSError as exc:
+                return self._unsaved(request, exc)
+            return answer
+
+        def then() -> Answer:
+            if syncer.is_durable(commit):
+                return answer
+            return self._unsaved(request, syncer.failure or TimeoutError(
+                f"the disk did not confirm the write within {DURABLE_WAIT:g} s"))
+
+        return DeferredResponse(lambda wake: syncer.when_durable(commit, wake), DURABLE_WAIT,
+                                then, inline=True)
+
+    def _unsaved(self, request: HttpRequest, exc: OSError) -> Answer:
+        """The answer to a request whose commit could not be made durable (its fsync
+        failed): not an acknowledgement."""
+        style = Style.RPC if request.raw_path == "/" else Style.ROA
+        kind = e.StorageFull if exc.errno in (errno.ENOSPC, errno.EDQUOT) else e.StorageError
+        err = kind(f"the emulator could not make this change durable: syncing its database "
+                   f"in {self.state_dir} to disk failed ({exc}). The change is applied but "
+                   "may be lost if the machine loses power; check the disk and retry.")
+        return error_response(err, self._request_id(style), style,
+                              request.headers.get("host") or "")
 
     @property
     def http(self) -> HttpServer | None:
@@ -188,10 +235,11 @@ class EmulatorServer:
         from deployer.emulator.api.console import ConsoleApi
 
         em = self.emulator
+        flows, changes = em.flow_engine.flows, em.flow_engine.changes
         sources = Sources(em.flows, em.executions, em.functions, self.clock,
                           em.identity.account_id, em.region, lambda: self.endpoint,
-                          self._flow_stats, em.flow_engine.flow,
-                          lambda: em.flow_engine.facts_generation, em.flow_engine.watch_facts)
+                          self._flow_stats, lambda definition: flows.get(definition).flow,
+                          lambda: changes.generation, changes.watch_engine)
         api = ConsoleApi(sources, self.guard)
         self.router.add_local(api)
         return api
@@ -201,7 +249,9 @@ class EmulatorServer:
                 "region": self.emulator.region, "pid": os.getpid(), "version": __version__,
                 "clock": "virtual" if self.clock.is_virtual else "real",
                 "latency": self.emulator.latency.to_wire(),
-                "stateDir": str(self.state_dir), "cloudflow": self._flow_stats()}
+                "stateDir": str(self.state_dir), "cloudflow": self._flow_stats(),
+                "retention": {"executionSeconds": self.emulator.retention.retention.executions,
+                              "logSeconds": self.emulator.retention.retention.logs}}
 
     def _flow_stats(self) -> dict[str, object]:
         engine = self.emulator.flow_engine
@@ -210,6 +260,7 @@ class EmulatorServer:
                 "pendingTimers": stats.pending_timers, "inFlight": stats.in_flight,
                 "stepsCommitted": stats.steps_committed,
                 "stepTransactions": stats.step_transactions,
+                "waitingTasks": stats.waiting_tasks,
                 "stepLatency": engine.step_latency, "autoAdvance": engine.auto_advance}
 
     def _recent_logs(self, region: str, function: str, limit: int) -> list[dict[str, object]]:
@@ -244,3 +295,12 @@ class EmulatorServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _on_event_loop() -> bool:
+    """Whether this thread runs an event loop (the front door's, for quick requests)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

@@ -1,9 +1,11 @@
-"""The CloudFlow flow definition language (FDL, ``Type: StateMachine`` / ``SpecVersion: v1``).
+"""The CloudFlow flow definition language (FDL): ``Type: StateMachine`` / ``SpecVersion: v1``, and
+the legacy dialect CloudFlow still runs (``version`` / ``type: flow`` / ``steps``).
 
-Pure Python (no I/O, no clock), in four parts, each a package that explains its own pipeline:
+Pure Python (no I/O, no clock), in five parts, each a package that explains its own pipeline:
 
     syntax/        text --parse_flow--> frozen AST --validate_flow--> diagnostics
                    (YAML reading with positions, the AST, parsing, validation, diagnostics)
+    legacy/        the legacy dialect: its AST, parser, validator, paths and conditions
     expressions/   text --parse_expression--> Expression --evaluate--> JSON value; constructor
                    templates (``.$`` keys); built-ins, bounds, the JSON value model
     interpreter/   the deterministic step(flow, execution, event) -> (execution, commands),
@@ -11,10 +13,12 @@ Pure Python (no I/O, no clock), in four parts, each a package that explains its 
     progress/      execution history -> where the execution stands, state by state
     limits.py      CloudFlow's documented limits and the expression bounds, shared by all four
 
-``syntax`` uses ``expressions`` (to check the expressions a flow holds); ``interpreter`` and
-``progress`` use both; nothing here imports anything else of ``deployer``.
+``syntax`` uses ``expressions`` (to check the expressions a flow holds); ``legacy`` uses
+``syntax`` (positions, diagnostics, YAML reading); ``interpreter`` and ``progress`` use all three
+and run or fold both dialects; nothing here imports anything else of ``deployer``.
 
-:func:`check_flow` (here) is the entry point for tools: parse and validate together. Every
+:func:`check_flow` (here) is the entry point for tools: parse and validate together, in whichever
+dialect the document is written; :func:`read_flow` only parses. Every
 :class:`Diagnostic` has a stable code (docs/fdl-diagnostics.md), a message, a severity, a
 1-based line:column and a path such as ``States[3](GetJobStatus).Parameters.body``. A flow is
 fit to run when :attr:`FlowCheck.ok` is true; the interpreter (:mod:`deployer.fdl.interpreter`)
@@ -31,13 +35,18 @@ from deployer.fdl.expressions.constructors import build_value, compile_template
 from deployer.fdl.expressions.errors import EvaluationError, ExpressionSyntaxError
 from deployer.fdl.expressions.evaluator import UNAVAILABLE, ExpressionScope, NullMode, evaluate
 from deployer.fdl.expressions.parser import Expression, parse_expression, variables_used
+from deployer.fdl.legacy import (
+    AnyFlow,
+    LegacyFlow,
+    build_legacy_flow,
+    is_legacy_document,
+    validate_legacy_flow,
+)
 from deployer.fdl.limits import DEFINITION_BYTES
 from deployer.fdl.syntax import ast
 from deployer.fdl.syntax.ast import *  # noqa: F403 (every AST node type is part of the package API)
-from deployer.fdl.syntax.ast import Flow
 from deployer.fdl.syntax.diagnostics import Code, Diagnostic, Severity, sort_diagnostics
-from deployer.fdl.syntax.flow_checks import is_legacy_dialect
-from deployer.fdl.syntax.parser import ParseResult, parse_flow
+from deployer.fdl.syntax.parser import ParseResult, build_state_machine, load_document, parse_flow
 from deployer.fdl.syntax.validator import EXECUTION_MODES, validate_flow
 
 __all__ = [
@@ -51,6 +60,11 @@ __all__ = [
     "check_flow",
     "parse_flow",
     "validate_flow",
+    # either dialect
+    "AnyFlow",
+    "FlowRead",
+    "LegacyFlow",
+    "read_flow",
     # the AST (deployer.fdl.syntax.ast): Flow, Scope, the states, templates, positions...
     *ast.__all__,
     # expressions: parse once, evaluate against an ExpressionScope; build constructor values
@@ -72,11 +86,34 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class FlowCheck:
-    """Result of :func:`check_flow`: the flow (None if the text is not a YAML mapping) and all
-    diagnostics, parser's and validator's together, sorted by position."""
+class FlowRead:
+    """Result of :func:`read_flow`: the flow in its dialect (None if the text is not a YAML
+    mapping) and the parser's diagnostics."""
 
-    flow: Flow | None
+    flow: AnyFlow | None
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def read_flow(text: str, *, source: str = "<flow>") -> FlowRead:
+    """Parse a flow definition in either dialect without validating it: a SpecVersion v1
+    :class:`Flow`, or a :class:`LegacyFlow` for a document written with ``version`` /
+    ``type: flow`` / ``steps``. Never raises; pure."""
+    document = load_document(text, source=source)
+    if isinstance(document, tuple):
+        return FlowRead(None, document)
+    if is_legacy_document(key for key, _, _ in document.entries):
+        flow, found = build_legacy_flow(document)
+        return FlowRead(flow, tuple(d.with_source(source) for d in found))
+    parsed = build_state_machine(document, source=source)
+    return FlowRead(parsed.flow, parsed.diagnostics)
+
+
+@dataclass(frozen=True, slots=True)
+class FlowCheck:
+    """Result of :func:`check_flow`: the flow in its dialect (None if the text is not a YAML
+    mapping) and all diagnostics, parser's and validator's together, sorted by position."""
+
+    flow: AnyFlow | None
     diagnostics: tuple[Diagnostic, ...]
 
     @property
@@ -94,7 +131,7 @@ class FlowCheck:
 
 
 def check_flow(text: str, *, source: str = "<flow>", execution_mode: str = "Standard") -> FlowCheck:
-    """Parse and validate a flow definition.
+    """Parse and validate a flow definition, in either dialect (:func:`read_flow`).
 
     ``source`` names the file in every diagnostic; ``execution_mode`` is ``Standard`` or
     ``Express`` (Wait limits, callback task modes). Never raises on bad input, whatever the
@@ -106,12 +143,13 @@ def check_flow(text: str, *, source: str = "<flow>", execution_mode: str = "Stan
             Code.TOO_LARGE.value, f"the definition is {size} bytes; CloudFlow accepts at most "
             f"{DEFINITION_BYTES}", Severity.ERROR, 1, 1, "",
             "split the flow, or move large constants into the execution input", source),))
-    parsed = parse_flow(text, source=source)
+    parsed = read_flow(text, source=source)
     if parsed.flow is None:
         return FlowCheck(None, parsed.diagnostics)
-    found = validate_flow(parsed.flow, execution_mode=execution_mode)
-    if is_legacy_dialect(parsed.flow):  # its one error says all there is to say
-        return FlowCheck(parsed.flow, tuple(d.with_source(source) for d in found))
+    if isinstance(parsed.flow, LegacyFlow):
+        found = validate_legacy_flow(parsed.flow, execution_mode=execution_mode)
+    else:
+        found = validate_flow(parsed.flow, execution_mode=execution_mode)
     merged = {(d.code, d.line, d.column, d.path): d for d in parsed.diagnostics}
     for diagnostic in found:
         merged.setdefault(

@@ -11,6 +11,9 @@ __all__ = [
     "EVALUATION_STEPS",
     "GLOBAL_KEY_BYTES",
     "GLOBAL_VALUE_BYTES",
+    "LEGACY_BRANCHES",
+    "LEGACY_FOREACH_CONCURRENCY",
+    "LEGACY_WAIT_SECONDS",
     "MAX_DURATION_SECONDS",
     "MAX_STRING_CHARS",
     "MAX_TIMEOUT_SECONDS",
@@ -46,3 +49,9 @@ STEP_EVALUATION_STEPS = 8_000_000
 #: The longest string an expression may build (``+``, ``format``, ``toBase64``,
 #: ``jsonToString``...): 1 Mi characters, the size of a CloudFlow API request.
 MAX_STRING_CHARS = 1024 * 1024
+
+#: The legacy dialect (docs/fdl-semantics.md, "The legacy dialect"): a wait lasts at most two
+#: days, a parallel step has at most 100 branches, a foreach runs at most 100 iterations at once.
+LEGACY_WAIT_SECONDS = 2 * 86_400
+LEGACY_BRANCHES = 100
+LEGACY_FOREACH_CONCURRENCY = 100

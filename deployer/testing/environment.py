@@ -26,19 +26,23 @@ import os
 import shutil
 import tempfile
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 from unittest import mock
 
 from deployer.emulator.api.cloudflow import execution_to_wire
 from deployer.emulator.clock import Clock, VirtualClock
+from deployer.emulator.retention import DEFAULT as DEFAULT_RETENTION
+from deployer.emulator.retention import Retention
 from deployer.emulator.runtime import routing
 from deployer.emulator.runtime.routing import EMULATED_HOSTS, UnmockedRequestError
 from deployer.emulator.server import EmulatorServer
+from deployer.emulator.services.errors import InvalidValue
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.testing.faults import LocalFaults
+from deployer.testing.transport import InProcessTransport
 
 __all__ = ["EMULATED_HOSTS", "LocalCloud", "UnmockedRequestError", "mock_cloud"]
 
@@ -195,12 +199,28 @@ class LocalCloud:
             yield
         finally:
             engine.auto_advance = previous
-            engine.notify()
 
     def invocations(self, function_name: str, limit: int = 20) -> list[Any]:
         """Recent invocation records of a function, newest first."""
         return self.server.emulator.functions.recent_invocations(
             self.account_id, self.region, function_name, limit)
+
+    def load_mocks(self, mocks: str | Path | Mapping[str, Any]) -> dict[str, Any]:
+        """Load mocked task results: a mock file's path, or its content as a mapping (either
+        layout); ValueError says what is wrong. Returns what is loaded now."""
+        store = self.server.emulator.mocks
+        try:
+            if isinstance(mocks, Mapping):
+                listing = store.load(dict(mocks), "mock_cloud(mocks=...)")
+            else:
+                listing = store.load_file(Path(mocks))
+        except InvalidValue as exc:
+            raise ValueError(exc.message) from None
+        return listing.to_json()
+
+    def clear_mocks(self) -> None:
+        """Forget every loaded mock."""
+        self.server.emulator.mocks.clear()
 
     def reset(self) -> None:
         """Delete every resource; identity and clock stay."""
@@ -218,7 +238,7 @@ class LocalCloud:
         (DescribeExecution with ``WaitTimeSeconds``, StartSyncExecution, or
         :meth:`wait_for_execution` in another thread), so a test can make something happen
         only once they wait. ``timeout`` is in real seconds; TimeoutError after it."""
-        if not self.server.emulator.flow_engine.wait_for_waiters(count, timeout):
+        if not self.server.emulator.flow_engine.waiters.wait_parked(count, timeout):
             raise TimeoutError(f"fewer than {count} long poll(s) parked after {timeout} s")
 
     def wait_for_async_invocations(self, *, timeout: float = 30.0) -> None:
@@ -235,7 +255,7 @@ class LocalCloud:
     def _routes(self) -> dict[Any, str]:
         return {EMULATED_HOSTS: self.endpoint}
 
-    # --- the deploy CLI inside this cloud (deployer.testing.active, deployer.testing.projects)
+    # --- the deploy CLI inside this cloud (deployer.cli.in_process, deployer.testing.projects)
 
     def workspace(self, project_dir: str | Path) -> Path:
         """Where ``deploy`` commands run inside this cloud keep what they would write under
@@ -251,17 +271,27 @@ class LocalCloud:
 
         return deploy_project(self, Path(project_dir), **options)
 
-    @contextmanager
-    def _activated(self, *, intercepts: bool) -> Iterator[None]:
+    def _activated(self, *, intercepts: bool) -> AbstractContextManager[object]:
+        """This cloud handed to the ``deploy`` CLI of this process while the block runs."""
         from deployer.testing import active
 
-        handle = active.ActiveCloud.of(self, intercepts=intercepts)
-        active.push(handle)
-        try:
-            yield
-        finally:
-            active.pop(handle)
+        return active.activate(active.handle(self, intercepts=intercepts))
 
+
+
+@contextmanager
+def _in_process(cloud: LocalCloud) -> Iterator[InProcessTransport]:
+    """The SDK routing with the emulator as its in-process endpoint, for the emulated cloud
+    hosts and for the emulator's own address (``cloud.config()`` clients); its streams end
+    before the server stops."""
+    transport = InProcessTransport(cloud.server)
+    port = cloud.server.port
+    addresses = {cloud.endpoint: transport, f"localhost:{port}": transport}
+    try:
+        with routing.Routing({EMULATED_HOSTS: transport}, addresses=addresses).install():
+            yield transport
+    finally:
+        transport.close()
 
 
 @contextmanager
@@ -283,10 +313,16 @@ class mock_cloud:
     """Run an in-process local cloud; a context manager (yields :class:`LocalCloud`) and a
     decorator for sync and async test functions.
 
-    ``state_dir`` defaults to a temporary directory removed on exit; ``clock`` to a new
+    ``state_dir`` defaults to a temporary directory removed on exit (whose answers then never
+    wait for the disk: nothing of it outlives the process); ``clock`` to a new
     :class:`VirtualClock`; ``runtime`` to the process runtime. ``intercept=False`` installs
     no routing and leaves the environment untouched (use ``cloud.config()``).
     ``throttle="cloud"`` applies the cloud's documented API quotas (docs/emulator.md).
+    ``mocks`` (a mock file's path, or its content as a mapping) loads mocked task results
+    (docs/emulator.md "Mocked integrations"); an execution picks a test case with an
+    ``ExecutionName`` ending in ``#<case>``.
+    ``retention`` (:class:`deployer.emulator.retention.Retention`, seconds of the clock)
+    says how long ended executions and invocation logs are kept (default: 30 days each).
     ``step_latency`` and ``cold_start`` (seconds, default 0: exact, whatever the clock) are
     the latency model (docs/runtime.md "Latency model"): each CloudFlow step arrives
     ``step_latency`` late; a new function instance spends ``cold_start`` between importing its
@@ -296,8 +332,12 @@ class mock_cloud:
     def __init__(self, *, region: str = "cn-hangzhou", clock: Clock | None = None,
                  runtime: FunctionRuntime | None = None, state_dir: Path | None = None,
                  intercept: bool = True, step_latency: float = 0.0,
-                 cold_start: float = 0.0, console: bool = False, throttle: str = "off") -> None:
+                 cold_start: float = 0.0, console: bool = False, throttle: str = "off",
+                 retention: Retention | None = None,
+                 mocks: str | Path | Mapping[str, Any] | None = None) -> None:
         self.throttle = throttle
+        self.retention = retention
+        self.mocks = mocks
         self.step_latency = step_latency
         self.cold_start = cold_start
         self.console = console
@@ -320,12 +360,16 @@ class mock_cloud:
                                     self.runtime, region=self.region,
                                     step_latency=self.step_latency,
                                     cold_start=self.cold_start, console=self.console,
-                                    throttle=self.throttle)
+                                    throttle=self.throttle,
+                                    durable=self.state_dir is not None,
+                                    retention=self.retention or DEFAULT_RETENTION)
             stack.callback(server.stop)
             server.start()
             cloud = LocalCloud(server, self.region)
+            if self.mocks is not None:
+                cloud.load_mocks(self.mocks)
             if self.intercept:
-                stack.enter_context(routing.install(cloud._routes()))
+                stack.enter_context(_in_process(cloud))
                 stack.enter_context(_credentials_env(cloud))
             stack.enter_context(cloud._activated(intercepts=self.intercept))
         except BaseException:
@@ -346,7 +390,8 @@ class mock_cloud:
                 with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                                 state_dir=self.state_dir, intercept=self.intercept,
                                 step_latency=self.step_latency, cold_start=self.cold_start,
-                                console=self.console, throttle=self.throttle):
+                                console=self.console, throttle=self.throttle,
+                                retention=self.retention, mocks=self.mocks):
                     return await fn(*args, **kwargs)
             return async_wrapper  # type: ignore[return-value]
 
@@ -355,6 +400,7 @@ class mock_cloud:
             with mock_cloud(region=self.region, clock=self.clock, runtime=self.runtime,
                             state_dir=self.state_dir, intercept=self.intercept,
                             step_latency=self.step_latency, cold_start=self.cold_start,
-                            console=self.console, throttle=self.throttle):
+                            console=self.console, throttle=self.throttle,
+                            retention=self.retention, mocks=self.mocks):
                 return fn(*args, **kwargs)
         return wrapper  # type: ignore[return-value]

@@ -2,7 +2,7 @@
 
 :func:`deploy_project` runs ``deploy up --yes --output json`` in this process, exactly as a user
 would run it, while the cloud is active: the CLI then targets the in-process cloud (see
-:mod:`deployer.testing.active`) and writes its build output and deployment record under
+:mod:`deployer.cli.in_process`) and writes its build output and deployment record under
 :func:`workspace`, never into the project directory.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deployer.testing.active import ActiveCloud, current
+from deployer.testing.active import handle, innermost
 
 if TYPE_CHECKING:
     from deployer.testing.environment import LocalCloud
@@ -53,7 +53,7 @@ class DeployedProject:
 
 def workspace(cloud: LocalCloud, project_dir: Path) -> Path:
     """The directory standing in for ``<project_dir>/.deploy`` while ``cloud`` is active."""
-    return ActiveCloud.of(cloud).workspace(project_dir)
+    return handle(cloud).workspace(project_dir)
 
 
 def deploy_project(cloud: LocalCloud, project_dir: Path, *, manifest: str = "s.yaml",
@@ -71,7 +71,7 @@ def deploy_project(cloud: LocalCloud, project_dir: Path, *, manifest: str = "s.y
 
     from deployer.cli.main import cli
 
-    active = current()
+    active = innermost()
     if active is None or active.endpoint != cloud.endpoint:
         raise RuntimeError("deploy_project() deploys into an active cloud: call it inside the "
                            "mock_cloud() block (or the local_cloud fixture) that made it")

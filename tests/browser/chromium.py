@@ -60,6 +60,7 @@ RECORD_VERSIONS = """() => {
   new MutationObserver(() => window.applied.push(
     [Number(summary.dataset.version), performance.timeOrigin + performance.now()]))
     .observe(summary, {attributes: true, attributeFilter: ["data-version"]});
+  return Number(summary.dataset.version);
 }"""
 
 
@@ -74,8 +75,9 @@ def live_loop(cloud: Any, page: Any, name: str) -> tuple[dict[int, float], Commi
         page.goto(cloud.url + execution_path(cloud, name, "Counter"))
         page.wait_for_selector(node("Tick", status="waiting", visits="1"))
         page.wait_for_selector('[data-live="live"]')
-        page.evaluate(RECORD_VERSIONS)
-        first = int(page.get_attribute("[data-summary]", "data-version"))
+        # the version shown when recording starts, read in the same page task (a version
+        # applied between two separate reads would count as both first and recorded)
+        first = int(page.evaluate(RECORD_VERSIONS))
         commits = CommitLog(cloud, name, first, 30, flow="Counter")
         for turn in range(2, 26):
             cloud.advance(1)

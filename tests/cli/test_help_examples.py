@@ -7,8 +7,8 @@ and `--target aliyun` both reach that in-process cloud), with the app deployed a
 execution run first. `deploy emulator` and `deploy dev` manage or watch background processes,
 which mock_cloud() refuses, so they run as real processes against a background emulator
 (virtual clock, a free port). The files examples name (`mocks.yaml`, `event.json`,
-`input.json`, `flow.yaml`) exist in the project; the mock file is the sample printed by
-`deploy flow test --help`.
+`input.json`, `flow.yaml`, `legacy.yaml`: a flow in the legacy dialect) exist in the project; the
+mock file is the sample printed by `deploy flow test --help`.
 
 An example line is what a user would paste: `a && b` runs both, `| jq ...` pipes stdout into
 jq (or, where jq is missing, checks it is JSON), `> FILE` writes stdout to FILE, `eval
@@ -262,6 +262,8 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     (project / "mocks.yaml").write_text(_mock_sample())
     (project / "event.json").write_text('{"job_id": "j-1", "delay": 5}\n')
     (project / "input.json").write_text('{"delay": 20}\n')
+    shutil.copy(ROOT / "tests" / "fixtures" / "flows" / "legacy" / "approval.yaml",
+                project / "legacy.yaml")
     monkeypatch.setenv("DEPLOY_EMULATOR_PORT", str(_free_port()))
     for name in ("DEPLOY_OUTPUT", "DEPLOY_TARGET", "ALIBABA_CLOUD_ACCOUNT_ID"):
         monkeypatch.delenv(name, raising=False)

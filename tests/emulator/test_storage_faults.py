@@ -4,10 +4,13 @@ lost, the emulator stays up and works again once there is room."""
 from __future__ import annotations
 
 import base64
+import os
+import resource
 import shutil
+import signal
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -139,3 +142,92 @@ def test_a_full_disk(small_disk, make_zip) -> None:
     finally:
         server.stop()
         shutil.rmtree(state, ignore_errors=True)
+
+
+def _many_passes(name: str, count: int = 100) -> str:
+    """A flow whose first step writes several history events per Pass state, each with the
+    state's input (so with a 2 KB input, a first step needs about a hundred pages where its
+    start needs one or two)."""
+    states = "".join(f"  - Type: Pass\n    Name: p{i}\n    "
+                     + (f"Next: p{i + 1}\n" if i < count else "End: true\n")
+                     for i in range(1, count + 1))
+    return (f"Type: StateMachine\nSpecVersion: v1\nName: {name}\nStartAt: p1\nStates:\n"
+            + states)
+
+
+PADDED = '{"pad": "' + "y" * 2000 + '"}'
+
+
+def test_every_answered_execution_ends_once_the_disk_has_room(tmp_path) -> None:
+    """The database fills up while executions start: each start answered ``Running`` ends
+    once there is room again, without a restart (their first steps, refused by the full
+    database, are tried again), and the starts refused got StorageFull."""
+    server = EmulatorServer(tmp_path, clock=VirtualClock(), runtime=EchoRuntime()).start()
+    try:
+        cloud = LocalCloud(server, "cn-hangzhou")
+        client = cloud.fnf_client()
+        create(client, "many", _many_passes("many"))
+        db = server.emulator.db
+        with db.transaction() as conn:
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+            conn.execute(f"PRAGMA max_page_count = {pages + 16}")  # room for starts only
+        answered = []
+        for i in range(200):
+            try:
+                client.start_execution(fnf.StartExecutionRequest(
+                    flow_name="many", execution_name=f"e{i}", input=PADDED))
+            except TeaException as exc:
+                assert exc.code == "StorageFull", exc.message
+                break
+            answered.append(f"e{i}")
+        else:
+            pytest.fail("the database never filled up")
+        assert answered
+        with db.transaction() as conn:
+            conn.execute("PRAGMA max_page_count = 1073741823")
+        for name in answered:
+            ended = client.describe_execution(fnf.DescribeExecutionRequest(
+                flow_name="many", execution_name=name, wait_time_seconds=30)).body
+            assert ended.status == "Succeeded", (name, ended.status)
+        assert server.emulator.flow_engine.stats().running_executions == 0
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def file_size_limit() -> Iterator[Callable[[int], None]]:
+    """Set RLIMIT_FSIZE for this process (writes past it fail with EFBIG, as on a full disk;
+    no privilege needed); restored afterwards."""
+    previous = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    def limit(size: int) -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, previous[1]))
+
+    try:
+        yield limit
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, previous)
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+def test_a_refused_code_upload_leaves_no_file_behind(tmp_path, make_zip,
+                                                     file_size_limit) -> None:
+    server = EmulatorServer(tmp_path, clock=VirtualClock(), runtime=EchoRuntime()).start()
+    try:
+        cloud = LocalCloud(server, "cn-hangzhou")
+        _function(cloud, "small", make_zip())
+        biggest = max(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file())
+        big = make_zip({"index.py": "x = '" + os.urandom(600_000).hex() + "'\n"})
+        file_size_limit(biggest + 256 * 1024)  # the database may grow; the zip may not
+        for attempt in range(3):
+            with pytest.raises(TeaException) as refused:
+                _function(cloud, f"big{attempt}", big)
+            assert refused.value.code == "StorageFull", refused.value.message
+        code = tmp_path / "code"
+        assert sorted(p.suffix for p in code.iterdir()) == [".zip"]  # only "small"'s
+        file_size_limit(resource.RLIM_INFINITY)
+        _function(cloud, "big", big)
+        assert len(list(code.iterdir())) == 2
+    finally:
+        server.stop()

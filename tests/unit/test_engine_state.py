@@ -4,6 +4,7 @@ decoded-execution cache's versions, and the shallow command JSON against ``to_js
 from __future__ import annotations
 
 import json
+import tracemalloc
 from typing import Any
 
 from hypothesis import given, settings
@@ -83,6 +84,26 @@ def test_timer_index_agrees_with_a_plain_model(ops: list[tuple[Any, ...]]) -> No
                  if p in (TimerPurpose.WAIT, TimerPurpose.RETRY)]
         assert index.next_skip_at() == (min(skips) if skips else None)
         assert len(index) == len(model)
+
+
+def test_timer_index_memory_follows_the_timers_pending_not_those_ever_started() -> None:
+    """On the real clock nothing reads the Wait/retry heap, and cancelled timers leave their
+    heap entries behind: both stay bounded by the timers pending."""
+    tracemalloc.start()
+    index = TimerIndex()
+    now = 0.0
+    for seq in range(1, 20_001):  # executions each waiting 10 s, with a day-long timeout
+        index.apply(seq, _execution({"w": 0, "t": 0}, ExecutionStatus.RUNNING),
+                    [StartTimer("w", now + 10, TimerPurpose.WAIT),
+                     StartTimer("t", now + 86_400, TimerPurpose.EXECUTION_TIMEOUT)], delay=0.0)
+        now += 0.05
+        for key in index.take_due(now, 100):  # the Wait fires, the execution ends
+            index.apply(key[0], _execution({}, ExecutionStatus.SUCCEEDED), [], delay=0.0)
+            index.fired(key)
+    held, _peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(index) <= 2 * 201  # the executions still waiting
+    assert held < 512 * 1024, f"{held} bytes held for {len(index)} pending timers"
 
 
 def test_timer_index_adds_the_step_latency_to_fire_at() -> None:

@@ -28,17 +28,9 @@ ENTRY_POINT = "main"
 _CAPITALISED = re.compile(r"[A-Z]\w*")  # a constant or a type alias
 _TYPE_VARIABLES = {"TypeVar", "ParamSpec", "TypeVarTuple"}
 
-#: Collisions that remain in the emulator and the test helpers, name -> the modules defining
-#: it; each is renamed (or defined once) there, and its entry goes with it.
-ALLOWED: dict[str, frozenset[str]] = {
-    name: frozenset(modules) for name, modules in {
-        "EventFactory": ["emulator.engine.group_commit", "emulator.engine.stepping"],
-        "Outcome": ["emulator.engine.ports", "emulator.services.fc_tasks"],
-        "ScheduleKey": ["emulator.engine.ports", "emulator.records"],
-        "invoked_tasks": ["emulator.engine.recovery", "emulator.store.recovery"],
-        "mark_invoked": ["emulator.engine.recovery", "emulator.store.recovery"],
-    }.items()
-}
+#: Collisions allowed while they are renamed, name -> the modules defining it (none today: a
+#: new entry names modules of the emulator or the test helpers, and goes with the rename).
+ALLOWED: dict[str, frozenset[str]] = {}
 ALLOWED_IN = ("emulator", "testing")
 
 

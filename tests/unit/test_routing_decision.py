@@ -23,12 +23,12 @@ EMULATED = [
     "ram.aliyuncs.com",
     "sts.aliyuncs.com", "sts.cn-hangzhou.aliyuncs.com", "sts-vpc.cn-hangzhou.aliyuncs.com",
     "my-project.cn-hangzhou.log.aliyuncs.com",  # Log Service: <project>.<region>.log
+    "cn-hangzhou.log.aliyuncs.com",  # Log Service without a project: CreateProject
     "FCV3.CN-HANGZHOU.ALIYUNCS.COM", "ram.aliyuncs.com.",  # case and a trailing dot
 ]
 NOT_EMULATED = {  # host -> the service the error names
     "oss-cn-hangzhou.aliyuncs.com": "oss",
     "bucket.oss-cn-hangzhou-internal.aliyuncs.com": "oss",
-    "cn-hangzhou.log.aliyuncs.com": "log",  # Log Service without a project
     "dashscope.aliyuncs.com": "dashscope",
     "ecs.aliyuncs.com": "ecs",
     "ecs-cn-hangzhou.aliyuncs.com": "ecs",
@@ -94,3 +94,32 @@ def test_an_endpoint_map_routes_only_its_own_patterns():
         routing.route("sts.aliyuncs.com")  # emulated elsewhere, not by this map
     with pytest.raises(UnmockedRequestError):
         routing.route("www.example.com")
+
+
+class _InProcess:
+    """An in-process endpoint as the routing sees one (it is never called here)."""
+
+    address = "127.0.0.1:9125"
+
+    def send(self, adapter: object, request: object, stream: bool, timeout: object) -> None:
+        return None
+
+    def request(self, session: object, method: str, url: str, options: dict) -> None:
+        return None
+
+
+def test_in_process_endpoints_and_addresses():
+    local = _InProcess()
+    routing = Routing({EMULATED_HOSTS: local}, addresses={"127.0.0.1:9125": local})
+    assert routing.resolve("https://cn-hangzhou.fnf.aliyuncs.com/?Action=X") is local
+    assert routing.resolve("http://127.0.0.1:9125/2023-03-30/functions") is local  # loopback
+    assert routing.resolve("http://127.0.0.1:9126/") is None  # another port: out as is
+    # over HTTP (what the endpoint declines, or target()): its address, same path and query
+    assert routing.target("https://ram.aliyuncs.com/?Action=GetRole&x=1") == \
+        "http://127.0.0.1:9125/?Action=GetRole&x=1"
+    with pytest.raises(CloudEndpointNotEmulated, match="'oss'"):
+        routing.resolve("https://oss-cn-hangzhou.aliyuncs.com/bucket")
+    with pytest.raises(UnmockedRequestError):  # refusals are not remembered
+        routing.resolve("https://example.com/")
+    with pytest.raises(UnmockedRequestError):
+        routing.resolve("https://example.com/again")

@@ -22,7 +22,7 @@ from deployer.core.watching import FileWatcher
 from deployer.errors import DeployerError
 
 if TYPE_CHECKING:
-    from deployer.fdl.syntax.ast import Flow
+    from deployer.fdl import AnyFlow
 
 DEV_EPILOG = """\b
 Examples:
@@ -115,7 +115,7 @@ class ExecutionsOnUpdate:
             self._shown.clear()
             self._shown = None
 
-    def _follow(self, name: str, definition: Flow | None, shown: threading.Event) -> None:
+    def _follow(self, name: str, definition: AnyFlow | None, shown: threading.Event) -> None:
         renderer = self.renderer
         console = renderer.err if renderer.is_json else renderer.out
         monitor = ExecutionMonitor(console, definition, live=False)

@@ -8,10 +8,11 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from deployer.cli.context import AppContext, active_mock, pass_app
+from deployer.cli.context import AppContext, pass_app
 from deployer.cli.options import output_option
 from deployer.cli.render import view
 from deployer.config.settings import DEFAULT_EMULATOR_PORT, EMULATOR_PORT_ENV, emulator_port
+from deployer.core.flow_mocks import checked_mock_file as checked_mocks
 from deployer.emulator import daemon
 from deployer.emulator.daemon import DaemonCredentials, EmulatorStatus
 from deployer.emulator.latency import CLOUD_COLD_START, CLOUD_STEP_LATENCY
@@ -23,7 +24,7 @@ DEFAULT_STATE_DIR = Path(".deploy/emulator")
 def _state_dir(app: AppContext, state_dir: Path | None) -> Path:
     """The emulator's state directory; refused inside ``mock_cloud()``, where every command
     uses the in-process cloud (``--help`` still works: it never gets here)."""
-    mock = active_mock()
+    mock = app.in_process
     if mock is not None:
         raise OperationError(
             "`deploy emulator` manages background emulators; inside mock_cloud() every command "
@@ -75,6 +76,8 @@ Examples:
   deploy emulator start --cold-start 0 --step-latency 0   the real clock, exact
   deploy emulator start --clock virtual --cold-start 1    virtual, 1 s per new instance
   deploy emulator start --throttle cloud          apply the cloud's API quotas
+  deploy emulator stop && deploy emulator start --mocks mocks.yaml   tasks from mocks
+  deploy emulator start --execution-retention 7d --log-retention 12h
   deploy emulator start --foreground              serve here until Ctrl-C
 \b
 Latency model (docs/runtime.md): on the real clock a new function instance spends
@@ -111,6 +114,19 @@ Prints the emulator's local access key secret on purpose: it only opens this emu
 """
 
 
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A retention duration as written (checked here: 30d, 12h, 90s, a number of days)."""
+    if value is None:
+        return None
+    from deployer.emulator.retention import parse_duration
+
+    try:
+        parse_duration(value, f"--{param.name.replace('_', '-') if param.name else ''}")
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value
+
+
 @click.group("emulator", epilog=EMULATOR_EPILOG)
 def emulator() -> None:
     """Run the local cloud (Function Compute 3.0, CloudFlow, RAM, STS) in the background."""
@@ -135,15 +151,36 @@ def emulator() -> None:
 @click.option("--throttle", type=click.Choice(("off", "cloud")), default="off",
               show_default=True,
               help="cloud: refuse calls beyond the cloud's documented API quotas.")
+@click.option("--mocks", "mocks", type=click.Path(path_type=Path, dir_okay=False),
+              multiple=True, metavar="FILE",
+              help="Mocked task results (TestCases or StateMachines, and MockedResponses; "
+                   "repeatable); an execution uses one with `deploy execute --mock-case`.")
+@click.option("--execution-retention", default=None, metavar="DURATION",
+              callback=_duration,
+              help="How long an ended execution and its history are kept, e.g. 30d, 12h, 90s "
+                   "[default: 30d].")
+@click.option("--log-retention", default=None, metavar="DURATION", callback=_duration,
+              help="How long functions' invocation logs are kept [default: 30d, Log Service's "
+                   "default].")
 @click.option("--foreground", is_flag=True, help="Serve in this process until Ctrl-C.")
 @state_dir_option
 @output_option
 @pass_app
 def emulator_start(app: AppContext, port: int | None, host: str, clock: str,
                    step_latency: float | None, cold_start: float | None, throttle: str,
-                   foreground: bool, state_dir: Path | None, output: str) -> None:
+                   execution_retention: str | None, log_retention: str | None,
+                   mocks: tuple[Path, ...], foreground: bool, state_dir: Path | None,
+                   output: str) -> None:
     """Start the emulator; returns once it answers (harmless when already running)."""
     directory = _state_dir(app, state_dir)
+    retention = {key: value for key, value in (("executions", execution_retention),
+                                               ("logs", log_retention)) if value is not None}
+    mock_args = [arg for path in mocks
+                 for arg in ("--mocks", str(checked_mocks(app.resolve(path))))]
+    if mocks and daemon.status(directory).running:
+        raise OperationError("the emulator is already running: the mocks were not loaded",
+                             hint="stop it first (deploy emulator stop), then start it "
+                                  "with --mocks")
     port = emulator_port() if port is None else port
     if foreground:
         from deployer.emulator.__main__ import main as serve
@@ -151,12 +188,16 @@ def emulator_start(app: AppContext, port: int | None, host: str, clock: str,
         latency = [arg for flag, value in (("--step-latency", step_latency),
                                            ("--cold-start", cold_start))
                    if value is not None for arg in (flag, repr(value))]
+        kept = [arg for key, value in retention.items()
+                for arg in (f"--{'execution' if key == 'executions' else 'log'}-retention",
+                            value)]
         raise SystemExit(serve(["--state-dir", str(directory), "--host", host,
                                 "--port", str(port), "--clock", clock, *latency,
-                                "--throttle", throttle]))
+                                "--throttle", throttle, *kept, *mock_args]))
     app.render(daemon.start_daemon(directory, host=host, port=port, clock=clock,
                             step_latency=step_latency, cold_start=cold_start,
-                            throttle=throttle), output)
+                            throttle=throttle, retention=retention,
+                            mocks=[Path(a) for a in mock_args[1::2]]), output)
 
 
 @emulator.command("status", epilog=EMULATOR_STATUS_EPILOG)
@@ -210,7 +251,9 @@ def emulator_credentials(app: AppContext, fmt: str | None, state_dir: Path | Non
     app.render(creds, "json" if fmt == "json" else output)
 
 
-# registered last: the faults commands use this module's state-dir option
+# registered last: the faults and mocks commands use this module's state-dir option
 from deployer.cli.commands.emulator_faults import faults  # noqa: E402
+from deployer.cli.commands.emulator_mocks import mocks  # noqa: E402
 
 emulator.add_command(faults)
+emulator.add_command(mocks)

@@ -14,6 +14,7 @@ from deployer.cli.context import AppContext, CloudSession, pass_app
 from deployer.cli.live import ExecutionMonitor, path_text
 from deployer.cli.options import TargetOptions, output_option, target_options
 from deployer.cli.render import view
+from deployer.config.settings import Target
 from deployer.core import execution_start, executions
 from deployer.core.console_links import execution_url
 from deployer.core.execution_start import StartedExecution
@@ -142,8 +143,20 @@ def _follow(app: AppContext, session: CloudSession, flow: str, name: str) -> Exe
     def instances(function: str, scheduled: int) -> str | None:
         return executions.task_instance(session.logs, function, name, scheduled)
 
+    ended: dict[tuple[str, str], str] = {}  # children seen ended are not asked again
+
+    def children(resource: str, parameters: Any, output: Any) -> str | None:
+        child = executions.subflow_of(resource, parameters, output)
+        if child is None:
+            return None
+        status = ended.get(child) or executions.child_status(session.clients.flows, *child)
+        if status not in (None, "Running", "Starting"):
+            ended[child] = str(status)
+        return f"{child[0]}/{child[1]}: {status or 'not started yet'}"
+
     try:
-        with ExecutionMonitor(console, definition, live=live, instances=instances) as monitor:
+        with ExecutionMonitor(console, definition, live=live, instances=instances,
+                              children=children) as monitor:
             return executions.follow(session.clients.flows, flow, name, monitor.on_event,
                                      on_tick=monitor.tick)
     except KeyboardInterrupt:
@@ -168,10 +181,15 @@ def _shown(input_json: str) -> str:
                    "else {}].")
 @_name_option
 @click.option("--no-wait", is_flag=True, help="Start the execution and return at once.")
+@click.option("--mock-case", metavar="NAME", default="",
+              help="The emulator only: answer the tasks from this test case of the mocks "
+                   "loaded with `deploy emulator start --mocks` / `deploy emulator mocks "
+                   "load`.")
 @output_option
 @pass_app
 def execute(app: AppContext, target: TargetOptions, flow_name: str | None, delay: int | None,
-            input_text: str | None, name: str | None, no_wait: bool, output: str) -> None:
+            input_text: str | None, name: str | None, no_wait: bool, mock_case: str,
+            output: str) -> None:
     """Start an execution of the flow and watch it to its end."""
     app.use_output(output)
     input_json = executions.parse_input(input_text, delay=delay, base=app.project_dir)
@@ -179,8 +197,12 @@ def execute(app: AppContext, target: TargetOptions, flow_name: str | None, delay
         example = _execution_input(app, flow_name)
         input_json = json.dumps(example) if example is not None else input_json
     session = app.cloud(target)
+    if mock_case and session.settings.target is not Target.LOCAL and app.in_process is None:
+        raise click.UsageError("--mock-case needs the local emulator (--target local): "
+                               "Alibaba Cloud calls the real services")
     flow = _flow(app, flow_name)
-    started = execution_start.start_execution(session.clients.flows, flow, input_json, name)
+    started = execution_start.start_execution(session.clients.flows, flow, input_json, name,
+                                              mock_case=mock_case)
     if started.attached:
         app.renderer.warn(f"execution {started.name} is already running (started "
                           f"{started.started_time}, input {_shown(json.dumps(started.input))})"

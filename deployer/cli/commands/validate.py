@@ -73,6 +73,9 @@ def _report_view(report: ValidationReport) -> Text:
     lines = [p.format() for p in report.problems]
     for flow in report.flows:
         lines += flow.lines()
+        mocks = flow.mock_line()
+        if mocks is not None:
+            lines.append(mocks)
     if report.manifest is not None:
         m = report.manifest
         flows = ", ".join(f"{f.name} ({'ok' if f.ok else 'invalid'})" for f in report.flows)
@@ -145,10 +148,9 @@ def _target(app: AppContext, target: str | None, region: str | None, profile: st
     """Where to check besides the files: ``--target``, else this project's emulator when it
     runs (never started for validate alone), else nowhere."""
     if target is None:
-        from deployer.cli.context import active_mock
         from deployer.emulator import daemon
 
-        running = active_mock() is not None or daemon.status(
+        running = app.in_process is not None or daemon.status(
             app.deploy_dir / "emulator").running
         if not running:
             return None

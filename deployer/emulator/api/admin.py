@@ -9,8 +9,10 @@ default, leaves it), ``GET code/<checksum>.zip`` (the download URL of GetFunctio
 ``GET logs?function=NAME[&region=R][&limit=N]`` (recent invocations of a function, newest
 first: the local stand-in for the function's SLS logstore), ``GET logs/stream`` (the same, live:
 :mod:`deployer.emulator.api.log_stream`; both need the admin token in ``X-Emulator-Token``) and
-``faults[/...]`` (fault injection, :mod:`deployer.emulator.api.fault_admin`). Answers are JSON
-with the FC-style error body.
+``faults[/...]`` (fault injection, :mod:`deployer.emulator.api.fault_admin`) and ``mocks``
+(mocked task results: ``GET`` what is loaded, ``POST {"document": {...}, "source": "name"}``
+adds a mock document, ``DELETE`` forgets them all; the token for each). Answers are JSON with
+the FC-style error body.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse, json_r
 from deployer.emulator.api.local_guard import LocalGuard
 from deployer.emulator.clock import Clock
 from deployer.emulator.services import errors as svc
+from deployer.emulator.services.task_mocks import TaskMocks
 from deployer.timestamps import iso_seconds
 
 __all__ = ["ADMIN_ROUTES", "LOCAL_ERRORS", "AdminApi"]
@@ -55,8 +58,10 @@ class AdminApi:
                  reset: Callable[..., None], code_path: Callable[[str], os.PathLike[str]],
                  guard: LocalGuard, advanced: Callable[[], None], logs: LogsFn,
                  faults: Callable[[HttpRequest], HttpResponse],
-                 log_stream: Callable[[HttpRequest], Answer]) -> None:
+                 log_stream: Callable[[HttpRequest], Answer],
+                 mocks: TaskMocks | None = None) -> None:
         self.guard = guard
+        self._mocks = mocks
         self._faults = faults
         self._logs = logs
         self._log_stream = log_stream
@@ -135,6 +140,32 @@ class AdminApi:
             raise e.NotFound(f"no code package {file}")
         with open(path, "rb") as fh:
             return HttpResponse(200, fh.read(), {"Content-Type": "application/zip"})
+
+    @ADMIN_ROUTES.route("GET", "/_emulator/mocks")
+    def list_mocks(self, request: HttpRequest) -> HttpResponse:
+        self.guard.require_token(request)
+        return _ok(self._task_mocks().listing().to_json())
+
+    @ADMIN_ROUTES.route("POST", "/_emulator/mocks")
+    def load_mocks(self, request: HttpRequest) -> HttpResponse:
+        body = json_object(request.body)
+        source = body.get("source", "admin")
+        if not isinstance(source, str) or not source:
+            raise e.InvalidArgument('"source" must be a non-empty string (the file\'s name)')
+        if "document" not in body:
+            raise e.InvalidArgument('body must be {"document": <mock document>, "source": ...}')
+        return _ok(self._task_mocks().load(body["document"], source).to_json())
+
+    @ADMIN_ROUTES.route("DELETE", "/_emulator/mocks")
+    def clear_mocks(self, request: HttpRequest) -> HttpResponse:
+        self.guard.require_token(request)
+        self._task_mocks().clear()
+        return _ok(self._task_mocks().listing().to_json())
+
+    def _task_mocks(self) -> TaskMocks:
+        if self._mocks is None:
+            raise e.PathNotSupported("this emulator serves no mocked task results")
+        return self._mocks
 
     def _clock_state(self) -> dict[str, Any]:
         now = self._clock.now()

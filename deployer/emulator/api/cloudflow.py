@@ -263,7 +263,7 @@ class CloudFlowApi:
         p = c.params  # the hot path: read directly
         return execution_to_wire(self._executions.start(
             *c.key("FlowName"), name=p.get("ExecutionName", ""), input_text=p.get("Input", ""),
-            qualifier=p.get("Qualifier", "")))
+            qualifier=p.get("Qualifier", ""), callback_token=p.get("CallbackFnFTaskToken", "")))
 
     @CLOUDFLOW_ACTIONS.action("StartSyncExecution")
     def start_sync_execution(self, c: RpcCall) -> Body:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast, overload
 from urllib.parse import unquote
 
 from deployer.emulator.api import errors as e
@@ -149,6 +149,13 @@ class RpcCall:
     @property
     def region(self) -> str:
         return self.context.region
+
+    @overload
+    def key(self) -> tuple[str, str]: ...
+    @overload
+    def key(self, name: str, /) -> tuple[str, str, str]: ...
+    @overload
+    def key(self, name: str, other: str, /) -> tuple[str, str, str, str]: ...
 
     def key(self, *names: str) -> tuple[str, ...]:
         """``(account_id, region, <each named parameter, required>)``: how the services name

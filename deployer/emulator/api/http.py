@@ -198,11 +198,14 @@ class DeferredResponse:
     (which may defer again: an injected latency before a long poll).
 
     ``subscribe`` is called in a worker thread; ``wake`` may be called from any thread, even
-    before ``subscribe`` returns. ``then`` runs in a worker thread too. No thread waits."""
+    before ``subscribe`` returns. ``then`` runs in a worker thread too. No thread waits.
+    ``inline``: ``subscribe`` and ``then`` never block, so they run on the event loop itself
+    (no hand-off to a worker: an answer waiting for the disk)."""
 
     subscribe: Subscribe
     timeout: float
     then: Callable[[], Answer]
+    inline: bool = False
 
 
 Answer = HttpResponse | StreamingResponse | DeferredResponse
@@ -275,6 +278,25 @@ async def run_blocking(fn: Callable[..., T], *args: Any) -> T:
     """Run synchronous ``fn(*args)`` in the server's worker pool and await its result (for
     streaming iterators: services and stores are synchronous)."""
     return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+
+async def wait_inline(subscribe: Subscribe, timeout: float) -> bool:
+    """Like :func:`wait_for_wake` for a ``subscribe`` that never blocks: called on the loop,
+    with a plain timer for the timeout (the cheapest wait the loop offers)."""
+    loop = asyncio.get_running_loop()
+    woken = loop.create_future()
+
+    def wake() -> None:
+        loop.call_soon_threadsafe(_settle, woken)
+
+    unsubscribe = subscribe(wake)
+    timer = loop.call_later(timeout, _settle, woken)
+    try:
+        await woken
+        return timer.when() > loop.time()
+    finally:
+        timer.cancel()
+        unsubscribe()
 
 
 async def wait_for_wake(subscribe: Subscribe, timeout: float) -> bool:

@@ -244,13 +244,13 @@ class Router:
     def dispatch(self, request: HttpRequest) -> Answer:
         """Answer ``request``; never raises."""
         path = request.raw_path
-        if path == "/" and (request.headers.get("authorization") or "").startswith("LOG "):
-            for api in self.roa:  # Log Service signs "LOG <id>:<sig>"; its projects are at /
-                if getattr(api, "serves_root", False):
-                    return self._guard(request, Style.ROA, "",
-                                       partial(self._roa, api, request),
-                                       errors=getattr(api, "errors", UNMAPPED))
         if path == "/":  # every other surface has a longer prefix
+            if (request.headers.get("authorization") or "").startswith("LOG "):
+                for roa in self.roa:  # Log Service signs "LOG <id>:<sig>"; projects are at /
+                    if getattr(roa, "serves_root", False):
+                        return self._guard(request, Style.ROA, "",
+                                           partial(self._roa, roa, request),
+                                           errors=getattr(roa, "errors", UNMAPPED))
             return self._guard(request, Style.RPC, request.headers.get("host") or "",
                                lambda rid: self._rpc(request, rid))
         for local in self.local:

@@ -1,12 +1,12 @@
 """Log Service (SLS, ``2020-12-30``): GetLogs over the emulator's invocation logs, and the
 projects and logstores ``logConfig: auto`` creates.
 
-Served: ``POST /`` (CreateProject, body ``{projectName, description}``), ``GET /``
-(GetProject), ``POST /logstores`` (CreateLogStore, body ``{logstoreName, ttl, shardCount}``),
-``GET /logstores/{logstore}`` (GetLogStore); ``POST /logstores/{logstore}/logs`` (GetLogs
-and GetLogsV2 of the official SDK: JSON body ``{from, to, line, offset, reverse, query,
-topic, ...}``, answer ``{meta, data}``) and the classic
-``GET /logstores/{logstore}?type=log&from=..&to=..`` (answer: a JSON array, with
+Served (:data:`SLS_ROUTES`): ``POST /`` (CreateProject, body ``{projectName, description}``),
+``GET /`` (GetProject), ``POST /logstores`` (CreateLogStore, body ``{logstoreName, ttl,
+shardCount}``), ``GET /logstores/{logstore}`` (GetLogStore); ``POST
+/logstores/{logstore}/logs`` (GetLogs and GetLogsV2 of the official SDK: JSON
+body ``{from, to, line, offset, reverse, query, topic, ...}``, answer ``{meta, data}``) and the
+classic ``GET /logstores/{logstore}?type=log&from=..&to=..`` (answer: a JSON array, with
 ``x-log-count`` and ``x-log-progress``). The project is the first label of the ``Host``
 (``<project>.<region>.log.aliyuncs.com``, or ``<project>.127.0.0.1:PORT``); a client that must
 send the bare loopback host names it in ``x-deployer-sls-project`` instead, and the region in
@@ -24,7 +24,9 @@ asking for ``gzip`` or ``deflate`` gets the body as SLS sends it then: a zlib st
 Authorization is RAM's, as for FC and CloudFlow (docs/emulator.md "Log Service
 authorization"): the account's own AccessKey may read every logstore; a role session (an
 ``STS.`` key with its ``x-acs-security-token``) needs ``log:GetLogStoreLogs`` on
-``acs:log:{region}:{account}:project/{project}/logstore/{logstore}``. A refusal is SLS's
+``acs:log:{region}:{account}:project/{project}/logstore/{logstore}`` (and ``log:CreateProject``,
+``log:GetProject``, ``log:CreateLogStore``, ``log:GetLogStore`` on the project or logstore
+for the others). A refusal is SLS's
 ``401 Unauthorized`` with ``denied by sts or ram, action: ..., resource: ...``; a missing,
 forged or expired security token is ``401 Unauthorized`` too, checked before the project.
 """
@@ -62,8 +64,10 @@ SLS_PROJECT_HEADER = "x-deployer-sls-project"
 GET_LOGS_ACTION = "log:GetLogStoreLogs"  # GetLogs and GetLogsV2 (docs: "RAM authorization")
 _SLS_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?P<region>[a-z0-9-]+?)"
                        r"(?:-intranet|-share)?\.(?:log|sls)\.aliyuncs\.com$")
-_LOOPBACK_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?:127\.\d+\.\d+\.\d+|localhost)$")
+_SLS_REGION_HOST = re.compile(r"^(?P<region>[a-z0-9-]+?)(?:-intranet|-share)?\.(?:log|sls)"
+                              r"\.aliyuncs\.com$")  # CreateProject: no project in the host
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$")
+_LOOPBACK_HOST = re.compile(r"^(?P<project>[a-z0-9][a-z0-9-]*)\.(?:127\.\d+\.\d+\.\d+|localhost)$")
 
 SLS_ROUTES: Routes[Callable[..., HttpResponse]] = Routes()
 
@@ -195,7 +199,7 @@ class SlsApi:
     @SLS_ROUTES.route("POST", "/logstores/{logstore}/logs")
     def get_logs_v2(self, ctx: RequestContext, rid: str, caller: RoleSession | None,
                     logstore: str) -> HttpResponse:
-        project, region = self._authorized(ctx, caller, logstore)
+        project, region = self._authorized(ctx, caller, f"/logstore/{logstore}")
         query = _query(project, logstore, json_object(ctx.request.body, e.PostBodyInvalid))
         return _logs_v2(ctx.request, self._logs.get_logs(ctx.account_id, region, query),
                         query, rid)
@@ -203,17 +207,18 @@ class SlsApi:
     @SLS_ROUTES.route("GET", "/logstores/{logstore}")
     def get_logs(self, ctx: RequestContext, rid: str, caller: RoleSession | None,
                  logstore: str) -> HttpResponse:
+        """The classic GetLogs (``?type=log``), else GetLogStore."""
         params = ctx.request.query_params()
         if params.get("type") != "log":
             return self.get_logstore(ctx, rid, caller, logstore)
-        project, region = self._authorized(ctx, caller, logstore)
+        project, region = self._authorized(ctx, caller, f"/logstore/{logstore}")
         query = _query(project, logstore, params)
         return _logs_v1(self._logs.get_logs(ctx.account_id, region, query), rid)
 
     def get_logstore(self, ctx: RequestContext, rid: str, caller: RoleSession | None,
                      logstore: str) -> HttpResponse:
-        """GetLogStore (``GET /logstores/{logstore}`` without ``type=log``)."""
-        project, region = self._authorized(ctx, caller, logstore, "log:GetLogStore")
+        project, region = self._authorized(ctx, caller, f"/logstore/{logstore}",
+                                           "log:GetLogStore")
         self._logs.get_logstore(ctx.account_id, region, project, logstore)
         return json_response(200, {"logstoreName": logstore, "ttl": 30, "shardCount": 2},
                              {"x-log-requestid": rid})
@@ -221,23 +226,23 @@ class SlsApi:
     @SLS_ROUTES.route("POST", "/")
     def create_project(self, ctx: RequestContext, rid: str,
                        caller: RoleSession | None) -> HttpResponse:
-        body = json_object(ctx.request.body, e.PostBodyInvalid)
-        project = str(body.get("projectName") or "")
+        request = ctx.request
+        project = str(json_object(request.body, e.PostBodyInvalid).get("projectName") or "")
         if not _NAME.match(project) or "_" in project:
             raise e.ParameterInvalid(f"invalid projectName {project!r}: 3-63 lowercase "
                                      "letters, digits and -")
-        region = ctx.request.headers.get(REGION_HEADER) or ctx.region
-        self._check(ctx, caller, f"acs:log:{region}:{ctx.account_id}:project/{project}",
-                    "log:CreateProject")
+        host = _SLS_REGION_HOST.match((request.headers.get("host") or "").split(":")[0])
+        region = request.headers.get(REGION_HEADER) or (host["region"] if host else "") \
+            or ctx.region
+        self._check(caller, "log:CreateProject",
+                    f"acs:log:{region}:{ctx.account_id}:project/{project}")
         self._logs.create_project(ctx.account_id, region, project)
         return HttpResponse(200, b"", {"x-log-requestid": rid})
 
     @SLS_ROUTES.route("GET", "/")
     def get_project(self, ctx: RequestContext, rid: str,
                     caller: RoleSession | None) -> HttpResponse:
-        project, region = _where(ctx)
-        self._check(ctx, caller, f"acs:log:{region}:{ctx.account_id}:project/{project}",
-                    "log:GetProject")
+        project, region = self._authorized(ctx, caller, "", "log:GetProject")
         self._logs.get_project(ctx.account_id, region, project)
         return json_response(200, {"projectName": project, "region": region,
                                    "status": "Normal", "description": ""},
@@ -246,26 +251,26 @@ class SlsApi:
     @SLS_ROUTES.route("POST", "/logstores")
     def create_logstore(self, ctx: RequestContext, rid: str,
                         caller: RoleSession | None) -> HttpResponse:
-        logstore = str(json_object(ctx.request.body, e.PostBodyInvalid).get("logstoreName")
-                       or "")
+        body = json_object(ctx.request.body, e.PostBodyInvalid)
+        logstore = str(body.get("logstoreName") or "")
         if not _NAME.match(logstore):
             raise e.ParameterInvalid(f"invalid logstoreName {logstore!r}: 3-63 lowercase "
                                      "letters, digits, _ and -")
-        project, region = self._authorized(ctx, caller, logstore, "log:CreateLogStore")
+        project, region = self._authorized(ctx, caller, f"/logstore/{logstore}",
+                                           "log:CreateLogStore")
         self._logs.create_logstore(ctx.account_id, region, project, logstore)
         return HttpResponse(200, b"", {"x-log-requestid": rid})
 
-    def _authorized(self, ctx: RequestContext, caller: RoleSession | None,
-                    logstore: str, action: str = GET_LOGS_ACTION) -> tuple[str, str]:
-        """The request's project and region, once the caller may do ``action`` on
-        ``logstore`` there."""
+    def _authorized(self, ctx: RequestContext, caller: RoleSession | None, within: str,
+                    action: str = GET_LOGS_ACTION) -> tuple[str, str]:
+        """The request's project and region, once the caller may do ``action`` on the
+        project (``within`` "") or on ``within`` it (``/logstore/<name>``)."""
         project, region = _where(ctx)
-        self._check(ctx, caller, f"acs:log:{region}:{ctx.account_id}:project/{project}"
-                                 f"/logstore/{logstore}", action)
+        self._check(caller, action, f"acs:log:{region}:{ctx.account_id}:project/{project}"
+                                    f"{within}")
         return project, region
 
-    def _check(self, ctx: RequestContext, caller: RoleSession | None, resource: str,
-               action: str) -> None:
+    def _check(self, caller: RoleSession | None, action: str, resource: str) -> None:
         if caller is not None:
             self._access.authorizer.check(caller.subject(), action, resource)
 

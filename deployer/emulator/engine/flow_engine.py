@@ -10,16 +10,17 @@ from dataclasses import dataclass
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import recovery
 from deployer.emulator.engine.changes import ExecutionChanges
-from deployer.emulator.engine.ports import ScheduleKey, ScheduleSource, TaskRunner
+from deployer.emulator.engine.group_commit import EventFactory
 from deployer.emulator.engine.scheduler import Scheduler
-from deployer.emulator.engine.stepping import EventFactory, Stepper
+from deployer.emulator.engine.stepping import Stepper
 from deployer.emulator.engine.time_jump import TimeJumpPolicy
 from deployer.emulator.engine.waiters import Waiters
-from deployer.emulator.records import FlowRecord
+from deployer.emulator.ports import ScheduleKey, ScheduleSource, TaskRunner
+from deployer.emulator.records import ExecutionLinks, FlowRecord
 from deployer.emulator.store import engine_meta, steps
+from deployer.emulator.store import recovery as stored_recovery
 from deployer.emulator.store.db import Database
 from deployer.fdl.interpreter import Event, Execution, TimerFired
-from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["EngineStats", "FlowEngine"]
 
@@ -34,26 +35,33 @@ class EngineStats:
     schedules: int = 0  # enabled schedules waiting for their next fire
     steps_committed: int = 0  # steps written since the engine started
     step_transactions: int = 0  # transactions they took (group commit: fewer than steps)
+    waiting_tasks: int = 0  # tasks handed to the runner whose outcome has not come back
 
 
 class FlowEngine:
     """Drives the deterministic interpreter durably for every execution of one emulator.
 
-    Thread-safe. ``auto_advance`` (virtual clock only) may be switched at any time; see
-    :mod:`deployer.emulator.engine.time_jump`.
+    Thread-safe. What callers use: the lifecycle (:meth:`start`, :meth:`stop`), the
+    execution service's port (:meth:`begin`, :meth:`deliver`, :meth:`wait_ended`,
+    :meth:`watch_changes`, :meth:`resync`), the schedules (:meth:`attach_schedules`,
+    :meth:`schedule_changed`, :meth:`wait_for_schedule`), the clock (:meth:`clock_moved`,
+    :attr:`auto_advance`), :meth:`stats`; and three parts as they are: :attr:`waiters`
+    (callers blocked until an execution ends), :attr:`changes` (wake-ups for live readers)
+    and :attr:`flows` (the compiled flows by definition).
     """
 
     def __init__(self, db: Database, clock: Clock, runner: TaskRunner, *,
                  workers: int = 8, step_latency: float = 0.0, auto_advance: bool = True) -> None:
         self._db = db
         self._policy = TimeJumpPolicy(db, clock, auto_advance=auto_advance)
-        self._waiters = Waiters()
-        self._changes = ExecutionChanges()  # wake-ups for live readers (the console)
-        self._scheduler = Scheduler(db, clock, self._policy, self, workers=workers,
-                                    on_idle=self._changes.touched)
-        self._stepper = Stepper(db, clock, runner, self._scheduler, self._waiters,
-                                self._changes, step_latency=step_latency)
+        self.waiters = Waiters()
+        self.changes = ExecutionChanges()
         self._schedule_source: ScheduleSource | None = None
+        self._scheduler = Scheduler(db, clock, self._policy, _DueWork(self), workers=workers,
+                                    on_idle=self.changes.touched)
+        self._stepper = Stepper(db, clock, runner, self._scheduler, self.waiters,
+                                self.changes, step_latency=step_latency)
+        self.flows = self._stepper.flows
 
     @property
     def step_latency(self) -> float:
@@ -61,11 +69,13 @@ class FlowEngine:
 
     @property
     def auto_advance(self) -> bool:
+        """Whether virtual time jumps when the engine is idle (:mod:`.time_jump`)."""
         return self._policy.auto_advance
 
     @auto_advance.setter
     def auto_advance(self, value: bool) -> None:
         self._policy.auto_advance = value
+        self._wake()  # switched on: time may jump now
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -77,7 +87,7 @@ class FlowEngine:
         with self._db.transaction() as conn:
             saved = engine_meta.saved_clock(conn)
             tasks = recovery.tasks_to_invoke(steps.pending_tasks(conn),
-                                             recovery.invoked_tasks(conn))
+                                             stored_recovery.invoked_tasks(conn))
             unstarted = steps.unstarted(conn)
         self.resync(reload_schedules=False)
         self._policy.restore(saved)
@@ -95,7 +105,8 @@ class FlowEngine:
             running, timers = engine_meta.counts(conn)
         queue = self._stepper.queue
         return EngineStats(running, timers, self._scheduler.in_flight,
-                           self._scheduler.schedule_count, queue.steps, queue.batches)
+                           self._scheduler.schedule_count, queue.steps, queue.batches,
+                           self._stepper.tasks_out)
 
     def resync(self, *, reload_schedules: bool = True) -> None:
         """Reload the in-memory mirrors from the database; call after rows changed behind
@@ -107,8 +118,19 @@ class FlowEngine:
             self._scheduler.load_timers(rows)
         if reload_schedules and self._schedule_source is not None:
             self._scheduler.load_schedules(self._schedule_source.pending(after_downtime=False))
-        self._changes.wake_all()
-        self.notify()
+        self.changes.wake_all()
+        self._wake()
+
+    def clock_moved(self) -> None:
+        """The virtual clock was advanced from outside: remember its instant (a restarted
+        daemon never goes back), fire what is due, wake live readers."""
+        self._policy.persist()
+        self._wake()
+        self.changes.touched()
+
+    def _wake(self) -> None:
+        self._scheduler.wake()
+        self.waiters.wake()
 
     # --- schedules ----------------------------------------------------------------------------
 
@@ -130,92 +152,88 @@ class FlowEngine:
             return True
         with self._scheduler.waiting_for_schedule(key):
             self._scheduler.wake()
-            return self._waiters.wait(is_done, timeout)
+            return self.waiters.wait(is_done, timeout)
 
-    # --- entry points for the execution service -------------------------------------------------
+    # --- the execution service's port (emulator/ports.py, ExecutionEngine) ---------------------
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str,
-              input_value: object, flow_version: str = "", qualifier: str = "") -> Execution:
+              input_value: object, flow_version: str = "", qualifier: str = "",
+              links: ExecutionLinks | None = None) -> Execution:
         """Create an execution on a snapshot of ``flow`` and commit it (``Running``, nothing
         run yet); its first step runs from the engine's queue after this returns (and, should
         the daemon die first, when the engine starts again). Returns it as committed.
 
         Raises :class:`~deployer.emulator.store.errors.ExecutionNameTaken` when the name is
         taken (the caller re-reads). ``flow_version`` and ``qualifier`` record the published
-        version and the alias it was started with (ListExecutions' Qualifier filter)."""
+        version and the alias it was started with (ListExecutions' Qualifier filter);
+        ``links`` (mock case, parent task, callback token, map run) are committed with it."""
         return self._stepper.begin(flow, name=name, input_text=input_text,
                                    input_value=input_value, flow_version=flow_version,
-                                   qualifier=qualifier)
+                                   qualifier=qualifier, links=links)
+
+    def post(self, seq: int, make_event: EventFactory) -> None:
+        """Queue one event for execution ``seq``; returns at once (tried again while the
+        disk refuses it)."""
+        self._stepper.post(seq, make_event)
+
+
+
+    def on_ended(self, listener: Callable[[int], None]) -> None:
+        """Call ``listener(seq)`` on the engine's pool each time an execution ends (wired
+        once, before :meth:`start`)."""
+        self._stepper.end_listeners.append(listener)
 
     def deliver(self, seq: int, make_event: EventFactory) -> Execution | None:
         """Apply one event now, in the caller's thread; the new execution (None if gone)."""
         with self._scheduler.activity():
             return self._stepper.step(seq, make_event)
 
-    def flow(self, definition: str) -> Flow:
-        """The parsed flow for a (validated) definition, from the engine's cache."""
-        return self._stepper.flow(definition)
+    @property
+    def step_counts(self) -> tuple[int, int]:
+        """(steps queued, steps done) since the engine started: the steps queued before a
+        moment are all committed (or failed) once the second count reaches the first's value
+        read at that moment."""
+        queue = self._stepper.queue
+        return queue.queued, queue.steps
 
     def wait_ended(self, is_ended: Callable[[], bool], timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until ``is_ended()``; the predicate is tested
-        (outside the engine's locks) at first and whenever an execution ends or
-        :meth:`notify` is called. Returns its last value."""
-        return self._waiters.wait(is_ended, timeout)
+        (outside the engine's locks) at first and whenever an execution ends or the engine
+        is woken. Returns its last value."""
+        return self.waiters.wait(is_ended, timeout)
 
     def watch_changes(self, seq: int, after_version: int,
                       wake: Callable[[], None]) -> Callable[[], None]:
         """Call ``wake()`` once execution ``seq`` commits a version above ``after_version``
         (or rows change behind the engine); returns the unsubscribe function. Not engine
         activity: an open subscription never stops virtual time from jumping."""
-        return self._changes.watch(seq, after_version, wake)
+        return self.changes.watch(seq, after_version, wake)
 
-    @property
-    def facts_generation(self) -> int:
-        """Moves on whenever :meth:`stats` or the clock may read differently: a step was
-        committed, the clock moved, the last job in flight finished."""
-        return self._changes.generation
 
-    def watch_facts(self, after_generation: int,
-                    wake: Callable[[], None]) -> Callable[[], None]:
-        """Call ``wake()`` once :attr:`facts_generation` is above ``after_generation``;
-        returns the unsubscribe function (no engine activity, like :meth:`watch_changes`)."""
-        return self._changes.watch_engine(after_generation, wake)
+class _DueWork:
+    """What the scheduler's due work becomes (its :class:`DueHandler`): a due timer or a
+    delayed delivery is a step, a due schedule starts an execution."""
 
-    def wait_for_waiters(self, count: int, timeout: float) -> bool:
-        """Block up to ``timeout`` real seconds until ``count`` callers are blocked in
-        :meth:`wait_ended`; True when they are."""
-        return self._waiters.wait_parked(count, timeout)
-
-    def notify(self) -> None:
-        """Wake the scheduler and waiters (clock advanced, flow deleted...)."""
-        self._scheduler.wake()
-        self._waiters.wake()
-
-    def clock_moved(self) -> None:
-        """The virtual clock was advanced from outside: remember it, fire what is due."""
-        self.persist_clock()
-        self.notify()
-        self._changes.touched()
-
-    def persist_clock(self) -> None:
-        """Remember the virtual clock's instant (a restarted daemon never goes back)."""
-        self._policy.persist()
-
-    # --- the scheduler's DueHandler ---------------------------------------------------------------
+    def __init__(self, engine: FlowEngine) -> None:
+        self._engine = engine
 
     def fire_schedule(self, key: ScheduleKey, fire_at: float) -> float | None:
-        if self._schedule_source is None:
+        engine = self._engine
+        if engine._schedule_source is None:
             return None
         try:
-            return self._schedule_source.fire(key, fire_at)
+            return engine._schedule_source.fire(key, fire_at)
         except Exception:
             log.exception("schedule %s could not fire", "/".join(key))
             return None
         finally:
-            self._waiters.wake()
+            engine.waiters.wake()
 
     def fire_timer(self, seq: int, timer_id: str) -> None:
-        self._stepper.step(seq, lambda now: TimerFired(now, timer_id), fired=timer_id)
+        self._engine._stepper.step(seq, lambda now: TimerFired(now, timer_id), fired=timer_id)
 
     def deliver_event(self, seq: int, event: Event) -> None:
-        self._stepper.step(seq, lambda _now: event)
+        self._engine._stepper.post(seq, lambda _now: event)  # tried again if refused
+
+    def resync(self) -> None:
+        self._engine.resync()

@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 
 from deployer.fdl.interpreter import Event, Execution
 
-__all__ = ["PendingStep", "StepQueue"]
+__all__ = ["EventFactory", "PendingStep", "StepQueue"]
 
 log = logging.getLogger("deployer.emulator.engine")
 
 EventFactory = Callable[[float], Event]
+"""Makes a step's event at the instant the step runs."""
 MAX_BATCH = 32  # steps per transaction: bounds how long one commit holds the database lock
 
 
@@ -46,6 +47,8 @@ class PendingStep:
     fired: str | None = None
     result: Execution | None = None
     error: BaseException | None = None
+    commit: int = 0  # the number of the commit that wrote it (the database's count)
+    attempts: int = 0  # earlier tries the database refused (a posted step is tried again)
     _done: threading.Event | None = field(default=None, repr=False)
     finished: bool = False
 
@@ -71,23 +74,28 @@ class StepQueue:
         self._job_queued = False
         self.batches = 0  # transactions committed by the queue (statistics)
         self.steps = 0
+        self.queued = 0  # steps ever queued: those before a moment are done once steps >= it
 
-    def post(self, seq: int, make_event: EventFactory) -> None:
-        """Queue a step; it commits soon, in a pool job or with another leader's batch."""
+    def post(self, seq: int, make_event: EventFactory, *, attempts: int = 0) -> None:
+        """Queue a step; it commits soon, in a pool job or with another leader's batch
+        (``attempts``: tries the database refused before, for its back-off)."""
         with self._lock:
-            self._queue.append(PendingStep(seq, make_event))
+            self._queue.append(PendingStep(seq, make_event, attempts=attempts))
+            self.queued += 1
             if self._leading or self._job_queued:
                 return
             self._job_queued = True
         self._submit(self._job)
 
     def call(self, seq: int, make_event: EventFactory, *,
-             fired: str | None = None) -> Execution | None:
-        """Queue a step and wait until it is committed; its new execution (None when it was
-        gone, stale or ignored). Errors of the step are raised here."""
+             fired: str | None = None) -> PendingStep:
+        """Queue a step and wait until it is committed; the step, with its new execution
+        (``result``: None when it was gone, stale or ignored) and its ``commit``. Errors of
+        the step are raised here."""
         item = PendingStep(seq, make_event, fired, _done=threading.Event())
         with self._lock:
             self._queue.append(item)
+            self.queued += 1
             lead = not self._leading
             self._leading = self._leading or lead
         if lead:
@@ -97,7 +105,7 @@ class StepQueue:
             item._done.wait()
         if item.error is not None:
             raise item.error
-        return item.result
+        return item
 
     def _job(self) -> None:
         with self._lock:

@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from deployer.fdl import parse_flow
+from deployer.fdl import read_flow
 from deployer.fdl.interpreter import CompiledFlow, Execution, compile_flow
 
 __all__ = ["FlowCache", "LiveExecution", "LiveExecutions"]
@@ -84,7 +84,7 @@ class FlowCache:
             if cached is not None:
                 self._items.move_to_end(definition)
                 return cached
-        parsed = parse_flow(definition).flow
+        parsed = read_flow(definition).flow
         if parsed is None:
             raise ValueError("stored definition no longer parses")
         program = compile_flow(parsed)

@@ -27,14 +27,9 @@ from deployer.emulator.store.flow_repos import TaskRow
 from deployer.fdl.interpreter.history import format_time
 from deployer.fdl.interpreter.runtime import INTERNAL_ERROR_CODE
 
-__all__ = ["fail_broken_step", "invoked_tasks", "mark_invoked", "tasks_to_invoke"]
+__all__ = ["fail_broken_step", "remember_invoked", "tasks_to_invoke"]
 
 log = logging.getLogger("deployer.emulator.engine")
-
-
-def invoked_tasks(conn: sqlite3.Connection) -> set[tuple[int, str]]:
-    """Pending callback tasks whose invocation completed (read at start)."""
-    return recovery.invoked_tasks(conn)
 
 
 def tasks_to_invoke(tasks: Sequence[TaskRow],
@@ -43,7 +38,7 @@ def tasks_to_invoke(tasks: Sequence[TaskRow],
     return [t for t in tasks if not (t.callback and (t.exec_seq, t.task_id) in invoked)]
 
 
-def mark_invoked(db: Database, seq: int, task_id: str) -> None:
+def remember_invoked(db: Database, seq: int, task_id: str) -> None:
     """Remember that callback task ``task_id``'s function returned (it has the token)."""
     with db.transaction() as conn:
         recovery.mark_invoked(conn, seq, task_id)

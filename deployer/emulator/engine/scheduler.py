@@ -5,9 +5,13 @@ condition until the next ``fire_at`` (or until woken), or, when the
 :class:`~deployer.emulator.engine.time_jump.TimeJumpPolicy` allows it, jumps virtual time to the
 next due instant. No thread, process or sleep per execution.
 
-It counts the jobs in flight (pool jobs and callers inside :meth:`Scheduler.activity`), which
-is what "the engine is idle" means to the time-jump policy. What a due timer or a delivery
-*does* is not known here: the :class:`DueHandler` (the engine) turns it into a step.
+It counts the jobs in flight (pool jobs, callers inside :meth:`Scheduler.activity`, tasks out
+with their runner, writes waiting to be tried again), which is what "the engine is idle" means
+to the time-jump policy. A write the database refuses (a full disk) is tried again after a
+real-time back-off (:meth:`Scheduler.after`, :func:`storage_retry_delay`): a due timer keeps firing
+until its step is saved, so every execution goes on once the disk has room, without a restart.
+What a due timer or a delivery *does* is not known here: the :class:`DueHandler` (the engine)
+turns it into a step.
 
 Lock order: the database lock, then the scheduler's condition (jobs in flight, delayed
 deliveries, the timer mirror), then the waiters'.
@@ -18,26 +22,35 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Protocol
 
 from deployer.emulator.clock import Clock
-from deployer.emulator.engine.ports import ScheduleKey
 from deployer.emulator.engine.schedules import ScheduleIndex
 from deployer.emulator.engine.time_jump import Instant, TimeJumpPolicy
 from deployer.emulator.engine.timers import TimerIndex
+from deployer.emulator.ports import ScheduleKey
 from deployer.emulator.store import steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import TimerRow
 from deployer.fdl.interpreter import Command, Event, Execution
 
-__all__ = ["DueHandler", "Scheduler"]
+__all__ = ["DueHandler", "Scheduler", "storage_retry_delay"]
 
 log = logging.getLogger("deployer.emulator.engine")
 DUE_BATCH = 512  # timers taken per scheduler iteration
+RETRY_FIRST, RETRY_MAX = 0.05, 2.0  # real seconds between tries of a write the disk refused
+
+
+def storage_retry_delay(attempt: int) -> float:
+    """Real seconds before try ``attempt + 1`` of a write the database refused: doubling
+    from 50 ms, at most 2 s (so work resumes within 2 s of the disk having room again)."""
+    return min(RETRY_MAX, RETRY_FIRST * 2.0 ** min(attempt, 16))
 
 
 class DueHandler(Protocol):
@@ -71,6 +84,7 @@ class Scheduler:
         self._timers = TimerIndex()
         self._schedules = ScheduleIndex()
         self._delayed: list[tuple[float, int, int, Event]] = []
+        self._later: list[tuple[float, int, Callable[[], None]]] = []  # (monotonic due, n, job)
         self._seq = itertools.count()
         self.in_flight = 0
         self._pool: ThreadPoolExecutor | None = None
@@ -109,6 +123,19 @@ class Scheduler:
             yield
         finally:
             self._job_done()
+
+    def hold(self) -> Callable[[], None]:
+        """Count one piece of work done outside the pool (a task being carried out) as in
+        flight until the returned function is called; calling it again does nothing."""
+        with self._cond:
+            self.in_flight += 1
+        released = threading.Lock()
+
+        def release() -> None:
+            if released.acquire(blocking=False):
+                self._job_done()
+
+        return release
 
     def submit(self, fn: Callable[..., object], *args: Any) -> None:
         """Run ``fn(*args)`` on the pool, counted in flight; dropped once stopping."""
@@ -196,6 +223,22 @@ class Scheduler:
             heapq.heappush(self._delayed, (at, next(self._seq), seq, event))
             self._cond.notify_all()
 
+    def after(self, seconds: float, job: Callable[[], None]) -> None:
+        """Run ``job`` on the pool ``seconds`` of real time from now (a write the database
+        refused, tried again: the disk frees in real time, whatever the clock). Counted in
+        flight meanwhile, so virtual time does not jump past work that is not saved yet."""
+        release = self.hold()
+
+        def run() -> None:
+            try:
+                job()
+            finally:
+                release()
+
+        with self._cond:
+            heapq.heappush(self._later, (time.monotonic() + seconds, next(self._seq), run))
+            self._cond.notify_all()
+
     def wake(self) -> None:
         """Look again at what is due (clock advanced, rows changed)."""
         with self._cond:
@@ -226,13 +269,19 @@ class Scheduler:
                 ready.append((seq, event))
             due = self._timers.take_due(now, DUE_BATCH)
             scheduled = self._schedules.take_due(now)
+            later = []
+            real_now = time.monotonic()
+            while self._later and self._later[0][0] <= real_now:
+                later.append(heapq.heappop(self._later)[2])
+        for job in later:
+            self.submit(job)
         for seq, event in ready:
             self.submit(self._handler.deliver_event, seq, event)
         for seq, timer_id in due:
             self.submit(self._fire, seq, timer_id)
         for key, at in scheduled:
             self.submit(self._fire_schedule, key, at)
-        return bool(ready or due or scheduled)
+        return bool(ready or due or scheduled or later)
 
     def _fire_schedule(self, key: ScheduleKey, at: float) -> None:
         next_at = None
@@ -243,12 +292,22 @@ class Scheduler:
                 self._schedules.fired(key, next_at)
                 self._cond.notify_all()
 
-    def _fire(self, seq: int, timer_id: str) -> None:
+    def _fire(self, seq: int, timer_id: str, attempt: int = 0) -> None:
+        key = (seq, timer_id)
         try:
             self._handler.fire_timer(seq, timer_id)
-        finally:
+        except sqlite3.Error as exc:  # not saved (the disk is full...): fire it again later
+            if attempt == 0:
+                log.error("timer %s of execution %s could not be saved; trying again: %s",
+                          timer_id, seq, exc)
+            self.after(storage_retry_delay(attempt), lambda: self._fire(seq, timer_id, attempt + 1))
+            return  # still marked firing: not taken again meanwhile
+        except BaseException:
             with self._cond:
-                self._timers.fired((seq, timer_id))
+                self._timers.fired(key)
+            raise
+        with self._cond:
+            self._timers.fired(key)
 
     def _idle_wait(self) -> None:
         with self._cond:
@@ -263,6 +322,8 @@ class Scheduler:
                 wait = 0.5
                 if nxt is not None and not self._clock.is_virtual:
                     wait = min(max(nxt[0] - now, 0.0), 0.5)
+                if self._later:
+                    wait = min(wait, max(self._later[0][0] - time.monotonic(), 0.0))
                 self._cond.wait(timeout=wait)
                 return
         self._jump(*jump)

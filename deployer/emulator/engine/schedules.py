@@ -3,7 +3,7 @@
 The ``schedules`` rows are the durable truth (``store/schedule_repos.py``); this index holds
 ``key -> next_fire_at`` so the scheduler finds what is due and when the next schedule fires
 without a query, exactly as :mod:`.timers` does for Wait/retry/timeout timers. It is loaded
-from the :class:`~deployer.emulator.engine.ports.ScheduleSource` at start and after rows
+from the :class:`~deployer.emulator.ports.ScheduleSource` at start and after rows
 changed behind the engine, and updated by the services (create, update, delete) and after
 every fire. Not thread-safe on its own: the scheduler guards it with its condition.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
-from deployer.emulator.engine.ports import ScheduleKey
+from deployer.emulator.ports import ScheduleKey
 
 __all__ = ["ScheduleIndex"]
 

@@ -9,8 +9,10 @@ transaction by :mod:`deployer.emulator.store.steps` (each step's new state, hist
 timers and tasks together, guarded by the execution's ``version``: a result that arrives for a
 stale version is dropped). Right after the COMMIT, still under the database lock (so in commit
 order), the live cache and the scheduler's timer mirror are updated and the waiters told; then
-the steps' tasks go to the worker pool. An execution whose first step was not committed when
-the daemon died is started when the engine starts again (:meth:`Stepper.resume_unstarted`).
+the steps' tasks are handed to the :class:`~deployer.emulator.ports.TaskRunner`, which answers
+later from its own threads: a task's outcome is one more step, and no engine thread ever waits
+on a function. An execution whose first step was not committed when the daemon died is started
+when the engine starts again (:meth:`Stepper.resume_unstarted`).
 
 ``step_latency`` (seconds, default 0) models CloudFlow's per-transition overhead: every task
 result and every timer reaches the interpreter that much later (the latency model,
@@ -22,23 +24,25 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.engine import recovery
 from deployer.emulator.engine.changes import ExecutionChanges
-from deployer.emulator.engine.group_commit import PendingStep, StepQueue
+from deployer.emulator.engine.group_commit import EventFactory, PendingStep, StepQueue
 from deployer.emulator.engine.live import FlowCache, LiveExecution, LiveExecutions
-from deployer.emulator.engine.ports import TaskRunner
-from deployer.emulator.engine.scheduler import Scheduler
+from deployer.emulator.engine.scheduler import Scheduler, storage_retry_delay
 from deployer.emulator.engine.waiters import Waiters
-from deployer.emulator.records import FlowRecord
-from deployer.emulator.store import steps
+from deployer.emulator.ports import TaskOutcome, TaskRequest, TaskRunner
+from deployer.emulator.records import ExecutionLinks, FlowRecord
+from deployer.emulator.store import link_repos, steps
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import TaskRow
 from deployer.fdl import TaskMode
 from deployer.fdl.interpreter import (
+    CancelTask,
     Command,
     CompiledFlow,
     CompleteExecution,
@@ -52,12 +56,11 @@ from deployer.fdl.interpreter import (
     new_execution,
     step,
 )
-from deployer.fdl.syntax.ast import Flow
+from deployer.fdl.interpreter.runtime import INTERNAL_ERROR_CODE
 
-__all__ = ["EventFactory", "Stepper"]
+__all__ = ["Stepper"]
 
 log = logging.getLogger("deployer.emulator.engine")
-EventFactory = Callable[[float], Event]
 
 
 class Stepper:
@@ -74,22 +77,23 @@ class Stepper:
         self._changes = changes
         self.step_latency = max(0.0, float(step_latency))
         self.live = LiveExecutions()
-        self._flows = FlowCache()
+        self.flows = FlowCache()
         self.queue = StepQueue(self._run_batch, self._scheduler.submit)
-
-    def flow(self, definition: str) -> Flow:
-        """The parsed flow for a (validated) definition, cached."""
-        return self.program(definition).flow
+        self._tasks_lock = threading.Lock()
+        self.tasks_out = 0  # tasks handed to the runner whose outcome has not come back
+        self.end_listeners: list[Callable[[int], None]] = []  # called as executions end
 
     def program(self, definition: str) -> CompiledFlow:
         """The compiled flow for a (validated) definition, cached."""
-        return self._flows.get(definition)
+        return self.flows.get(definition)
 
     def begin(self, flow: FlowRecord, *, name: str, input_text: str,
-              input_value: object, flow_version: str = "", qualifier: str = "") -> Execution:
+              input_value: object, flow_version: str = "", qualifier: str = "",
+              links: ExecutionLinks | None = None) -> Execution:
         """Create an execution of a snapshot of ``flow`` and commit it, not yet started
         (``Running``, no event); its first step is queued and runs after this returns.
-        ``flow_version``/``qualifier``: the published version and alias it was started with.
+        ``flow_version``/``qualifier``: the published version and alias it was started with;
+        ``links`` (mock case, parent task...) are written in the same transaction.
 
         Raises :class:`~deployer.emulator.store.errors.ExecutionNameTaken` when the name is
         taken."""
@@ -105,6 +109,8 @@ class Stepper:
                         flow_name=flow.name, input_text=input_text, definition=flow.definition,
                         environment=flow.environment, ex=ex, flow_version=flow_version,
                         qualifier=qualifier)
+                    if links is not None:
+                        link_repos.insert_links(conn, seq, links)
                 self.live.put(seq, LiveExecution(1, ex, parsed, flow.account_id, flow.region))
                 self._changes.committed(seq, 1)
             self.queue.post(seq, Started)
@@ -121,8 +127,11 @@ class Stepper:
         """One interpreter step of execution ``seq``, committed (possibly with other ready
         steps, in one transaction) before its commands run; the new execution (None when it
         is gone, finished or the step was stale). ``fired`` names the timer this step fires:
-        its row is deleted even when the step ignores it. Blocks until committed."""
-        return self.queue.call(seq, make_event, fired=fired)
+        its row is deleted even when the step ignores it. Blocks until committed; the calling
+        thread's next answer then acknowledges that commit (:meth:`Database.acknowledges`)."""
+        item = self.queue.call(seq, make_event, fired=fired)
+        self._db.acknowledges(item.commit)
+        return item.result
 
     def post(self, seq: int, make_event: EventFactory) -> None:
         """Queue one step of execution ``seq`` without waiting for it."""
@@ -151,14 +160,15 @@ class Stepper:
                     return
                 if not isinstance(exc, sqlite3.Error):  # it would fail again: end the execution
                     self._end_broken(batch[0], exc)
+                elif batch[0]._done is None:  # nobody waits: try again once the disk has room
+                    self._retry(batch[0], exc)
                 else:  # the database refused (full, read-only): the caller hears of it
                     batch[0].error = exc
-                    if batch[0]._done is None:
-                        log.error("a step of execution %s could not be committed",
-                                  batch[0].seq, exc_info=exc)
                 batch[0].finish()
                 return
+            commit = self._db.commits
             for item, outcome in planned:
+                item.commit = commit
                 if outcome.broken is not None:
                     self._end_broken(item, outcome.broken)
                 elif outcome.stale:
@@ -172,6 +182,17 @@ class Stepper:
                 self._carry_out(item.seq, outcome.live, outcome.commands)
             item.result = None if outcome.stale else outcome.result
             item.finish()
+
+    def _retry(self, item: PendingStep, exc: sqlite3.Error) -> None:
+        """Post step ``item`` again after a back-off: the database refused it (a full disk),
+        and nobody waits for it (a first step, a task result), so it is never dropped."""
+        if item.attempts == 0:
+            log.error("a step of execution %s could not be saved; trying again until it is: "
+                      "%s", item.seq, exc)
+        delay = storage_retry_delay(item.attempts)
+        attempts = item.attempts + 1
+        self._scheduler.after(delay, lambda: self.queue.post(item.seq, item.make_event,
+                                                             attempts=attempts))
 
     def _plan(self, item: PendingStep, overlay: dict[int, LiveExecution | None]) -> _Outcome:
         """Compute one step; ``overlay`` holds what earlier steps of the batch made of their
@@ -231,8 +252,8 @@ class Stepper:
         for task in tasks:
             cmd = command_from_json(task.command)
             if isinstance(cmd, InvokeTask) and (not task.callback or self._runner.handles(cmd)):
-                self._scheduler.submit(self._run_task, task.exec_seq, cmd, task.account_id,
-                                       task.region, task.role_arn)
+                self._dispatch(task.exec_seq, TaskRequest(cmd, task.account_id, task.region,
+                                                          task.role_arn, task.exec_seq))
 
     def _broken(self, seq: int, ended: tuple[int, list[str]] | None) -> None:
         """Bookkeeping after :func:`recovery.fail_broken_step` ended execution ``seq``."""
@@ -241,6 +262,8 @@ class Stepper:
             for timer_id in timers:
                 self._scheduler.forget_timer(seq, timer_id)
             self._changes.committed(seq, version)
+            for listener in self.end_listeners:
+                self._scheduler.submit(listener, seq)
         self._waiters.stepped(seq, ended=True)
 
     def _load(self, conn: sqlite3.Connection, seq: int) -> LiveExecution | None:
@@ -262,30 +285,74 @@ class Stepper:
             if isinstance(cmd, InvokeTask) and (
                     cmd.task_mode is not TaskMode.WAIT_FOR_CUSTOM_CALLBACK
                     or self._runner.handles(cmd)):
-                self._scheduler.submit(self._run_task, seq, cmd, live.account_id, live.region,
-                                       live.ex.role_arn)
+                self._dispatch(seq, TaskRequest(cmd, live.account_id, live.region,
+                                                live.ex.role_arn, seq))
+            elif isinstance(cmd, CancelTask):
+                try:
+                    self._runner.cancel(seq, cmd.task_id)
+                except Exception:  # a defect of the runner: the step stands
+                    log.exception("task %s of execution %s could not be cancelled",
+                                  cmd.task_id, seq)
         ended = live.ex.status.is_terminal or any(isinstance(c, CompleteExecution)
                                                   for c in commands)
         self._waiters.stepped(seq, ended=ended)
+        if ended:
+            for listener in self.end_listeners:
+                self._scheduler.submit(listener, seq)
 
-    def _run_task(self, seq: int, cmd: InvokeTask, account_id: str, region: str,
-                  role_arn: str) -> None:
-        outcome = self._runner.run(cmd, account_id, region, role_arn)
-        if outcome is None:  # a callback task whose function accepted the token
-            recovery.mark_invoked(self._db, seq, cmd.task_id)
+    def _dispatch(self, seq: int, request: TaskRequest) -> None:
+        """Hand one task to the runner and return: its outcome comes back later as a step
+        (:meth:`_task_done`), so no engine thread waits on the function. The task counts as
+        in flight until then (virtual time does not jump past a running task)."""
+        release = self._scheduler.hold()
+        with self._tasks_lock:
+            self.tasks_out += 1
+        once = threading.Lock()
+
+        def done(outcome: TaskOutcome | None) -> None:
+            if not once.acquire(blocking=False):
+                return
+            try:
+                self._task_done(seq, request.command, outcome)
+            finally:
+                with self._tasks_lock:
+                    self.tasks_out -= 1
+                release()
+
+        try:
+            self._runner.start(request, done)
+        except Exception as exc:  # a defect of the runner: the task fails, never hangs
+            log.exception("task %s of execution %s could not start", request.command.task_id,
+                          seq)
+            done(TaskOutcome.failed(INTERNAL_ERROR_CODE, f"the emulator could not start the "
+                                    f"task ({type(exc).__name__}: {str(exc)[:500]})"))
+
+    def _task_done(self, seq: int, cmd: InvokeTask, outcome: TaskOutcome | None) -> None:
+        """The runner's answer: a step of the execution (after ``step_latency``), or, for a
+        callback task whose function accepted the token, a note that it was invoked."""
+        if outcome is None:
+            self._mark_invoked(seq, cmd.task_id)
             return
-        output, code, detail = outcome
 
         def make(now: float) -> Event:
-            if code:
-                return TaskFailed(now, cmd.task_id, code, detail)
-            return TaskSucceeded(now, cmd.task_id, output)
+            if outcome.error:
+                return TaskFailed(now, cmd.task_id, outcome.error, outcome.cause)
+            return TaskSucceeded(now, cmd.task_id, outcome.output)
 
         if self.step_latency <= 0:
             self.post(seq, make)
             return
         at = self._clock.now() + self.step_latency
         self._scheduler.deliver_at(at, seq, make(at))
+
+    def _mark_invoked(self, seq: int, task_id: str, attempt: int = 0) -> None:
+        """Remember that a callback task's function returned (tried again while the disk
+        refuses it, or a restart would invoke the function once more)."""
+        try:
+            recovery.remember_invoked(self._db, seq, task_id)
+        except sqlite3.Error:
+            self._scheduler.after(storage_retry_delay(attempt),
+                                  lambda: self._mark_invoked(seq, task_id, attempt + 1))
 
 
 @dataclass(slots=True)

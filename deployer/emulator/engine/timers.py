@@ -30,17 +30,19 @@ class TimerIndex:
         self._heap: list[tuple[float, int, str]] = []
         self._skip_heap: list[tuple[float, int, str]] = []
         self._firing: set[TimerKey] = set()
+        self._pending = 0  # timers in _by_seq (the heaps also hold stale entries)
 
     def load(self, rows: Iterable[TimerRow]) -> None:
         """Replace everything with ``rows`` (timers being fired stay marked as firing)."""
         self._by_seq.clear()
         self._heap.clear()
         self._skip_heap.clear()
+        self._pending = 0
         for row in rows:
             self._add(row.exec_seq, row.timer_id, row.fire_at, row.purpose in SKIP_PURPOSES)
 
     def __len__(self) -> int:
-        return sum(len(timers) for timers in self._by_seq.values())
+        return self._pending
 
     def apply(self, seq: int, ex: Execution, commands: Sequence[Command],
               delay: float) -> bool:
@@ -64,9 +66,24 @@ class TimerIndex:
     def remove(self, seq: int, timer_id: str) -> None:
         timers = self._by_seq.get(seq)
         if timers is not None:
-            timers.pop(timer_id, None)
+            if timers.pop(timer_id, None) is not None:
+                self._pending -= 1
             if not timers:
                 del self._by_seq[seq]
+            self._compact()
+
+    def _compact(self) -> None:
+        """Rebuild the heaps when stale entries (timers cancelled or gone long before they
+        were due: an execution's timeout, a Wait of a stopped execution) outnumber the
+        pending ones, so memory follows the timers pending, not those ever started."""
+        if len(self._heap) + len(self._skip_heap) <= 4 * self._pending + 1024:
+            return
+        self._heap = [(at, seq, tid) for seq, timers in self._by_seq.items()
+                      for tid, (at, _skip) in timers.items()]
+        self._skip_heap = [(at, seq, tid) for seq, timers in self._by_seq.items()
+                           for tid, (at, skip) in timers.items() if skip]
+        heapq.heapify(self._heap)
+        heapq.heapify(self._skip_heap)
 
     def take_due(self, now: float, limit: int) -> list[TimerKey]:
         """Up to ``limit`` timers due at ``now``, earliest first, marked as firing."""
@@ -78,6 +95,9 @@ class TimerIndex:
             if self._fire_at(key) == fire_at and key not in self._firing:
                 self._firing.add(key)
                 due.append(key)
+        # the Wait/retry heap is read only when virtual time may jump: drop the entries of
+        # timers already gone here too, or on the real clock it would only ever grow
+        self._peek(self._skip_heap, check_firing=False, skip_only=True)
         return due
 
     def fired(self, key: TimerKey) -> None:
@@ -101,7 +121,10 @@ class TimerIndex:
         return None if found is None else found[0]
 
     def _add(self, seq: int, timer_id: str, fire_at: float, skip: bool) -> None:
-        self._by_seq.setdefault(seq, {})[timer_id] = (fire_at, skip)
+        timers = self._by_seq.setdefault(seq, {})
+        if timer_id not in timers:
+            self._pending += 1
+        timers[timer_id] = (fire_at, skip)
         heapq.heappush(self._heap, (fire_at, seq, timer_id))
         if skip:
             heapq.heappush(self._skip_heap, (fire_at, seq, timer_id))

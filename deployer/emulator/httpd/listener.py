@@ -43,11 +43,13 @@ async def _readable(sock: socket.socket) -> None:
         if not ready.done():
             ready.set_result(None)
 
-    loop.add_reader(sock.fileno(), wake)
+    fd = sock.fileno()
+    loop.add_reader(fd, wake)
     try:
         await ready
     finally:
-        loop.remove_reader(sock.fileno())
+        if sock.fileno() == fd:  # else closed while waiting: its reader went before it
+            loop.remove_reader(fd)
 
 
 def listening_socket(host: str, port: int, backlog: int) -> socket.socket:

@@ -35,6 +35,7 @@ from deployer.emulator.api.http import (
     HttpResponse,
     StreamingResponse,
     wait_for_wake,
+    wait_inline,
 )
 from deployer.emulator.httpd.limits import BodyBudget, ServerLimits
 from deployer.emulator.httpd.responses import prebuilt
@@ -113,6 +114,10 @@ class FrontDoor:
                 self.budget.release(reserved)
                 reserved = 0
             while isinstance(answer, DeferredResponse):
+                if answer.inline:
+                    await wait_inline(answer.subscribe, answer.timeout)
+                    answer = answer.then()
+                    continue
                 await wait_for_wake(answer.subscribe, answer.timeout)
                 answer = await loop.run_in_executor(None, answer.then)
             if isinstance(answer, StreamingResponse):
@@ -183,6 +188,18 @@ class FrontDoor:
             self.budget.release(reserved)
             raise
         return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), reserved
+
+    @property
+    def server_header(self) -> str:
+        """The ``Server`` header of every answer."""
+        return self._server_header
+
+    def oversized(self, target: str, host: str, size: int) -> HttpResponse | None:
+        """The answer to a whole body of ``size`` bytes that the limits refuse
+        (``EntityTooLarge``), else None: for requests handed over without a socket."""
+        if size <= self.limits.max_body:
+            return None
+        return self.error(target, host, self._too_large())
 
     def _too_large(self) -> ApiError:
         return e.EntityTooLarge(

@@ -4,8 +4,9 @@ every other family's instance.
 Run by path (``python -S bootstrap.py REQUEST_FD RESPONSE_FD [CONTROL_FD]``) with the code root
 as working directory. It imports only the standard library and its sibling modules
 (``frames`` — the protocol below —, ``python_results``, ``context``, ``routing``,
-``cloud_access``, ``sandbox``, ``layer_paths``, ``custom_supervisor``; loaded by path under
-private names), so user code sees no emulator modules; ``-S`` skips the host's site-packages.
+``cloud_access``, ``own_network``, ``sandbox``, ``layer_paths``, ``custom_supervisor``; loaded
+by path under private names), so user code sees no emulator modules; ``-S`` skips the host's
+site-packages.
 Before user code runs it enters the sandbox (``sandbox.py``), sets ``sys.path`` to the code
 root, the layers' paths, the standard library and FC's built-in packages (``packages.py``),
 keeps only FC's safe ``FC_*`` variables, injects the role credentials and installs the cloud
@@ -317,6 +318,7 @@ def prepare(config: dict[str, Any]) -> list[str]:
     _sibling("layer_paths")
     if config.get("family") == "custom":
         _sibling("custom_supervisor")
+    _sibling("own_network")  # which sandbox builds on
     report = _sibling("sandbox").enter_sandbox(config.get("sandbox", {}))
     layer_paths = _layer_search_paths(config)
     stdlib = [p for p in sys.path if p and os.path.abspath(p) != os.path.dirname(
@@ -382,13 +384,12 @@ def main(argv: list[str]) -> int:
 def _exec_node(config: dict[str, Any], request_fd: int, response_fd: int,
                report: list[str]) -> int:
     """Become ``node nodejs_runtime.js`` in the sandbox just entered: the instance config (with
-    the sandbox report) travels through a pipe, the request and response pipes stay open."""
+    the sandbox report) travels in an anonymous file (a pipe may hold as little as one page
+    when the user's pipe quota is spent), the request and response pipes stay open."""
     data = json.dumps({**config, "sandbox_report": report}).encode("utf-8")
-    read_end, write_end = os.pipe()
-    if len(data) > 60_000:  # more than a pipe holds before node reads it
-        raise SystemExit("the instance config is too large to hand to node")
-    write_all(write_end, data)
-    os.close(write_end)
+    read_end = os.memfd_create("fc-instance-config")
+    write_all(read_end, data)
+    os.lseek(read_end, 0, os.SEEK_SET)
     for fd in (request_fd, response_fd, read_end):
         os.set_inheritable(fd, True)
     node, script = config["node"], config["node_script"]

@@ -147,7 +147,8 @@ def sandbox_settings(spec: InstanceSpec, *, tmp_dir: Path, code_root: Path, read
     environment lives below /tmp. So do this package's directory (the Node.js runtime's
     script) and the merged ``layers`` tree, which is also mounted on ``/opt``. ``network``
     (``network.InstanceNetworks.settings``): the instance gets a network namespace of its own
-    whose only way out is the gateway; None leaves it on the host's network."""
+    whose ways out are the gateway and, with internet access, its network stack
+    (``internet.py``); None leaves it on the host's network."""
     bin_dir = [os.path.dirname(interpreter)] if interpreter else []
     bin_dir.append(str(RUNTIME_DIR))
     if layers is not None:

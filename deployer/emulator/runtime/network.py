@@ -13,6 +13,11 @@ detached and closed, which lets the kernel free the namespace.
 
 So a handler's SDK call to ``127.0.0.1:<gateway port>`` (where ``routing.py`` sends it) is
 accepted by the emulator itself, through a socket that lives in the instance's namespace.
+
+An instance of a function with internet access also gets, through the same connection, a
+user-mode network stack attached to its namespace (``internet.py``): the broker starts it for
+the worker's pid (``SO_PEERCRED``) once the ticket came, answers once it is ready, and ends it
+when the connection ends.
 """
 
 from __future__ import annotations
@@ -24,31 +29,58 @@ import os
 import secrets
 import selectors
 import socket
+import struct
 import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["TICKET_BYTES", "Attach", "GatewayBroker", "InstanceNetworks"]
+from deployer.emulator.runtime.internet import InternetLinks, Relay
+
+__all__ = ["DECLINE_INTERNET", "TICKET_BYTES", "Attach", "GatewayBroker", "InstanceNetworks"]
 
 log = logging.getLogger("deployer.emulator")
 
 Attach = Callable[[socket.socket], Callable[[], None]]  # listener -> detach
 TICKET_BYTES = 43  # secrets.token_urlsafe(32)
+DECLINE_INTERNET = "-"  # after the ticket: the worker withholds its internet link
 _OUTSTANDING = 4096  # tickets handed out and not claimed yet (oldest dropped beyond)
-_AWAITED = object()  # the data of a connection whose listener has not arrived yet
-_MAX_AWAITED = 256  # connections waiting for their listener at once (more are closed)
+_AWAITED = object()  # the data of a connection whose ticket has not arrived yet
+_MAX_AWAITED = 256  # connections waiting for their ticket at once (more are closed)
+_ACCEPTED, _REFUSED = b"\x01", b"\x00"
+
+
+@dataclass(frozen=True, slots=True)
+class _Grant:
+    """What one ticket gives: the gateway's listener handed over, an internet link (the
+    namespace's network, ``""``: none)."""
+
+    gateway: bool
+    internet: str
+
+
+@dataclass(slots=True)
+class _Linking:
+    """An instance waiting for its relay to be ready."""
+
+    conn: socket.socket
+    relay: Relay
+    detach: Callable[[], None]
 
 
 class GatewayBroker:
-    """Receives the gateway listeners of instances; see the module docstring. Thread-safe."""
+    """Receives the gateway listeners of instances and starts their internet links; see the
+    module docstring. Thread-safe."""
 
-    def __init__(self, work_dir: Path, attach: Attach) -> None:
+    def __init__(self, work_dir: Path, attach: Attach | None, links: InternetLinks) -> None:
         self.path = _socket_path(Path(work_dir))
-        self._attach = attach
-        self._tickets: OrderedDict[str, None] = OrderedDict()
+        self.attach = attach
+        self._links = links
+        self._tickets: OrderedDict[str, _Grant] = OrderedDict()
         self._lock = threading.Lock()
+        self._failure_noted = False
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -64,18 +96,19 @@ class GatewayBroker:
         self._thread = threading.Thread(target=self._run, name="gateway-broker", daemon=True)
         self._thread.start()
 
-    def ticket(self) -> str:
-        """A new single-use ticket for one instance's listener."""
+    def ticket(self, *, gateway: bool, internet: str = "") -> str:
+        """A new single-use ticket for one instance: its gateway listener (``gateway``), an
+        internet link on the namespace network ``internet`` (``""``: none)."""
         value = secrets.token_urlsafe(32)
         with self._lock:
-            self._tickets[value] = None
+            self._tickets[value] = _Grant(gateway, internet)
             while len(self._tickets) > _OUTSTANDING:
                 self._tickets.popitem(last=False)
         return value
 
-    def _claim(self, ticket: str) -> bool:
+    def _claim(self, ticket: str) -> _Grant | None:
         with self._lock:
-            return self._tickets.pop(ticket, 0) is None
+            return self._tickets.pop(ticket, None)
 
     def _run(self) -> None:
         while not self._closed:
@@ -85,12 +118,14 @@ class GatewayBroker:
                 if key.fileobj is self._server:
                     self._accept()
                 elif key.data is _AWAITED:
-                    self._listener_arrived(key.fileobj)  # type: ignore[arg-type]
+                    self._ticket_arrived(key.fileobj)  # type: ignore[arg-type]
+                elif isinstance(key.data, _Linking):
+                    self._linked(key.data)
                 else:
                     self._ended(key.fileobj, key.data)  # type: ignore[arg-type]
 
     def _accept(self) -> None:
-        """A worker connected; its listener follows once it is in its namespace (never wait
+        """A worker connected; its ticket follows once it is in its namespace (never wait
         for it here: other workers connect meanwhile)."""
         try:
             conn, _ = self._server.accept()
@@ -103,47 +138,104 @@ class GatewayBroker:
         conn.setblocking(False)
         self._selector.register(conn, selectors.EVENT_READ, _AWAITED)
 
-    def _listener_arrived(self, conn: socket.socket) -> None:
+    def _ticket_arrived(self, conn: socket.socket) -> None:
         self._selector.unregister(conn)
         try:
-            listener = self._receive(conn)
+            received = self._receive(conn)
         except OSError as exc:
-            log.warning("function gateway: a worker's listener was not received: %s", exc)
-            listener = None
-        if listener is None:
+            log.warning("function gateway: a worker's ticket was not received: %s", exc)
+            received = None
+        if received is None:
             with contextlib.suppress(OSError):
-                conn.send(b"\x00")
+                conn.send(_REFUSED)
             conn.close()
             return
-        try:
-            detach = self._attach(listener)
-            conn.send(b"\x01")
-        except OSError as exc:
-            log.warning("function gateway: cannot serve a worker's listener: %s", exc)
-            listener.close()
-            conn.close()
-            return
-        self._selector.register(conn, selectors.EVENT_READ, detach)
+        grant, listener = received
+        detach: Callable[[], None] = _nothing
+        if listener is not None:
+            try:
+                assert self.attach is not None
+                detach = self.attach(listener)
+            except OSError as exc:
+                log.warning("function gateway: cannot serve a worker's listener: %s", exc)
+                listener.close()
+                conn.close()
+                return
+        if grant.internet:
+            self._link(conn, grant.internet, detach)
+        else:
+            self._serve(conn, detach)
 
-    def _receive(self, conn: socket.socket) -> socket.socket | None:
-        """The listening socket sent with a valid ticket, else None (what came is closed)."""
+    def _receive(self, conn: socket.socket) -> tuple[_Grant, socket.socket | None] | None:
+        """The grant of a valid ticket and the listening socket sent with it (when the ticket
+        grants one), else None (what came is closed)."""
         fds = array.array("i")
         data, ancillary, _flags, _addr = conn.recvmsg(
-            TICKET_BYTES, socket.CMSG_SPACE(fds.itemsize))
+            TICKET_BYTES + len(DECLINE_INTERNET), socket.CMSG_SPACE(fds.itemsize))
         for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
         received = [socket.socket(fileno=fd) for fd in fds]
-        valid = (len(received) == 1 and self._claim(data.decode("ascii", "replace"))
-                 and received[0].type == socket.SOCK_STREAM
-                 and received[0].getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN))
-        if not valid:
+        text = data.decode("ascii", "replace")
+        declined = text.endswith(DECLINE_INTERNET)
+        grant = self._claim(text.removesuffix(DECLINE_INTERNET)) if len(received) <= 1 else None
+        if grant is not None and declined:  # the worker could not fence the host's addresses
+            grant = _Grant(grant.gateway, "")
+        valid = grant is not None and len(received) == int(grant.gateway) and all(
+            sock.type == socket.SOCK_STREAM and self.attach is not None
+            and sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) for sock in received)
+        if grant is None or not valid:
             for sock in received:
                 sock.close()
             return None
-        return received[0]
+        return grant, (received[0] if received else None)
 
-    def _ended(self, conn: socket.socket, detach: Callable[[], None]) -> None:
+    def _link(self, conn: socket.socket, cidr: str, detach: Callable[[], None]) -> None:
+        """Start the relay of the worker at the other end of ``conn``; answer once it is ready
+        (:meth:`_linked`), the worker waits meanwhile."""
+        try:
+            pid = struct.unpack("3i", conn.getsockopt(
+                socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[0]
+            if os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat("/proc/self/ns/net").st_ino:
+                raise OSError(f"process {pid} has no network namespace of its own")
+            relay = self._links.start(pid, cidr)
+        except OSError as exc:
+            self._link_failed(str(exc))
+            self._serve(conn, detach)
+            return
+        self._selector.register(relay, selectors.EVENT_READ, _Linking(conn, relay, detach))
+
+    def _linked(self, linking: _Linking) -> None:
+        self._selector.unregister(linking.relay)
+        relay, detach = linking.relay, linking.detach
+        if not relay.ready():
+            self._link_failed(relay.error())
+            self._serve(linking.conn, detach)
+            return
+
+        def end() -> None:
+            detach()
+            relay.stop()
+
+        self._serve(linking.conn, end)
+
+    def _link_failed(self, reason: str) -> None:
+        if not self._failure_noted:
+            self._failure_noted = True
+            log.warning("function internet access failed: %s; the instance reaches the cloud "
+                        "APIs only", reason)
+
+    def _serve(self, conn: socket.socket, end: Callable[[], None]) -> None:
+        """Tell the worker it may go on; ``end`` runs when its connection ends."""
+        try:
+            conn.send(_ACCEPTED)
+        except OSError:
+            conn.close()
+            end()
+            return
+        self._selector.register(conn, selectors.EVENT_READ, end)
+
+    def _ended(self, conn: socket.socket, end: Callable[[], None]) -> None:
         """A worker's connection has data or ended: it ends only with the worker."""
         try:
             if conn.recv(64):
@@ -154,10 +246,10 @@ class GatewayBroker:
             pass
         self._selector.unregister(conn)
         conn.close()
-        detach()
+        end()
 
     def close(self) -> None:
-        """Stop; detach every listener still attached. Idempotent."""
+        """Stop; detach every listener still attached, stop every relay. Idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -165,11 +257,17 @@ class GatewayBroker:
             self._wake_w.send(b"x")
         self._thread.join(timeout=5)
         for key in list(self._selector.get_map().values()):
-            if callable(key.data):
-                with contextlib.suppress(Exception):
-                    key.data()
+            data = key.data
+            with contextlib.suppress(Exception):
+                if isinstance(data, _Linking):
+                    data.detach()
+                    data.relay.stop()
+                    data.conn.close()
+                elif callable(data):
+                    data()
             with contextlib.suppress(OSError):
-                key.fileobj.close()  # type: ignore[union-attr]
+                if not isinstance(data, _Linking):
+                    key.fileobj.close()  # type: ignore[union-attr]
         self._selector.close()
         self._wake_w.close()
         with contextlib.suppress(OSError):
@@ -177,6 +275,10 @@ class GatewayBroker:
         if self.path.parent.name.startswith(_SHORT_PREFIX):
             with contextlib.suppress(OSError):
                 self.path.parent.rmdir()
+
+
+def _nothing() -> None:
+    return None
 
 
 _SHORT_PREFIX = "deployer-gw-"
@@ -196,32 +298,43 @@ def _socket_path(work_dir: Path) -> Path:
 
 class InstanceNetworks:
     """The network of a runtime's instances: the ``network`` part of each new worker's sandbox
-    settings, and the broker once the emulator serves a gateway (:meth:`attach_gateway`)."""
+    settings; the broker, once the emulator serves a gateway (:meth:`attach_gateway`) or an
+    instance with internet access starts."""
 
-    def __init__(self, work_dir: Path) -> None:
+    def __init__(self, work_dir: Path, links: InternetLinks | None = None) -> None:
         self._work_dir = Path(work_dir)
+        self.links = links or InternetLinks(self._work_dir)
         self._broker: GatewayBroker | None = None
         self._port = 0
         self._lock = threading.Lock()
+
+    def _broker_locked(self) -> GatewayBroker:
+        if self._broker is None:
+            self._broker = GatewayBroker(self._work_dir, None, self.links)
+        return self._broker
 
     def attach_gateway(self, port: int, attach: Attach) -> None:
         """Instances started from now on reach the cloud APIs at ``127.0.0.1:port`` of their
         own namespace, through listeners given to ``attach``."""
         with self._lock:
-            if self._broker is not None:
-                self._broker.close()
-            self._broker = GatewayBroker(self._work_dir, attach)
+            self._broker_locked().attach = attach
             self._port = port
 
     def settings(self, internet_access: bool) -> dict[str, object]:
-        """A new instance's own network: the gateway's port and the broker's path and ticket;
-        where no namespace can be made, the TCP ports it may still connect to (None: any, for
-        a function with internet access)."""
+        """A new instance's own network: the gateway's port, the broker's path and ticket, its
+        internet link (``internet.py``; None without internet access or without a relay on
+        this host); where no namespace can be made, the TCP ports it may still connect to
+        (None: any, for a function with internet access)."""
+        internet = self.links.instance_settings() if internet_access else None
         with self._lock:
-            broker, port = self._broker, self._port
-        if broker is None:
-            return {"port": 0, "connect_ports": None if internet_access else []}
-        return {"port": port, "broker": str(broker.path), "ticket": broker.ticket(),
+            port = self._port
+            if not port and internet is None:
+                return {"port": 0, "internet": None,
+                        "connect_ports": None if internet_access else []}
+            broker = self._broker_locked()
+            ticket = broker.ticket(gateway=bool(port),
+                                   internet=str(internet["cidr"]) if internet else "")
+        return {"port": port, "broker": str(broker.path), "ticket": ticket, "internet": internet,
                 "connect_ports": None if internet_access else [port]}
 
     def close(self) -> None:

@@ -8,6 +8,7 @@ and regional forms; http and https alike); :data:`EMULATED_HOSTS` is the same ta
 ``host:port`` of a local endpoint speaking plain HTTP), in this order:
 
 * a loopback address (``127.0.0.0/8``, ``::1``, ``localhost``): the request goes out as is;
+* an authority (``host:port``) of the routing's ``addresses``, loopback or not: that endpoint;
 * a host one of the map's patterns fully matches: it goes to that endpoint, with the same
   method, path, query, headers (the ``Host`` header the client signed included) and body,
   bypassing proxies;
@@ -17,6 +18,12 @@ and regional forms; http and https alike); :data:`EMULATED_HOSTS` is the same ta
   leaves the machine) or sent as is (a function allowed to reach the internet).
 
 Every refusal is raised before a connection is made.
+
+**In-process endpoints.** An endpoint is ``"host:port"`` of a local server speaking plain HTTP,
+or an :class:`InProcessEndpoint`: an object that answers the request inside this process
+without a socket (``mock_cloud()`` plugs one in; its module, not this one, imports the HTTP
+libraries). The wrappers hand it the request as the library holds it; what it declines goes
+to its ``address`` over plain HTTP, as for a ``"host:port"`` endpoint.
 
 **The wrappers.** The SDK cores (darabonba-core, and the older Tea core) send sync calls
 through a ``requests`` session and ``*_async`` calls through an ``aiohttp.ClientSession`` they
@@ -29,7 +36,8 @@ responses instead of redirecting requests (and aioresponses, building aiohttp's
 requests that ``aliyunsdkcore`` vendors), ``aiohttp.ClientSession.request`` with its verb
 methods and ``ws_connect``, and ``aiohttp.request``. A wrapper only rewrites where a request
 goes, then calls the library's own method: responses, streaming, timeouts and errors stay the
-library's. No private attribute of either library is touched.
+library's; or, for an in-process endpoint, returns that endpoint's answer. No private
+attribute of either library is touched.
 
 **Installing.** :func:`install` (or :meth:`Routing.install`) takes effect at once for every
 thread and event loop of the process. Modules already imported are wrapped then; an import hook
@@ -55,7 +63,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 __all__ = [
@@ -63,6 +71,7 @@ __all__ = [
     "EMULATED_SERVICES",
     "METADATA_ADDRESS",
     "CloudEndpointNotEmulated",
+    "InProcessEndpoint",
     "Routing",
     "UnmockedRequestError",
     "install",
@@ -75,11 +84,11 @@ EMULATED_SERVICES: dict[str, str] = {
     "CloudFlow": r"[a-z0-9-]+\.fnf|fnf\.[a-z0-9-]+",
     "RAM": r"ram",
     "STS": r"sts(?:-vpc)?(?:\.[a-z0-9-]+)?",
-    "Log Service": r"[a-z0-9-]+\.[a-z0-9-]+\.log",
+    "Log Service": r"(?:[a-z0-9-]+\.)?[a-z0-9-]+\.log",
 }
 """The one table of emulated endpoints: service -> its host names below ``.aliyuncs.com``
 (``fcv3.<region>``, ``<account>.<region>[-internal].fc``, ``<region>.fnf``, ``ram``,
-``sts[-vpc][.<region>]``, ``<project>.<region>.log``, ...). A service the emulator learns to
+``sts[-vpc][.<region>]``, ``[<project>.]<region>.log``, ...). A service the emulator learns to
 serve is one line here."""
 
 EMULATED_HOSTS = re.compile(r"(?:" + "|".join(EMULATED_SERVICES.values()) + r")\.aliyuncs\.com")
@@ -95,6 +104,9 @@ _REGION_LABEL = re.compile(r"^(?:[a-z]{2}-[a-z0-9]+(?:-[a-z0-9]+)*|\d+|vpc|inter
 # aiohttp's public entry points -> the position of their URL argument (``self`` counted)
 AIOHTTP_SESSION_METHODS = {"request": 2, "get": 1, "options": 1, "head": 1, "post": 1,
                            "put": 1, "patch": 1, "delete": 1, "ws_connect": 1}
+# the verb each sends ("": named by the call; ws_connect has none: never in-process)
+_VERBS = {name: ("" if name == "request" else name.upper())
+          for name in AIOHTTP_SESSION_METHODS if name != "ws_connect"}
 
 
 class UnmockedRequestError(ConnectionError):
@@ -130,6 +142,27 @@ def service_of(host: str) -> str:
     return labels[0] if labels else host
 
 
+class InProcessEndpoint(Protocol):
+    """An endpoint answered inside this process, without a socket.
+
+    ``address`` (``host:port``) serves the same requests over plain HTTP: what the endpoint
+    declines (answers None) goes there, as do aiohttp's ``ws_connect`` calls."""
+
+    address: str
+
+    def send(self, adapter: Any, request: Any, stream: bool, timeout: Any) -> Any:
+        """``requests``: what ``HTTPAdapter.send`` answers for the ``PreparedRequest``
+        ``request`` (a ``requests.Response``), or None to decline it."""
+
+    def request(self, session: Any, method: str, url: str, options: dict[str, Any]) -> Any:
+        """``aiohttp``: what ``ClientSession.request(method, url, **options)`` returns (awaitable
+        and an async context manager); ``session`` is None for ``aiohttp.request``. None to
+        decline it."""
+
+
+Endpoint = str | InProcessEndpoint
+"""Where routed requests go: ``"host:port"`` over plain HTTP, or an in-process endpoint."""
+
 Refusal = Callable[[str, "str | None"], Exception]
 """A routing's policy for hosts outside the map: ``(host, url or None) -> the error to raise``."""
 
@@ -158,17 +191,22 @@ class Routing:
     """An endpoint map and a policy for other hosts; a context manager that uninstalls it.
 
     ``endpoints``: host pattern (a regular expression, matched against the whole lower-case
-    host name) -> ``"host:port"`` of a local endpoint speaking plain HTTP, e.g.
-    ``{EMULATED_HOSTS: "127.0.0.1:9125"}``. ``other_hosts``: what to raise for a host that is
-    neither loopback, nor routed, nor Alibaba Cloud's; ``None`` lets such requests go out."""
+    host name) -> its :data:`Endpoint`, e.g. ``{EMULATED_HOSTS: "127.0.0.1:9125"}``.
+    ``addresses``: authority (``host:port``, lower-case) -> its endpoint, decided first,
+    loopback included (an in-process endpoint's own address, say). ``other_hosts``: what to
+    raise for a host that is neither loopback, nor routed, nor Alibaba Cloud's; ``None`` lets
+    such requests go out."""
 
-    def __init__(self, endpoints: Mapping[str | re.Pattern[str], str], *,
-                 other_hosts: Refusal | None = refuse_unrouted) -> None:
+    def __init__(self, endpoints: Mapping[str | re.Pattern[str], Endpoint], *,
+                 other_hosts: Refusal | None = refuse_unrouted,
+                 addresses: Mapping[str, Endpoint] | None = None) -> None:
         self._routes = [(re.compile(p) if isinstance(p, str) else p, endpoint)
                         for p, endpoint in endpoints.items()]
         self._other_hosts = other_hosts
+        self._addresses = dict(addresses or {})
+        self._decided: dict[str, Endpoint | None] = {}  # authority -> decision (no refusals)
 
-    def route(self, host: str, url: str | None = None) -> str | None:
+    def route(self, host: str, url: str | None = None) -> Endpoint | None:
         """The decision for ``host`` (see the module docstring): the endpoint its requests go
         to, or None when they go out unchanged. Raises :class:`CloudEndpointNotEmulated` for
         the metadata address and unserved Alibaba Cloud hosts, and the policy's error for
@@ -185,14 +223,32 @@ class Routing:
             raise self._other_hosts(name, url)
         return None
 
+    def resolve(self, url: str) -> str | InProcessEndpoint | None:
+        """Where a request for ``url`` goes: None when unchanged, an in-process endpoint, or
+        the ``http://`` URL of a ``host:port`` endpoint (same path and query); raises as
+        :meth:`route` does. Decisions are remembered per authority (refusals are not)."""
+        authority = _authority(url)
+        if authority in self._decided:
+            endpoint = self._decided[authority]
+        else:
+            endpoint = self._addresses.get(authority.lower())
+            if endpoint is None:
+                endpoint = self.route(urlsplit(url).hostname or "", url)
+            if len(self._decided) >= 256:
+                self._decided.clear()
+            self._decided[authority] = endpoint
+        if endpoint is None or not isinstance(endpoint, str):
+            return endpoint
+        return over_http(endpoint, url)
+
     def target(self, url: str) -> str | None:
-        """Where ``url`` goes: None when unchanged, the endpoint's ``http://`` URL (same path
-        and query) for a routed host; raises as :meth:`route` does."""
-        parts = urlsplit(url)
-        endpoint = self.route(parts.hostname or "", url)
-        if endpoint is None:
-            return None
-        return urlunsplit(("http", endpoint, parts.path or "/", parts.query, ""))
+        """Where ``url`` goes over HTTP: None when unchanged, the endpoint's ``http://`` URL
+        (same path and query) for a routed host (an in-process endpoint's ``address``);
+        raises as :meth:`route` does."""
+        where = self.resolve(url)
+        if where is None or isinstance(where, str):
+            return where
+        return over_http(where.address, url)
 
     def install(self) -> Routing:
         """Route this process's HTTP traffic by this routing until :meth:`uninstall`."""
@@ -208,6 +264,25 @@ class Routing:
 
     def __exit__(self, *exc: object) -> None:
         self.uninstall()
+
+
+def _authority(url: str) -> str:
+    """The ``[userinfo@]host[:port]`` part of an absolute URL ("" for a relative one)."""
+    _, sep, rest = url.partition("//")
+    if not sep:
+        return ""
+    end = len(rest)
+    for mark in "/?#":
+        found = rest.find(mark, 0, end)
+        if found >= 0:
+            end = found
+    return rest[:end]
+
+
+def over_http(address: str, url: str) -> str:
+    """``url`` sent to ``address`` (``host:port``) over plain HTTP: same path and query."""
+    parts = urlsplit(url)
+    return urlunsplit(("http", address, parts.path or "/", parts.query, ""))
 
 
 def install(endpoints: Mapping[str | re.Pattern[str], str]) -> Routing:
@@ -231,10 +306,15 @@ def _wrap_adapter_send(original: Any) -> Any:
     def send(adapter: Any, request: Any, stream: bool = False, timeout: Any = None,
              verify: Any = True, cert: Any = None, proxies: Any = None) -> Any:
         routing = _PATCHES.current()
-        target = None if routing is None else routing.target(request.url or "")
-        if target is not None:
+        where = None if routing is None else routing.resolve(request.url or "")
+        if where is not None:
+            if not isinstance(where, str):
+                answer = where.send(adapter, request, stream, timeout)
+                if answer is not None:
+                    return answer
+                where = over_http(where.address, request.url)
             request = request.copy()
-            request.url = target
+            request.url = where
             verify, cert, proxies = False, None, {}
         return original(adapter, request, stream=stream, timeout=timeout, verify=verify,
                         cert=cert, proxies=proxies)
@@ -242,7 +322,11 @@ def _wrap_adapter_send(original: Any) -> Any:
     return send
 
 
-def _wrap_aiohttp(original: Any, url_index: int) -> Any:
+def _wrap_aiohttp(original: Any, url_index: int, method: str | None = "") -> Any:
+    """``method``: the verb a method sends ("" for ``request``, whose first argument after the
+    session names it; None for ``ws_connect``, which never goes in-process)."""
+    session_call = url_index > 1 or method != ""
+
     @functools.wraps(original)
     def call(*args: Any, **kwargs: Any) -> Any:
         routing = _PATCHES.current()
@@ -252,12 +336,21 @@ def _wrap_aiohttp(original: Any, url_index: int) -> Any:
             base = getattr(args[0], "_base_url", None) if args else None
             if base is not None and not urlsplit(url).netloc:  # relative to the session's
                 url = urljoin(str(base), url)  # base URL (unknown base: judged as it is)
-            target = routing.target(url)
-            if target is not None:
+            where = routing.resolve(url)
+            if where is not None and not isinstance(where, str) and method is not None:
+                verb = method or str(args[url_index - 1] if len(args) >= url_index
+                                     else kwargs.get("method"))
+                options = {k: v for k, v in kwargs.items() if k not in ("url", "method")}
+                answer = where.request(args[0] if session_call else None, verb, url, options)
+                if answer is not None:
+                    return answer
+            if where is not None:
+                if not isinstance(where, str):
+                    where = over_http(where.address, url)
                 if positional:
-                    args = (*args[:url_index], target, *args[url_index + 1:])
+                    args = (*args[:url_index], where, *args[url_index + 1:])
                 else:
-                    kwargs["url"] = target
+                    kwargs["url"] = where
                 kwargs["ssl"] = False
                 kwargs["proxy"] = None
         return original(*args, **kwargs)
@@ -271,8 +364,9 @@ _AIOHTTP_REQUEST: _Wrap = (None, "request", functools.partial(_wrap_aiohttp, url
 WRAPPED: dict[str, tuple[_Wrap, ...]] = {
     "requests.adapters": _ADAPTER,
     "aliyunsdkcore.vendored.requests.adapters": _ADAPTER,  # the old core SDK's own copy
-    "aiohttp.client": (*(("ClientSession", name, functools.partial(_wrap_aiohttp, url_index=i))
-                         for name, i in AIOHTTP_SESSION_METHODS.items()), _AIOHTTP_REQUEST),
+    "aiohttp.client": (*(("ClientSession", name, functools.partial(
+        _wrap_aiohttp, url_index=i, method=_VERBS.get(name)))
+        for name, i in AIOHTTP_SESSION_METHODS.items()), _AIOHTTP_REQUEST),
     "aiohttp": (_AIOHTTP_REQUEST,),  # aiohttp.request, re-exported from aiohttp.client
 }
 """Module -> the public methods wrapped in it."""

@@ -16,12 +16,14 @@ Loaded by path inside the worker (standard library only). :func:`enter_sandbox` 
      points there; the function's merged layers (``opt``) are bind-mounted read-only on
      ``/opt`` in the same namespace;
    * the network (``network``): a network namespace of the instance's own, with its own
-     loopback and nothing else: no port of this machine (the emulator's admin API, console and
-     log endpoints, other instances, any other service) can be reached from it. Before entering
-     it the worker connects to the gateway broker's Unix socket; inside, it binds
-     ``127.0.0.1:<gateway port>`` and sends that listening socket to the emulator, which serves
-     the cloud APIs on it (``network.py``). Every process the handler starts, in any language,
-     inherits the namespace.
+     loopback: no port of this machine (the emulator's admin API, console and log endpoints,
+     other instances, any other service) can be reached from it. Before entering it the worker
+     connects to the gateway broker's Unix socket; inside, it binds ``127.0.0.1:<gateway
+     port>`` and sends that listening socket to the emulator, which serves the cloud APIs on it
+     (``network.py``); with internet access, the emulator attaches a user-mode network stack
+     that reaches the internet but none of this host's addresses (``internet.py``,
+     ``own_network.py``). Every process the handler starts, in any language, inherits the
+     namespace.
 
 4. Landlock (Linux ≥ 5.13): the process keeps read access to the paths listed in ``read`` (the
    system, the code root, the built-in packages) and write access to ``write`` (the instance
@@ -37,16 +39,18 @@ can log it; docs/runtime.md says what each step protects and what it does not.
 
 from __future__ import annotations
 
-import array
 import contextlib
 import ctypes
-import fcntl
 import os
 import resource
 import signal
-import socket
-import struct
+import sys
 from typing import Any
+
+if __package__:  # imported as deployer.emulator.runtime.sandbox
+    from . import own_network
+else:  # loaded by path in a worker: bootstrap.py loads own_network.py first, under this name
+    own_network = sys.modules["_fc_emulator_own_network"]
 
 __all__ = ["enter_sandbox"]
 
@@ -67,7 +71,6 @@ _FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
 _NET_CONNECT_TCP = 1 << 1
 _RULE_NET_PORT = 2
-_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP, _IFF_RUNNING = 0x8913, 0x8914, 0x1, 0x40
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -168,53 +171,6 @@ def _private_tmp(directory: str, keep: list[str], report: list[str]) -> bool:
     return True
 
 
-def _broker_connection(network: dict[str, Any], report: list[str]) -> socket.socket | None:
-    """The connection to the gateway broker, made before any namespace hides its path."""
-    if not network.get("broker"):
-        return None
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.settimeout(10.0)
-        conn.connect(network["broker"])
-    except OSError as exc:
-        conn.close()
-        report.append(f"network: gateway broker: {exc}")
-        return None
-    return conn
-
-
-def _own_network(network: dict[str, Any], conn: socket.socket | None,
-                 report: list[str]) -> bool:
-    """Inside the new network namespace: loopback up, and the gateway's listener handed to the
-    emulator over ``conn`` (kept open for the life of the instance)."""
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            got = fcntl.ioctl(probe, _SIOCGIFFLAGS, struct.pack("16sH14x", b"lo", 0))
-            flags = struct.unpack_from("16sH", got)[1] | _IFF_UP | _IFF_RUNNING
-            fcntl.ioctl(probe, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags))
-    except OSError as exc:
-        report.append(f"network: loopback: {exc}")
-        return False
-    if conn is None or not network.get("port"):
-        return True  # no gateway: the instance reaches nothing but itself
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        listener.bind(("127.0.0.1", int(network["port"])))
-        listener.listen(128)
-        conn.sendmsg([str(network.get("ticket", "")).encode("ascii")], [(
-            socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [listener.fileno()]))])
-        if conn.recv(1) != b"\x01":
-            report.append("network: the emulator refused the gateway listener")
-            return True
-    except OSError as exc:
-        report.append(f"network: gateway: {exc}")
-        return True
-    finally:
-        listener.close()
-    os.set_inheritable(conn.detach(), True)  # its end tells the emulator the instance is gone
-    return True
-
-
 def _mount_opt(tree: str, report: list[str]) -> None:
     """The function's merged layers, read-only on ``/opt`` (in the private mount namespace)."""
     libc = _libc()
@@ -306,16 +262,21 @@ def enter_sandbox(settings: dict[str, Any]) -> list[str]:
     tmp = settings.get("tmp_dir")
     network: dict[str, Any] = settings.get("network") or {}
     private_tmp = bool(tmp and settings.get("private_tmp"))
-    conn = _broker_connection(network, report) if network else None
+    conn = own_network.connect_broker(network, report) if network else None
     flags = (_CLONE_NEWNS if private_tmp else 0) | (_CLONE_NEWNET if network else 0)
     entered = bool(flags) and _unshare(flags, report)
+    resolv_conf = own_network.open_resolv_conf(network) if entered else -1
     if entered and private_tmp and _private_tmp(tmp, list(settings.get("keep", [])), report):
         os.environ["TMPDIR"] = "/tmp"
         if settings.get("opt"):
             _mount_opt(settings["opt"], report)
-    elif tmp:
-        os.environ["TMPDIR"] = tmp
-    isolated = entered and bool(network) and _own_network(network, conn, report)
+        own_network.mount_resolv_conf(resolv_conf, report)
+    else:
+        if resolv_conf >= 0:
+            os.close(resolv_conf)
+        if tmp:
+            os.environ["TMPDIR"] = tmp
+    isolated = entered and bool(network) and own_network.enter(network, conn, report)
     if network and not isolated:
         report.append("network: no namespace of its own; the instance shares this host's")
         if conn is not None:

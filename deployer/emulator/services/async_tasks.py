@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.records import AsyncTaskRow
 from deployer.emulator.services.errors import InvalidValue, Resource, ResourceNotFound
 from deployer.emulator.services.ports import InstanceSpec, InvocationResult
-from deployer.emulator.store.async_task_repos import AsyncTaskRepo, AsyncTaskRow
+from deployer.emulator.store.async_task_repos import AsyncTaskRepo
 from deployer.emulator.store.function_config_repos import FunctionConfigRepo
 
 __all__ = ["DEFAULT_MAX_AGE", "DEFAULT_RETRIES", "AsyncInvokeConfigs", "AsyncTaskRow",

@@ -1,7 +1,8 @@
 """CloudFlow executions: start, describe (long poll), list, history, stop, callbacks.
 
-Domain logic only; the engine runs the steps, reached through the :class:`ExecutionEngine` port
-(the service never imports ``emulator.engine``; ``emulator/app.py`` plugs the FlowEngine in).
+Domain logic only; the engine runs the steps, reached through the ``ExecutionEngine`` port of
+``emulator/ports.py`` (the service never imports ``emulator.engine``; ``emulator/app.py`` plugs
+the FlowEngine in).
 Decisions (docs/emulator.md):
 StartExecution on an Express flow and StopExecution of a finished execution answer
 InvalidValue; StartSyncExecution on a Standard flow answers ActionNotSupported; an unknown
@@ -15,11 +16,12 @@ import builtins
 import json
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.ports import ExecutionEngine, ExecutionLinks
 from deployer.emulator.records import FlowRecord, HistoryRow
 from deployer.emulator.services.errors import (
     AlreadyExists,
@@ -31,21 +33,21 @@ from deployer.emulator.services.errors import (
     Unsupported,
 )
 from deployer.emulator.services.flows import FlowService, check_name
-from deployer.emulator.services.numbers import parse_number
+from deployer.emulator.services.numbers import names_version, parse_number
+from deployer.emulator.services.task_mocks import TaskMocks, split_case
 from deployer.emulator.store.errors import ExecutionNameTaken
 from deployer.emulator.store.flow_repos import ExecutionRow, FlowRepo
+from deployer.emulator.store.link_repos import LinkRepo
 from deployer.emulator.store.steps import output_text
 from deployer.fdl.interpreter import (
-    Event,
-    Execution,
     StopRequested,
     TaskFailed,
     TaskSucceeded,
 )
 from deployer.fdl.limits import DATA_LIMIT_BYTES
 
-__all__ = ["EXECUTION_STATUSES", "ExecutionEngine", "ExecutionFilter", "ExecutionService",
-           "ExecutionView", "SyncResult"]
+__all__ = ["EXECUTION_STATUSES", "ExecutionFilter", "ExecutionService", "ExecutionView",
+           "SyncResult"]
 
 EXECUTION_STATUSES = ("Starting", "Running", "Stopped", "Succeeded", "Failed", "TimedOut")
 SYNC_TIMEOUT = 330.0  # real seconds: Express executions end within 300 s of their clock
@@ -55,35 +57,6 @@ class QualifierResolver(Protocol):
     """Flow versions and aliases (``services.flow_versions.FlowReleases``)."""
 
     def resolve(self, flow: FlowRecord, qualifier: str) -> tuple[FlowRecord, str]: ...
-
-
-class ExecutionEngine(Protocol):
-    """The port to the engine that runs steps (``emulator.engine.FlowEngine``)."""
-
-    def begin(self, flow: FlowRecord, *, name: str, input_text: str, input_value: Any,
-              flow_version: str = "", qualifier: str = "") -> Execution:
-        """Create an execution and commit it, not yet started (``Running``): its first step
-        runs after this returns; ExecutionNameTaken when the name is in use. It records the
-        published version and the alias it was started with ('' for LATEST / none)."""
-        ...
-
-    def deliver(self, seq: int, make_event: Callable[[float], Event]) -> Execution | None:
-        """Apply one event now; the new execution (None if it is gone or finished)."""
-        ...
-
-    def wait_ended(self, is_ended: Callable[[], bool], timeout: float) -> bool:
-        """Block up to ``timeout`` real seconds until ``is_ended()``."""
-        ...
-
-    def resync(self) -> None:
-        """Rows changed behind the engine (a flow was deleted): reload, wake waiters."""
-        ...
-
-    def watch_changes(self, seq: int, after_version: int,
-                      wake: Callable[[], None]) -> Callable[[], None]:
-        """Call ``wake()`` once execution ``seq`` commits a version above ``after_version``;
-        returns the unsubscribe function."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,27 +138,53 @@ class ExecutionService:
         self._engine = engine
         self._clock = clock
         self.versions: QualifierResolver | None = None  # flow versions and aliases
+        self.mocks: TaskMocks | None = None  # the loaded mock test cases
+        self.links: LinkRepo | None = None  # parent and child executions
 
     def start(self, account_id: str, region: str, flow_name: str, *, name: str = "",
-              input_text: str = "", qualifier: str = "") -> ExecutionView:
+              input_text: str = "", qualifier: str = "", callback_token: str = "",
+              links: ExecutionLinks | None = None, generated: bool = False) -> ExecutionView:
         """Start a Standard execution asynchronously, as the cloud does: the answer comes once
         the start is committed, with status ``Running`` and before any state has run; the
         execution then proceeds in the engine (wait for it with :meth:`describe`'s long poll).
         A running one of that name is returned as is, a finished one raises
-        AlreadyExists (``Resource.EXECUTION``). With ``qualifier`` (a published version or an alias)
-        the execution runs that version's definition."""
+        AlreadyExists (``Resource.EXECUTION``). With ``qualifier`` (a published version or an
+        alias) the execution runs that version's definition. A name ending in ``#<case>`` runs
+        with the loaded mock test case ``<case>`` (the execution is named without the suffix);
+        ``callback_token`` (StartExecution's ``CallbackFnFTaskToken``) is reported to with
+        the execution's output or error when it ends. ``generated``: ``name`` is a UUID the
+        service made up (as it does for a name left out), not the caller's."""
         flow, version, alias = self._qualified(self._flows.get(account_id, region, flow_name),
                                                qualifier)
         if flow.execution_mode != "Standard":
             raise InvalidValue(f"Flow {flow_name} is an Express flow: use "
                                "StartSyncExecution", field="FlowName")
-        if name:
+        name, links = self._linked(flow, name, links, callback_token)
+        if name and not generated:
             check_name(name, "ExecutionName")
         name = name or str(uuid.uuid4())  # generated names are UUIDs, as the cloud's
-        return self._begin(flow, name, input_text, reuse=True, version=version, alias=alias)
+        return self._begin(flow, name, input_text, reuse=True, version=version, alias=alias,
+                           links=links)
+
+    def _linked(self, flow: FlowRecord, name: str, links: ExecutionLinks | None,
+                callback_token: str) -> tuple[str, ExecutionLinks | None]:
+        """The execution name without its ``#<case>`` suffix, and its links (the case
+        checked against the loaded mocks)."""
+        base, case = split_case(name)
+        if not case and not callback_token:
+            return name, links
+        if case:
+            if self.mocks is None:
+                raise InvalidValue("no mock test cases are loaded (deploy emulator mocks "
+                                   "load FILE)", field="ExecutionName")
+            self.mocks.check_case(flow.name, case)
+        links = links or ExecutionLinks()
+        return base, replace(links, mock_case=case or links.mock_case,
+                             callback_token=callback_token or links.callback_token)
 
     def _begin(self, flow: FlowRecord, name: str, input_text: str, *,
-               reuse: bool, version: str = "", alias: str = "") -> ExecutionView:
+               reuse: bool, version: str = "", alias: str = "",
+               links: ExecutionLinks | None = None) -> ExecutionView:
         text, value = _input(input_text)
         for attempt in range(3):
             if attempt:  # the name is taken (the INSERT said so): the existing one answers
@@ -205,7 +204,7 @@ class ExecutionService:
                 flow = flow if version else fresh
             try:
                 ex = self._engine.begin(flow, name=name, input_text=text, input_value=value,
-                                        flow_version=version, qualifier=alias)
+                                        flow_version=version, qualifier=alias, links=links)
             except ExecutionNameTaken:
                 continue  # in use (perhaps started concurrently): read it
             return ExecutionView(name, flow.name, ex.status.value, text, output_text(ex),
@@ -232,7 +231,7 @@ class ExecutionService:
             raise ResourceNotFound(f"Qualifier {qualifier} of flow {flow.name} does not exist.",
                                    Resource.ALIAS, name=qualifier)
         frozen, version = self.versions.resolve(flow, qualifier)
-        return frozen, version, "" if qualifier.isdigit() else qualifier
+        return frozen, version, "" if names_version(qualifier) else qualifier
 
     def start_sync(self, account_id: str, region: str, flow_name: str, *, name: str = "",
                    input_text: str = "", qualifier: str = "") -> SyncResult:
@@ -241,10 +240,12 @@ class ExecutionService:
                                                qualifier)
         if flow.execution_mode != "Express":
             raise Unsupported("Standard execution is not supported")
+        name, links = self._linked(flow, name, None, "")
         if name:
             check_name(name, "ExecutionName")
         full = f"{name or uuid.uuid4()}:{uuid.uuid4()}"
-        self._begin(flow, full, input_text, reuse=False, version=version, alias=alias)
+        self._begin(flow, full, input_text, reuse=False, version=version, alias=alias,
+                    links=links)
         view = self.describe(account_id, region, flow_name, full, wait_seconds=SYNC_TIMEOUT)
         if view.status == "Succeeded":
             return SyncResult(view, "", "")
@@ -269,13 +270,15 @@ class ExecutionService:
         """One page in start order (``newest_first``: newest first, the console's order) and
         the next page's token ('' on the last page). ``filt.qualifier``: ``LATEST``, a version
         (started with it or through an alias that picked it) or an alias (started through it);
-        an unknown one raises ResourceNotFound as StartExecution does. A ``filt.map_run_name``
-        raises InvalidValue: the emulator runs no distributed Map, so no map run exists."""
+        an unknown one raises ResourceNotFound as StartExecution does. ``filt.map_run_name``
+        lists the child executions of that map run (a distributed Map's; an unknown one raises
+        InvalidValue); without it a map run's children are left out, as they are not the
+        flow's own executions."""
         flow = self._flows.get(account_id, region, flow_name)
         version, alias = self._started_with(flow, filt.qualifier)
-        if filt.map_run_name:
-            raise InvalidValue(f"MapRunName '{filt.map_run_name}' does not exist: the "
-                               "emulator runs no distributed Map, so there are no map runs",
+        if filt.map_run_name and (self.links is None
+                                  or not self.links.map_run_exists(filt.map_run_name)):
+            raise InvalidValue(f"MapRunName '{filt.map_run_name}' does not exist",
                                field="MapRunName")
         if filt.status and filt.status not in EXECUTION_STATUSES:
             raise InvalidValue(f"Status '{filt.status}' is invalid: use one of "
@@ -291,7 +294,7 @@ class ExecutionService:
             status=filt.status, prefix=filt.name_prefix,
             started_from=_parse_time(filt.started_from, "StartedTimeBegin"),
             started_to=_parse_time(filt.started_to, "StartedTimeEnd"), newest_first=newest_first,
-            flow_version=version, alias=alias)
+            flow_version=version, alias=alias, map_run=filt.map_run_name)
         token = rows[limit].name if len(rows) > limit else ""
         return [_view(r) for r in rows[:limit]], token
 
@@ -366,6 +369,53 @@ class ExecutionService:
         if ex is None or not ex.new_events:
             raise TaskCompleted(f"Task {token} has already completed.")
         return ex.new_events[0].event_id
+
+    def report_later(self, account_id: str, region: str, token: str, *,
+                     output: str | None = None, error: str = "", cause: str = "") -> bool:
+        """Complete the pending task holding ``token`` without waiting for the step (a child
+        execution reporting to its parent); False when no pending task has it."""
+        live = [t for t in self._repo.task_by_token(account_id, region, token)
+                if not t.completed]
+        if not live:
+            return False
+        task = live[0]
+        self._engine.post(task.exec_seq, lambda now: (
+            TaskSucceeded(now, task.task_id, output) if output is not None
+            else TaskFailed(now, task.task_id, error, cause)))
+        return True
+
+    def children(self, account_id: str, region: str, flow_name: str, name: str,
+                 task_id: str) -> builtins.list[ExecutionView]:
+        """The executions that task ``task_id`` of execution ``name`` started (sub-flows)."""
+        row = self._repo.get_execution(account_id, region, flow_name, name)
+        if row is None or self.links is None:
+            return []
+        views = [self.view(seq) for seq in self.links.children(row.seq, task_id)]
+        return [v for v in views if v is not None]
+
+    def parent(self, account_id: str, region: str, flow_name: str,
+               name: str) -> tuple[ExecutionView, str] | None:
+        """The execution whose task started execution ``name``, and that task's id."""
+        row = self._repo.get_execution(account_id, region, flow_name, name)
+        if row is None or self.links is None:
+            return None
+        links = self.links.links(row.seq)
+        parent = self.view(links.parent_seq) if links.parent_seq else None
+        return None if parent is None else (parent, links.parent_task_id)
+
+    def map_run_counts(self, map_run: str) -> dict[str, int]:
+        """Child executions of map run ``map_run`` by status (the console's counts)."""
+        return self._repo.map_run_counts(map_run)
+
+    def row_keys(self, seq: int) -> tuple[str, str] | None:
+        """The account and region of execution ``seq`` (None when it is gone)."""
+        row = self._repo.execution_by_seq(seq)
+        return None if row is None else (row.account_id, row.region)
+
+    def view(self, seq: int) -> ExecutionView | None:
+        """Execution ``seq`` as it is now (None when it is gone)."""
+        row = self._repo.execution_by_seq(seq)
+        return None if row is None else _view(row)
 
     def forget_flow(self, account_id: str, region: str, flow_name: str) -> None:
         """Called after a flow was deleted: the engine forgets its timers and long-polling

@@ -31,7 +31,7 @@ from deployer.emulator.services.errors import (
     ResourceNotFound,
 )
 from deployer.emulator.services.flows import FlowService, check_name
-from deployer.emulator.services.numbers import parse_number
+from deployer.emulator.services.numbers import names_version, parse_number
 from deployer.emulator.store.release_repos import AliasRow, ReleaseRepo, VersionRow
 
 __all__ = ["FlowAlias", "FlowReleases", "FlowVersion", "Route"]
@@ -228,7 +228,7 @@ class FlowReleases:
     def resolve(self, flow: FlowRecord, qualifier: str) -> tuple[FlowRecord, str]:
         """The flow a ``qualifier`` (a version or an alias) runs and the chosen version."""
         a, r, name = flow.account_id, flow.region, flow.name
-        if qualifier.isdigit():
+        if names_version(qualifier):
             return self._frozen(flow, self._existing(a, r, name, qualifier)), qualifier
         alias = self._repo.alias(a, r, name, qualifier)
         if alias is None:

@@ -3,7 +3,8 @@
 A definition is checked with :func:`deployer.fdl.check_flow` for the flow's execution mode; any
 error diagnostic refuses the request with :class:`InvalidValue` whose message lists every
 error as ``Definition:<line>:<col>: error <code>: <path>: <message>``. The definition's
-``Name`` must equal the flow name. A ``RoleArn`` must name a role of the emulator's RAM whose
+``Name`` must equal the flow name (a legacy-dialect definition, ``version`` / ``type: flow`` /
+``steps``, has none: the API names it). A ``RoleArn`` must name a role of the emulator's RAM whose
 trust policy lets ``fnf.aliyuncs.com`` assume it.
 """
 
@@ -24,7 +25,7 @@ from deployer.emulator.services.errors import (
     ResourceNotFound,
 )
 from deployer.emulator.store.flow_repos import FlowRepo
-from deployer.fdl import check_flow
+from deployer.fdl import LegacyFlow, check_flow
 from deployer.fdl.limits import DEFINITION_BYTES
 
 __all__ = ["CLOUDFLOW_PRINCIPAL", "FLOW_EXECUTION_MODES", "FLOW_NAME_RE", "FlowChanges",
@@ -154,7 +155,7 @@ class FlowService:
         if checked.errors or checked.flow is None:
             lines = "; ".join(d.format() for d in checked.errors) or "not a flow definition"
             raise InvalidValue(f"Definition is invalid: {lines}", field="Definition")
-        if checked.flow.name != name:
+        if not isinstance(checked.flow, LegacyFlow) and checked.flow.name != name:
             raise InvalidValue(
                 f"Definition is invalid: its Name '{checked.flow.name}' must equal the flow "
                 f"name '{name}'", field="Definition")

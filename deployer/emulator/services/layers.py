@@ -19,10 +19,11 @@ import re
 from dataclasses import dataclass
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.records import LayerVersionRow
 from deployer.emulator.services.errors import InvalidValue, Resource, ResourceNotFound
 from deployer.emulator.services.functions.rules import RUNTIMES, check_zip
 from deployer.emulator.services.ports import LayerSource
-from deployer.emulator.store.layer_repos import LayerRepo, LayerVersionRow
+from deployer.emulator.store.layer_repos import LayerRepo
 from deployer.emulator.store.repos import CodeStore
 
 __all__ = ["LayerInput", "LayerService", "LayerVersionRow", "parse_layer_arn"]

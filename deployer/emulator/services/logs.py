@@ -158,13 +158,13 @@ class LogService:
         """CreateProject: AlreadyExists (``ProjectAlreadyExist``) when it exists."""
         if self.project_exists(account_id, region, project) or self._stores is None or \
                 not self._stores.add(account_id, region, project, "", self._now()):
-            raise AlreadyExists(f"Project {project} already exist",
-                                Resource.PROJECT, name=project)
+            raise AlreadyExists(f"Project {project} already exist", Resource.PROJECT,
+                                name=project)
 
     def get_project(self, account_id: str, region: str, project: str) -> None:
         if not self.project_exists(account_id, region, project):
-            raise ResourceNotFound(f"Project {project} does not exist",
-                                   Resource.PROJECT, name=project)
+            raise ResourceNotFound(f"Project {project} does not exist", Resource.PROJECT,
+                                   name=project)
 
     def logstore_exists(self, account_id: str, region: str, project: str,
                         logstore: str) -> bool:
@@ -173,13 +173,13 @@ class LogService:
 
     def create_logstore(self, account_id: str, region: str, project: str,
                         logstore: str) -> None:
-        """CreateLogStore: NotFound for the project, AlreadyExists for the logstore."""
+        """CreateLogStore: ResourceNotFound for the project, AlreadyExists for the logstore."""
         self.get_project(account_id, region, project)
         if self.logstore_exists(account_id, region, project, logstore) or \
                 self._stores is None or \
                 not self._stores.add(account_id, region, project, logstore, self._now()):
-            raise AlreadyExists(f"logstore {logstore} already exist",
-                                Resource.LOGSTORE, name=logstore)
+            raise AlreadyExists(f"logstore {logstore} already exist", Resource.LOGSTORE,
+                                name=logstore)
 
     def get_logstore(self, account_id: str, region: str, project: str, logstore: str) -> None:
         self.get_project(account_id, region, project)
@@ -190,8 +190,8 @@ class LogService:
     def _writers(self, account_id: str, region: str, project: str, logstore: str, *,
                  created: bool = True) -> dict[str, dict[str, Any]]:
         """``{function name: logConfig}`` of the functions writing to ``project/logstore``;
-        ResourceNotFound (``project`` / ``logstore``) when neither a function names them nor
-        (``created``) were they created."""
+        ResourceNotFound (``Resource.PROJECT`` / ``Resource.LOGSTORE``) when neither a function
+        names them nor (``created``) were they created."""
         in_project: dict[str, dict[str, Any]] = {}
         start = ""
         while True:
@@ -214,7 +214,7 @@ class LogService:
         return writers
 
     def get_logs(self, account_id: str, region: str, query: LogQuery) -> LogResult:
-        """Entries of ``query`` (see the module docstring). Raises NotFound for an unknown
+        """Entries of ``query`` (see the module docstring). Raises ResourceNotFound for an unknown
         project or logstore and InvalidValue for a bad range, line, offset or query."""
         if query.start >= query.end:
             raise InvalidValue("from must be less than to (the range is [from, to))",

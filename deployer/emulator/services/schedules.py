@@ -30,9 +30,9 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Protocol
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.ports import ScheduleTimers
 from deployer.emulator.records import ScheduleKey, ScheduleRow
 from deployer.emulator.services.errors import (
     AlreadyExists,
@@ -46,7 +46,7 @@ from deployer.emulator.services.flows import FlowService, check_name
 from deployer.emulator.services.schedule_cron import ScheduleExpression, parse_cron
 from deployer.emulator.store.schedule_repos import ScheduleRepo
 
-__all__ = ["MAX_CATCH_UP", "ScheduleChanges", "ScheduleService", "ScheduleTimers"]
+__all__ = ["MAX_CATCH_UP", "ScheduleChanges", "ScheduleService"]
 
 
 log = logging.getLogger("deployer.emulator")
@@ -54,12 +54,6 @@ MAX_CATCH_UP = 100
 SCHEDULES_LIST_LIMIT = (1, 1000)
 MAX_PAYLOAD = 64 * 1024
 _NAMESPACE = uuid.UUID("6f0b8a52-3c1e-4d55-9b8e-5c1f0a6d2e71")
-
-
-class ScheduleTimers(Protocol):
-    """The engine's schedule mirror (``engine.FlowEngine.schedule_changed``)."""
-
-    def schedule_changed(self, key: ScheduleKey, next_fire_at: float | None) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.records import TriggerKey, TriggerRow
 from deployer.emulator.services.errors import (
     AlreadyExists,
     InvalidValue,
@@ -41,7 +42,7 @@ from deployer.emulator.services.errors import (
 )
 from deployer.emulator.services.schedule_cron import ScheduleExpression, parse_cron
 from deployer.emulator.services.schedules import MAX_CATCH_UP
-from deployer.emulator.store.trigger_repos import TriggerKey, TriggerRepo, TriggerRow
+from deployer.emulator.store.trigger_repos import TriggerRepo
 
 __all__ = ["FC_KEY_PREFIX", "MAX_CATCH_UP", "TriggerChanges", "TriggerInput", "TriggerRow",
            "TriggerService"]
@@ -50,7 +51,7 @@ log = logging.getLogger("deployer.emulator")
 FC_KEY_PREFIX = "fc:"
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,127}$")
 TYPES = ("http", "timer", "oss", "log", "mns_topic", "cdn_events", "tablestore", "eventbridge")
-METHODS = ("HEAD", "DELETE", "POST", "GET", "OPTIONS", "PUT", "PATCH")
+TRIGGER_METHODS = ("HEAD", "DELETE", "POST", "GET", "OPTIONS", "PUT", "PATCH")
 SOURCED = {"oss": "acs:oss:", "log": "acs:log:", "mns_topic": "acs:mns:", "cdn_events":
            "acs:cdn:", "tablestore": "acs:ots:"}
 _MAX_PAYLOAD = 128 * 1024
@@ -109,9 +110,9 @@ def check_config(kind: str, config: Mapping[str, Any], source_arn: str) -> dict[
                                "emulator (anonymous or function)", field="triggerConfig")
         methods = out.get("methods")
         if not isinstance(methods, list) or not methods or not all(
-                m in METHODS for m in methods):
+                m in TRIGGER_METHODS for m in methods):
             raise InvalidValue("triggerConfig.methods must be a list of "
-                               + ", ".join(METHODS), field="triggerConfig")
+                               + ", ".join(TRIGGER_METHODS), field="triggerConfig")
         out["authType"] = auth
     elif kind == "timer":
         cron = out.get("cronExpression")

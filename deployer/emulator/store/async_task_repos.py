@@ -1,19 +1,20 @@
-"""Asynchronous invocation tasks (migration 11): one row per task of a function, with its
+"""Asynchronous invocation tasks (migration 13): one row per task of a function, with its
 status and outcome (what GetAsyncTask and ListAsyncTasks answer)."""
 
 from __future__ import annotations
 
 import builtins
 import sqlite3
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
+from deployer.emulator.records import AsyncTaskRow
 from deployer.emulator.store.db import Database, register_migration
 
 __all__ = ["AsyncTaskRepo", "AsyncTaskRow"]
 
 register_migration(
-    11,
+    13,
     "Function Compute asynchronous tasks",
     """
     CREATE TABLE fc_async_tasks (
@@ -28,31 +29,6 @@ register_migration(
         (account_id, region, function_name, created_at)
     """,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class AsyncTaskRow:
-    account_id: str
-    region: str
-    function_name: str
-    task_id: str
-    qualifier: str
-    request_id: str
-    status: str
-    payload: bytes
-    return_payload: bytes | None = None
-    error_message: str = ""
-    retries: int = 0
-    destination_status: str = ""
-    instance_id: str = ""
-    created_at: float = 0.0
-    started_at: float | None = None
-    ended_at: float | None = None
-    duration_ms: float | None = None
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        return (self.account_id, self.region, self.function_name, self.task_id)
 
 
 _NAMES = [f.name for f in fields(AsyncTaskRow)]

@@ -6,10 +6,16 @@ CloudFlow engine) adds its tables with :func:`register_migration` and version 2,
 
 Thread safety: one connection guarded by an ``RLock``; every statement runs under
 :meth:`Database.transaction`, which is re-entrant, commits on success and rolls back on error.
+
+Durability (:mod:`.durability`): a COMMIT returns before the disk has it; each commit is
+numbered, the thread that made it remembers the number (:meth:`Database.pending_ack`), and
+an acknowledgement waits for :attr:`Database.syncer` to have fsynced the WAL past it (one
+fsync for every commit made before it began: group commit, outside the database lock).
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -17,9 +23,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from deployer.emulator.store.durability import WalSyncer
 from deployer.emulator.store.errors import DatabaseDamaged
 
 __all__ = ["MIGRATIONS", "Database", "Migration", "register_migration"]
+
+log = logging.getLogger("deployer.emulator")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,24 +111,31 @@ class Database:
     """An open emulator database; create with ``Database.open(path)`` (a file SQLite cannot
     read raises :class:`~deployer.emulator.store.errors.DatabaseDamaged`)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, syncer: WalSyncer) -> None:
         self._conn = conn
         self._lock = threading.RLock()
         self._reading = _Reading(self._lock, conn)
         self._depth = 0
         self.generation = 0  # bumped by wipe(): in-memory caches over the rows compare it
+        self.syncer = syncer
+        self._acks = threading.local()  # per thread: the last commit its answer depends on
 
     @classmethod
-    def open(cls, path: Path) -> Database:
-        """Open (creating if needed) and migrate the database at ``path``."""
+    def open(cls, path: Path, *, durable: bool = True) -> Database:
+        """Open (creating if needed) and migrate the database at ``path``. ``durable=False``:
+        commits never wait for the disk (a throwaway state directory)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
         try:
             conn.row_factory = sqlite3.Row
+            _incremental_vacuum(conn)  # first: a new file takes it before anything is written
             conn.execute("PRAGMA journal_mode=WAL")
+            # NORMAL: SQLite syncs around checkpoints only; commits are made durable by the
+            # WalSyncer before they are acknowledged (FULL would fsync under the lock, per
+            # commit)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
-            db = cls(conn)
+            db = cls(conn, WalSyncer(path, durable=durable))
             db.migrate()
         except sqlite3.DatabaseError as exc:
             conn.close()
@@ -127,6 +143,26 @@ class Database:
                 raise DatabaseDamaged(str(exc)) from exc
             raise
         return db
+
+    @property
+    def commits(self) -> int:
+        """The number of the last commit."""
+        return self.syncer.commits
+
+    def acknowledges(self, commit: int) -> None:
+        """The calling thread's next answer acknowledges commit ``commit`` (made by another
+        thread for it, e.g. a group-commit leader): :meth:`pending_ack` includes it."""
+        if commit > getattr(self._acks, "last", 0):
+            self._acks.last = commit
+
+    def pending_ack(self) -> int:
+        """The last commit the calling thread made (or :meth:`acknowledges`) that is not
+        durable yet, else 0; forgets it (the caller waits for it before answering)."""
+        last = getattr(self._acks, "last", 0)
+        if not last:
+            return 0
+        self._acks.last = 0
+        return 0 if self.syncer.is_durable(last) else last
 
     @property
     def lock(self) -> threading.RLock:
@@ -156,6 +192,7 @@ class Database:
                 except BaseException:  # e.g. disk full at commit: leave no open transaction
                     self._rollback()
                     raise
+                self._acks.last = self.syncer.committed()
 
     def read(self) -> _Reading:
         """Run read-only statements under the connection's lock, without ``BEGIN
@@ -196,6 +233,12 @@ class Database:
                 applied.append(version)
             return applied
 
+    def give_back_free_pages(self) -> None:
+        """Return the file's free pages to the file system (``auto_vacuum = INCREMENTAL``).
+        Run as a script: the pragma frees one page per step of its statement."""
+        with self._lock:
+            self._conn.executescript("PRAGMA incremental_vacuum")
+
     def wipe(self) -> None:
         """Delete every row of every table (the schema stays)."""
         with self.transaction() as conn:
@@ -207,5 +250,25 @@ class Database:
             self.generation += 1
 
     def close(self) -> None:
+        self.syncer.close()
         with self._lock:
             self._conn.close()
+
+
+def _incremental_vacuum(conn: sqlite3.Connection) -> None:
+    """Let the database give free pages back (``PRAGMA incremental_vacuum``, retention's
+    sweep): a new, empty database just takes the setting; an older one is rebuilt once
+    (``VACUUM``; without room on the disk for the copy it stays as it is, and free pages are
+    reused instead of given back)."""
+    (mode,) = conn.execute("PRAGMA auto_vacuum").fetchone()
+    if mode == 2:  # INCREMENTAL
+        return
+    conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+    (mode,) = conn.execute("PRAGMA auto_vacuum").fetchone()
+    if mode == 2:  # a new file: taken as is
+        return
+    try:
+        conn.execute("VACUUM")
+    except sqlite3.OperationalError as exc:
+        log.warning("the database could not be rebuilt to give freed space back (%s); it is "
+                    "reused instead", exc)

@@ -27,6 +27,7 @@ from typing import Any
 
 from deployer.emulator.records import FlowRecord, HistoryRow
 from deployer.emulator.store.db import Database, register_migration
+from deployer.emulator.store.link_repos import LINKS_TABLE
 
 __all__ = ["ExecutionRow", "FlowRecord", "FlowRepo", "HistoryRow", "TaskRow", "TimerRow"]
 
@@ -220,7 +221,7 @@ class FlowRepo:
             seqs = [r[0] for r in conn.execute(
                 "SELECT seq FROM executions WHERE account_id=? AND region=? AND flow_name=?",
                 (account_id, region, name))]
-            for table in ("history", "timers", "tasks"):
+            for table in ("history", "timers", "tasks", LINKS_TABLE):
                 conn.executemany(f"DELETE FROM {table} WHERE exec_seq=?", [(s,) for s in seqs])
             conn.executemany("DELETE FROM executions WHERE seq=?", [(s,) for s in seqs])
         return cur.rowcount > 0
@@ -282,10 +283,11 @@ class FlowRepo:
                         started_from: float | None = None,
                         started_to: float | None = None,
                         newest_first: bool = False, flow_version: str | None = None,
-                        alias: str | None = None) -> list[ExecutionRow]:
+                        alias: str | None = None, map_run: str = "") -> list[ExecutionRow]:
         """Executions in start order (``seq`` ascending) with ``seq >= after_seq``; with
         ``newest_first``, descending with ``seq <= after_seq`` (0: from the newest).
-        ``flow_version`` ('' for LATEST) and ``alias`` keep those started with them."""
+        ``flow_version`` ('' for LATEST) and ``alias`` keep those started with them;
+        ``map_run`` keeps that map run's children ('' leaves every map run's out)."""
         sql = (f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE account_id=? AND region=? "
                "AND flow_name=? "
                + ("AND (seq<=? OR ?=0)" if newest_first else "AND seq>=?"))
@@ -308,6 +310,11 @@ class FlowRepo:
             if wanted is not None:
                 sql += f" AND {column}=?"
                 args.append(wanted)
+        if map_run:
+            sql += f" AND seq IN (SELECT exec_seq FROM {LINKS_TABLE} WHERE map_run=?)"
+            args.append(map_run)
+        else:
+            sql += f" AND seq NOT IN (SELECT exec_seq FROM {LINKS_TABLE} WHERE map_run>'')"
         with self.db.read() as conn:
             order = " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
             rows = conn.execute(sql + order + " LIMIT ?", (*args, limit)).fetchall()
@@ -319,6 +326,15 @@ class FlowRepo:
             rows = conn.execute(
                 "SELECT status, COUNT(*) FROM executions WHERE account_id=? AND region=? "
                 "AND flow_name=? GROUP BY status", (account_id, region, flow)).fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def map_run_counts(self, map_run: str) -> dict[str, int]:
+        """How many child executions of map run ``map_run`` have each status."""
+        with self.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT e.status, COUNT(*) FROM {LINKS_TABLE} l JOIN executions e "
+                "ON e.seq=l.exec_seq WHERE l.map_run=? GROUP BY e.status",
+                (map_run,)).fetchall()
         return {str(r[0]): int(r[1]) for r in rows}
 
     def history(self, seq: int, *, from_event: int, limit: int) -> list[HistoryRow]:

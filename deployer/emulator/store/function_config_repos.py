@@ -1,4 +1,4 @@
-"""A function's configuration documents (migration 10): reserved concurrency, provisioned
+"""A function's configuration documents (migration 12): reserved concurrency, provisioned
 instances, scaling and asynchronous invocation settings, each one JSON document per function
 (and qualifier, for those FC keys by qualifier), written by its Put* action."""
 
@@ -13,7 +13,7 @@ from deployer.emulator.store.db import Database, register_migration
 __all__ = ["FunctionConfigRepo"]
 
 register_migration(
-    10,
+    12,
     "Function Compute configuration documents (concurrency, provision, scaling, async)",
     """
     CREATE TABLE fc_function_configs (

@@ -1,4 +1,4 @@
-"""Function Compute layer versions (migration 9).
+"""Function Compute layer versions (migration 11).
 
 ``fc_layers``: one row per layer name with the last version number it gave out (versions
 are never reused, also after a deletion) and its ACL (public or not). ``fc_layer_versions``:
@@ -10,15 +10,15 @@ from __future__ import annotations
 import builtins
 import json
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
+from deployer.emulator.records import LayerVersionRow
 from deployer.emulator.store.db import Database, register_migration
 
 __all__ = ["LayerRepo", "LayerVersionRow"]
 
 register_migration(
-    9,
+    11,
     "Function Compute layers",
     """
     CREATE TABLE fc_layers (
@@ -33,26 +33,6 @@ register_migration(
         PRIMARY KEY (account_id, region, name, version))
     """,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class LayerVersionRow:
-    account_id: str
-    region: str
-    name: str
-    version: int
-    description: str
-    license: str
-    compatible_runtimes: tuple[str, ...]
-    code_checksum: str
-    code_size: int
-    created_at: float
-    public: bool = False
-
-    @property
-    def arn(self) -> str:
-        return (f"acs:fc:{self.region}:{self.account_id}:layers/{self.name}/versions/"
-                f"{self.version}")
 
 
 def _row(r: sqlite3.Row) -> LayerVersionRow:

@@ -326,21 +326,40 @@ class RamRepo:
 
 
 class CodeStore:
-    """Zip packages stored once under ``<root>/<crc64>.zip``."""
+    """Zip packages stored once under ``<root>/<crc64>.zip``.
 
-    def __init__(self, root: Path) -> None:
+    A package is written to a ``.part`` file and renamed into place; a write the disk refuses
+    leaves nothing behind, and ``.part`` files a killed emulator left are removed at start (one
+    emulator per state directory). ``durable``: the file and its directory entry are fsynced
+    before :meth:`put` returns, so a function whose row is acknowledged has its code after a
+    power cut too."""
+
+    def __init__(self, root: Path, *, durable: bool = True) -> None:
         self.root = root
+        self.durable = durable
+        for orphan in root.glob("*.part") if root.is_dir() else ():
+            orphan.unlink(missing_ok=True)
 
     def put(self, data: bytes) -> str:
-        """Store ``data`` (atomically, idempotently) and return its CRC-64 decimal checksum."""
+        """Store ``data`` (atomically, idempotently) and return its CRC-64 decimal checksum.
+        Raises :class:`OSError` (the disk is full...) with no file left behind."""
         checksum = crc64_decimal(data)
         path = self.path(checksum)
         if not path.exists():
             self.root.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.root, suffix=".part")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    if self.durable:
+                        os.fsync(fh.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+            if self.durable:
+                _sync_directory(self.root)
         return checksum
 
     def path(self, checksum: str) -> Path:
@@ -348,3 +367,11 @@ class CodeStore:
 
     def read(self, checksum: str) -> bytes:
         return self.path(checksum).read_bytes()
+
+
+def _sync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,4 +1,4 @@
-"""Function Compute triggers (migration 8).
+"""Function Compute triggers (migration 10).
 
 ``fc_triggers``: one row per (function, trigger name). ``config`` is the trigger's
 ``triggerConfig`` as JSON text. For an enabled timer trigger, ``next_fire_at`` (clock
@@ -13,15 +13,15 @@ from __future__ import annotations
 import builtins
 import json
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
+from deployer.emulator.records import TriggerKey, TriggerRow
 from deployer.emulator.store.db import Database, register_migration
 
 __all__ = ["TriggerKey", "TriggerRepo", "TriggerRow"]
 
 register_migration(
-    8,
+    10,
     "Function Compute triggers",
     """
     CREATE TABLE fc_triggers (
@@ -37,33 +37,7 @@ register_migration(
     """,
 )
 
-TriggerKey = tuple[str, str, str, str]
-"""(account_id, region, function_name, trigger name)."""
 
-
-@dataclass(frozen=True, slots=True)
-class TriggerRow:
-    account_id: str
-    region: str
-    function_name: str
-    name: str
-    trigger_id: str
-    trigger_type: str
-    qualifier: str
-    description: str
-    source_arn: str
-    invocation_role: str
-    config: dict[str, Any]
-    url_prefix: str
-    created_at: float
-    modified_at: float
-    next_fire_at: float | None = None
-    last_fired_at: float | None = None
-    fire_count: int = 0
-
-    @property
-    def key(self) -> TriggerKey:
-        return (self.account_id, self.region, self.function_name, self.name)
 
 
 _COLUMNS = ("account_id, region, function_name, name, trigger_id, trigger_type, qualifier, "

@@ -22,6 +22,10 @@ How the interpreter is organised:
   (output, next state) or that record; ``resume`` gets what woke the waiting state up (a timer,
   a task result, a child scope that ended) with its record and answers the same way;
   ``cancel`` drops what a record waits for. ``states/base.py`` defines that contract.
+* ``steps/``: the legacy dialect's steps (``version``/``type: flow``/``steps``), compiled by
+  ``compile_legacy`` into the same kind of program: each step reuses its v1 counterpart's
+  evaluator and carries a ``data`` object (``steps/data.py``) the lifecycle asks for the
+  step's input and output and for merging its output into its list's frame (``$local``).
 * ``lifecycle.py``: what every state shares, written once: ``StepEntered``, input selection,
   ``StepStarted``, ``begin``/``resume``, output and ``$Global`` selection, ``StepSucceeded`` /
   ``StepExited``, the next state; Retry (a back-off timer, then ``begin`` again), Catch, and a

@@ -24,6 +24,7 @@ __all__ = [
     "ActiveState",
     "Backoff",
     "ExecutionStatus",
+    "Frame",
     "ScopeRun",
     "Waiting",
 ]
@@ -71,15 +72,25 @@ class Backoff:
 BACKOFF = Backoff()
 
 
+class Frame(NamedTuple):
+    """What a legacy steps list holds while it runs: the ``input`` of its parent step and the
+    ``local`` its steps' outputs merge into (docs/fdl-semantics.md, "The legacy dialect")."""
+
+    input: Any
+    local: Any
+
+
 class ScopeRun(NamedTuple):
     """One running scope. ``path`` locates its ``States`` list in the flow: ``(state name,
-    branch index)`` pairs from the top level (index -1 for a Map processor)."""
+    branch index)`` pairs from the top level (index -1 for a Map processor or a foreach body).
+    A legacy steps list also has its :class:`Frame` (None for SpecVersion v1 scopes)."""
 
     run_id: int
     path: tuple[tuple[str, int], ...]
     parent: int  # run id of the scope holding the Parallel/Map; -1 for the top level
     slot: int  # branch index or item index in the parent
     open_event: int  # ExecutionStarted / BranchEntered / IterationEntered event id
+    frame: Frame | None = None
 
 
 class ActiveState(NamedTuple):

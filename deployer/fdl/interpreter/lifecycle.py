@@ -8,6 +8,10 @@ on failure, Retry (a back-off timer, then the attempt again) and, when no retry 
 goes to the Catch's ``Next``) or failure of the enclosing scope. A scope that ends wakes up the
 Parallel/Map owning it; a top-level scope that ends ends the execution.
 
+A legacy step (:mod:`.steps`) has a ``data`` object that selects its input and output in place of
+constructors, and merges its output into its steps list's frame before the next step (or the
+end of the list, whose result is then the list's local).
+
 States entered in one step go through a FIFO queue, so a loop of Pass/Choice states never
 recurses; the per-execution event limit bounds it.
 """
@@ -94,7 +98,8 @@ def _enter(ctx: Ctx, run: ScopeRun, name: str, raw_input: Any, text: Raw | None)
     detail = ctx.text(raw_input) if text is None else text
     entered = ctx.emit(_ENTERED, name, run.open_event, '{"Input":' + detail + "}")
     try:
-        value, input_text = _select_input(ctx, evaluator, name, raw_input, 0, detail)
+        value, input_text = _select_input(ctx, run, evaluator, name, raw_input, 0, detail,
+                                          entered)
     except StateFailure as failure:
         st = ActiveState(name, raw_input, entered, None, False, evaluator.no_retries, 0, "")
         _failed(ctx, run, evaluator, st, failure)
@@ -108,8 +113,8 @@ def _attempt(ctx: Ctx, run: ScopeRun, evaluator: StateEvaluator, st: ActiveState
     """The next attempt after a retry back-off (input selection again if it had failed)."""
     if not st.input_ready:
         try:
-            value, input_text = _select_input(ctx, evaluator, st.name, st.raw_input,
-                                              st.retry_count, None)
+            value, input_text = _select_input(ctx, run, evaluator, st.name, st.raw_input,
+                                              st.retry_count, None, st.entered_event)
         except StateFailure as failure:
             _failed(ctx, run, evaluator, st, failure)
             return
@@ -118,10 +123,14 @@ def _attempt(ctx: Ctx, run: ScopeRun, evaluator: StateEvaluator, st: ActiveState
     _begin(ctx, run, evaluator, st)
 
 
-def _select_input(ctx: Ctx, evaluator: StateEvaluator, name: str, raw_input: Any,
-                  retry_count: int, raw_text: Raw | None) -> tuple[Any, Raw]:
-    """The state's input (its InputConstructor's value, else the raw input) and its JSON text,
-    checked against the size limit (``raw_text``, already known, is not checked again)."""
+def _select_input(ctx: Ctx, run: ScopeRun, evaluator: StateEvaluator, name: str,
+                  raw_input: Any, retry_count: int, raw_text: Raw | None,
+                  entered: int) -> tuple[Any, Raw]:
+    """The state's input (its InputConstructor's value, else the raw input; a legacy step's
+    data selects it) and its JSON text, checked against the size limit (``raw_text``, already
+    known, is not checked again)."""
+    if evaluator.data is not None:
+        return evaluator.data.select_input(ctx, run, name, raw_input, entered)
     constructor = evaluator.input_constructor
     if constructor is None:
         return raw_input, ctx.sized(raw_input, "input", name) if raw_text is None else raw_text
@@ -149,8 +158,11 @@ def _finish(ctx: Ctx, run: ScopeRun, evaluator: StateEvaluator, st: ActiveState,
     output, updates, ex = done.output, None, ctx.ex
     global_constructor = evaluator.global_constructor
     output_constructor = evaluator.output_constructor
+    data = evaluator.data
     try:
-        if global_constructor is not None or output_constructor is not None:
+        if data is not None:
+            output = data.select_output(ctx, run, st, output)
+        elif global_constructor is not None or output_constructor is not None:
             token = evaluator.task_token(ex.waiting.get(run.run_id))
             scope = expression_scope(ctx, st.name, st.input, st.retry_count, token,
                                      draws=draws(global_constructor, output_constructor),
@@ -172,7 +184,17 @@ def _finish(ctx: Ctx, run: ScopeRun, evaluator: StateEvaluator, st: ActiveState,
     ctx.emit_exit(st.name, st.entered_event, text)
     ex.active.pop(run.run_id, None)
     ex.waiting.pop(run.run_id, None)
-    if done.next is None:
+    if data is not None:
+        try:
+            handed = data.hand_on(ctx, run, output, done.next is None)
+        except StateFailure as failure:
+            _scope_failed(ctx, run, failure.code, failure.detail)
+            return
+        if done.next is None:
+            _scope_ended(ctx, run, handed)
+        else:
+            ctx.queue.append((run.run_id, done.next, handed, None))
+    elif done.next is None:
         _scope_ended(ctx, run, output)
     else:
         ctx.queue.append((run.run_id, done.next, output, text))
@@ -203,7 +225,13 @@ def _failed(ctx: Ctx, run: ScopeRun, evaluator: StateEvaluator, st: ActiveState,
         _scope_failed(ctx, run, code, detail)
         return
     value = st.current_input
-    if rule.output_constructor is not None:
+    if evaluator.data is not None:
+        try:
+            value = evaluator.data.caught(ctx, run, st, code, detail)
+        except StateFailure as caught:
+            _scope_failed(ctx, run, caught.code, caught.detail)
+            return
+    elif rule.output_constructor is not None:
         scope = expression_scope(ctx, st.name, value, st.retry_count,
                                  evaluator.task_token(record),
                                  draws=rule.output_constructor.draws, error=(code, detail))
@@ -216,12 +244,20 @@ def _failed(ctx: Ctx, run: ScopeRun, evaluator: StateEvaluator, st: ActiveState,
 
 
 def _scope_ended(ctx: Ctx, run: ScopeRun, output: Any) -> None:
-    """A scope ended normally (End or Succeed)."""
-    del ctx.ex.runs[run.run_id]
-    if run.parent < 0:
-        terminate(ctx, ExecutionStatus.SUCCEEDED, output=output)
-    else:
+    """A scope ended normally (End or Succeed). A legacy flow's own output mappings make the
+    execution's output from its top list's input and local."""
+    current = ctx.ex.runs.pop(run.run_id)
+    if run.parent >= 0:
         wake(ctx, run.parent, ChildEnded(run, output))
+        return
+    closing = ctx.program.closing
+    if closing is not None:
+        try:
+            output = closing(ctx, current, output)
+        except StateFailure as failure:
+            terminate(ctx, ExecutionStatus.FAILED, code=failure.code, detail=failure.detail)
+            return
+    terminate(ctx, ExecutionStatus.SUCCEEDED, output=output)
 
 
 def _scope_failed(ctx: Ctx, run: ScopeRun, code: str, detail: str) -> None:

@@ -35,8 +35,8 @@ from deployer.fdl.interpreter.runtime import (
     check_size,
     dump,
 )
+from deployer.fdl.legacy.ast import AnyFlow
 from deployer.fdl.limits import MAX_DURATION_SECONDS
-from deployer.fdl.syntax.ast import Flow
 
 __all__ = ["execution_duration", "new_execution", "start", "step"]
 
@@ -57,7 +57,7 @@ def execution_duration(flow: FlowLike, execution_mode: str,
     return duration
 
 
-def _flow_of(flow: FlowLike) -> Flow:
+def _flow_of(flow: FlowLike) -> AnyFlow:
     return flow.flow if isinstance(flow, CompiledFlow) else flow
 
 
@@ -174,11 +174,14 @@ def _started(ctx: Ctx) -> None:
         ex.timers[timer_id] = -1
         ctx.commands.append(StartTimer(timer_id, ex.started_at + ex.max_duration_seconds,
                                        TimerPurpose.EXECUTION_TIMEOUT))
+    frame, first_input = None, ex.input
     try:
         check_size(ex.input, "input", "(execution)")
+        if ctx.program.opening is not None:
+            frame, first_input = ctx.program.opening(ctx, ex.input)
     except StateFailure as failure:
         terminate(ctx, ExecutionStatus.FAILED, code=failure.code, detail=failure.detail)
         return
-    ctx.add_run(ScopeRun(ROOT_RUN, (), -1, 0, 1))
+    ctx.add_run(ScopeRun(ROOT_RUN, (), -1, 0, 1, frame))
     ex.next_run_id = ROOT_RUN + 1
-    ctx.queue.append((ROOT_RUN, ctx.program.root.start_at, ex.input, None))
+    ctx.queue.append((ROOT_RUN, ctx.program.root.start_at, first_input, None))

@@ -23,6 +23,7 @@ from deployer.fdl.interpreter.active import (
     RETRY_PHASE,
     ActiveState,
     ExecutionStatus,
+    Frame,
     ScopeRun,
     Waiting,
 )
@@ -122,9 +123,11 @@ class Execution:
         fields["status"] = ExecutionStatus(fields["status"])
         runs, active, waiting = {}, {}, {}
         for stored in fields["runs"]:
+            frame = stored.get("frame")
             run = ScopeRun(int(stored["run_id"]), tuple((str(name), int(index))
                                                         for name, index in stored["path"]),
-                           int(stored["parent"]), int(stored["slot"]), int(stored["open_event"]))
+                           int(stored["parent"]), int(stored["slot"]), int(stored["open_event"]),
+                           None if frame is None else Frame(frame[0], frame[1]))
             runs[run.run_id] = run
             state = stored.get("state")
             if state is not None:
@@ -135,11 +138,14 @@ class Execution:
 
 
 def _run_json(run: ScopeRun, st: ActiveState | None, record: Waiting | None) -> dict[str, Any]:
-    return {
+    data = {
         "run_id": run.run_id, "path": [[name, index] for name, index in run.path],
         "parent": run.parent, "slot": run.slot, "open_event": run.open_event,
         "state": None if st is None else _state_json(st, record),
     }
+    if run.frame is not None:  # a legacy steps list: [input, local]
+        data["frame"] = [run.frame.input, run.frame.local]
+    return data
 
 
 def _state_json(st: ActiveState, record: Waiting | None) -> dict[str, Any]:

@@ -66,8 +66,10 @@ def simulate(
     flow: FlowLike, answer: Answerer, *, input: Any, execution_name: str = "simulation",
     start_time: float = 0.0, role_arn: str = "", execution_mode: str = "Standard",
     max_events: int = 5000, max_duration_seconds: float | None = None, keep_history: bool = True,
+    until: Callable[[Execution], bool] | None = None,
 ) -> Simulation:
-    """Run ``flow`` from ``Started(start_time)`` until the execution ends.
+    """Run ``flow`` from ``Started(start_time)`` until the execution ends, or until
+    ``until(execution)`` is true after a step (that step's commands are then not carried out).
 
     Every ``InvokeTask`` is answered through ``answer`` (exceptions it raises propagate to the
     caller); cancelled timers and tasks are dropped. Ends when the execution is terminal (the
@@ -92,6 +94,8 @@ def simulate(
         if keep_history:
             result.history.extend(execution.new_events)
             result.commands.extend(commands)
+        if until is not None and until(execution):
+            break
         agenda.carry_out(commands, now)
     result.execution = execution
     return result

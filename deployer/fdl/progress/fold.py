@@ -32,6 +32,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from deployer.fdl.legacy.ast import AnyFlow
+from deployer.fdl.legacy.outline import flow_outline
 from deployer.fdl.progress.model import (
     TERMINAL_EXECUTION_EVENTS,
     Attempt,
@@ -43,7 +45,7 @@ from deployer.fdl.progress.model import (
     Visit,
     parse_time,
 )
-from deployer.fdl.syntax.ast import Flow, Scope, State, WaitState, child_scopes
+from deployer.fdl.syntax.outline import Outline, OutlineNode
 
 __all__ = ["ProgressFold", "fold"]
 
@@ -62,22 +64,23 @@ def _detail(raw: Any) -> dict[str, Any]:
 class ProgressFold:
     """Folds history events one at a time; :attr:`progress` is the result so far.
 
-    ``flow`` (optional) gives state types (Wait visits are ``waiting``, with ``fires_at`` for a
-    literal ``Seconds``) and the states never reached. Events must come in EventId order;
-    an event already folded (same or lower id) is ignored, so re-reading a page is harmless.
+    ``flow`` (optional, either dialect) gives state types (Wait visits are ``waiting``, with
+    ``fires_at`` for a literal ``Seconds``/``duration``) and the states never reached. Events
+    must come in EventId order; an event already folded (same or lower id) is ignored, so
+    re-reading a page is harmless.
     """
 
-    def __init__(self, flow: Flow | None = None) -> None:
+    def __init__(self, flow: AnyFlow | None = None) -> None:
         self.progress = ExecutionProgress()
-        self._types: dict[str, State] = {}
         self._scopes: dict[int, ScopeProgress] = {1: self.progress.root}
         self._visits: dict[int, Visit] = {}  # StepEntered id -> visit
         self._attempts: dict[int, tuple[Visit, Attempt]] = {}  # TaskScheduled id -> attempt
         self._scope_of: dict[int, ScopeProgress] = {}  # StepEntered id -> its scope
-        self._definitions: dict[int, Scope] = {}  # scope opener id -> its definition
+        self._definitions: dict[int, Outline] = {}  # scope opener id -> its definition
         if flow is not None:
-            self._definitions[1] = flow.scope
-            _declare(self.progress.root, flow.scope)
+            outline = flow_outline(flow)
+            self._definitions[1] = outline
+            _declare(self.progress.root, outline)
 
     def add_all(self, events: Iterable[HistoryRecord]) -> ExecutionProgress:
         for event in events:
@@ -134,14 +137,14 @@ class ProgressFold:
             state = scope.states[name] = StateProgress(name)
         definition = self._definition_of(scope, name)
         if definition is not None:
-            state.type = definition.type.value
+            state.type = definition.type
         visit = Visit(name, len(state.visits) + 1, event.event_id, event.time, Status.RUNNING,
                       raw_input=detail.get("Input"), last_event_id=event.event_id)
-        if isinstance(definition, WaitState):
+        if definition is not None and definition.waits:
             visit.status = Status.WAITING
             entered = parse_time(event.time)
-            if definition.seconds is not None and entered is not None:
-                visit.fires_at = entered + definition.seconds
+            if definition.wait_seconds is not None and entered is not None:
+                visit.fires_at = entered + definition.wait_seconds
         if scope.path:
             previous = scope.path[-1]
             if previous.status is Status.FAILED:
@@ -221,21 +224,16 @@ class ProgressFold:
 
     # --- the definition, when known -----------------------------------------------------------
 
-    def _definition_of(self, scope: ScopeProgress, name: str) -> State | None:
+    def _definition_of(self, scope: ScopeProgress, name: str) -> OutlineNode | None:
         definition = self._definitions.get(scope.opened_event_id)
         return None if definition is None else definition.by_name.get(name)
 
     def _child_definition(self, parent: ScopeProgress | None, state_name: str, kind: str,
-                          index: int) -> Scope | None:
+                          index: int) -> Outline | None:
         if parent is None:
             return None
         state = self._definition_of(parent, state_name)
-        if state is None:
-            return None
-        children = child_scopes(state)
-        if kind == "iteration":
-            return children[0] if children else None
-        return children[index] if 0 <= index < len(children) else None
+        return None if state is None else state.child(kind, index)
 
 
 def _close(visits: Iterable[Visit], status: Status) -> None:
@@ -252,10 +250,10 @@ def _close_children(visit: Visit) -> None:
             _close_children(child)
 
 
-def _declare(scope: ScopeProgress, definition: Scope) -> None:
+def _declare(scope: ScopeProgress, definition: Outline) -> None:
     """Give ``scope`` every state of ``definition`` (not reached until entered), in order."""
-    for state in definition.states:
-        scope.states.setdefault(state.name, StateProgress(state.name, state.type.value))
+    for node in definition.nodes:
+        scope.states.setdefault(node.name, StateProgress(node.name, node.type))
 
 
 def _text(value: Any) -> str | None:
@@ -264,7 +262,7 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def fold(events: Iterable[HistoryRecord], flow: Flow | None = None) -> ExecutionProgress:
+def fold(events: Iterable[HistoryRecord], flow: AnyFlow | None = None) -> ExecutionProgress:
     """The progress of an execution from its history (see the module docstring)."""
     return ProgressFold(flow).add_all(events)
 

@@ -44,6 +44,7 @@ __all__ = [
     "CatchRule",
     "ChoiceBranch",
     "ChoiceState",
+    "DistributedMap",
     "Expr",
     "FailState",
     "Flow",
@@ -263,16 +264,35 @@ class ParallelState(_StateBase):
         return StateType.PARALLEL
 
 
+@dataclass(frozen=True, slots=True)
+class DistributedMap:
+    """A Map's distributed mode (``ProcessorConfig.ExecutionMode`` Express or Standard): each
+    item (or batch) runs as a child execution of that mode. ``item_reader``,
+    ``item_batcher`` and ``result_writer`` are their templates as written (``.$`` keys
+    evaluated at run time); ``item_constructor`` builds each item from ``$Item``."""
+
+    execution_mode: str
+    item_reader: Template | None = None
+    item_constructor: Template | None = None
+    item_batcher: Template | None = None
+    result_writer: Template | None = None
+    max_items: int | None = None
+    tolerated_percentage: float | None = None
+    tolerated_count: int | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MapState(_StateBase):
     """Run ``processor`` once per element of ``items_path`` (inline mode); output
-    ``{"Items": [...]}``. ``max_concurrency`` None means the platform default (40)."""
+    ``{"Items": [...]}``. ``max_concurrency`` None means the platform default (40).
+    ``distributed`` is set in distributed mode."""
 
     items_path: Expr | None = None
     processor: Scope | None = None
     max_concurrency: int | None = None
     retry: tuple[RetryRule, ...] = ()
     catch: tuple[CatchRule, ...] = ()
+    distributed: DistributedMap | None = None
 
     @property
     def type(self) -> StateType:

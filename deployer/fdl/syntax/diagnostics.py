@@ -64,6 +64,7 @@ class Code(str, Enum):
     INVALID_VALUE = "FDL106"
     CONFLICTING_FIELDS = "FDL107"
     EMPTY_LIST = "FDL108"
+    CONSTANT_LIKE_PATH = "FDL109"
     # names and transitions
     NEXT_AND_END = "FDL201"
     NO_TRANSITION = "FDL202"

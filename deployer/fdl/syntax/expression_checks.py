@@ -19,9 +19,11 @@ from deployer.fdl.syntax.schema import describe
 __all__ = ["check_expression", "check_template", "describe_template_value"]
 
 
-def check_expression(expr: Expr, path: str, report: Reporter, *, output_allowed: bool) -> None:
+def check_expression(expr: Expr, path: str, report: Reporter, *, output_allowed: bool,
+                     item_allowed: bool = False) -> None:
     """Parse ``expr``; report syntax errors (offset in the message), unknown variables,
-    ``$Output`` outside output/global constructors and ``$Item`` anywhere."""
+    ``$Output`` outside output/global constructors and ``$Item`` outside a distributed Map's
+    ItemConstructor (``item_allowed``)."""
     try:
         parsed = parse_expression(expr.text)
     except ExpressionSyntaxError as error:
@@ -39,18 +41,19 @@ def check_expression(expr: Expr, path: str, report: Reporter, *, output_allowed:
             hint="read $Output only in OutputConstructor, GlobalConstructor or a Catch "
             "OutputConstructor",
         )
-    if "$Item" in used:
+    if "$Item" in used and not item_allowed:
         report(
             Code.UNKNOWN_VARIABLE,
             f"`{expr.text}` reads $Item, which exists only in a distributed Map ItemConstructor",
             expr.position,
             path,
-            hint="distributed Map mode is not supported; an inline Map iteration reads $Input",
+            hint="an inline Map iteration reads $Input",
         )
 
 
 def check_template(
-    template: Template, path: str, report: Reporter, *, output_allowed: bool
+    template: Template, path: str, report: Reporter, *, output_allowed: bool,
+    item_allowed: bool = False,
 ) -> None:
     """Check the keys of a constructor / Parameters mapping and every expression in it, at any
     depth."""
@@ -68,7 +71,7 @@ def check_template(
                 if item.key != ROOT_EXPRESSION_KEY
                 else None,
             )
-        _check_value(item.value, item_path, report, output_allowed)
+        _check_value(item.value, item_path, report, output_allowed, item_allowed)
 
 
 def _check_keys(template: Template, path: str, report: Reporter) -> None:
@@ -96,14 +99,17 @@ def _check_keys(template: Template, path: str, report: Reporter) -> None:
             )
 
 
-def _check_value(value: TemplateValue, path: str, report: Reporter, output_allowed: bool) -> None:
+def _check_value(value: TemplateValue, path: str, report: Reporter, output_allowed: bool,
+                 item_allowed: bool = False) -> None:
     if isinstance(value, Expr):
-        check_expression(value, path, report, output_allowed=output_allowed)
+        check_expression(value, path, report, output_allowed=output_allowed,
+                         item_allowed=item_allowed)
     elif isinstance(value, Template):
-        check_template(value, path, report, output_allowed=output_allowed)
+        check_template(value, path, report, output_allowed=output_allowed,
+                       item_allowed=item_allowed)
     elif isinstance(value, TemplateList):
         for index, item in enumerate(value.items):
-            _check_value(item, f"{path}[{index}]", report, output_allowed)
+            _check_value(item, f"{path}[{index}]", report, output_allowed, item_allowed)
 
 
 def describe_template_value(value: TemplateValue) -> str:

@@ -1,4 +1,5 @@
-"""Validator checks on the flow as a whole: the legacy dialect (one error that says so), the
+"""Validator checks on the flow as a whole: the legacy dialect given to the v1 validator (one
+error that says so: ``check_flow`` reads that dialect with :mod:`deployer.fdl.legacy`), the
 header (``Type``, ``SpecVersion``, ``Name``) and the flow's ``Timeout`` within its execution
 mode's longest run (reference §2 and §9, docs/fdl-semantics.md)."""
 
@@ -43,12 +44,12 @@ def report_legacy_dialect(flow: Flow, report: Reporter) -> None:
     )
     report(
         Code.UNSUPPORTED,
-        f"this flow is written in the legacy CloudFlow dialect ({written}); the "
-        "SpecVersion: v1 language (Type: StateMachine) is required",
+        f"this flow is written in the legacy CloudFlow dialect ({written}), which the "
+        "SpecVersion v1 checks do not read",
         flow.position,
         "",
-        hint="rewrite it as Type: StateMachine, SpecVersion: v1, StartAt and States; legacy "
-        "steps do not carry over one to one",
+        hint="check it with deployer.fdl.check_flow (either dialect); `deploy flow migrate` "
+        "rewrites it as SpecVersion v1",
     )
 
 

@@ -29,7 +29,7 @@ from deployer.fdl.syntax.fields import MappingReader, as_text, describe_node, ge
 from deployer.fdl.syntax.state_builder import StateBuilder, literal_timeout
 from deployer.fdl.syntax.yaml_tree import LoadError, YNode
 
-__all__ = ["ParseResult", "parse_flow", "state_path"]
+__all__ = ["ParseResult", "build_state_machine", "load_document", "parse_flow", "state_path"]
 
 _HINT = "start with 'Type: StateMachine', 'SpecVersion: v1', 'StartAt' and 'States'"
 
@@ -48,20 +48,35 @@ def parse_flow(text: str, *, source: str = "<flow>") -> ParseResult:
     Never raises on bad input: YAML errors become FDL001 diagnostics at the position ruamel.yaml
     reports, and ``flow`` is None. Pure function of ``text``; no I/O, no clock.
     """
+    loaded = load_document(text, source=source)
+    if isinstance(loaded, tuple):
+        return ParseResult(None, loaded)
+    return build_state_machine(loaded, source=source)
+
+
+def load_document(text: str, *, source: str = "<flow>") -> YNode | tuple[Diagnostic, ...]:
+    """The document's mapping node, or the one diagnostic saying why there is none (FDL001
+    invalid YAML, FDL006 runaway nesting, FDL003 not a mapping). Never raises."""
     loaded = yaml_tree.load(text)
     if isinstance(loaded, LoadError):
         code = Code.TOO_DEEP if loaded.too_deep else Code.YAML_SYNTAX
         message = loaded.message if loaded.too_deep else f"invalid YAML: {loaded.message}"
         diagnostic = Diagnostic.at(code, message, loaded.position, "")
-        return ParseResult(None, (diagnostic.with_source(source),))
+        return (diagnostic.with_source(source),)
     if loaded is None or not loaded.is_map:
         position = loaded.position if loaded is not None else Position(1, 1)
         found = "an empty document" if loaded is None else f"a YAML {describe_node(loaded)}"
         message = f"a flow definition must be a YAML mapping, found {found}"
         diagnostic = Diagnostic.at(Code.NOT_A_DOCUMENT, message, position, "", hint=_HINT)
-        return ParseResult(None, (diagnostic.with_source(source),))
+        return (diagnostic.with_source(source),)
+    return loaded
+
+
+def build_state_machine(node: YNode, *, source: str = "<flow>") -> ParseResult:
+    """The SpecVersion v1 flow of a document mapping (:func:`load_document`), with the
+    document-level diagnostics. Never raises."""
     diagnostics = Collector(once_per_place=True)
-    flow = _DocumentBuilder(MappingReader(diagnostics)).flow(loaded)
+    flow = _DocumentBuilder(MappingReader(diagnostics)).flow(node)
     return ParseResult(flow, tuple(d.with_source(source) for d in diagnostics.sorted()))
 
 

@@ -111,6 +111,10 @@ STATE_FIELDS: dict[str, dict[str, FieldSpec]] = {
         **_spec(
             ("ItemsPath", "Processor"), ItemsPath=E, Processor=M, MaxConcuccency=N, MaxConcurrency=N
         ),
+        # distributed mode (docs/fdl-semantics.md, "Distributed Map")
+        **_spec(ProcessorConfig=M, ItemReader=M, ItemConstructor=M, ItemBatcher=M,
+                ResultWriter=M, MaxItems=N, ToleratedFailurePercentage=Kind.NUMBER,
+                ToleratedFailureCount=N),
     },
 }
 CHOICE_BRANCH_FIELDS = _spec(("Condition", "Next"), Condition=E, Next=S)
@@ -133,14 +137,6 @@ UNSUPPORTED: Mapping[str, tuple[str, str | None]] = {
     "TimestampPath": ("absolute waits do not exist in SpecVersion v1", "use Seconds.$"),
     "SecondsPath": ("SecondsPath is AWS Step Functions syntax", "use Seconds.$"),
     "OnErrors": ("OnErrors is the retired error-handling field", "use Retry and Catch"),
-    "ProcessorConfig": ("distributed Map mode is not supported by the emulator", None),
-    "ItemReader": ("distributed Map mode is not supported by the emulator", "use ItemsPath"),
-    "ItemConstructor": ("distributed Map mode is not supported by the emulator", None),
-    "ItemBatcher": ("distributed Map mode is not supported by the emulator", None),
-    "ResultWriter": ("distributed Map mode is not supported by the emulator", None),
-    "MaxItems": ("distributed Map mode is not supported by the emulator", None),
-    "ToleratedFailurePercentage": ("distributed Map mode is not supported", None),
-    "ToleratedFailureCount": ("distributed Map mode is not supported", None),
     "ItemProcessor": ("ItemProcessor is the former name of Processor", "use Processor"),
 }
 FOREIGN_HINTS: Mapping[str, str] = {
@@ -237,6 +233,8 @@ def check_fields(
 ) -> None:
     """Report missing required keys, unknown / misplaced / unsupported keys and wrong types."""
     for key, field_spec in spec.items():
+        if key == "ItemsPath" and "ItemReader" in raw:
+            continue  # a distributed Map reads its items instead
         if field_spec.required and key not in raw:
             report(Code.MISSING_FIELD, f"{where} needs '{key}'", position, path)
     for key, entry in raw.items():

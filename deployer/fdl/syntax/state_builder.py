@@ -15,6 +15,7 @@ from deployer.fdl.syntax.ast import (
     CatchRule,
     ChoiceBranch,
     ChoiceState,
+    DistributedMap,
     Expr,
     FailState,
     MapState,
@@ -255,6 +256,35 @@ def _build_map(b: StateBuilder, get: Getter, path: str, common: dict[str, Any]) 
         max_concurrency=concurrency,
         retry=b.retry(get("Retry"), path),
         catch=b.catch(get("Catch"), path),
+        distributed=_distributed(b, get, path),
+    )
+
+
+def _number(node: YNode | None) -> float | None:
+    value = node.value if node is not None and node.is_scalar else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _distributed(b: StateBuilder, get: Getter, path: str) -> DistributedMap | None:
+    """The distributed mode's fields, when ``ProcessorConfig`` names an execution mode."""
+    config = get("ProcessorConfig")
+    mode = None
+    if config is not None and config.is_map:
+        mode = as_text(next((v for k, _, v in config.entries if k == "ExecutionMode"), None))
+    if mode is None:
+        return None
+    percentage = get("ToleratedFailurePercentage")
+    return DistributedMap(
+        execution_mode=mode,
+        item_reader=b.template(get("ItemReader"), path, "ItemReader"),
+        item_constructor=b.template(get("ItemConstructor"), path, "ItemConstructor"),
+        item_batcher=b.template(get("ItemBatcher"), path, "ItemBatcher"),
+        result_writer=b.template(get("ResultWriter"), path, "ResultWriter"),
+        max_items=as_int(get("MaxItems")),
+        tolerated_percentage=_number(percentage),
+        tolerated_count=as_int(get("ToleratedFailureCount")),
     )
 
 

@@ -1,6 +1,8 @@
 """Validator checks on what a Task state does: its ``TaskMode`` (and callback modes only in
-Standard flows), its ``Action`` (``Service:Operation``; only ``FC:InvokeFunction`` is emulated,
-anything else is a warning) and the parameters ``FC:InvokeFunction`` takes (reference §6)."""
+Standard flows), its ``Action`` (``Service:Operation``; ``FC:InvokeFunction``, ``HTTP:Request``
+and ``FNF:StartExecution`` are carried out by the emulator, any other action is answered from
+mocked responses only: a warning, FDL504, that ``deploy validate`` lists) and the parameters
+``FC:InvokeFunction`` takes (reference §6)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ from deployer.fdl.syntax.diagnostics import Code, Reporter, Severity
 from deployer.fdl.syntax.expression_checks import describe_template_value
 from deployer.fdl.syntax.schema import did_you_mean
 
-__all__ = ["FC_INVOKE", "check_action"]
+__all__ = ["EMULATED_ACTIONS", "FC_INVOKE", "check_action"]
 
 FC_INVOKE = "FC:InvokeFunction"
+#: The actions the emulator carries out itself; any other is answered from mocks.
+EMULATED_ACTIONS = (FC_INVOKE, "HTTP:Request", "FNF:StartExecution")
 FC_PARAMETERS = ("resourceArn", "invocationType", "body")
 INVOCATION_TYPES = ("Sync", "Async")
 TASK_MODES = ("RequestComplete", "WaitForSystemCallback", "WaitForCustomCallback")
@@ -33,16 +37,19 @@ def check_action(state: TaskState, path: str, report: Reporter, execution_mode: 
             f"{path}.Action",
             hint="e.g. FC:InvokeFunction",
         )
-    elif state.action != FC_INVOKE:
+    elif state.action not in EMULATED_ACTIONS:
         report(
             Code.ACTION_NOT_EMULATED,
-            f"the emulator cannot run Action '{state.action}'; only {FC_INVOKE} is emulated",
+            f"Action '{state.action}' needs a mocked response on the emulator (it calls "
+            f"only {', '.join(EMULATED_ACTIONS)} itself)",
             action.value_position,
             f"{path}.Action",
             severity=Severity.WARNING,
-            hint=did_you_mean(state.action, [FC_INVOKE]),
+            hint=did_you_mean(state.action, list(EMULATED_ACTIONS)) or (
+                f"map state '{state.name}' to a response in a mock file's test case "
+                "(docs/emulator.md, \"Mocked integrations\")"),
         )
-    else:
+    elif state.action == FC_INVOKE:
         _check_fc_parameters(state, path, report)
 
 

@@ -37,6 +37,7 @@ from deployer.fdl.syntax.flow_checks import (
     is_legacy_dialect,
     report_legacy_dialect,
 )
+from deployer.fdl.syntax.map_checks import check_distributed
 from deployer.fdl.syntax.rule_checks import check_catch, check_retry
 from deployer.fdl.syntax.schema import (
     CHOICE_BRANCH_FIELDS,
@@ -214,6 +215,16 @@ class _Validator:
 
     def _map(self, state: MapState, path: str) -> None:
         check_map_concurrency(state, path, self.report)
+        check_distributed(state, path, self.report)
+        if state.distributed is not None:
+            for key, template in (("ItemReader", state.distributed.item_reader),
+                                  ("ItemConstructor", state.distributed.item_constructor),
+                                  ("ItemBatcher", state.distributed.item_batcher),
+                                  ("ResultWriter", state.distributed.result_writer)):
+                if template is not None:
+                    check_template(template, f"{path}.{key}", self.report,
+                                   output_allowed=False,
+                                   item_allowed=key == "ItemConstructor")
         if state.items_path is not None:
             check_expression(
                 state.items_path, f"{path}.ItemsPath", self.report, output_allowed=False

@@ -3,7 +3,8 @@
 ruamel.yaml composes the document (line/column on every node); this module turns the composed
 nodes into :class:`YNode` values: mappings keep *every* key in document order (duplicates included,
 so the parser can report them with a path), merge keys (``<<``) are expanded, scalars are
-converted with the YAML 1.2 core schema, and alias expansion is bounded so that recursive or
+converted with the YAML 1.2 core schema, local tags (``!Ref`` of Funcraft and ROS templates) are
+kept as written, and alias expansion is bounded so that recursive or
 exponential aliases end in a diagnostic instead of a hang.
 """
 
@@ -37,6 +38,7 @@ class YNode:
     value: RawValue = None
     text: str = ""
     bad_keys: list[Position] = field(default_factory=list)
+    tag: str = ""  # a local tag as written (``!Ref``); "" for the core schema's own tags
 
     @property
     def is_map(self) -> bool:
@@ -91,7 +93,7 @@ class _Converter:
             return self._mapping(node, depth)
         if isinstance(node, SequenceNode):
             items = [self.node(child, depth + 1) for child in node.value]
-            return YNode("seq", _position(node), items=items)
+            return YNode("seq", _position(node), items=items, tag=_local_tag(node))
         return self._scalar(node)
 
     def _scalar(self, node: Node) -> YNode:
@@ -104,10 +106,10 @@ class _Converter:
                 value = text
         if not isinstance(value, (bool, int, float, str, type(None))):
             value = text
-        return YNode("scalar", _position(node), value=value, text=text)
+        return YNode("scalar", _position(node), value=value, text=text, tag=_local_tag(node))
 
     def _mapping(self, node: MappingNode, depth: int) -> YNode:
-        result = YNode("map", _position(node))
+        result = YNode("map", _position(node), tag=_local_tag(node))
         merged: list[YNode] = []
         for key_node, value_node in node.value:
             if key_node.tag == _TAG + "merge":
@@ -130,6 +132,12 @@ class _Converter:
         converted = self.node(node, depth + 1)
         candidates = converted.items if converted.is_seq else [converted]
         return [candidate for candidate in candidates if candidate.is_map]
+
+
+def _local_tag(node: Node) -> str:
+    """``!Ref`` for a node tagged ``!Ref``; "" for untagged nodes and the core schema's tags."""
+    tag = node.tag or ""
+    return tag if tag.startswith("!") else ""
 
 
 def load(text: str) -> YNode | LoadError | None:

@@ -25,6 +25,7 @@ from deployer.emulator.services.ports import (
 )
 from deployer.emulator.services.security_tokens import SecurityTokenService
 from deployer.emulator.store.repos import CodeStore, FunctionRecord, FunctionRepo
+from deployer.emulator.services.numbers import names_version
 
 __all__ = ["FunctionResolver", "LayerLookup", "custom_settings"]
 
@@ -102,7 +103,7 @@ class FunctionResolver:
                            weighted: bool) -> tuple[Function, InstanceSpec]:
         """A version id or an alias: the frozen snapshot it runs (cached per version)."""
         if self.versions is None:
-            kind = Resource.VERSION if is_decimal(qualifier) else Resource.ALIAS
+            kind = Resource.VERSION if names_version(qualifier) else Resource.ALIAS
             raise ResourceNotFound(
                 f"{kind.value} '{qualifier}' of function '{name}' does not exist", kind,
                 name=qualifier)

@@ -33,7 +33,7 @@ from deployer.emulator.services.errors import (
     Resource,
     ResourceNotFound,
 )
-from deployer.emulator.services.numbers import parse_number
+from deployer.emulator.services.numbers import names_version, parse_number
 from deployer.emulator.store.release_repos import AliasRow, ReleaseRepo, VersionRow
 from deployer.emulator.store.repos import FunctionRecord, FunctionRepo
 
@@ -287,7 +287,7 @@ class FunctionReleases:
         what GetFunction describes). Raises ResourceNotFound (kind ``function``, ``version`` or
         ``alias``)."""
         rec = self._function(account_id, region, name)
-        if qualifier.isdigit():
+        if names_version(qualifier):
             row = self._existing_version(account_id, region, name, qualifier)
             return ResolvedQualifier(_record(rec, row), qualifier, qualifier)
         alias = self._repo.alias(account_id, region, name, qualifier)

@@ -17,13 +17,13 @@ the state's compiled lifecycle fields (constructors, ``Next``, Retry and Catch),
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, Union
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Union
 
 from deployer.fdl.interpreter.active import ActiveState, ScopeRun, Waiting
 from deployer.fdl.interpreter.compiled import CompiledTemplate, compiled
 from deployer.fdl.interpreter.events import TaskFailed, TaskSucceeded, TimerFired
-from deployer.fdl.interpreter.runtime import Ctx
+from deployer.fdl.interpreter.runtime import Ctx, Raw
 from deployer.fdl.syntax.ast import Scope, State
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ __all__ = [
     "Site",
     "StateEvaluator",
     "StateOutcome",
+    "StepData",
     "WakeEvent",
 ]
 
@@ -98,9 +99,34 @@ class Catch:
     output_constructor: CompiledTemplate | None
 
 
+class StepData(Protocol):
+    """How a step of the legacy dialect selects its input and output and hands its output on
+    (:mod:`deployer.fdl.interpreter.steps`), in place of constructors: the lifecycle asks the
+    evaluator's ``data`` when it has one. Each method raises ``StateFailure`` when it cannot."""
+
+    def select_input(self, ctx: Ctx, run: ScopeRun, name: str, raw_input: Any,
+                     entered: int) -> tuple[Any, Raw]:
+        """The step's input and its JSON text (``raw_input``: its default input)."""
+        ...
+
+    def select_output(self, ctx: Ctx, run: ScopeRun, st: ActiveState, local: Any) -> Any:
+        """The step's output from its input and its ``local`` (``Done.output``)."""
+        ...
+
+    def hand_on(self, ctx: Ctx, run: ScopeRun, output: Any, ends: bool) -> Any:
+        """Merge ``output`` into the list's local; what the next step gets, or (``ends``) what
+        the list ends with."""
+        ...
+
+    def caught(self, ctx: Ctx, run: ScopeRun, st: ActiveState, code: str, detail: str) -> Any:
+        """After a catch: merge the step's error mappings and give what its goto gets."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class StateEvaluator:
-    """Base of the evaluators; the fields are the state's lifecycle, compiled."""
+    """Base of the evaluators; the fields are the state's lifecycle, compiled (``data``: how a
+    legacy step selects its input and output, None for SpecVersion v1 states)."""
 
     name: str
     next: str | None  # None: the state ends its scope
@@ -110,6 +136,7 @@ class StateEvaluator:
     retry: tuple[RetryRule, ...]
     catch: tuple[Catch, ...]
     no_retries: tuple[int, ...]  # the retry counts of a state just entered
+    data: StepData | None = field(default=None, kw_only=True)
 
     @staticmethod
     def lifecycle_of(state: State) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
-from deployer.fdl.interpreter.active import ActiveState, ScopeRun, Waiting
+from deployer.fdl.interpreter.active import ActiveState, Frame, ScopeRun, Waiting
 from deployer.fdl.interpreter.history import HistoryEventType
 from deployer.fdl.interpreter.runtime import Ctx, StateFailure, dump
 from deployer.fdl.interpreter.states.base import (
@@ -78,16 +78,16 @@ class ChildScopes(NamedTuple):
 
 
 def open_scope(ctx: Ctx, run: ScopeRun, st: ActiveState, slot: int, start_at: str,
-               value: Any, *, iteration: bool) -> int:
+               value: Any, *, iteration: bool, frame: Frame | None = None) -> int:
     """Open branch/iteration ``slot`` of the state ``st`` active in ``run``, queue its first
-    state with ``value``; return the new run's id."""
+    state with ``value``; return the new run's id. A legacy steps list gets its ``frame``."""
     ex = ctx.ex
     kind = HistoryEventType.ITERATION_ENTERED if iteration else HistoryEventType.BRANCH_ENTERED
     opened = ctx.emit(kind, st.name, st.entered_event, dump({"Index": slot, "Input": value}))
     run_id = ex.next_run_id
     ex.next_run_id = run_id + 1
     path = (*run.path, (st.name, -1 if iteration else slot))
-    ctx.add_run(ScopeRun(run_id, path, run.run_id, slot, opened))
+    ctx.add_run(ScopeRun(run_id, path, run.run_id, slot, opened, frame))
     ctx.queue.append((run_id, start_at, value, None))
     return run_id
 

@@ -16,12 +16,13 @@ from deployer.fdl.interpreter.active import ActiveState, ScopeRun
 from deployer.fdl.interpreter.compiled import CompiledExpression, expression_scope
 from deployer.fdl.interpreter.history import HistoryEventType
 from deployer.fdl.interpreter.runtime import RUNTIME_ERROR_CODE, Ctx, StateFailure
-from deployer.fdl.interpreter.states.base import Done, Site
+from deployer.fdl.interpreter.states.base import Done, Site, StateEvaluator
 from deployer.fdl.interpreter.states.children import (
     ChildScopes,
     ChildScopesEvaluator,
     open_scope,
 )
+from deployer.fdl.interpreter.states.distributed_map import DistributedMapEvaluator
 from deployer.fdl.syntax.ast import MapState
 
 if TYPE_CHECKING:
@@ -42,7 +43,10 @@ class MapEvaluator(ChildScopesEvaluator):
     exited = HistoryEventType.ITERATION_EXITED
 
     @classmethod
-    def compile(cls, state: MapState, site: Site) -> MapEvaluator:
+    def compile(cls, state: MapState, site: Site) -> StateEvaluator:
+        """The inline Map's evaluator, or the distributed one's (``ProcessorConfig``)."""
+        if state.distributed is not None:
+            return DistributedMapEvaluator.compile(state, site)
         return cls(
             **cls.lifecycle_of(state),
             items_path=None if state.items_path is None

@@ -7,7 +7,7 @@ Events of one attempt: ``TaskScheduled`` (parameters) -> ``TaskStarted`` -> ``Ta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, ClassVar, NamedTuple, NoReturn
 
 from deployer.fdl.interpreter.active import ActiveState, ScopeRun, Waiting
 from deployer.fdl.interpreter.commands import (
@@ -82,6 +82,7 @@ class TaskEvaluator(StateEvaluator):
     mode_text: str  # TaskScheduled's TaskMode
     submits: bool  # a callback mode: TaskSubmitted gives the token
     scheduled_prefix: str  # TaskScheduled's detail up to its Parameters' text
+    timeout_code: ClassVar[str] = TIMEOUT_CODE  # the error of a task past its Timeout
 
     @classmethod
     def compile(cls, state: TaskState, site: Site) -> TaskEvaluator:
@@ -101,13 +102,10 @@ class TaskEvaluator(StateEvaluator):
     def begin(self, ctx: Ctx, run: ScopeRun, st: ActiveState) -> TaskCall:
         """Schedule one attempt of the task."""
         ex, name = ctx.ex, self.name
-        token = task_token(ex.flow_name, ex.name, ex.next_event_id)
-        scope = expression_scope(ctx, name, st.input, st.retry_count, token, draws=self.draws)
+        token = self.new_token(ctx, st)
         try:
-            parameters = {} if self.parameters is None else self.parameters.build(
-                scope, "Parameters")
+            parameters, timeout = self.prepare(ctx, st, token)
             parameters_text = ctx.sized(parameters, "Parameters", name)
-            timeout = self._timeout(scope)
         except StateFailure as failure:
             raise StateFailure(failure.code, failure.detail, TaskCall("", token, 0)) from None
         event = ctx.emit(  # the text dump({"Resource", "TaskMode", "Parameters"}) gives
@@ -126,6 +124,27 @@ class TaskEvaluator(StateEvaluator):
             ex.timers[timer_id] = run.run_id
             ctx.commands.append(StartTimer(timer_id, ctx.now + timeout, TimerPurpose.TASK_TIMEOUT))
         return TaskCall(task_id, token, event, timer_id)
+
+    def new_token(self, ctx: Ctx, st: ActiveState) -> str:
+        """The task token of the attempt about to be scheduled (one per attempt)."""
+        ex = ctx.ex
+        return task_token(ex.flow_name, ex.name, ex.next_event_id)
+
+    def prepare(self, ctx: Ctx, st: ActiveState, token: str) -> tuple[Any, int]:
+        """The attempt's Parameters and Timeout (seconds, 0: none)."""
+        scope = expression_scope(ctx, self.name, st.input, st.retry_count, token,
+                                 draws=self.draws)
+        parameters = {} if self.parameters is None else self.parameters.build(
+            scope, "Parameters")
+        return parameters, self._timeout(scope)
+
+    def shape(self, raw: str) -> Any:
+        """The task's result (``Done.output``) from the raw response text."""
+        return shape_output(self.action, self.task_mode, raw)
+
+    def failure_code(self, code: str, detail: str) -> str:
+        """The error a task failure with ``code``/``detail`` raises."""
+        return code
 
     def _timeout(self, scope: Any) -> int:
         raw: object = self.timeout
@@ -155,19 +174,20 @@ class TaskEvaluator(StateEvaluator):
             if wake.task_id != call.task_id:
                 return None
             self._forget(ctx, call)
-            output = shape_output(self.action, self.task_mode, wake.output)
+            output = self.shape(wake.output)
             ctx.emit(_SUCCEEDED, self.name, call.task_event,
                      '{"Output":' + ctx.text(output) + "}")
             return Done(output, self.next)
         if isinstance(wake, TaskFailed) and wake.task_id == call.task_id:
             self._forget(ctx, call)
-            self._stopped(ctx, call, H.TASK_FAILED, wake.code, wake.detail)
+            self._stopped(ctx, call, H.TASK_FAILED, self.failure_code(wake.code, wake.detail),
+                          wake.detail)
         elif isinstance(wake, TimerFired) and call.timeout_timer \
                 and wake.timer_id == call.timeout_timer:
             ctx.ex.tasks.pop(call.task_id, None)
             ctx.commands.append(CancelTask(call.task_id))
             detail = f"task {self.name!r} did not finish within its Timeout"
-            self._stopped(ctx, call, H.TASK_TIMED_OUT, TIMEOUT_CODE, detail)
+            self._stopped(ctx, call, H.TASK_TIMED_OUT, self.timeout_code, detail)
         return None
 
     def _stopped(self, ctx: Ctx, call: TaskCall, kind: H, code: str, detail: str) -> NoReturn:

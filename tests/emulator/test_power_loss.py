@@ -1,0 +1,194 @@
+"""Acknowledged means durable: what the emulator answered survives a power cut.
+
+A power cut keeps of each file only what was fsynced; :class:`PowerCut` records, at every
+``os.fsync``, the content of the file synced (SQLite's own syncs happen only around
+checkpoints, which these few commits never reach), and builds the state directory a power cut
+at any moment would leave: the WAL as last synced, nothing of what was written after."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from alibabacloud_fnf20190315 import models as fnf
+
+from deployer.emulator.clock import VirtualClock
+from deployer.emulator.server import EmulatorServer
+from deployer.testing.environment import LocalCloud
+from deployer.testing.runtimes import EchoRuntime
+from tests.emulator.cloudflow_support import create, wait_flow
+
+DB = "emulator.db"
+
+
+class PowerCut:
+    """Records what each fsync (or fdatasync) made durable (see the module docstring)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.synced: dict[str, bytes] = {}
+        self.fsyncs = 0
+        self._lock = threading.Lock()
+        for name in ("fsync", "fdatasync"):
+            monkeypatch.setattr(os, name, self._recording(getattr(os, name)))
+
+    def _recording(self, real: Callable[[int], None]) -> Callable[[int], None]:
+        def sync(fd: int) -> None:
+            real(fd)
+            path = os.readlink(f"/proc/self/fd/{fd}")
+            with self._lock:
+                self.fsyncs += 1
+                if os.path.isfile(path):
+                    with open(path, "rb") as fh:
+                        self.synced[path] = fh.read()
+
+        return sync
+
+    def disk(self, state: Path) -> dict[str, bytes | None]:
+        """The database files as a power cut now would leave them."""
+        with self._lock:
+            wal = self.synced.get(str(state / f"{DB}-wal"))
+        return {DB: (state / DB).read_bytes(), f"{DB}-wal": wal}
+
+    @staticmethod
+    def restore(disk: dict[str, bytes | None], into: Path) -> Path:
+        into.mkdir(parents=True)
+        for name, data in disk.items():
+            if data is not None:
+                (into / name).write_bytes(data)
+        return into
+
+
+def execution_names(state: Path) -> set[str]:
+    """The executions a database left by a power cut holds (read by SQLite itself)."""
+    conn = sqlite3.connect(state / DB)
+    try:
+        return {row[0] for row in conn.execute("SELECT name FROM executions")}
+    except sqlite3.OperationalError:  # not even the schema survived
+        return set()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def durable_cloud(tmp_path: Path) -> Iterator[tuple[LocalCloud, Path]]:
+    state = tmp_path / "state"
+    server = EmulatorServer(state, clock=VirtualClock(), runtime=EchoRuntime()).start()
+    try:
+        yield LocalCloud(server, "cn-hangzhou"), state
+    finally:
+        server.stop()
+
+
+def test_every_answered_start_survives_a_power_cut(monkeypatch, tmp_path, durable_cloud):
+    cloud, state = durable_cloud
+    power = PowerCut(monkeypatch)
+    client = cloud.fnf_client()
+    create(client, "w", wait_flow("w", seconds=300))
+    disks = []
+    with cloud.auto_advance_disabled():
+        for i in range(20):
+            client.start_execution(fnf.StartExecutionRequest(flow_name="w",
+                                                             execution_name=f"e{i}"))
+            disks.append(power.disk(state))  # the plug pulled right after the answer
+    for i, disk in enumerate(disks):
+        names = execution_names(PowerCut.restore(disk, tmp_path / f"cut{i}"))
+        assert {f"e{j}" for j in range(i + 1)} <= names, f"start e{i} was answered, not kept"
+    assert power.fsyncs >= 1  # and not one fsync per statement: see the group commit test
+
+
+def test_an_answered_stop_and_a_report_survive_a_power_cut(monkeypatch, tmp_path,
+                                                           durable_cloud):
+    cloud, state = durable_cloud
+    power = PowerCut(monkeypatch)
+    client = cloud.fnf_client()
+    create(client, "w", wait_flow("w", seconds=300))
+    with cloud.auto_advance_disabled():
+        client.start_execution(fnf.StartExecutionRequest(flow_name="w", execution_name="s"))
+        client.stop_execution(fnf.StopExecutionRequest(flow_name="w", execution_name="s"))
+        disk = power.disk(state)
+    cut = PowerCut.restore(disk, tmp_path / "cut")
+    conn = sqlite3.connect(cut / DB)
+    try:
+        (status,) = conn.execute("SELECT status FROM executions WHERE name='s'").fetchone()
+    finally:
+        conn.close()
+    assert status == "Stopped"
+
+
+def test_concurrent_acknowledgements_share_fsyncs(monkeypatch, tmp_path) -> None:
+    """Group commit: commits made while an fsync runs are covered by the next one, so eight
+    waiting acknowledgements cost two fsyncs, not eight."""
+    from deployer.emulator.store.durability import WalSyncer
+
+    db_path = tmp_path / DB
+    db_path.write_bytes(b"")
+    syncer = WalSyncer(db_path)
+    inside, release = threading.Event(), threading.Event()
+    real = os.fdatasync
+    calls = []
+
+    def slow_sync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 1:  # the first fsync takes long: the other commits pile up
+            inside.set()
+            release.wait(10)
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", slow_sync)
+    first = syncer.committed()
+    waiter = threading.Thread(target=syncer.sync, args=(first,))
+    waiter.start()
+    assert inside.wait(10)
+    later = [syncer.committed() for _ in range(7)]
+    woken = threading.Event()
+    waiters = [threading.Thread(target=syncer.sync, args=(n,)) for n in later]
+    for w in waiters:
+        w.start()
+    syncer.when_durable(later[-1], woken.set)
+    release.set()
+    for w in [waiter, *waiters]:
+        w.join(10)
+    assert woken.wait(10)
+    assert syncer.synced == 8
+    assert syncer.syncs == 2  # one for the first commit, one for the seven behind it
+    syncer.close()
+
+
+def test_a_throwaway_state_never_waits_for_the_disk(monkeypatch) -> None:
+    """mock_cloud()'s temporary state directory dies with the process: no fsync."""
+    from deployer.testing.environment import mock_cloud
+
+    with mock_cloud(runtime=EchoRuntime(), intercept=False) as cloud:
+        calls: list[int] = []
+        monkeypatch.setattr(os, "fsync", calls.append)
+        monkeypatch.setattr(os, "fdatasync", calls.append)
+        create(cloud.fnf_client(), "w", wait_flow("w", seconds=10))
+        cloud.fnf_client().start_execution(fnf.StartExecutionRequest(flow_name="w"))
+        assert calls == []
+
+
+def test_a_failed_fsync_is_a_storage_error_not_an_acknowledgement(monkeypatch,
+                                                                  durable_cloud) -> None:
+    cloud, _state = durable_cloud
+    client = cloud.fnf_client()
+    create(client, "w", wait_flow("w", seconds=10))
+
+    def broken(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", broken)
+    monkeypatch.setattr(os, "fdatasync", broken)
+    from Tea.exceptions import TeaException
+
+    with pytest.raises(TeaException) as refused:
+        client.start_execution(fnf.StartExecutionRequest(flow_name="w", execution_name="x"))
+    assert refused.value.code == "StorageError"
+    assert "durable" in refused.value.message and "Input/output error" in refused.value.message
+    monkeypatch.undo()
+    again = client.start_execution(fnf.StartExecutionRequest(flow_name="w",
+                                                             execution_name="y")).body
+    assert again.status == "Running"
