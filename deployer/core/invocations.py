@@ -36,12 +36,12 @@ def normalize_function_arn(arn: str, region: str, account_id: str) -> str | None
 
 def flow_invocations(text: str, *, region: str, account_id: str) -> Invocations:
     """The functions the flow ``text`` invokes (nothing when it does not parse)."""
-    from deployer.fdl import MapState, ParallelState, TaskState, Template, parse_flow
+    from deployer.fdl import LegacyFlow, MapState, ParallelState, TaskState, Template, read_flow
 
-    result = parse_flow(text)
+    result = read_flow(text)
     if result.flow is None:
         return Invocations()
-    if not hasattr(result.flow, "scope"):  # the legacy dialect (steps): not read here
+    if isinstance(result.flow, LegacyFlow):  # the legacy dialect (steps): not read here
         return Invocations((), dynamic=True)
     arns: list[str] = []
     dynamic = False
