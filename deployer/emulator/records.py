@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ExecutionLinks", "FlowRecord", "HistoryRow", "InvocationRecord", "ScheduleKey",
-           "ScheduleRow"]
+__all__ = ["ExecutionLinks", "FlowRecord", "HistoryRow", "InvocationRecord", "MapRunRow",
+           "ScheduleKey", "ScheduleRow"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,3 +107,19 @@ class ExecutionLinks:
     def empty(self) -> bool:
         return not (self.mock_case or self.parent_seq or self.parent_task_id
                     or self.callback_token or self.map_run)
+
+
+@dataclass(frozen=True, slots=True)
+class MapRunRow:
+    """A distributed Map's map run as stored (``store/map_run_repos.py``)."""
+
+    parent_seq: int
+    name: str
+    task_id: str
+    concurrency: int
+    tolerated_count: int | None
+    tolerated_percentage: float | None
+    total: int
+    status: str
+    started_at: float
+    stopped_at: float | None
