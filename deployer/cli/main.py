@@ -54,7 +54,7 @@ SUMMARIES: dict[str, str] = {
     "executions": "List the flow's executions, newest first.",
     "history": "List an execution's history events (default: the latest execution).",
     "invoke": (
-        "Invoke a deployed function synchronously and print its response (exit 1 if it raised)."
+        "Invoke a deployed function and print its response (exit 1 if it raised)."
     ),
     "logs": "Recent invocations of a function and their logs (from Log Service, on every "
             "target).",

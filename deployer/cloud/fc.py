@@ -4,108 +4,15 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any
 
 from deployer.cloud.connection import ServiceClient
 from deployer.cloud.errors import CloudNotFoundError
+from deployer.cloud.fc_config import FunctionConfig, LogConfig, config_from_wire
 
-
-@dataclass(frozen=True, slots=True)
-class LogConfig:
-    """Where Function Compute writes a function's logs: a Log Service project and logstore."""
-
-    project: str
-    logstore: str
-    enable_request_metrics: bool = True
-    enable_instance_metrics: bool = False
-    log_begin_rule: str = ""
-
-    def to_sdk(self) -> Any:
-        from alibabacloud_fc20230330 import models
-
-        return models.LogConfig(
-            project=self.project, logstore=self.logstore,
-            enable_request_metrics=self.enable_request_metrics,
-            enable_instance_metrics=self.enable_instance_metrics,
-            log_begin_rule=self.log_begin_rule or None)
-
-
-def _log_config(value: Any) -> LogConfig | None:
-    if value is None or not (value.project or value.logstore):
-        return None
-    return LogConfig(
-        project=value.project or "", logstore=value.logstore or "",
-        enable_request_metrics=bool(value.enable_request_metrics
-                                    if value.enable_request_metrics is not None else True),
-        enable_instance_metrics=bool(value.enable_instance_metrics or False),
-        log_begin_rule=value.log_begin_rule or "")
-
-
-@dataclass(frozen=True, slots=True)
-class FunctionConfig:
-    """The configuration of a function that a deploy manages (code aside)."""
-
-    runtime: str
-    handler: str
-    memory_size: int = 512
-    timeout: int = 3
-    cpu: float = 0.35
-    disk_size: int = 512
-    description: str = ""
-    environment_variables: Mapping[str, str] = field(default_factory=dict)
-    instance_concurrency: int = 1
-    internet_access: bool = True
-    role: str = ""
-    log_config: LogConfig | None = None  # None: not managed by the deploy (left as it is)
-
-    def differences(self, other: FunctionConfig) -> dict[str, tuple[Any, Any]]:
-        """``{field: (other's value, this value)}`` for every field that differs."""
-        out: dict[str, tuple[Any, Any]] = {}
-        for f in fields(self):
-            mine, theirs = getattr(self, f.name), getattr(other, f.name)
-            if f.name == "log_config":
-                if mine is not None and mine != theirs:
-                    out[f.name] = (_log_json(theirs), _log_json(mine))
-                continue
-            if isinstance(mine, Mapping) or isinstance(theirs, Mapping):
-                mine, theirs = dict(mine or {}), dict(theirs or {})
-            elif (isinstance(mine, float) or isinstance(theirs, float)) and abs(
-                float(mine or 0) - float(theirs or 0)
-            ) < 1e-9:
-                continue
-            if mine != theirs:
-                out[f.name] = (theirs, mine)
-        return out
-
-    def to_sdk_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "runtime": self.runtime,
-            "handler": self.handler,
-            "memory_size": self.memory_size,
-            "timeout": self.timeout,
-            "cpu": self.cpu,
-            "disk_size": self.disk_size,
-            "description": self.description,
-            "environment_variables": dict(self.environment_variables),
-            "instance_concurrency": self.instance_concurrency,
-            "internet_access": self.internet_access,
-            "role": self.role,
-        }
-        if self.log_config is not None:
-            kwargs["log_config"] = self.log_config.to_sdk()
-        return kwargs
-
-
-def _log_json(value: LogConfig | None) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    out: dict[str, Any] = {"project": value.project, "logstore": value.logstore,
-                           "enableRequestMetrics": value.enable_request_metrics,
-                           "enableInstanceMetrics": value.enable_instance_metrics}
-    if value.log_begin_rule:
-        out["logBeginRule"] = value.log_begin_rule
-    return out
+__all__ = ["FunctionComputeClient", "FunctionConfig", "Invocation", "LogConfig",
+           "RemoteFunction"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,30 +54,18 @@ def _warnings(response: Any) -> tuple[str, ...]:
 
 
 def _remote(fn: Any, warnings: tuple[str, ...] = ()) -> RemoteFunction:
-    config = FunctionConfig(
-        runtime=fn.runtime or "",
-        handler=fn.handler or "",
-        memory_size=int(fn.memory_size or 0),
-        timeout=int(fn.timeout or 0),
-        cpu=float(fn.cpu or 0),
-        disk_size=int(fn.disk_size or 0),
-        description=fn.description or "",
-        environment_variables=dict(fn.environment_variables or {}),
-        instance_concurrency=int(fn.instance_concurrency or 1),
-        internet_access=bool(fn.internet_access if fn.internet_access is not None else True),
-        role=fn.role or "",
-        log_config=_log_config(getattr(fn, "log_config", None)),
-    )
+    wire = fn.to_map() if hasattr(fn, "to_map") else dict(fn)
     return RemoteFunction(
-        name=fn.function_name or "",
-        arn=fn.function_arn or "",
-        config=config,
-        code_checksum=str(fn.code_checksum or ""),
-        code_size=int(fn.code_size or 0),
-        state=fn.state or "",
-        last_modified=fn.last_modified_time or "",
+        name=wire.get("functionName") or "",
+        arn=wire.get("functionArn") or "",
+        config=config_from_wire(wire),
+        code_checksum=str(wire.get("codeChecksum") or ""),
+        code_size=int(wire.get("codeSize") or 0),
+        state=wire.get("state") or "",
+        last_modified=wire.get("lastModifiedTime") or "",
         warnings=warnings,
-        tags=tuple((t.key or "", t.value or "") for t in getattr(fn, "tags", None) or ()),
+        tags=tuple((t.get("Key") or "", t.get("Value") or "")
+                   for t in wire.get("tags") or ()),
     )
 
 
@@ -199,12 +94,12 @@ class FunctionComputeClient(ServiceClient):
         """Create ``name``; ``tags`` are set with it (FC keeps them across updates)."""
         from alibabacloud_fc20230330 import models
 
-        body = models.CreateFunctionInput(
-            function_name=name,
-            code=models.InputCodeLocation(zip_file=base64.b64encode(zip_bytes).decode("ascii")),
-            tags=[models.Tag(key=k, value=v) for k, v in (tags or {}).items()] or None,
-            **config.to_sdk_kwargs(),
-        )
+        wire = config.to_wire()
+        wire.update(functionName=name,
+                    code={"zipFile": base64.b64encode(zip_bytes).decode("ascii")})
+        if tags:
+            wire["tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]
+        body = models.CreateFunctionInput().from_map(wire)
         response = self._call(
             "CreateFunction",
             lambda: self._conn.fc.create_function(models.CreateFunctionRequest(body=body)),
@@ -217,17 +112,33 @@ class FunctionComputeClient(ServiceClient):
         """Update configuration and/or code (only what is given changes)."""
         from alibabacloud_fc20230330 import models
 
-        kwargs: dict[str, Any] = config.to_sdk_kwargs() if config else {}
+        wire: dict[str, Any] = config.to_wire(update=True) if config else {}
         if zip_bytes is not None:
-            kwargs["code"] = models.InputCodeLocation(
-                zip_file=base64.b64encode(zip_bytes).decode("ascii")
-            )
-        body = models.UpdateFunctionInput(**kwargs)
+            wire["code"] = {"zipFile": base64.b64encode(zip_bytes).decode("ascii")}
+        body = models.UpdateFunctionInput().from_map(wire)
         response = self._call(
             "UpdateFunction",
             lambda: self._conn.fc.update_function(name, models.UpdateFunctionRequest(body=body)),
         )
         return _remote(response.body, _warnings(response))
+
+    def tag_function(self, arn: str, tags: Mapping[str, str]) -> None:
+        """Set ``tags`` on the function ``arn`` (TagResources; others are kept)."""
+        from alibabacloud_fc20230330 import models
+
+        body = models.TagResourcesInput(
+            resource_id=[arn], resource_type="function",
+            tag=[models.Tag(key=k, value=v) for k, v in tags.items()])
+        self._call("TagResources", lambda: self._conn.fc.tag_resources(
+            models.TagResourcesRequest(body=body)))
+
+    def untag_function(self, arn: str, keys: list[str]) -> None:
+        """Remove the tags ``keys`` from the function ``arn`` (UntagResources)."""
+        from alibabacloud_fc20230330 import models
+
+        request = models.UntagResourcesRequest(resource_id=[arn], resource_type="function",
+                                               tag_key=keys)
+        self._call("UntagResources", lambda: self._conn.fc.untag_resources(request))
 
     def delete_function(self, name: str) -> bool:
         """Delete ``name``; False when it did not exist."""
@@ -253,7 +164,36 @@ class FunctionComputeClient(ServiceClient):
             if not token:
                 return out
 
-    def invoke(self, name: str, payload: bytes, *, tail_logs: bool = True) -> Invocation:
+    def invoke_async(self, name: str, payload: bytes, *, task_id: str,
+                     qualifier: str | None = None) -> str:
+        """Queue an asynchronous invocation as task ``task_id`` (``x-fc-invocation-type:
+        Async`` with ``x-fc-async-task-id``); the request id."""
+        from alibabacloud_fc20230330 import models
+        from darabonba.runtime import RuntimeOptions
+
+        headers = models.InvokeFunctionHeaders(x_fc_invocation_type="Async",
+                                               x_fc_async_task_id=task_id)
+        request = models.InvokeFunctionRequest(body=payload, qualifier=qualifier)
+        response = self._call("InvokeFunction", lambda: self._conn.fc.invoke_function_with_options(
+            name, request, headers, RuntimeOptions()))
+        found = {k.lower(): v for k, v in (response.headers or {}).items()}
+        return str(found.get("x-fc-request-id", ""))
+
+    def get_async_task(self, name: str, task_id: str,
+                       qualifier: str | None = None) -> dict[str, Any] | None:
+        """The asynchronous task ``task_id`` of ``name`` (GetAsyncTask's AsyncTask, API
+        names), None when there is no such task."""
+        from alibabacloud_fc20230330 import models
+
+        try:
+            response = self._call("GetAsyncTask", lambda: self._conn.fc.get_async_task(
+                name, task_id, models.GetAsyncTaskRequest(qualifier=qualifier)))
+        except CloudNotFoundError:
+            return None
+        return dict(response.body.to_map())
+
+    def invoke(self, name: str, payload: bytes, *, tail_logs: bool = True,
+               qualifier: str | None = None) -> Invocation:
         """Invoke ``name`` synchronously. Function errors are data (``error_type``), not raised."""
         from alibabacloud_fc20230330 import models
         from darabonba.runtime import RuntimeOptions
@@ -261,7 +201,7 @@ class FunctionComputeClient(ServiceClient):
         headers = models.InvokeFunctionHeaders(
             x_fc_invocation_type="Sync", x_fc_log_type="Tail" if tail_logs else "None"
         )
-        request = models.InvokeFunctionRequest(body=payload)
+        request = models.InvokeFunctionRequest(body=payload, qualifier=qualifier)
         response = self._call(
             "InvokeFunction",
             lambda: self._conn.fc.invoke_function_with_options(

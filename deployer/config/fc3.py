@@ -1,37 +1,44 @@
 """The fc3 component's props: one table entry per prop (:data:`FC3_PROPS`).
 
 An entry either reads and checks its prop into a :class:`FunctionSpec` field (``read``), or
-says why a function using it is not deployed yet (``pending``): such a function is listed as
-"not yet deployable: <prop>" by name, never deployed without it. Adding a prop is one entry
-plus, in ``deployer.core.deploy.function_config``, its mapping to the API.
+says why a function using it is not deployed (``pending``): such a function is listed as "not
+yet deployable: <prop>" by name, never deployed without it. Each entry also says what the
+prop becomes (``status``): ``deployed`` (acted on), ``recorded`` (sent to Function Compute and
+kept, with no local effect: docs/manifest.md says why) or ``refused``. Adding a prop is one
+entry plus, in ``deployer.core.deploy.function_config``, its mapping to the API.
 
-Runtimes (fc3-api.md §6.1): the Python ones run on the emulator and deploy; other FC runtimes
-are listed as not yet deployable by name; an unknown runtime is an error.
+Runtimes (fc3-api.md §6.1): Python, Node.js and custom runtimes run on the emulator and
+deploy; ``custom-container`` and the runtimes the emulator does not run (Java, Go, PHP,
+.NET) list the function as not deployable by name; an unknown runtime is an error.
 """
 
 from __future__ import annotations
 
 import re
+import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from deployer.config import fc3_settings as st
+from deployer.config.fc3_triggers import read_triggers
 from deployer.config.outputs import AUTO_LOGSTORE, AUTO_ROLE, auto_log_project, lower_role_arn
 from deployer.config.props import PropReader, type_name
 from deployer.config.schema import ROLE_ARN, ROLE_NAME, check_region, default_cpu
 from deployer.config.specs import FunctionSpec, handler_files
 from deployer.config.variables import BROKEN
 
-__all__ = ["FC3_PROPS", "FunctionContext", "build_function", "pending_reasons"]
+__all__ = ["FC3_PROPS", "FunctionContext", "build_function", "pending_reasons", "prop_status"]
 
 PYTHON_RUNTIMES = ("python3.9", "python3.10", "python3.12")
-OTHER_RUNTIMES = frozenset({
-    "nodejs12", "nodejs14", "nodejs16", "nodejs18", "nodejs20", "go1", "java8", "java11",
-    "php7.2", "dotnetcore3.1", "custom", "custom.debian10", "custom.debian11",
-    "custom.debian12", "custom-container",
-})
+NODEJS_RUNTIMES = ("nodejs12", "nodejs14", "nodejs16", "nodejs18", "nodejs20")
+_CUSTOM_RUNTIMES = ("custom", "custom.debian10", "custom.debian11", "custom.debian12")
+DEPLOYED_RUNTIMES = (*PYTHON_RUNTIMES, *NODEJS_RUNTIMES, *_CUSTOM_RUNTIMES)
+OTHER_RUNTIMES = frozenset({"go1", "java8", "java11", "php7.2", "dotnetcore3.1",
+                            "custom-container"})
+DEFAULT_CUSTOM_HANDLER = "index.handler"
 FUNCTION_NAME = r"[A-Za-z_][A-Za-z0-9_-]{0,63}"
 HANDLER = r"(?:[A-Za-z0-9_.-]+/)*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 HANDLER += r"\.[A-Za-z_][A-Za-z0-9_]*"
@@ -65,7 +72,8 @@ class Fc3Prop:
     name: str
     read: _Read | None = None  # -> spec field ``field`` (None: pending)
     field: str | None = None
-    pending: str = ""  # why a function with this prop is not deployed yet
+    pending: str = ""  # why a function with this prop is not deployed
+    status: str = "deployed"  # deployed | recorded | refused | pending (module docstring)
 
 
 def _region(r: PropReader, v: _Values, c: FunctionContext) -> Any:
@@ -80,40 +88,68 @@ def _name(r: PropReader, v: _Values, c: FunctionContext) -> Any:
 
 def _runtime(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     runtime = r.string("runtime", required=True)
-    if runtime is None or runtime in PYTHON_RUNTIMES:
+    if runtime is None or runtime in DEPLOYED_RUNTIMES:
         return runtime
     if runtime == "python3":
         r.warning("runtime", "python3 is the legacy Python 3.6 runtime; use python3.10+")
         return runtime
-    r.error("runtime", f"unknown runtime {runtime!r}; use one of {', '.join(PYTHON_RUNTIMES)}")
+    r.error("runtime", f"unknown runtime {runtime!r}; use one of "
+            f"{', '.join(DEPLOYED_RUNTIMES)}")
     return None
 
 
 def _code(r: PropReader, v: _Values, c: FunctionContext) -> Any:
+    """A local directory, or a local ``.zip`` package used as it is."""
     code = r.props.get("code")
     if isinstance(code, Mapping):
-        r.error("code", "code in OSS is not supported; give a local directory")
+        r.error("code", "code in OSS is not supported; give a local directory or .zip file")
         return None
     text = r.string("code", required=True)
     if text is None:
         return None
-    if re.match(r"^[a-z]+://", text) or text.endswith(".zip"):
-        r.error("code", f"must be a local directory (got {text!r})")
+    if re.match(r"^[a-z]+://", text):
+        r.error("code", f"must be a local directory or .zip file (got {text!r})")
         return None
     path = (c.base_dir / text).resolve()
+    if text.lower().endswith(".zip") and not path.is_dir():
+        if not path.is_file():
+            r.error("code", f"code package {text!r} does not exist")
+        elif not zipfile.is_zipfile(path):
+            r.error("code", f"code package {text!r} is not a zip file")
+        else:
+            return path
+        return None
     if not path.is_dir():
         r.error("code", f"code directory {text!r} does not exist")
         return None
     return path
 
 
+def _package_names(path: Path) -> set[str]:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return set(archive.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return set()
+
+
 def _handler(r: PropReader, v: _Values, c: FunctionContext) -> Any:
-    handler = r.string("handler", required=True, pattern=HANDLER,
+    runtime = v.get("runtime") or ""
+    custom = runtime.startswith("custom")
+    if custom and r.props.get("handler") is None:
+        return DEFAULT_CUSTOM_HANDLER
+    handler = r.string("handler", required=True, pattern=r"[^\s]{1,128}" if custom else HANDLER,
                        what="must be <module>.<function>, e.g. index.handler")
-    code_dir = v.get("code_dir")
-    if handler and code_dir and not any((code_dir / f).is_file() for f in handler_files(handler)):
-        r.error("handler", f"needs {handler_files(handler)[0]} in the code directory "
-                f"{r.props.get('code')!r}, which has no such file")
+    code = v.get("code_dir")
+    files = handler_files(handler, runtime) if handler else ()
+    if files and code:
+        names = _package_names(code) if not code.is_dir() else None
+        found = any((f in names) if names is not None else (code / f).is_file()
+                    for f in files)
+        if not found:
+            r.error("handler", f"needs {files[0]} in the code "
+                    f"{'package' if names is not None else 'directory'} "
+                    f"{r.props.get('code')!r}, which has no such file")
     return handler
 
 
@@ -158,10 +194,15 @@ def _disk(r: PropReader, v: _Values, c: FunctionContext) -> Any:
 
 
 def _concurrency(r: PropReader, v: _Values, c: FunctionContext) -> Any:
+    """Requests one instance serves at once: custom runtimes 1-200, built-in runtimes 1
+    (FC 3.0; fc3-api.md §6.1)."""
     value = r.integer("instanceConcurrency", default=1, low=1, high=200)
-    if value not in (None, 1):
-        r.error("instanceConcurrency", f"Python runtimes support only 1 (got {value})")
-    return 1
+    runtime = str(v.get("runtime") or "")
+    if value not in (None, 1) and not runtime.startswith("custom"):
+        r.error("instanceConcurrency", f"built-in runtimes ({runtime}) serve one request per "
+                f"instance; only custom runtimes take more (got {value})")
+        return 1
+    return value or 1
 
 
 def _internet(r: PropReader, v: _Values, c: FunctionContext) -> Any:
@@ -235,23 +276,17 @@ def _log_config(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     return MappingProxyType(result) if project and logstore else None
 
 
-def _auto_only(name: str, flag: str) -> _Read:
-    """``vpcConfig: auto`` / ``nasConfig: auto``: accepted and recorded (anything else is
-    pending; see :func:`pending_reasons`)."""
-
-    def read(r: PropReader, v: _Values, c: FunctionContext) -> Any:
-        value = r.props.get(name)
-        if isinstance(value, str) and value.lower() == "auto":
-            v[flag] = True
-        elif value is not None and value is not BROKEN:
-            r.error(name, f"only {name}: auto is deployed yet (got {type_name(value)})")
-        return None
-
-    return read
-
-
 def _later(name: str, why: str = "") -> Fc3Prop:
-    return Fc3Prop(name, pending=f"{name}{why}")
+    return Fc3Prop(name, pending=f"{name}{why}", status="pending")
+
+
+def _refused(name: str, why: str) -> Fc3Prop:
+    return Fc3Prop(name, pending=f"{name} ({why})", status="refused")
+
+
+def _setting(name: str, read: _Read, status: str = "deployed") -> Fc3Prop:
+    """A prop sent to FC under its own name in ``FunctionSpec.settings``."""
+    return Fc3Prop(name, read, f"settings.{name}", status=status)
 
 
 FC3_PROPS: tuple[Fc3Prop, ...] = (
@@ -270,15 +305,36 @@ FC3_PROPS: tuple[Fc3Prop, ...] = (
     Fc3Prop("environmentVariables", _environment, "environment_variables"),
     Fc3Prop("role", _role, "role"),
     Fc3Prop("logConfig", _log_config, "log_config"),
-    Fc3Prop("vpcConfig", _auto_only("vpcConfig", "vpc_auto")),
-    Fc3Prop("nasConfig", _auto_only("nasConfig", "nas_auto")),
-    *(_later(name) for name in (
-        "triggers", "layers", "instanceLifecycleConfig", "tags", "asyncInvokeConfig",
-        "provisionConfig", "scalingConfig", "concurrencyConfig", "customDomain",
-        "customContainerConfig", "customRuntimeConfig", "customDNS", "gpuConfig",
-        "tracingConfig", "ossMountConfig", "sessionAffinity", "sessionAffinityConfig",
-        "vpcBinding", "artifact", "enableLongLiving", "instanceIsolationMode",
-        "resourceGroupId", "supplement", "annotations")),
+    Fc3Prop("layers", st.read_layers, "layers"),
+    Fc3Prop("instanceLifecycleConfig", st.read_lifecycle, "instance_lifecycle_config"),
+    Fc3Prop("tags", st.read_tag_map, "tags"),
+    _setting("customRuntimeConfig", st.read_custom_runtime),
+    _setting("vpcConfig", st.read_vpc, "recorded"),
+    _setting("nasConfig", st.read_mounts("nasConfig"), "recorded"),
+    _setting("ossMountConfig", st.read_mounts("ossMountConfig"), "recorded"),
+    _setting("customDNS", st.read_custom_dns, "recorded"),
+    _setting("tracingConfig", st.read_tracing, "recorded"),
+    _setting("sessionAffinity", st.read_recorded(
+        "sessionAffinity", str, ("NONE", "HEADER_FIELD", "MCP_SSE", "GENERATED_COOKIE")),
+        "recorded"),
+    _setting("sessionAffinityConfig", st.read_recorded("sessionAffinityConfig", str),
+             "recorded"),
+    _setting("instanceIsolationMode", st.read_recorded(
+        "instanceIsolationMode", str, ("SHARE", "SESSION_EXCLUSIVE")), "recorded"),
+    _setting("enableLongLiving", st.read_recorded("enableLongLiving", bool), "recorded"),
+    _setting("resourceGroupId", st.read_recorded("resourceGroupId", str), "recorded"),
+    Fc3Prop("triggers", read_triggers, "triggers"),
+    Fc3Prop("asyncInvokeConfig", st.read_async_invoke, "async_invoke_config"),
+    Fc3Prop("concurrencyConfig", st.read_concurrency_config, "reserved_concurrency"),
+    *(_later(name) for name in ("provisionConfig", "scalingConfig", "customDomain")),
+    _refused("customContainerConfig", "container images need a container engine; "
+             "custom-container functions are not deployed by this toolkit"),
+    _refused("gpuConfig", "GPU functions run container images, which this toolkit does not "
+             "deploy"),
+    _refused("vpcBinding", "VPC bindings are not deployed by this toolkit"),
+    _refused("artifact", "artifacts are not deployed by this toolkit"),
+    _refused("supplement", "fc3's supplement is not deployed by this toolkit"),
+    _refused("annotations", "fc3's annotations are not deployed by this toolkit"),
 )
 _BY_NAME = {p.name: p for p in FC3_PROPS}
 #: Props refused by name (not pending: there is nothing to deploy later).
@@ -287,21 +343,21 @@ FC3_REFUSED = {"endpoint": "endpoints come from --target (aliyun: the region's p
 
 
 def pending_reasons(props: Mapping[str, Any], runtime: Any) -> list[str]:
-    """Why a function with these (raw) props is not deployed: each pending prop by name, an
-    ``auto``-less vpcConfig/nasConfig, and a runtime this toolkit does not deploy yet."""
+    """Why a function with these (raw) props is not deployed: each pending prop by name,
+    and a runtime this toolkit does not deploy."""
     reasons: list[str] = []
     if isinstance(runtime, str) and runtime in OTHER_RUNTIMES:
         if runtime == "custom-container":
-            reasons.append("runtime custom-container: container images do not run on the "
-                           "emulator, and customContainerConfig is not deployed yet")
+            reasons.append("runtime custom-container: container images need a container "
+                           "engine; this toolkit deploys code packages")
         else:
-            reasons.append(f"runtime {runtime} is {LATER} (Python runtimes are)")
-    later = [p.pending for key in props if (p := _BY_NAME.get(str(key))) and p.pending]
-    for name in ("vpcConfig", "nasConfig"):
-        value = props.get(name)
-        if value is not None and not (isinstance(value, str) and (
-                value.lower() == "auto" or "${" in value)):
-            later.append(f"{name} (only {name}: auto is deployed yet)")
+            reasons.append(f"runtime {runtime} is not deployed by this toolkit (the emulator "
+                           "runs Python, Node.js and custom runtimes)")
+    found = [p for key in props if (p := _BY_NAME.get(str(key))) and p.pending]
+    refused = [p.pending for p in found if p.status == "refused"]
+    later = [p.pending for p in found if p.status == "pending"]
+    if refused:
+        reasons.append(f"not deployed by this toolkit: {', '.join(refused)}")
     if later:
         reasons.append(f"{LATER}: {', '.join(later)}")
     return reasons
@@ -313,15 +369,29 @@ def build_function(resource: str, reader: PropReader, ctx: FunctionContext
     before = len(reader.log.errors)
     reader.check_keys(tuple(_BY_NAME), FC3_REFUSED, "fc3")
     values: _Values = {}
+    settings: dict[str, Any] = {}
     for prop in FC3_PROPS:
-        if prop.read is not None:
-            result = prop.read(reader, values, ctx)
-            if prop.field is not None:
-                values[prop.field] = result
+        if prop.read is None:
+            continue
+        result = prop.read(reader, values, ctx)
+        if prop.field is None:
+            continue
+        if prop.field.startswith("settings."):
+            if result is not None:
+                settings[prop.name] = result
+        else:
+            values[prop.field] = result
     required = ("region", "function_name", "runtime", "handler", "code_dir")
     if len(reader.log.errors) > before or not all(values.get(k) for k in required):
         return None
     fields = {k: v for k, v in values.items() if k not in required}
     return FunctionSpec(resource, values["region"], values["function_name"],
                         values["runtime"], values["handler"], values["code_dir"],
-                        position=reader.log.position(reader.path[:2]), **fields)
+                        position=reader.log.position(reader.path[:2]),
+                        settings=MappingProxyType(settings), **fields)
+
+
+def prop_status() -> dict[str, str]:
+    """Each fc3 prop and what it becomes: deployed, recorded, refused, or pending (a
+    function using it is listed as not yet deployable)."""
+    return {p.name: p.status for p in FC3_PROPS} | {k: "refused" for k in FC3_REFUSED}

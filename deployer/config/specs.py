@@ -29,12 +29,19 @@ class ExecutionMode(str, Enum):
     EXPRESS = "Express"
 
 
-def handler_files(handler: str) -> tuple[str, str]:
+def handler_files(handler: str, runtime: str = "python3.10") -> tuple[str, ...]:
     """The package paths that can hold ``handler``'s module, by FC's resolution (fc3-api.md
-    §8.1): ``index.handler`` -> ``index.py``; ``pkg.mod.handler`` -> ``pkg/mod.py``;
-    ``src/main.handler`` -> ``src/main.py`` (or the module's ``__init__.py``)."""
+    §8.1; docs/runtime.md for Node.js): ``index.handler`` -> ``index.py`` (Python),
+    ``index.js``/``.mjs``/``.cjs`` (Node.js); ``pkg.mod.handler`` -> ``pkg/mod.py``;
+    ``src/main.handler`` -> ``src/main.py`` (or the module's ``__init__.py``). A custom
+    runtime runs its own server: no file is implied (empty)."""
+    if runtime.startswith("custom"):
+        return ()
     module, _, _function = handler.rpartition(".")
     directory, _, dotted = module.rpartition("/")
+    if runtime.startswith("nodejs"):
+        base = "/".join(part for part in (directory, dotted) if part)
+        return (f"{base}.js", f"{base}.mjs", f"{base}.cjs")
     base = "/".join(part for part in (directory, dotted.replace(".", "/")) if part)
     return (f"{base}.py", f"{base}/__init__.py")
 
@@ -48,7 +55,7 @@ class FunctionSpec:
     function_name: str
     runtime: str
     handler: str
-    code_dir: Path
+    code_dir: Path  # a directory, or a .zip file used as the package
     description: str = ""
     memory_size: int = 512
     timeout: int = 3
@@ -58,9 +65,15 @@ class FunctionSpec:
     internet_access: bool = True
     environment_variables: Mapping[str, str] = None  # type: ignore[assignment]
     role: str | None = None
-    layers: tuple[str, ...] = ()
-    instance_lifecycle_config: Mapping[str, Any] | None = None
+    layers: tuple[str, ...] = ()  # layer version ARNs, in priority order
+    instance_lifecycle_config: Mapping[str, Any] | None = None  # {initializer, preStop}
     tags: tuple[tuple[str, str], ...] = ()
+    #: the other settings sent as they are, by API name (vpcConfig, nasConfig,
+    #: customRuntimeConfig, ...; deployer.cloud.fc_config.SETTING_KEYS)
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    triggers: tuple[Any, ...] = ()  # deployer.config.fc3_triggers.TriggerSpec, in s.yaml order
+    async_invoke_config: Mapping[str, Any] | None = None  # PutAsyncInvokeConfig's body
+    reserved_concurrency: int | None = None  # concurrencyConfig.reservedConcurrency
     log_config: Mapping[str, Any] | None = None  # {project, logstore, enableRequestMetrics, ...}
     position: SourcePosition | None = None
     release: ReleaseSpec | None = None  # versions/aliases from actions.success-deploy
@@ -72,6 +85,11 @@ class FunctionSpec:
     def __post_init__(self) -> None:
         if self.environment_variables is None:
             object.__setattr__(self, "environment_variables", {})
+
+    @property
+    def code_is_zip(self) -> bool:
+        """``code`` names a ready .zip package rather than a directory."""
+        return self.code_dir.suffix.lower() == ".zip" and not self.code_dir.is_dir()
 
     def arn(self, account_id: str, qualifier: str | None = None) -> str:
         """``acs:fc:<region>:<account>:functions/<name>[/<qualifier>]``."""

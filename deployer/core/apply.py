@@ -22,12 +22,15 @@ from typing import Any, Protocol
 from deployer.cloud.fc import RemoteFunction
 from deployer.core import ownership, roles
 from deployer.core.changes import SettingChange
+from deployer.core.invocation_settings import SETTING_TYPES, apply_invocation_setting
+from deployer.core.layers import publish_layer
 from deployer.core.plan_model import Action, Clients, DesiredFlow, DesiredRole, Plan
 from deployer.core.record import CreationLog
 from deployer.core.releases import RELEASE_TYPES, ReleaseApplier
 from deployer.core.removal import forget_gone, remove_resource
 from deployer.core.resources import ActionKind, ResourceType
 from deployer.core.service_roles import ensure_service_role
+from deployer.core.triggers import apply_trigger
 from deployer.errors import OperationError
 
 __all__ = ["ApplyEvents", "DeployResult", "ResourceResult", "apply_plan"]
@@ -46,6 +49,7 @@ class ResourceResult:
     settings: tuple[SettingChange, ...] = ()
     diff: str = ""
     outcome: str = ""  # for deletions: deleted | already gone | kept: <reason>
+    url: str = ""  # an HTTP trigger's URL
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,22 +102,42 @@ class _Applier:
         fc = self.clients.fc
         if action.kind is ActionKind.CREATE:
             self.progress(f"creating function {action.name}")
-            tags = {ownership.PROJECT_TAG: self.state.project} if self.state.project else None
-            remote = fc.create_function(action.name, desired.config, desired.zip_bytes, tags)
+            tags = dict(desired.tags)
+            if self.state.project:
+                tags[ownership.PROJECT_TAG] = self.state.project
+            remote = fc.create_function(action.name, desired.config, desired.zip_bytes,
+                                        tags or None)
             self.writes += 1
             self._created(action, remote.arn)
         else:
             code = action.changed("code")
-            config = any(s.name != "code" for s in action.settings)
+            config = any(s.name not in ("code", "tags") for s in action.settings)
             self.progress(f"updating function {action.name} ({', '.join(action.changes)})")
-            remote = fc.update_function(action.name, config=desired.config if config else None,
-                                        zip_bytes=desired.zip_bytes if code else None)
-            self.writes += 1
+            if code or config:
+                remote = fc.update_function(
+                    action.name, config=desired.config if config else None,
+                    zip_bytes=desired.zip_bytes if code else None)
+                self.writes += 1
+            if action.changed("tags"):
+                self._retag(action, dict(desired.tags))
+            if not (code or config):
+                remote = fc.get_function(action.name) or _missing(action.name)
             self._claimed(action)
         if action.kind is ActionKind.CREATE or action.changed("runtime"):  # said once
             self.warnings += [w for w in remote.warnings if w not in self.warnings]
         self._output(desired.resource, remote)
         return remote.arn
+
+    def _retag(self, action: Action, tags: dict[str, str]) -> None:
+        """Bring the function's tags to ``tags`` (the project's marker stays)."""
+        change = next(s for s in action.settings if s.name == "tags")
+        gone = [k for k in (change.old or {}) if k not in tags]
+        if gone:
+            self.clients.fc.untag_function(action.arn, gone)
+            self.writes += 1
+        if tags:
+            self.clients.fc.tag_function(action.arn, tags)
+            self.writes += 1
 
     def _output(self, resource: str, remote: RemoteFunction) -> None:
         self.outputs[resource] = _remote_output(remote, self.state.region)
@@ -243,6 +267,11 @@ class _Applier:
                     hint="run `deploy up` again: it plans with the deployed values")
 
 
+def _missing(name: str) -> RemoteFunction:
+    raise OperationError(f"function {name} disappeared while it was being updated",
+                         hint="run `deploy up` again")
+
+
 def _remote_output(remote: RemoteFunction, region: str) -> dict[str, Any]:
     """What fc3's deploy output holds for the function the service answered with (the keys
     :func:`deployer.config.outputs.function_output` plans with)."""
@@ -270,6 +299,23 @@ def _dispatch(applier: _Applier, action: Action, prune: bool,
               releases: ReleaseApplier) -> tuple[str, str]:
     """Apply one action; ``(arn, outcome)``."""
     state = applier.state
+    if action.resource is ResourceType.LAYER:
+        if action.is_write:
+            applier.writes += 1
+            applier.progress(f"publishing layer {action.name}")
+            return publish_layer(action, state, applier.clients), ""
+        return action.arn, ""
+    if action.resource in SETTING_TYPES:
+        if action.is_write:
+            applier.writes += 1
+            apply_invocation_setting(action, state, applier.clients, applier.progress)
+        return action.arn, "deleted" if action.kind is ActionKind.DELETE else ""
+    if action.resource is ResourceType.TRIGGER:
+        if action.is_write:
+            applier.writes += 1
+            url = apply_trigger(action, state, applier.clients, applier.progress)
+            return action.arn, "deleted" if action.kind is ActionKind.DELETE else url
+        return action.arn, action.url
     if action.kind is ActionKind.DELETE and action.resource not in RELEASE_TYPES:
         return action.arn, applier.delete(action, prune)
     if not action.is_write:
@@ -329,8 +375,12 @@ def apply_plan(
             if events is not None and current:
                 events.resource_failed(current, exc)
             raise
+        url = ""
+        if action.resource is ResourceType.TRIGGER and outcome != "deleted":
+            url, outcome = outcome, ""
         results.append(ResourceResult(action.resource, action.name, arn, action.kind,
-                                      action.changes, action.settings, action.diff, outcome))
+                                      action.changes, action.settings, action.diff, outcome,
+                                      url))
     if current:
         applier.verify(current)
         if events is not None:

@@ -85,13 +85,17 @@ def function_config(spec: FunctionSpec, account_id: str) -> FunctionConfig:
     role = spec.role or ""
     if role and not role.startswith("acs:ram::"):
         role = roles.role_arn(account_id, role)
+    settings = dict(spec.settings)
+    if spec.instance_lifecycle_config is not None:
+        settings["instanceLifecycleConfig"] = spec.instance_lifecycle_config
     return FunctionConfig(
         runtime=spec.runtime, handler=spec.handler, memory_size=spec.memory_size,
         timeout=spec.timeout, cpu=spec.cpu, disk_size=spec.disk_size,
         description=spec.description,
         environment_variables=dict(spec.environment_variables or {}),
         instance_concurrency=spec.instance_concurrency, internet_access=spec.internet_access,
-        role=role, log_config=_log_config(spec))
+        role=role, log_config=_log_config(spec), layers=tuple(spec.layers),
+        settings=settings)
 
 
 def _log_config(spec: FunctionSpec) -> LogConfig | None:
@@ -193,7 +197,10 @@ def desired_state(manifest: Manifest, *, region: str, account_id: str, build_dir
     functions = tuple(
         DesiredFunction(name=spec.function_name, config=function_config(spec, account_id),
                         zip_bytes=pkg.zip_path.read_bytes(), crc64=pkg.crc64,
-                        release=spec.release, resource=spec.resource)
+                        release=spec.release, resource=spec.resource, tags=spec.tags,
+                        triggers=tuple(spec.triggers),
+                        async_invoke_config=spec.async_invoke_config,
+                        reserved_concurrency=spec.reserved_concurrency)
         for spec, pkg in zip(wanted_functions, report.packages, strict=True))
     flows = _flow_roles(manifest, tuple(
         _desired_flow(manifest, spec, region=region, account_id=account_id,
@@ -258,6 +265,8 @@ def _row(item: Action | ResourceResult) -> dict[str, Any]:
         row["invoked_by"] = list(item.invoked_by)
     if isinstance(item, ResourceResult) and item.outcome:
         row["outcome"] = item.outcome
+    if item.url:
+        row["url"] = item.url
     return row
 
 

@@ -105,7 +105,10 @@ class DevUpdate:
 
 def check_python_syntax(spec: FunctionSpec, base: Path) -> None:
     """Compile every Python file the package of ``spec`` would hold; InvalidInputError naming
-    ``file:line:column`` (relative to ``base``) of the first syntax error."""
+    ``file:line:column`` (relative to ``base``) of the first syntax error. A ready .zip
+    package is deployed as it is (nothing to compile)."""
+    if spec.code_is_zip:
+        return
     for name, path in collect_files(spec.code_dir).items():
         if not name.endswith(".py"):
             continue
@@ -144,7 +147,9 @@ class DevSession:
         flow definition's directory (alone)."""
         found = [WatchRoot(self.manifest_file.parent, recursive=False)]
         if self.manifest is not None:
-            found += [WatchRoot(f.code_dir, recursive=True) for f in self.manifest.functions]
+            found += [WatchRoot(f.code_dir.parent, recursive=False) if f.code_is_zip
+                      else WatchRoot(f.code_dir, recursive=True)
+                      for f in self.manifest.functions]
             found += [WatchRoot(f.definition.parent, recursive=False)
                       for f in self.manifest.flows]
         return list(dict.fromkeys(found))
@@ -158,7 +163,7 @@ class DevSession:
             if path == self.manifest_file:
                 manifest_changed = hit = True
             for spec in self.manifest.functions if self.manifest else ():
-                if path.is_relative_to(spec.code_dir):
+                if path == spec.code_dir or path.is_relative_to(spec.code_dir):
                     hit = True
                     if spec not in functions:
                         functions.append(spec)

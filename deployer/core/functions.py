@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +17,9 @@ from deployer.cloud.logs import FollowState, InvocationLog, LogSource
 from deployer.core.documents import read_json_document
 from deployer.errors import ExitCode, NotFoundError
 
-__all__ = ["InvocationLog", "InvokeResult", "LogsResult", "follow_logs", "invoke_function",
-           "next_logs", "parse_event", "recent_logs"]
+__all__ = ["AsyncInvokeResult", "AsyncTaskResult", "InvocationLog", "InvokeRequest",
+           "InvokeResult", "LogsResult", "async_task", "follow_logs", "invoke_function",
+           "next_logs", "parse_event", "recent_logs", "template_event"]
 
 #: How often ``deploy logs --follow`` asks for new logs (seconds) where they are not streamed.
 FOLLOW_POLL_SECONDS = 1.0
@@ -73,17 +76,93 @@ def _error_message(response: Any) -> str | None:
     return None if response is None else str(response)[:500]
 
 
-def invoke_function(fc: FunctionComputeClient, name: str, event: bytes) -> InvokeResult:
-    """Invoke ``name`` synchronously (blocks for the function's run time, up to its timeout).
+@dataclass(frozen=True, slots=True)
+class InvokeRequest:
+    """What ``deploy invoke`` asks for: the event, the qualifier (None: LATEST) and whether
+    the call is asynchronous."""
+
+    function: str
+    event: bytes = b"{}"
+    qualifier: str | None = None
+    asynchronous: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AsyncInvokeResult:
+    """An accepted asynchronous invocation: the task to ask about (``deploy invoke --task``)."""
+
+    function: str
+    task_id: str
+    request_id: str
+    qualifier: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"function": self.function, "task_id": self.task_id,
+                "request_id": self.request_id, "qualifier": self.qualifier or "LATEST"}
+
+
+@dataclass(frozen=True, slots=True)
+class AsyncTaskResult:
+    """An asynchronous task as the service describes it (GetAsyncTask, API names)."""
+
+    function: str
+    task: dict[str, Any]
+
+    @property
+    def status(self) -> str:
+        return str(self.task.get("status") or "")
+
+    @property
+    def exit_code(self) -> int:
+        failed = self.status in ("Failed", "Stopped", "Expired", "Invalid")
+        return int(ExitCode.FAILURE) if failed else int(ExitCode.OK)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"function": self.function, "task": self.task}
+
+
+def template_event(template: str, spec: Any, account_id: str, region: str) -> bytes:
+    """The event of ``--event-template`` for the function ``spec`` (a FunctionSpec, or None
+    when s.yaml does not declare it: placeholders then stand for its trigger's settings)."""
+    from deployer.core.event_templates import EventContext, build_event
+
+    triggers = tuple(getattr(spec, "triggers", ()) or ())
+    name = getattr(spec, "function_name", "function")
+    return build_event(template, EventContext(name, account_id, region, triggers,
+                                              datetime.now(timezone.utc)))
+
+
+def invoke_function(fc: FunctionComputeClient, request: InvokeRequest | str,
+                    event: bytes | None = None) -> InvokeResult | AsyncInvokeResult:
+    """Invoke a function: synchronously (blocks for the function's run time, up to its
+    timeout), or asynchronously (returns the task at once).
 
     A function that raised is a result with ``error_type`` (exit code 1), not an exception;
     a function that does not exist raises NotFoundError.
     """
+    if isinstance(request, str):
+        request = InvokeRequest(request, event if event is not None else b"{}")
+    name = request.function
     _require_function(fc, name)
-    call = fc.invoke(name, event)
+    if request.asynchronous:
+        task_id = f"task-{uuid.uuid4().hex}"
+        request_id = fc.invoke_async(name, request.event, task_id=task_id,
+                                     qualifier=request.qualifier)
+        return AsyncInvokeResult(name, task_id, request_id, request.qualifier)
+    call = fc.invoke(name, request.event, qualifier=request.qualifier)
     response = _decode(call.payload)
     return InvokeResult(name, call.request_id, response, call.error_type,
                         _error_message(response) if call.error_type else None, call.log)
+
+
+def async_task(fc: FunctionComputeClient, name: str, task_id: str,
+               qualifier: str | None = None) -> AsyncTaskResult:
+    """The asynchronous task ``task_id`` of ``name``; NotFoundError when there is none."""
+    task = fc.get_async_task(name, task_id, qualifier)
+    if task is None:
+        raise NotFoundError(f"function {name} has no asynchronous task {task_id}",
+                            hint="the id is what `deploy invoke --async` printed")
+    return AsyncTaskResult(name, task)
 
 
 @dataclass(frozen=True, slots=True)

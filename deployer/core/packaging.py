@@ -108,6 +108,8 @@ def package_function(
     handler module or a zip over ``max_zip_bytes``, OperationError when pip fails.
     """
     code_dir = spec.code_dir
+    if spec.code_is_zip:
+        return _ready_package(spec, max_zip_bytes)
     if not code_dir.is_dir():
         raise NotFoundError(f"{spec.resource}: code directory {code_dir} does not exist")
     entries = collect_files(code_dir)
@@ -137,6 +139,32 @@ def package_function(
         sha256=hashlib.sha256(data).hexdigest(),
         files=tuple(sorted(entries)),
     )
+
+
+def _ready_package(spec: FunctionSpec, max_zip_bytes: int) -> PackageResult:
+    """``code: something.zip``: the package as it is (read, checked, checksummed)."""
+    try:
+        data = spec.code_dir.read_bytes()
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = tuple(sorted(n for n in archive.namelist() if not n.endswith("/")))
+    except OSError as exc:
+        raise NotFoundError(f"{spec.resource}: cannot read code package {spec.code_dir}: "
+                            f"{exc.strerror}") from None
+    except zipfile.BadZipFile:
+        raise InvalidInputError(f"{spec.resource}: code package {spec.code_dir.name} is not "
+                                "a zip file") from None
+    candidates = handler_files(spec.handler, spec.runtime)
+    if candidates and not any(c in names for c in candidates):
+        raise InvalidInputError(
+            f"{spec.resource}: handler {spec.handler!r} needs {candidates[0]} in the package, "
+            f"but {spec.code_dir.name} has no such file", hint="fix handler in s.yaml")
+    if len(data) > max_zip_bytes:
+        raise InvalidInputError(
+            f"{spec.resource}: the package {spec.code_dir.name} is {len(data):,} bytes, over "
+            f"the {max_zip_bytes:,}-byte limit for a direct upload")
+    return PackageResult(function_name=spec.function_name, zip_path=spec.code_dir,
+                         size=len(data), crc64=crc64_ecma182(data),
+                         sha256=hashlib.sha256(data).hexdigest(), files=names)
 
 
 def collect_files(root: Path, *, ignore_file: str | None = ".fcignore") -> dict[str, Path]:
@@ -225,8 +253,8 @@ def build_zip(entries: dict[str, Path]) -> bytes:
 
 
 def _check_handler(spec: FunctionSpec, entries: dict[str, Path]) -> None:
-    candidates = handler_files(spec.handler)
-    if not any(c in entries for c in candidates):
+    candidates = handler_files(spec.handler, spec.runtime)
+    if candidates and not any(c in entries for c in candidates):
         raise InvalidInputError(
             f"{spec.resource}: handler {spec.handler!r} needs {candidates[0]} in the package, "
             f"but {spec.code_dir.name}/ has no such file",

@@ -76,6 +76,9 @@ def plan_function(desired: DesiredFunction, clients: Clients, arn: str, project:
     settings = function_changes(remote.config, desired.config)
     if remote.code_checksum != desired.crc64:
         settings.insert(0, SettingChange("code", remote.code_checksum, desired.crc64))
+    theirs = {k: v for k, v in remote.tags if k != ownership.PROJECT_TAG}
+    if theirs != dict(desired.tags):
+        settings.append(SettingChange("tags", theirs or None, dict(desired.tags) or None))
     kind = ActionKind.UPDATE if settings else ActionKind.NO_CHANGE
     owner = _owner(ownership.function_owner(remote.tags), project, desired.name, taken,
                    ResourceType.FUNCTION)
@@ -247,11 +250,21 @@ def build_plan(state: DesiredState, clients: Clients,
     """Compare ``state`` with the cloud (describe/get/list calls only) and list the actions
     in apply order (see the module docstring)."""
     taken = frozenset((r.resource, r.name) for r in recorded if r.taken_from)
+    from deployer.core.layers import plan_layers  # it builds on this module's types
+
+    state, layer_actions = plan_layers(state, clients)
     actions: list[Action] = [plan_service_role(r, state, clients) for r in state.service_roles]
+    actions += layer_actions
     actions += [plan_log_store(s, state, clients) for s in state.log_stores]
     actions += _resource_actions(state, clients, taken)
     from deployer.core.releases import plan_releases  # it builds on this module's types
 
     actions.extend(plan_releases(state, clients, actions))
+    from deployer.core.triggers import plan_triggers  # it builds on this module's types
+
+    actions.extend(plan_triggers(state, clients, actions))
+    from deployer.core.invocation_settings import plan_invocation_settings
+
+    actions.extend(plan_invocation_settings(state, clients, actions))
     actions.extend(plan_removals(state, recorded, clients))
     return Plan(state=state, actions=tuple(actions), recorded=recorded)

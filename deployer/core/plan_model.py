@@ -5,6 +5,7 @@ builds them with read-only calls and :mod:`deployer.core.apply` carries them out
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deployer.cloud.cloudflow import CloudFlowClient
@@ -20,7 +21,7 @@ from deployer.core.resources import ActionKind, ResourceType
 if TYPE_CHECKING:
     from deployer.cloud.log_admin import LogStoreAdmin
 
-__all__ = ["Action", "Clients", "DesiredFlow", "DesiredFunction", "DesiredLogStore",
+__all__ = ["Action", "Clients", "DesiredFlow", "DesiredFunction", "DesiredLayer", "DesiredLogStore",
            "DesiredRole", "DesiredServiceRole", "DesiredState", "Plan"]
 
 
@@ -32,6 +33,22 @@ class DesiredFunction:
     crc64: str
     release: ReleaseSpec | None = None  # versions/aliases to maintain (core/releases.py)
     resource: str = ""  # its key in s.yaml
+    tags: tuple[tuple[str, str], ...] = ()  # s.yaml's tags (the project's marker aside)
+    triggers: tuple[Any, ...] = ()  # config.fc3_triggers.TriggerSpec, in s.yaml order
+    async_invoke_config: Any = None  # PutAsyncInvokeConfig's body (None: not set)
+    reserved_concurrency: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredLayer:
+    """A layer version to publish from a local directory (core/layers.py)."""
+
+    name: str
+    path: Path
+    zip_bytes: bytes = field(repr=False)
+    crc64: str
+    runtimes: tuple[str, ...]
+    version: int  # the version number the plan expects
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +123,7 @@ class DesiredState:
     consumed: tuple[ConsumedValue, ...] = ()
     undeployed: tuple[Undeployed, ...] = ()
     notes: tuple[str, ...] = ()
+    layers: tuple[DesiredLayer, ...] = ()  # to publish from local directories
 
     def function_arns(self) -> list[str]:
         return [roles.function_arn(self.region, self.account_id, f.name) for f in self.functions]
@@ -157,6 +175,7 @@ class Action:
     origin: str = ""
     owner: str = ""
     invoked_by: tuple[str, ...] = ()
+    url: str = ""  # an HTTP trigger's URL, when it exists already
 
     @property
     def is_write(self) -> bool:
@@ -177,7 +196,8 @@ class Action:
         return {"type": self.resource.value, "name": self.name, "arn": self.arn or None,
                 "action": self.kind.value, "changes": list(self.changes),
                 "settings": [s.to_json() for s in self.settings], "diff": self.diff or None,
-                "owner": self.owner or None, "invoked_by": list(self.invoked_by)}
+                "owner": self.owner or None, "invoked_by": list(self.invoked_by),
+                **({"url": self.url} if self.url else {})}
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from deployer.core.plan import REMOVAL_ORDER, ActionKind, Clients, DesiredRole, 
 from deployer.core.record import CreationLog, DeploymentRecord, RecordedResource
 from deployer.core.releases import remove_flow_schedules, remove_function_releases
 from deployer.core.resources import ResourceType
+from deployer.core.triggers import remove_function_triggers
 
 __all__ = ["DownResult", "RemovedResource", "forget_gone", "remove_deployment",
            "remove_resource"]
@@ -110,7 +111,8 @@ def remove_resource(item: RecordedResource, recorded: tuple[RecordedResource, ..
         gone = not clients.flows.delete_flow(item.name)
         return ("already gone", calls) if gone else ("deleted", calls + 1)
     if kind is ResourceType.FUNCTION:  # aliases and versions first, as `s remove` does
-        calls = remove_function_releases(clients, item.name)
+        calls = remove_function_triggers(clients, item.name)
+        calls += remove_function_releases(clients, item.name)
         gone = not clients.fc.delete_function(item.name)
         return ("already gone", calls) if gone else ("deleted", calls + 1)
     if kind is ResourceType.POLICY:

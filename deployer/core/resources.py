@@ -26,3 +26,7 @@ class ResourceType(str, enum.Enum):
     SCHEDULE = "schedule"
     SERVICE_ROLE = "service-role"  # a documented default role (role: auto)
     LOG_STORE = "logstore"  # a Log Service project/logstore (logConfig: auto)
+    ASYNC_INVOKE_CONFIG = "async-invoke-config"  # a function's asyncInvokeConfig (LATEST)
+    CONCURRENCY_CONFIG = "concurrency-config"  # a function's reserved concurrency
+    LAYER = "layer"  # a layer version published from a local directory
+    TRIGGER = "trigger"  # a function's trigger, named <function>/<trigger>

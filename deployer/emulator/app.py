@@ -10,6 +10,7 @@ FC's error table, whose codes CloudFlow reports for its FC tasks (``FC.FunctionN
 from __future__ import annotations
 
 import shutil
+import uuid
 from pathlib import Path
 from typing import Protocol
 
@@ -21,30 +22,43 @@ from deployer.emulator.latency import EXACT, LatencyModel
 from deployer.emulator.retention import DEFAULT as DEFAULT_RETENTION
 from deployer.emulator.retention import Retention
 from deployer.emulator.runtime.reaper import IdleReaper
+from deployer.emulator.services.async_tasks import (
+    AsyncInvokeConfigs,
+    AsyncTaskService,
+    deliver_to,
+)
 from deployer.emulator.services.authorization import Authorizer
+from deployer.emulator.services.custom_domains import CustomDomainService
 from deployer.emulator.services.execution_relations import ExecutionRelations
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.faults import FaultService
 from deployer.emulator.services.fc_tasks import FunctionInvoker
 from deployer.emulator.services.flow_versions import FlowReleases
 from deployer.emulator.services.flows import FlowService
+from deployer.emulator.services.function_concurrency import ConcurrencyLimits
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.functions.versions import FunctionReleases
 from deployer.emulator.services.http_tasks import HttpTasks
+from deployer.emulator.services.layers import LayerService
 from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.map_runs import MapRuns
 from deployer.emulator.services.ports import FunctionRuntime
 from deployer.emulator.services.quotas import CloudQuotas
 from deployer.emulator.services.retention import RetentionSweeper
 from deployer.emulator.services.roles import RoleService
+from deployer.emulator.services.schedule_sources import ScheduleSources
 from deployer.emulator.services.schedules import ScheduleService
 from deployer.emulator.services.security_tokens import SecurityTokenService
 from deployer.emulator.services.subflows import SubflowTasks
 from deployer.emulator.services.task_mocks import TaskMocks
 from deployer.emulator.services.task_router import TaskRouter
+from deployer.emulator.services.triggers import TriggerService
+from deployer.emulator.store.async_task_repos import AsyncTaskRepo
 from deployer.emulator.store.db import Database
 from deployer.emulator.store.flow_repos import FlowRepo
+from deployer.emulator.store.function_config_repos import FunctionConfigRepo
 from deployer.emulator.store.identity import Identity, load_or_create_identity
+from deployer.emulator.store.layer_repos import LayerRepo
 from deployer.emulator.store.link_repos import LinkRepo
 from deployer.emulator.store.log_repos import InvocationLogRepo, LogStoreRepo
 from deployer.emulator.store.map_run_repos import MapRunRepo
@@ -52,6 +66,7 @@ from deployer.emulator.store.release_repos import ReleaseRepo
 from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
 from deployer.emulator.store.retention import RetentionRepo
 from deployer.emulator.store.schedule_repos import ScheduleRepo
+from deployer.emulator.store.trigger_repos import TriggerRepo
 
 __all__ = ["DB_FILE", "Emulator", "Engine", "default_runtime"]
 
@@ -162,8 +177,50 @@ class Emulator:
         self.executions.versions = self.flow_versions
         self.schedules = ScheduleService(ScheduleRepo(self.db), self.flows, self.executions,
                                          clock, self.flow_engine)
-        self.flow_engine.attach_schedules(self.schedules)
+        self.triggers = TriggerService(TriggerRepo(self.db), clock, self._function_exists,
+                                       self._trigger_invoke, self.flow_engine)
+        self.flow_engine.attach_schedules(ScheduleSources(self.schedules, self.triggers))
         self.flows.on_delete.extend([self.flow_versions.forget, self.schedules.forget_flow])
+        self.functions.on_delete.append(self.triggers.forget_function)
+        self.layers = LayerService(LayerRepo(self.db), self.code, clock)
+        self.functions.layer_source = self.layers.layer_source
+        self.functions.layer_check = self.layers.check_function_layers
+        self.concurrency = ConcurrencyLimits(FunctionConfigRepo(self.db), clock)
+        self.functions.admission = self.concurrency.admitted
+        self.functions.on_delete.append(self.concurrency.forget_function)
+        self.async_configs = AsyncInvokeConfigs(FunctionConfigRepo(self.db), clock)
+        self.async_tasks = AsyncTaskService(
+            AsyncTaskRepo(self.db), self.async_configs, clock,
+            submit=self.functions.runner.submit_job, attempt=self.functions.runner.run_async,
+            deliver=self._deliver)
+        self.functions.async_tasks = self.async_tasks
+        self.custom_domains = CustomDomainService(FunctionConfigRepo(self.db), clock)
+        self.functions.on_delete.append(self.async_tasks.forget_function)
+
+    def _deliver(self, account_id: str, region: str, arn: str, event: bytes) -> None:
+        """An asynchronous task's destination event: a function is invoked asynchronously
+        with it, a flow starts an execution with it; others are not emulated."""
+        kind = deliver_to(arn)
+        tail = arn.split(":", 4)[4]
+        if kind == "function":
+            name, _, qualifier = tail.removeprefix("functions/").partition("/")
+            self._trigger_invoke(account_id, region, name, event, qualifier or "LATEST")
+        elif kind == "flow":
+            self.executions.start_scheduled(account_id, region, tail.removeprefix("flow/"),
+                                            name=str(uuid.uuid4()),
+                                            input_text=event.decode())
+        else:
+            raise ValueError(f"destination {arn} is not emulated (functions and flows are)")
+
+    def _function_exists(self, account_id: str, region: str, name: str) -> None:
+        self.functions.get(account_id, region, name)
+
+    def _trigger_invoke(self, account_id: str, region: str, name: str, event: bytes,
+                        qualifier: str) -> None:
+        """A trigger's asynchronous invocation, with a request id of FC's shape."""
+        request_id = f"1-{int(self.clock.now()):08x}-{uuid.uuid4().hex[:24]}"
+        self.functions.invoke(account_id, region, name, event, request_id=request_id,
+                              asynchronous=True, qualifier=qualifier)
 
     def serve_at(self, endpoint: str) -> None:
         """The emulator now listens at ``endpoint`` (``host:port``): SDK calls from handlers go

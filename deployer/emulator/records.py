@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ExecutionLinks", "FlowRecord", "HistoryRow", "InvocationRecord", "MapRunRow",
-           "ScheduleKey", "ScheduleRow"]
+__all__ = ["AsyncTaskRow", "ExecutionLinks", "FlowRecord", "HistoryRow", "InvocationRecord",
+           "LayerVersionRow", "MapRunRow", "ScheduleKey", "ScheduleRow", "TriggerKey",
+           "TriggerRow"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +108,80 @@ class ExecutionLinks:
     def empty(self) -> bool:
         return not (self.mock_case or self.parent_seq or self.parent_task_id
                     or self.callback_token or self.map_run)
+
+
+TriggerKey = tuple[str, str, str, str]
+"""(account_id, region, function_name, trigger name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerRow:
+    account_id: str
+    region: str
+    function_name: str
+    name: str
+    trigger_id: str
+    trigger_type: str
+    qualifier: str
+    description: str
+    source_arn: str
+    invocation_role: str
+    config: dict[str, Any]
+    url_prefix: str
+    created_at: float
+    modified_at: float
+    next_fire_at: float | None = None
+    last_fired_at: float | None = None
+    fire_count: int = 0
+
+    @property
+    def key(self) -> TriggerKey:
+        return (self.account_id, self.region, self.function_name, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class LayerVersionRow:
+    account_id: str
+    region: str
+    name: str
+    version: int
+    description: str
+    license: str
+    compatible_runtimes: tuple[str, ...]
+    code_checksum: str
+    code_size: int
+    created_at: float
+    public: bool = False
+
+    @property
+    def arn(self) -> str:
+        return (f"acs:fc:{self.region}:{self.account_id}:layers/{self.name}/versions/"
+                f"{self.version}")
+
+
+@dataclass(frozen=True, slots=True)
+class AsyncTaskRow:
+    account_id: str
+    region: str
+    function_name: str
+    task_id: str
+    qualifier: str
+    request_id: str
+    status: str
+    payload: bytes
+    return_payload: bytes | None = None
+    error_message: str = ""
+    retries: int = 0
+    destination_status: str = ""
+    instance_id: str = ""
+    created_at: float = 0.0
+    started_at: float | None = None
+    ended_at: float | None = None
+    duration_ms: float | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.account_id, self.region, self.function_name, self.task_id)
 
 
 @dataclass(frozen=True, slots=True)

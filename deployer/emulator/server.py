@@ -35,9 +35,10 @@ from deployer.emulator.api.cloudflow import CloudFlowApi
 from deployer.emulator.api.errors import Style, error_response
 from deployer.emulator.api.fault_admin import FaultAdmin
 from deployer.emulator.api.faults import FaultInjector
-from deployer.emulator.api.fc import FcApi
+from deployer.emulator.api.fc import FcApi, FcServices
 from deployer.emulator.api.freshness import RequestFreshness
 from deployer.emulator.api.http import Answer, DeferredResponse, HttpRequest
+from deployer.emulator.api.http_trigger_serving import HttpTriggerApi
 from deployer.emulator.api.local_guard import LocalGuard, new_token
 from deployer.emulator.api.log_stream import LogStreamApi, invocation_fields
 from deployer.emulator.api.ram import RamApi
@@ -110,6 +111,8 @@ class EmulatorServer:
         self.port = self._httpd.port
         self.guard = LocalGuard(self.admin_token, self.port, host)
         self.router.add_local(self._admin())
+        self.router.add_local(HttpTriggerApi(emulator.triggers, emulator.functions, self.clock,
+                                             self.router.authenticate))
         self.console = self._console() if console else None
         self.router.public_url = self.url
         self.gateway_port = self._gateway(door)
@@ -146,7 +149,10 @@ class EmulatorServer:
                                       emulator.authorizer)
         router.freshness = RequestFreshness(self.clock)
         router.faults = FaultInjector(emulator.faults, emulator.quotas, emulator.functions)
-        router.add_roa(FcApi(emulator.functions, emulator.function_versions))
+        router.add_roa(FcApi(emulator.functions, emulator.function_versions, FcServices(
+            triggers=emulator.triggers, layers=emulator.layers,
+            async_configs=emulator.async_configs, async_tasks=emulator.async_tasks,
+            concurrency=emulator.concurrency, custom_domains=emulator.custom_domains)))
         router.add_roa(SlsApi(emulator.logs, router.access, router.freshness))
         router.add_rpc(RamApi(emulator.roles))
         router.add_rpc(StsApi(emulator.tokens))

@@ -166,6 +166,30 @@ class LocalCloud:
         return execution_to_wire(emulator.executions.describe(
             self.account_id, self.region, flow, row.last_execution))
 
+    def wait_for_timer_trigger(self, function: str, trigger: str, *, fires: int | None = None,
+                               timeout: float = 30.0) -> int:
+        """Block until timer trigger ``trigger`` of ``function`` fires next (with ``fires``:
+        until it has fired that many times since its creation) and its invocation has run;
+        the number of fires. Virtual time jumps to its next instant as for
+        :meth:`wait_for_schedule`. TimeoutError after ``timeout`` real seconds."""
+        emulator = self.server.emulator
+        before = emulator.triggers.get(self.account_id, self.region, function, trigger)
+        if before.next_fire_at is None:
+            raise ValueError(f"timer trigger {function}/{trigger} is disabled: it never fires")
+        wanted = before.fire_count + 1 if fires is None else fires
+
+        def fired() -> bool:
+            row = emulator.triggers.get(self.account_id, self.region, function, trigger)
+            return row.fire_count >= wanted
+
+        key = (self.account_id, self.region, f"fc:{function}", trigger)
+        if not emulator.flow_engine.wait_for_schedule(key, fired, timeout):
+            raise TimeoutError(f"timer trigger {function}/{trigger} did not fire within "
+                               f"{timeout} s")
+        self.wait_for_async_invocations(timeout=timeout)
+        return emulator.triggers.get(self.account_id, self.region, function,
+                                     trigger).fire_count
+
     @contextmanager
     def auto_advance_disabled(self) -> Iterator[None]:
         """Inside the block virtual time moves only through :meth:`advance`."""

@@ -176,7 +176,7 @@ OTHERS = """\
 """ + fn("a", "fa", """\
     environmentVariables:
       DB_HOST: ${resources.db.output.host}
-    """) + fn("b", "fb", "layers: [acs:fc:cn-hangzhou:1:layers/x/versions/1]\n")
+    """) + fn("b", "fb", "gpuConfig: {gpuType: fc.gpu.tesla.1}\n")
 
 
 def test_other_components_are_listed_and_their_outputs_come_from_values(tmp_path: Path) -> None:
@@ -197,7 +197,9 @@ def test_other_components_are_listed_and_their_outputs_come_from_values(tmp_path
     assert "--values FILE" in missing.stderr
     listed = {u["resource"]: u["reasons"] for u in plan["not_deployed"]}
     assert listed == {"db": ["component rds is not deployed by this toolkit (it deploys fc3, "
-                             "fnf and flow)"], "b": ["not yet deployable: layers"]}
+                             "fnf and flow)"], "b": [
+                          "not deployed by this toolkit: gpuConfig (GPU functions run container "
+                          "images, which this toolkit does not deploy)"]}
     assert [r["name"] for r in plan["resources"]] == ["fa"]
     assert strict.exit_code == 3 and "--strict: db is not deployed" in strict.stderr
     assert up.exit_code == 0, up.stderr

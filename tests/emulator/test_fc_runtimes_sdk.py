@@ -18,7 +18,6 @@ from alibabacloud_fc20230330 import models as fc
 from alibabacloud_tea_openapi.exceptions import ClientException
 from darabonba.runtime import RuntimeOptions
 
-from deployer.emulator.runtime import LayerSource
 from deployer.testing import LocalCloud, mock_cloud
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -245,27 +244,39 @@ def handler(event, context):
 """
 
 
-def test_layers_set_by_the_service_are_mounted_on_opt(cloud, tmp_path: Path):
+def _layer_zip(files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+def test_published_layers_are_mounted_on_opt_and_unknown_ones_refused(cloud):
+    from deployer.emulator.services.layers import LayerInput
+
+    layers = cloud.server.emulator.layers
+    for _ in range(2):  # versions 1 and 2 of another content: the function names version 3
+        layers.create_version(cloud.account_id, cloud.region, "greeting",
+                              LayerInput(_layer_zip({"VERSION": "old"})))
+    version = layers.create_version(cloud.account_id, cloud.region, "greeting", LayerInput(
+        _layer_zip({"python/greeting.py": "def hello():\n    return 'hi'\n",
+                    "VERSION": "3"}), ("python3.10",)))
     arn = f"acs:fc:{cloud.region}:{cloud.account_id}:layers/greeting/versions/3"
-    content = tmp_path / "greeting"
-    (content / "python").mkdir(parents=True)
-    (content / "python" / "greeting.py").write_text("def hello():\n    return 'hi'\n")
-    (content / "VERSION").write_text("3")
-    create(cloud, "layered", {"index.py": LAYERED}, runtime="python3.10",
+    assert version.arn == arn
+    create(cloud, "layered2", {"index.py": LAYERED}, runtime="python3.10",
            handler="index.handler", layers=[arn])
-    missing = refused(lambda: invoke(cloud, "layered"))
-    assert f"layer version {arn} does not exist" in missing.message
-    functions = cloud.server.emulator.functions
-    functions.layer_source = lambda account, region, wanted: (
-        LayerSource(wanted, "greeting-3", content) if wanted == arn else None)
-    try:
-        create(cloud, "layered2", {"index.py": LAYERED}, runtime="python3.10",
-               handler="index.handler", layers=[arn])
-        assert invoke(cloud, "layered2")[0] == b"hi / 3"
-        got = cloud.fc_client().get_function("layered2", fc.GetFunctionRequest()).body
-        assert [layer.arn for layer in got.layers] == [arn]
-    finally:
-        functions.layer_source = None
+    assert invoke(cloud, "layered2")[0] == b"hi / 3"
+    got = cloud.fc_client().get_function("layered2", fc.GetFunctionRequest()).body
+    assert [layer.arn for layer in got.layers] == [arn]
+    missing = f"acs:fc:{cloud.region}:{cloud.account_id}:layers/greeting/versions/9"
+    official = f"acs:fc:{cloud.region}:official:layers/Python310/versions/2"
+    for wanted, says in ((missing, f"layer version {missing} does not exist"),
+                         (official, "official Function Compute layer")):
+        error = refused(lambda w=wanted: create(cloud, "nolayer", {"index.py": LAYERED},
+                                                runtime="python3.10", handler="index.handler",
+                                                layers=[w]))
+        assert says in error.message and error.status_code in (400, 404)
 
 
 def test_reset_lets_pre_stop_hooks_finish_before_the_logs_are_wiped(tmp_path: Path):

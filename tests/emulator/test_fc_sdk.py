@@ -26,6 +26,10 @@ def _code(exc: pytest.ExceptionInfo) -> tuple[str, int]:
 
 def test_create_get_update_delete(cloud, runtime, zip_b64, make_zip) -> None:
     client = cloud.fc_client()
+    from deployer.emulator.services.layers import LayerInput
+
+    cloud.server.emulator.layers.create_version(cloud.account_id, "cn-hangzhou", "l",
+                                                LayerInput(base64.b64decode(zip_b64)))
     created = _create(client, "hello", zip_b64, description="demo",
                       environment_variables={"K": "V"}, tags=[fc.Tag(key="k", value="v")],
                       layers=[f"acs:fc:cn-hangzhou:{cloud.account_id}:layers/l/versions/1"]).body

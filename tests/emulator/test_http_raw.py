@@ -66,8 +66,9 @@ def test_bad_bodies(cloud, body, text) -> None:
 
 
 def test_unknown_paths_and_methods(cloud) -> None:
-    for method, target in (("GET", "/2023-03-30/layers"), ("PATCH", "/2023-03-30/functions/f"),
-                           ("GET", "/2023-03-30/functions/f/triggers")):
+    for method, target in (("GET", "/2023-03-30/provision-configs"),
+                           ("PATCH", "/2023-03-30/functions/f"),
+                           ("GET", "/2023-03-30/functions/f/provision-config")):
         resp, data = _call(cloud, method, target, b"", _signed(cloud, method, target))
         _assert_error(resp, data, "PathNotSupported", 400)
     resp, data = _call(cloud, "GET", "/favicon.ico")

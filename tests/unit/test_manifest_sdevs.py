@@ -275,12 +275,13 @@ def test_a_value_for_a_deployed_resource_is_refused(project: Path) -> None:
 
 
 def test_pending_props_and_runtimes_list_the_function_by_name(project: Path) -> None:
-    text = HEAD + fn("a", "a", "layers: [acs:fc:cn-hangzhou:1:layers/x/versions/1]\n"
-                     "triggers: []\n") + fn("b", "b").replace("python3.10", "nodejs18")
+    text = HEAD + fn("a", "a", "provisionConfig: {defaultTarget: 1}\n") + fn("b", "b").replace(
+        "python3.10", "java11")
     manifest = load(write(project, text))
     reasons = {u.resource: u.reasons for u in manifest.undeployed}
-    assert reasons == {"a": ("not yet deployable: layers, triggers",),
-                       "b": ("runtime nodejs18 is not yet deployable (Python runtimes are)",)}
+    assert reasons == {"a": ("not yet deployable: provisionConfig",),
+                       "b": ("runtime java11 is not deployed by this toolkit (the emulator "
+                             "runs Python, Node.js and custom runtimes)",)}
     assert manifest.functions == ()
 
 
@@ -289,9 +290,12 @@ def test_vpc_and_nas_auto_are_accepted_with_a_note(project: Path) -> None:
     manifest = load(write(project, text))
     assert manifest.functions[0].vpc_auto and manifest.functions[0].nas_auto
     assert any("no VPC is created" in n for n in manifest.notes)
-    reasons = load(write(project, HEAD + fn("a", "a", "vpcConfig: {vpcId: v}\n"))).undeployed
-    assert reasons[0].reasons == ("not yet deployable: vpcConfig (only vpcConfig: auto is "
-                                  "deployed yet)",)
+    vpc = "vpcConfig: {vpcId: vpc-1, vSwitchIds: [vsw-1], securityGroupId: sg-1}\n"
+    (spec,) = load(write(project, HEAD + fn("a", "a", vpc))).functions
+    assert dict(spec.settings["vpcConfig"]) == {"vpcId": "vpc-1", "vSwitchIds": ("vsw-1",),
+                                                "securityGroupId": "sg-1"}
+    found = problems(write(project, HEAD + fn("a", "a", "vpcConfig: {vpcId: v}\n")))
+    assert any("vpcConfig.vpcId: must be a VPC id (vpc-...)" in f for f in found)
 
 
 # --- actions --------------------------------------------------------------------------------------
@@ -418,3 +422,13 @@ def test_the_parser_never_fails_otherwise(text: str) -> None:
 @given(st.text(alphabet=st.characters(blacklist_characters="$"), max_size=30))
 def test_text_without_a_dollar_is_one_literal(text: str) -> None:
     assert [s.text for s in find_magic(text)] == ([text] if text else [])
+
+
+def test_a_local_layer_directory_is_kept_for_deploy_up_to_publish(project: Path) -> None:
+    (project / "layers" / "prices").mkdir(parents=True)
+    text = HEAD + fn("a", "a", "layers: [./layers/prices, ./layers/prices, ./layers/none]\n")
+    found = problems(write(project, text))
+    assert any("./layers/prices is listed twice" in p for p in found), found
+    assert any("'./layers/none'" in p and "layer version ARN" in p for p in found), found
+    manifest = load(write(project, HEAD + fn("a", "a", "layers: [./layers/prices]\n")))
+    assert manifest.functions[0].layers == (str((project / "layers" / "prices").resolve()),)

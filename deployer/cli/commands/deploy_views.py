@@ -54,7 +54,7 @@ def action_lines(items: Sequence[Action | ResourceResult], *, done: bool,
         if outcome and outcome != "deleted":
             label, style = outcome.split(":")[0], "yellow"
         text.append(f"  {symbol} {label:<10}", style=style)
-        detail = outcome if outcome.startswith("kept") else item.arn
+        detail = outcome if outcome.startswith("kept") else (item.url or item.arn)
         line = f"{item.resource.value:<{kind_width}}{item.name:<{width + 2}}{detail}"
         text.append(line.rstrip() + "\n")
         if details and (kind is not ActionKind.NO_CHANGE or getattr(item, "owner", "")):

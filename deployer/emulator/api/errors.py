@@ -65,6 +65,18 @@ AliasNotFound = _define("AliasNotFound", "AliasNotFound", 404)
 AliasAlreadyExists = _define("AliasAlreadyExists", "AliasAlreadyExists", 409)
 FunctionAlreadyExists = _define("FunctionAlreadyExists", "FunctionAlreadyExists", 409)
 NotFound = _define("NotFound", "NotFound", 404)
+# FC's other resources (FC error codes page: AsyncConfigNotExists, DomainNameNotFound and
+# DomainNameAlreadyExists CONFIRMED; the trigger, layer, task and concurrency codes INFERRED
+# from FC 2.0's naming)
+TriggerNotFound = _define("TriggerNotFound", "TriggerNotFound", 404)
+TriggerAlreadyExists = _define("TriggerAlreadyExists", "TriggerAlreadyExists", 409)
+LayerNotFound = _define("LayerNotFound", "LayerNotFound", 404)
+AsyncConfigNotExists = _define("AsyncConfigNotExists", "AsyncConfigNotExists", 404)
+AsyncTaskNotFound = _define("AsyncTaskNotFound", "AsyncTaskNotFound", 404)
+ConcurrencyConfigNotFound = _define("ConcurrencyConfigNotFound", "ConcurrencyConfigNotFound",
+                                    404)
+DomainNameNotFound = _define("DomainNameNotFound", "DomainNameNotFound", 404)
+DomainNameAlreadyExists = _define("DomainNameAlreadyExists", "DomainNameAlreadyExists", 409)
 
 # --- request freshness (docs/emulator.md "Request freshness": sources and inferred choices) ----
 RequestTimeTooSkewed = _define("RequestTimeTooSkewed", "RequestTimeTooSkewed", 403)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from deployer.digits import is_decimal
@@ -50,8 +51,13 @@ __all__ = [
     "FC_ERRORS",
     "FC_ROUTES",
     "FcApi",
+    "FcServices",
     "alias_to_wire",
     "function_to_wire",
+    "list_limit",
+    "no_content",
+    "ok_response",
+    "optional_string",
     "version_to_wire",
 ]
 
@@ -70,16 +76,24 @@ FC_ROUTES: Routes[Callable[..., HttpResponse]] = Routes()
 
 FC_ERRORS = ErrorTable({
     **e.TOKEN_ERRORS,
-    **cases(svc.ResourceNotFound, {Resource.FUNCTION: e.FunctionNotFound,
-                           Resource.VERSION: e.VersionNotFound, Resource.ALIAS: e.AliasNotFound}),
+    **cases(svc.ResourceNotFound, {
+        Resource.FUNCTION: e.FunctionNotFound, Resource.VERSION: e.VersionNotFound,
+        Resource.ALIAS: e.AliasNotFound, Resource.TRIGGER: e.TriggerNotFound,
+        Resource.LAYER: e.LayerNotFound, Resource.ASYNC_INVOKE_CONFIG: e.AsyncConfigNotExists,
+        Resource.ASYNC_TASK: e.AsyncTaskNotFound,
+        Resource.CONCURRENCY_CONFIG: e.ConcurrencyConfigNotFound,
+        Resource.CUSTOM_DOMAIN: e.DomainNameNotFound}),
     svc.ResourceNotFound: e.NotFound,
     **cases(svc.AlreadyExists, {Resource.FUNCTION: e.FunctionAlreadyExists,
-                                Resource.ALIAS: e.AliasAlreadyExists}),
+                                Resource.ALIAS: e.AliasAlreadyExists,
+                                Resource.TRIGGER: e.TriggerAlreadyExists,
+                                Resource.CUSTOM_DOMAIN: e.DomainNameAlreadyExists}),
     svc.AlreadyExists: e.InvalidArgument,
     svc.InvalidValue: e.InvalidArgument,
     svc.PayloadTooLarge: e.EntityTooLarge,
     svc.NotAuthorized: e.access_denied(e.AccessDenied),
     (svc.QuotaExceeded, Quota.INSTANCES): e.throttled(e.ResourceExhausted),
+    (svc.QuotaExceeded, Quota.RESERVED_CONCURRENCY): e.throttled(e.ResourceExhausted),
 }, e.InternalServerError)
 """FC's wire error for each domain error; CloudFlow's FC tasks report the same codes
 (``FC.<Code>``, :mod:`services.fc_tasks`)."""
@@ -125,7 +139,7 @@ def alias_to_wire(a: FunctionAlias) -> dict[str, Any]:
 
 # --- readers -----------------------------------------------------------------------------------
 
-def _limit(query: Mapping[str, str]) -> int:
+def list_limit(query: Mapping[str, str]) -> int:
     raw = query.get("limit")
     if raw is None or raw == "":
         return 20
@@ -134,7 +148,7 @@ def _limit(query: Mapping[str, str]) -> int:
     return int(raw)
 
 
-def _string(body: Mapping[str, Any], key: str) -> str | None:
+def optional_string(body: Mapping[str, Any], key: str) -> str | None:
     value = body.get(key)
     if value is not None and not isinstance(value, str):
         raise e.InvalidArgument(f"{key} must be a string")
@@ -157,25 +171,42 @@ def _header(ctx: RequestContext, name: str, default: str, allowed: tuple[str, ..
     return value
 
 
-def _ok(ctx: RequestContext, payload: Mapping[str, Any]) -> HttpResponse:
+def ok_response(ctx: RequestContext, payload: Mapping[str, Any]) -> HttpResponse:
     return json_response(200, payload, {"x-fc-request-id": ctx.request_id})
 
 
-def _gone(ctx: RequestContext) -> HttpResponse:
+def no_content(ctx: RequestContext) -> HttpResponse:
     return HttpResponse(204, b"", {"x-fc-request-id": ctx.request_id})
+
+
+@dataclass(frozen=True, slots=True)
+class FcServices:
+    """The domain services behind FC's other resources (None: not served, the path answers
+    ``PathNotSupported``)."""
+
+    triggers: Any = None  # services.triggers.TriggerService
+    layers: Any = None  # services.layers.LayerService
+    async_configs: Any = None  # services.async_tasks.AsyncInvokeConfigs
+    async_tasks: Any = None  # services.async_tasks.AsyncTaskService
+    concurrency: Any = None  # services.function_concurrency.ConcurrencyLimits
+    custom_domains: Any = None  # services.custom_domains.CustomDomainService
 
 
 class FcApi:
     """The FC 3.0 product registered with the router: :data:`FC_ROUTES` over ``functions`` and
-    their versions and aliases (``releases``)."""
+    their versions and aliases (``releases``), and the ``services`` of triggers, layers,
+    asynchronous invocation, concurrency and custom domains."""
 
     prefix = "/2023-03-30/"
     auth = FC_AUTH
     errors = FC_ERRORS
 
-    def __init__(self, functions: FunctionService, releases: FunctionReleases) -> None:
+    def __init__(self, functions: FunctionService, releases: FunctionReleases,
+                 services: FcServices | None = None) -> None:
         self._svc = functions
         self._releases = releases
+        self.services = services or FcServices()
+        self.functions = functions
 
     def handle(self, ctx: RequestContext) -> HttpResponse:
         request = ctx.request
@@ -186,8 +217,12 @@ class FcApi:
         handler, args = found
         return handler(self, ctx, **args)
 
+    def function_arn(self, ctx: RequestContext, name: str) -> str:
+        """The ARN of function ``name`` (ResourceNotFound when it does not exist)."""
+        return self._svc.get(ctx.account_id, ctx.region, name).arn
+
     def _function(self, ctx: RequestContext, fn: Function) -> HttpResponse:
-        response = _ok(ctx, function_to_wire(fn))
+        response = ok_response(ctx, function_to_wire(fn))
         if fn.warnings:
             response.headers[WARNING_HEADER] = " | ".join(fn.warnings)
         return response
@@ -214,7 +249,7 @@ class FcApi:
     @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}")
     def get_function(self, ctx: RequestContext, name: str) -> HttpResponse:
         qualifier = ctx.request.query_params().get("qualifier")
-        return _ok(ctx, function_to_wire(
+        return ok_response(ctx, function_to_wire(
             self._svc.get(ctx.account_id, ctx.region, name, qualifier)))
 
     @FC_ROUTES.route("PUT", _FUNCTIONS + "/{name}")
@@ -230,21 +265,22 @@ class FcApi:
     @FC_ROUTES.route("DELETE", _FUNCTIONS + "/{name}")
     def delete_function(self, ctx: RequestContext, name: str) -> HttpResponse:
         self._svc.delete(ctx.account_id, ctx.region, name)
-        return _gone(ctx)
+        return no_content(ctx)
 
     @FC_ROUTES.route("GET", _FUNCTIONS)
     def list_functions(self, ctx: RequestContext) -> HttpResponse:
         q = ctx.request.query_params()
         fns, token = self._svc.list(ctx.account_id, ctx.region, prefix=q.get("prefix", ""),
-                                    next_token=q.get("nextToken", ""), limit=_limit(q))
-        return _ok(ctx, page("functions", [function_to_wire(f) for f in fns], token, "nextToken"))
+                                    next_token=q.get("nextToken", ""), limit=list_limit(q))
+        return ok_response(ctx, page("functions", [function_to_wire(f) for f in fns], token,
+                                     "nextToken"))
 
     @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}/code")
     def get_function_code(self, ctx: RequestContext, name: str) -> HttpResponse:
         fn = self._svc.get(ctx.account_id, ctx.region, name,
                            ctx.request.query_params().get("qualifier"))
         url = f"{ctx.public_url}/_emulator/code/{fn.code_checksum}.zip"
-        return _ok(ctx, {"checksum": fn.code_checksum, "url": url})
+        return ok_response(ctx, {"checksum": fn.code_checksum, "url": url})
 
     @FC_ROUTES.route("POST", _FUNCTIONS + "/{name}/invocations")
     def invoke_function(self, ctx: RequestContext, name: str) -> HttpResponse:
@@ -256,7 +292,8 @@ class FcApi:
         out = self._svc.invoke(ctx.account_id, ctx.region, name, ctx.request.body,
                                request_id=ctx.request_id, asynchronous=kind != "Sync",
                                tail_logs=log_type == "Tail",
-                               qualifier=ctx.request.query_params().get("qualifier"))
+                               qualifier=ctx.request.query_params().get("qualifier"),
+                               task_id=task_id)
         reply = {"x-fc-request-id": ctx.request_id}
         if out.result is None:
             if task_id:
@@ -280,8 +317,8 @@ class FcApi:
 
     @FC_ROUTES.route("POST", _FUNCTIONS + "/{name}/versions")
     def publish_function_version(self, ctx: RequestContext, name: str) -> HttpResponse:
-        description = _string(json_object(ctx.request.body), "description") or ""
-        return _ok(ctx, version_to_wire(
+        description = optional_string(json_object(ctx.request.body), "description") or ""
+        return ok_response(ctx, version_to_wire(
             self._releases.publish(ctx.account_id, ctx.region, name, description)))
 
     @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}/versions")
@@ -289,52 +326,63 @@ class FcApi:
         q = ctx.request.query_params()
         found, token, direction = self._releases.list_versions(
             ctx.account_id, ctx.region, name, direction=q.get("direction", ""),
-            limit=_limit(q), next_token=q.get("nextToken", ""))
-        return _ok(ctx, page("versions", [version_to_wire(v) for v in found], token, "nextToken",
-                              direction=direction))
+            limit=list_limit(q), next_token=q.get("nextToken", ""))
+        return ok_response(ctx, page("versions", [version_to_wire(v) for v in found], token,
+                                     "nextToken", direction=direction))
 
     @FC_ROUTES.route("DELETE", _FUNCTIONS + "/{name}/versions/{version}")
     def delete_function_version(self, ctx: RequestContext, name: str,
                                 version: str) -> HttpResponse:
         self._releases.delete_version(ctx.account_id, ctx.region, name, version)
-        return _gone(ctx)
+        return no_content(ctx)
 
     @FC_ROUTES.route("POST", _FUNCTIONS + "/{name}/aliases")
     def create_alias(self, ctx: RequestContext, name: str) -> HttpResponse:
         body = json_object(ctx.request.body)
-        alias_name, version_id = _string(body, "aliasName"), _string(body, "versionId")
+        alias_name = optional_string(body, "aliasName")
+        version_id = optional_string(body, "versionId")
         if not alias_name:
             raise e.InvalidArgument("aliasName is required")
         if not version_id:
             raise e.InvalidArgument("versionId is required")
-        return _ok(ctx, alias_to_wire(self._releases.create_alias(
+        return ok_response(ctx, alias_to_wire(self._releases.create_alias(
             ctx.account_id, ctx.region, name, alias_name, version_id=version_id,
-            description=_string(body, "description") or "",
+            description=optional_string(body, "description") or "",
             additional_version_weight=_weights(body))))
 
     @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}/aliases/{alias}")
     def get_alias(self, ctx: RequestContext, name: str, alias: str) -> HttpResponse:
-        return _ok(ctx, alias_to_wire(
+        return ok_response(ctx, alias_to_wire(
             self._releases.get_alias(ctx.account_id, ctx.region, name, alias)))
 
     @FC_ROUTES.route("PUT", _FUNCTIONS + "/{name}/aliases/{alias}")
     def update_alias(self, ctx: RequestContext, name: str, alias: str) -> HttpResponse:
         body = json_object(ctx.request.body)
-        changes = AliasChanges(version_id=_string(body, "versionId"),
-                               description=_string(body, "description"),
+        changes = AliasChanges(version_id=optional_string(body, "versionId"),
+                               description=optional_string(body, "description"),
                                additional_version_weight=_weights(body))
-        return _ok(ctx, alias_to_wire(
+        return ok_response(ctx, alias_to_wire(
             self._releases.update_alias(ctx.account_id, ctx.region, name, alias, changes)))
 
     @FC_ROUTES.route("DELETE", _FUNCTIONS + "/{name}/aliases/{alias}")
     def delete_alias(self, ctx: RequestContext, name: str, alias: str) -> HttpResponse:
         self._releases.delete_alias(ctx.account_id, ctx.region, name, alias)
-        return _gone(ctx)
+        return no_content(ctx)
 
     @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}/aliases")
     def list_aliases(self, ctx: RequestContext, name: str) -> HttpResponse:
         q = ctx.request.query_params()
         found, token = self._releases.list_aliases(ctx.account_id, ctx.region, name,
-                                                   prefix=q.get("prefix", ""), limit=_limit(q),
+                                                   prefix=q.get("prefix", ""), limit=list_limit(q),
                                                    next_token=q.get("nextToken", ""))
-        return _ok(ctx, page("aliases", [alias_to_wire(a) for a in found], token, "nextToken"))
+        return ok_response(ctx, page("aliases", [alias_to_wire(a) for a in found], token,
+                                     "nextToken"))
+
+
+# The other resources' entries join FC_ROUTES when their modules load.
+from deployer.emulator.api import (  # noqa: E402,F401
+    fc_async,
+    fc_domains,
+    fc_layers,
+    fc_triggers,
+)

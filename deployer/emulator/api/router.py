@@ -318,6 +318,11 @@ class Router:
             self.access.authorize(caller, api_key, request, params, region)
         return RequestContext(request, rid, self.account_id, region, self.public_url, caller)
 
+    def authenticate(self, request: HttpRequest, scheme: AuthScheme) -> str:
+        """The AccessKeyId that signed ``request`` (ACS3, or RPC v1 for an RPC scheme);
+        ``scheme``'s wire error otherwise (an HTTP trigger with ``authType: function``)."""
+        return self._authenticate(request, scheme)
+
     def _authenticate(self, request: HttpRequest, scheme: AuthScheme) -> str:
         secret_for = self.access.secret_for if self.access is not None else self.secret_for
         fresh = self.freshness

@@ -52,6 +52,13 @@ class Resource(enum.Enum):
     PROJECT = "project"
     LOGSTORE = "logstore"
     FAULT = "fault"
+    TRIGGER = "trigger"
+    LAYER = "layer"
+    ASYNC_TASK = "async task"
+    ASYNC_INVOKE_CONFIG = "async invoke config"
+    CONCURRENCY_CONFIG = "concurrency config"
+    PROVISION_CONFIG = "provision config"
+    CUSTOM_DOMAIN = "custom domain"
 
 
 class TokenProblem(enum.Enum):
@@ -78,6 +85,7 @@ class Quota(enum.Enum):
 
     API_RATE = "api_rate"  # CloudFlow's per-action call rate
     INSTANCES = "instances"  # FC's running instances per account and region
+    RESERVED_CONCURRENCY = "reserved_concurrency"  # a function's reservedConcurrency
 
 
 class Decision(enum.Enum):

@@ -6,10 +6,14 @@ and wakes the readers following the function (:class:`InvocationWatch`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for_futures
+from contextlib import AbstractContextManager
+from typing import Any
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.records import InvocationRecord
@@ -18,6 +22,7 @@ from deployer.emulator.services.invocation_watch import InvocationWatch
 from deployer.emulator.services.ports import (
     FunctionRuntime,
     HookRun,
+    HttpCall,
     InstanceSpec,
     InvocationResult,
     RuntimeUnavailableError,
@@ -44,8 +49,11 @@ class InvocationRunner:
         self._clock = clock
         self._pool = ThreadPoolExecutor(ASYNC_WORKERS, thread_name_prefix="fc-async")
         self._slots = threading.BoundedSemaphore(ASYNC_QUEUE)
-        self._pending: set[Future[InvocationResult]] = set()  # async invocations not done
+        self._pending: set[Future[Any]] = set()  # async invocations not done
         self.watch = InvocationWatch()  # readers following invocations
+        #: admits a request of (account, region, function) while inside; ``wait``: block for
+        #: a slot instead of refusing (reserved concurrency, services.function_concurrency)
+        self.admission: Callable[..., AbstractContextManager[None]] | None = None
 
     @staticmethod
     def check_payload(event: bytes, asynchronous: bool) -> None:
@@ -56,20 +64,29 @@ class InvocationRunner:
                                   limit=limit)
 
     def run(self, spec: InstanceSpec, event: bytes, request_id: str,
-            tail_logs: bool = False) -> InvocationResult:
-        """Run synchronously (blocks); InvalidValue when the runtime cannot run it."""
-        return self._run(spec, event, request_id, "Sync", tail_logs)
+            tail_logs: bool = False, call: HttpCall | None = None) -> InvocationResult:
+        """Run synchronously (blocks); with ``call``, forward that HTTP request to a custom
+        runtime's server instead of an event. InvalidValue when the runtime cannot run it."""
+        return self._run(spec, event, request_id, "Sync", tail_logs, call)
 
     def submit(self, spec: InstanceSpec, event: bytes, request_id: str) -> None:
         """Queue an asynchronous invocation; InvalidValue when the queue is full."""
+        self.submit_job(lambda: self._run(spec, event, request_id, "Async"))
+
+    def run_async(self, spec: InstanceSpec, event: bytes, request_id: str) -> InvocationResult:
+        """One attempt of an asynchronous invocation, on the calling (pool) thread."""
+        return self._run(spec, event, request_id, "Async")
+
+    def submit_job(self, job: Callable[[], object]) -> None:
+        """Queue ``job`` on the asynchronous pool (counted by :meth:`wait_async`);
+        InvalidValue when the queue is full."""
         if not self._slots.acquire(blocking=False):
             raise InvalidValue("too many queued asynchronous invocations", field="body")
-        future: Future[InvocationResult] = self._pool.submit(
-            self._run, spec, event, request_id, "Async")
+        future: Future[Any] = self._pool.submit(job)
         self._pending.add(future)
         future.add_done_callback(self._async_done)
 
-    def _async_done(self, future: Future[InvocationResult]) -> None:
+    def _async_done(self, future: Future[Any]) -> None:
         self._pending.discard(future)
         self._slots.release()
         exc = future.exception() if not future.cancelled() else None
@@ -77,10 +94,21 @@ class InvocationRunner:
             log.error("asynchronous invocation failed", exc_info=exc)
 
     def _run(self, spec: InstanceSpec, event: bytes, request_id: str, kind: str,
-             tail: bool = False) -> InvocationResult:
+             tail: bool = False, call: HttpCall | None = None) -> InvocationResult:
+        gate = contextlib.nullcontext() if self.admission is None else self.admission(
+            spec.account_id, spec.region, spec.function_name, wait=kind != "Sync")
+        with gate:
+            return self._admitted(spec, event, request_id, kind, tail, call)
+
+    def _admitted(self, spec: InstanceSpec, event: bytes, request_id: str, kind: str,
+                  tail: bool, call: HttpCall | None) -> InvocationResult:
         started = self._clock.now()
         try:
-            result = self._runtime.invoke(spec, event, request_id=request_id, tail_logs=tail)
+            if call is not None:
+                result = self._forward(spec, call, request_id, tail)
+            else:
+                result = self._runtime.invoke(spec, event, request_id=request_id,
+                                              tail_logs=tail)
         except RuntimeUnavailableError as exc:
             self._record(InvocationRecord(
                 spec.account_id, spec.region, spec.function_name, request_id, started, kind,
@@ -91,6 +119,14 @@ class InvocationRunner:
             spec.account_id, spec.region, spec.function_name, request_id, started, kind,
             "Failed" if result.error_type else "Succeeded", result.error_type,
             result.duration_ms, result.log_text, result.instance_id, result.cold_start))
+        return result
+
+    def _forward(self, spec: InstanceSpec, call: HttpCall, request_id: str,
+                 tail: bool) -> InvocationResult:
+        forward = getattr(self._runtime, "invoke_http", None)
+        if forward is None:
+            raise RuntimeUnavailableError("this runtime forwards no HTTP requests")
+        result: InvocationResult = forward(spec, call, request_id=request_id, tail_logs=tail)
         return result
 
     def record_hook(self, run: HookRun) -> None:

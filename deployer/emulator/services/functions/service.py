@@ -8,7 +8,7 @@ import dataclasses
 import logging
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from deployer.checksums import crc64_decimal
@@ -66,6 +66,12 @@ class FunctionService:
         self._lock = threading.Lock()
         self._resolver = FunctionResolver(functions, code, clock, tokens)
         self._runner = InvocationRunner(runtime, invocations, clock)
+        #: told (account, region, name) after a function is deleted (its triggers go too)
+        self.on_delete: builtins.list[Callable[[str, str, str], None]] = []
+        #: runs asynchronous invocations as tasks (services.async_tasks); None: plain queue
+        self.async_tasks: Any = None
+        #: checks the layer version ARNs a function names (account, region, arns); raises
+        self.layer_check: Callable[[str, str, tuple[str, ...]], None] | None = None
         if hasattr(runtime, "hook_sink"):  # the process runtime reports preStop hooks
             runtime.hook_sink = self._runner.record_hook
 
@@ -98,6 +104,20 @@ class FunctionService:
         self._resolver.layer_source = source
 
     @property
+    def runner(self) -> InvocationRunner:
+        """Runs and records invocations (the async pool included)."""
+        return self._runner
+
+    @property
+    def admission(self) -> Any:
+        """Admits each request (reserved concurrency); None: every request runs."""
+        return self._runner.admission
+
+    @admission.setter
+    def admission(self, gate: Any) -> None:
+        self._runner.admission = gate
+
+    @property
     def invocation_watch(self) -> InvocationWatch:
         """Wake-ups for readers following a function's invocations."""
         return self._runner.watch
@@ -111,6 +131,7 @@ class FunctionService:
         check_function_name(name)
         check_config_values(dataclasses.asdict(config))
         self._check_role(account_id, config.role)
+        self._check_layers(account_id, region, config.layers)
         code_checksum = self._store_code(code, checksum)
         now = self._clock.now()
         rec = FunctionRecord(account_id, region, name, str(uuid.uuid4()), config.to_record(),
@@ -118,6 +139,10 @@ class FunctionService:
         if not self._functions.insert(rec):
             raise AlreadyExists(f"function '{name}' already exists", Resource.FUNCTION, name=name)
         return self._warned(function_from_record(rec), None)
+
+    def _check_layers(self, account_id: str, region: str, layers: tuple[str, ...]) -> None:
+        if layers and self.layer_check is not None:
+            self.layer_check(account_id, region, layers)
 
     def _check_role(self, account_id: str, role: str) -> None:
         if self._tokens is not None:
@@ -148,6 +173,8 @@ class FunctionService:
             check_config_values(dataclasses.asdict(config))
             if config.role != current.config.role:
                 self._check_role(account_id, config.role)
+            if config.layers != current.config.layers:
+                self._check_layers(account_id, region, config.layers)
             code_checksum, code_size = current.code_checksum, current.code_size
             if code is not None:
                 code_checksum, code_size = self._store_code(code, checksum), len(code)
@@ -164,6 +191,8 @@ class FunctionService:
                                    Resource.FUNCTION, name=name)
         if self.versions is not None:
             self.versions.forget(account_id, region, name)
+        for forget in self.on_delete:
+            forget(account_id, region, name)
         self._runtime.retire(account_id, region, name)
         self.invocation_watch.changed((account_id, region, name))
 
@@ -192,7 +221,7 @@ class FunctionService:
 
     def invoke(self, account_id: str, region: str, name: str, event: bytes, *, request_id: str,
                asynchronous: bool = False, tail_logs: bool = False,
-               qualifier: str | None = None) -> InvocationOutcome:
+               qualifier: str | None = None, task_id: str | None = None) -> InvocationOutcome:
         """Run the function: synchronously (blocks) or queued on the async pool.
 
         Raises ResourceNotFound (function, or a ``qualifier`` other than LATEST), PayloadTooLarge
@@ -205,8 +234,24 @@ class FunctionService:
             return InvocationOutcome(request_id, False,
                               self._runner.run(spec, event, request_id, tail_logs),
                               spec.version_id)
-        self._runner.submit(spec, event, request_id)
+        if self.async_tasks is not None:  # a task: retries, event age, destinations, stop
+            self.async_tasks.submit(spec, event, request_id, task_id)
+        else:
+            self._runner.submit(spec, event, request_id)
         return InvocationOutcome(request_id, True, None, spec.version_id)
+
+    def invoke_http(self, account_id: str, region: str, name: str, call: Any, *,
+                    request_id: str, qualifier: str | None = None) -> InvocationOutcome | None:
+        """Forward an HTTP request (a :class:`~.ports.HttpCall`) to the server of a custom
+        runtime function and wait for its answer; None when the function's runtime is not a
+        custom one (its HTTP trigger invokes the event handler instead)."""
+        self._runner.check_payload(call.body, False)
+        _fn, spec = self._resolver.resolve(account_id, region, name, qualifier)
+        if spec.custom is None:
+            return None
+        return InvocationOutcome(request_id, False,
+                                 self._runner.run(spec, b"", request_id, call=call),
+                                 spec.version_id)
 
     def invocations_after(self, account_id: str, region: str, name: str, after_seq: int,
                           limit: int = 100) -> builtins.list[InvocationRecord]:

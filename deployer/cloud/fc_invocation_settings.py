@@ -1,0 +1,83 @@
+"""Typed client for a function's invocation settings in FC 3.0: its asynchronous invocation
+configuration (Get/Put/DeleteAsyncInvokeConfig, for LATEST) and its reserved concurrency
+(Get/Put/DeleteConcurrencyConfig); the same calls on Alibaba Cloud and the emulator."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from deployer.cloud.connection import ServiceClient
+from deployer.cloud.errors import CloudNotFoundError
+
+__all__ = ["InvocationSettingsClient"]
+
+_ASYNC_KEYS = ("maxAsyncRetryAttempts", "maxAsyncEventAgeInSeconds", "destinationConfig",
+               "asyncTask")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items() if v is not None}
+    return value
+
+
+class InvocationSettingsClient(ServiceClient):
+    """A function's asyncInvokeConfig and reserved concurrency."""
+
+    SERVICE = "Function Compute"
+
+    def get_async_invoke_config(self, function: str) -> dict[str, Any] | None:
+        """The configuration for LATEST in PutAsyncInvokeConfig's names (None: none)."""
+        from alibabacloud_fc20230330 import models
+
+        try:
+            body = self._call("GetAsyncInvokeConfig", lambda: (
+                self._conn.fc.get_async_invoke_config(
+                    function, models.GetAsyncInvokeConfigRequest()))).body
+        except CloudNotFoundError:
+            return None
+        wire = _plain(body.to_map())
+        return {k: wire[k] for k in _ASYNC_KEYS if k in wire}
+
+    def put_async_invoke_config(self, function: str, config: Mapping[str, Any]) -> None:
+        from alibabacloud_fc20230330 import models
+
+        body = models.PutAsyncInvokeConfigInput().from_map(_plain(config))
+        self._call("PutAsyncInvokeConfig", lambda: self._conn.fc.put_async_invoke_config(
+            function, models.PutAsyncInvokeConfigRequest(body=body)))
+
+    def delete_async_invoke_config(self, function: str) -> bool:
+        from alibabacloud_fc20230330 import models
+
+        try:
+            self._call("DeleteAsyncInvokeConfig", lambda: (
+                self._conn.fc.delete_async_invoke_config(
+                    function, models.DeleteAsyncInvokeConfigRequest())))
+        except CloudNotFoundError:
+            return False
+        return True
+
+    def get_reserved_concurrency(self, function: str) -> int | None:
+        try:
+            body = self._call("GetConcurrencyConfig", lambda: (
+                self._conn.fc.get_concurrency_config(function))).body
+        except CloudNotFoundError:
+            return None
+        return None if body.reserved_concurrency is None else int(body.reserved_concurrency)
+
+    def put_reserved_concurrency(self, function: str, reserved: int) -> None:
+        from alibabacloud_fc20230330 import models
+
+        request = models.PutConcurrencyConfigRequest(
+            body=models.PutConcurrencyInput(reserved_concurrency=reserved))
+        self._call("PutConcurrencyConfig", lambda: self._conn.fc.put_concurrency_config(
+            function, request))
+
+    def delete_reserved_concurrency(self, function: str) -> bool:
+        try:
+            self._call("DeleteConcurrencyConfig", lambda: (
+                self._conn.fc.delete_concurrency_config(function)))
+        except CloudNotFoundError:
+            return False
+        return True

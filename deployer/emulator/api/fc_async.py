@@ -1,0 +1,176 @@
+"""FC 3.0 asynchronous invocation and concurrency on the wire (fc3-api.md §2), entries of
+:data:`~.fc.FC_ROUTES`: Get/Put/DeleteAsyncInvokeConfig (``/functions/{name}/
+async-invoke-config?qualifier=``), ListAsyncInvokeConfigs (``/async-invoke-configs``),
+GetAsyncTask, StopAsyncTask and ListAsyncTasks (``/functions/{name}/async-tasks``),
+Get/Put/DeleteConcurrencyConfig (``/functions/{name}/concurrency``) and
+ListConcurrencyConfigs (``/concurrency-configs``). The domain: :mod:`services.async_tasks`
+and :mod:`services.function_concurrency`.
+
+An async task's ``startedTime`` and ``endTime`` are epoch milliseconds, its payloads text, as
+the SDK's ``AsyncTask`` carries them [INFERRED from the SDK's field types].
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from deployer.emulator.api import errors as e
+from deployer.emulator.api.contract import RequestContext, json_object, page
+from deployer.emulator.api.fc import FC_ROUTES, list_limit, no_content, ok_response
+from deployer.emulator.api.http import HttpResponse
+from deployer.emulator.services.async_tasks import AsyncTaskRow
+from deployer.timestamps import iso_seconds
+
+if TYPE_CHECKING:
+    from deployer.emulator.api.fc import FcApi
+
+__all__ = ["async_task_to_wire"]
+
+_FUNCTION = "/2023-03-30/functions/{name}"
+
+
+def _ms(at: float | None) -> int | None:
+    return None if at is None else int(at * 1000)
+
+
+def async_task_to_wire(row: AsyncTaskRow, arn: str) -> dict[str, Any]:
+    """The ``AsyncTask`` object."""
+    out: dict[str, Any] = {
+        "taskId": row.task_id, "requestId": row.request_id, "status": row.status,
+        "functionArn": arn, "qualifier": row.qualifier,
+        "taskPayload": row.payload.decode("utf-8", "replace"),
+        "taskErrorMessage": row.error_message, "alreadyRetriedTimes": row.retries,
+        "destinationStatus": row.destination_status, "instanceId": row.instance_id,
+        "startedTime": _ms(row.started_at or row.created_at), "endTime": _ms(row.ended_at),
+        "events": []}
+    if row.return_payload is not None:
+        out["returnPayload"] = row.return_payload.decode("utf-8", "replace")
+    if row.duration_ms is not None:
+        out["durationMs"] = int(row.duration_ms)
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _async_config(arn: str, doc: dict[str, Any], modified: float) -> dict[str, Any]:
+    return {**doc, "functionArn": arn, "createdTime": iso_seconds(modified),
+            "lastModifiedTime": iso_seconds(modified)}
+
+
+def _qualifier(ctx: RequestContext) -> str:
+    return ctx.request.query_params().get("qualifier") or "LATEST"
+
+
+# --- asyncInvokeConfig -------------------------------------------------------------------------
+
+@FC_ROUTES.route("PUT", _FUNCTION + "/async-invoke-config")
+def put_async_invoke_config(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+    arn = api.function_arn(ctx, name)
+    configs = api.services.async_configs
+    doc = configs.put(ctx.account_id, ctx.region, name, _qualifier(ctx),
+                      json_object(ctx.request.body))
+    at = configs.modified_at(ctx.account_id, ctx.region, name, _qualifier(ctx))
+    return ok_response(ctx, _async_config(arn, doc, at))
+
+
+@FC_ROUTES.route("GET", _FUNCTION + "/async-invoke-config")
+def get_async_invoke_config(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+    arn = api.function_arn(ctx, name)
+    configs = api.services.async_configs
+    doc = configs.get(ctx.account_id, ctx.region, name, _qualifier(ctx))
+    at = configs.modified_at(ctx.account_id, ctx.region, name, _qualifier(ctx))
+    return ok_response(ctx, _async_config(arn, doc, at))
+
+
+@FC_ROUTES.route("DELETE", _FUNCTION + "/async-invoke-config")
+def delete_async_invoke_config(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+    api.function_arn(ctx, name)
+    api.services.async_configs.get(ctx.account_id, ctx.region, name, _qualifier(ctx))
+    api.services.async_configs.delete(ctx.account_id, ctx.region, name, _qualifier(ctx))
+    return no_content(ctx)
+
+
+@FC_ROUTES.route("GET", "/2023-03-30/async-invoke-configs")
+def list_async_invoke_configs(api: FcApi, ctx: RequestContext) -> HttpResponse:
+    q = ctx.request.query_params()
+    rows, token = api.services.async_configs.list(
+        ctx.account_id, ctx.region, function=q.get("functionName", ""),
+        next_token=q.get("nextToken", ""), limit=list_limit(q))
+    configs = [_async_config(f"acs:fc:{ctx.region}:{ctx.account_id}:functions/{fn}"
+                             + ("" if qualifier == "LATEST" else f"/{qualifier}"), doc, at)
+               for fn, qualifier, doc, at in rows]
+    return ok_response(ctx, page("configs", configs, token, "nextToken"))
+
+
+# --- async tasks -------------------------------------------------------------------------------
+
+@FC_ROUTES.route("GET", _FUNCTION + "/async-tasks/{task}")
+def get_async_task(api: FcApi, ctx: RequestContext, name: str, task: str) -> HttpResponse:
+    arn = api.function_arn(ctx, name)
+    row = api.services.async_tasks.get(ctx.account_id, ctx.region, name, task)
+    return ok_response(ctx, async_task_to_wire(row, arn))
+
+
+@FC_ROUTES.route("PUT", _FUNCTION + "/async-tasks/{task}/stop")
+def stop_async_task(api: FcApi, ctx: RequestContext, name: str, task: str) -> HttpResponse:
+    api.function_arn(ctx, name)
+    api.services.async_tasks.stop(ctx.account_id, ctx.region, name, task)
+    return ok_response(ctx, {})
+
+
+@FC_ROUTES.route("GET", _FUNCTION + "/async-tasks")
+def list_async_tasks(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+    arn = api.function_arn(ctx, name)
+    q = ctx.request.query_params()
+    order = q.get("sortOrderByTime") or "desc"
+    if order not in ("asc", "desc"):
+        raise e.InvalidArgument(f"sortOrderByTime must be asc or desc, got {order!r}")
+    rows, token = api.services.async_tasks.list(
+        ctx.account_id, ctx.region, name, prefix=q.get("prefix", ""),
+        status=q.get("status", ""), newest_first=order == "desc", limit=list_limit(q),
+        next_token=q.get("nextToken", ""))
+    include = q.get("includePayload") == "true"
+    tasks = []
+    for row in rows:
+        wire = async_task_to_wire(row, arn)
+        if not include:
+            wire.pop("taskPayload", None)
+        tasks.append(wire)
+    return ok_response(ctx, page("tasks", tasks, token, "nextToken"))
+
+
+# --- reserved concurrency ----------------------------------------------------------------------
+
+def _concurrency(config: Any) -> dict[str, Any]:
+    return {"functionArn": config.function_arn,
+            "reservedConcurrency": config.reserved_concurrency}
+
+
+@FC_ROUTES.route("PUT", _FUNCTION + "/concurrency")
+def put_concurrency_config(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+    api.function_arn(ctx, name)
+    reserved = json_object(ctx.request.body).get("reservedConcurrency")
+    return ok_response(ctx, _concurrency(api.services.concurrency.put(
+        ctx.account_id, ctx.region, name, reserved)))
+
+
+@FC_ROUTES.route("GET", _FUNCTION + "/concurrency")
+def get_concurrency_config(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+    api.function_arn(ctx, name)
+    return ok_response(ctx, _concurrency(api.services.concurrency.get(
+        ctx.account_id, ctx.region, name)))
+
+
+@FC_ROUTES.route("DELETE", _FUNCTION + "/concurrency")
+def delete_concurrency_config(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+    api.function_arn(ctx, name)
+    api.services.concurrency.delete(ctx.account_id, ctx.region, name)
+    return no_content(ctx)
+
+
+@FC_ROUTES.route("GET", "/2023-03-30/concurrency-configs")
+def list_concurrency_configs(api: FcApi, ctx: RequestContext) -> HttpResponse:
+    q = ctx.request.query_params()
+    configs, token = api.services.concurrency.list(
+        ctx.account_id, ctx.region, function=q.get("functionName", ""),
+        next_token=q.get("nextToken", ""), limit=list_limit(q))
+    return ok_response(ctx, page("configs", [_concurrency(c) for c in configs], token,
+                                 "nextToken"))
