@@ -29,6 +29,7 @@ from deployer.emulator.services.async_tasks import (
 )
 from deployer.emulator.services.authorization import Authorizer
 from deployer.emulator.services.custom_domains import CustomDomainService
+from deployer.emulator.services.execution_relations import ExecutionRelations
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.services.faults import FaultService
 from deployer.emulator.services.fc_tasks import FunctionInvoker
@@ -60,6 +61,7 @@ from deployer.emulator.store.identity import Identity, load_or_create_identity
 from deployer.emulator.store.layer_repos import LayerRepo
 from deployer.emulator.store.link_repos import LinkRepo
 from deployer.emulator.store.log_repos import InvocationLogRepo, LogStoreRepo
+from deployer.emulator.store.map_run_repos import MapRunRepo
 from deployer.emulator.store.release_repos import ReleaseRepo
 from deployer.emulator.store.repos import CodeStore, FunctionRepo, InvocationRepo, RamRepo
 from deployer.emulator.store.retention import RetentionRepo
@@ -134,7 +136,9 @@ class Emulator:
         links = LinkRepo(self.db)
         self.mocks = TaskMocks(links, state_dir)
         self.subflows = SubflowTasks(links, CLOUDFLOW_ERRORS.code)
-        self.map_runs = MapRuns(links, self.flow_repo)
+        map_run_repo = MapRunRepo(self.db)
+        self.map_runs = MapRuns(links, self.flow_repo, map_run_repo, clock)
+        self.relations = ExecutionRelations(links, self.flow_repo, map_run_repo)
         self.tasks = TaskRouter(self.function_tasks, HttpTasks(), self.subflows, self.map_runs,
                                 self.mocks, links, self.flow_repo)
         self.flow_engine = FlowEngine(self.db, clock, self.tasks, workers=flow_workers,

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["AsyncTaskRow", "ExecutionLinks", "FlowRecord", "HistoryRow", "InvocationRecord",
-           "LayerVersionRow", "ScheduleKey", "ScheduleRow", "TriggerKey", "TriggerRow"]
+           "LayerVersionRow", "MapRunRow", "ScheduleKey", "ScheduleRow", "TriggerKey",
+           "TriggerRow"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,3 +182,19 @@ class AsyncTaskRow:
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.account_id, self.region, self.function_name, self.task_id)
+
+
+@dataclass(frozen=True, slots=True)
+class MapRunRow:
+    """A distributed Map's map run as stored (``store/map_run_repos.py``)."""
+
+    parent_seq: int
+    name: str
+    task_id: str
+    concurrency: int
+    tolerated_count: int | None
+    tolerated_percentage: float | None
+    total: int
+    status: str
+    started_at: float
+    stopped_at: float | None

@@ -157,7 +157,8 @@ class EmulatorServer:
         router.add_rpc(RamApi(emulator.roles))
         router.add_rpc(StsApi(emulator.tokens))
         router.add_rpc(CloudFlowApi(emulator.flows, emulator.executions, self.watch,
-                                    emulator.flow_versions, emulator.schedules))
+                                    emulator.flow_versions, emulator.schedules,
+                                    emulator.map_runs, emulator.relations))
         return router
 
     def _admin(self) -> AdminApi:

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from alibabacloud_fnf20190315 import models as fnf
+from alibabacloud_tea_openapi import utils_models as open_api_models
+from darabonba.runtime import RuntimeOptions
 
 from deployer.testing.environment import LocalCloud
 from tests.emulator.cloudflow_support import client_error, create, pass_flow, wait_flow
@@ -130,10 +132,13 @@ def test_unknown_action_and_bad_signature(cloud: LocalCloud) -> None:
     other = cloud.fnf_client(access_key_id="LTAIunknown")
     assert client_error(other.describe_flow,
                   fnf.DescribeFlowRequest(name="x")).code == "InvalidAccessKeyID"
-    err = client_error(cloud.fnf_client().describe_map_run,
-                       fnf.DescribeMapRunRequest(flow_name="f", execution_name="e",
-                                                 map_run_name="m"))
-    assert err.code == "ActionNotSupported"
+    params = open_api_models.Params(  # an action CloudFlow does not have, sent the SDK's way
+        action="ListMapRuns", version="2019-03-15", protocol="HTTPS", pathname="/",
+        method="GET", auth_type="AK", style="RPC", req_body_type="formData", body_type="json")
+    err = client_error(cloud.fnf_client().call_api, params,
+                       open_api_models.OpenApiRequest(query={"FlowName": "f"}),
+                       RuntimeOptions())
+    assert err.code == "ActionNotSupported" and err.status_code == 400
 
 
 def test_async_client_crud(client: Any) -> None:

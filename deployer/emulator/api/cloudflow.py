@@ -19,6 +19,12 @@ from collections.abc import Callable
 from typing import Any
 
 from deployer.emulator.api import errors as e
+from deployer.emulator.api.cloudflow_map_runs import (
+    map_run_to_wire,
+    map_run_update_to_wire,
+    read_map_run_changes,
+    relations_to_wire,
+)
 from deployer.emulator.api.contract import (
     Body,
     ErrorTable,
@@ -33,10 +39,12 @@ from deployer.emulator.api.router import AuthScheme, LongPoll
 from deployer.emulator.records import FlowRecord, HistoryRow, ScheduleRow
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import Quota, Resource
+from deployer.emulator.services.execution_relations import ExecutionRelations
 from deployer.emulator.services.execution_watch import ExecutionWatch
 from deployer.emulator.services.executions import ExecutionFilter, ExecutionService, ExecutionView
 from deployer.emulator.services.flow_versions import FlowAlias, FlowReleases, FlowVersion, Route
 from deployer.emulator.services.flows import FlowChanges, FlowService
+from deployer.emulator.services.map_runs import MapRuns
 from deployer.emulator.services.numbers import parse_number
 from deployer.emulator.services.regions import cloudflow_regions
 from deployer.emulator.services.schedules import ScheduleChanges, ScheduleService
@@ -204,8 +212,11 @@ class CloudFlowApi:
     params = CLOUDFLOW_PARAMS
     errors = CLOUDFLOW_ERRORS
     def __init__(self, flows: FlowService, executions: ExecutionService, watch: ExecutionWatch,
-                 releases: FlowReleases, schedules: ScheduleService) -> None:
+                 releases: FlowReleases, schedules: ScheduleService, map_runs: MapRuns,
+                 relations: ExecutionRelations) -> None:
         self._flows = flows
+        self._map_runs = map_runs
+        self._relations = relations
         self._executions = executions
         self._watch = watch
         self._releases = releases
@@ -286,9 +297,29 @@ class CloudFlowApi:
         wait = c.integer("WaitTimeSeconds", 0, 0, 60)
         view = self._executions.describe(*key)
         if not wait or view.status != "Running":
-            return execution_to_wire(view)
+            return self._described(key, view)
         return LongPoll(lambda wake: self._watch.subscribe(key, wake), float(wait),
-                        lambda: execution_to_wire(self._executions.describe(*key)))
+                        lambda: self._described(key, self._executions.describe(*key)))
+
+    def _described(self, key: tuple[str, str, str, str], view: ExecutionView) -> Body:
+        """DescribeExecution's answer: the execution with its parent and children."""
+        relations = self._relations.of(self._executions.seq(*key))
+        return {**execution_to_wire(view), **relations_to_wire(relations)}
+
+    @CLOUDFLOW_ACTIONS.action("DescribeMapRun", quick=True)
+    def describe_map_run(self, c: RpcCall) -> Body:
+        account, region, flow, execution = c.key("FlowName", "ExecutionName")
+        name = c.required("MapRunName")
+        seq = self._executions.seq(account, region, flow, execution)
+        return map_run_to_wire(self._map_runs.describe(seq, execution, name))
+
+    @CLOUDFLOW_ACTIONS.action("UpdateMapRun")
+    def update_map_run(self, c: RpcCall) -> Body:
+        account, region, flow, execution = c.key("FlowName", "ExecutionName")
+        name, changes = c.required("MapRunName"), read_map_run_changes(c)
+        seq = self._executions.seq(account, region, flow, execution)
+        return map_run_update_to_wire(flow, execution,
+                                      self._map_runs.update(seq, name, changes))
 
     @CLOUDFLOW_ACTIONS.action("ListExecutions", quick=True)
     def list_executions(self, c: RpcCall) -> Body:

@@ -167,9 +167,11 @@ class FlowEngine:
         taken (the caller re-reads). ``flow_version`` and ``qualifier`` record the published
         version and the alias it was started with (ListExecutions' Qualifier filter);
         ``links`` (mock case, parent task, callback token, map run) are committed with it."""
-        return self._stepper.begin(flow, name=name, input_text=input_text,
-                                   input_value=input_value, flow_version=flow_version,
-                                   qualifier=qualifier, links=links)
+        execution = self._stepper.begin(flow, name=name, input_text=input_text,
+                                        input_value=input_value, flow_version=flow_version,
+                                        qualifier=qualifier, links=links)
+        self.waiters.wake()  # a waiter may be looking for it (a sub-flow, a map run's child)
+        return execution
 
     def post(self, seq: int, make_event: EventFactory) -> None:
         """Queue one event for execution ``seq``; returns at once (tried again while the
@@ -198,8 +200,8 @@ class FlowEngine:
 
     def wait_ended(self, is_ended: Callable[[], bool], timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until ``is_ended()``; the predicate is tested
-        (outside the engine's locks) at first and whenever an execution ends or the engine
-        is woken. Returns its last value."""
+        (outside the engine's locks) at first and whenever an execution begins or ends or
+        the engine is woken. Returns its last value."""
         return self.waiters.wait(is_ended, timeout)
 
     def watch_changes(self, seq: int, after_version: int,

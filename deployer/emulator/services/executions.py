@@ -407,6 +407,10 @@ class ExecutionService:
         """Child executions of map run ``map_run`` by status (the console's counts)."""
         return self._repo.map_run_counts(map_run)
 
+    def seq(self, account_id: str, region: str, flow_name: str, name: str) -> int:
+        """The stored number of the named execution (ResourceNotFound as DescribeExecution)."""
+        return self._row(account_id, region, flow_name, name).seq
+
     def row_keys(self, seq: int) -> tuple[str, str] | None:
         """The account and region of execution ``seq`` (None when it is gone)."""
         row = self._repo.execution_by_seq(seq)

@@ -17,6 +17,12 @@ than that failed. The running children are then stopped. A succeeded map run ans
 ``ResultWriter`` its ``ResultWriterDetails`` in place of ``Items`` (the emulator keeps the
 outputs with the children; it writes nothing to OSS).
 
+Each map run is stored (``store/map_run_repos.py``) with the settings UpdateMapRun may change
+(``Concurrency``, ``ToleratedFailedCount``, ``ToleratedFailedPercentage``), its status and
+times: :meth:`MapRuns.describe` answers DescribeMapRun from it and the children's statuses,
+:meth:`MapRuns.update` changes a running run (a higher concurrency starts more children at
+once; a lower tolerance may fail the run at once).
+
 The task waits like a callback (the engine's virtual clock may jump while children wait); the
 outcome goes to the parent with its task token. After a restart the task is sent again and the
 run carries on from its children as stored: nothing is started twice.
@@ -33,6 +39,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from deployer.emulator.clock import Clock
 from deployer.emulator.ports import (
     ExecutionEngine,
     ExecutionLinks,
@@ -40,15 +47,17 @@ from deployer.emulator.ports import (
     TaskOutcome,
     TaskRequest,
 )
-from deployer.emulator.records import FlowRecord
+from deployer.emulator.records import FlowRecord, MapRunRow
+from deployer.emulator.services.errors import InvalidValue
 from deployer.emulator.services.executions import ExecutionService
 from deployer.emulator.store.errors import ExecutionNameTaken
 from deployer.emulator.store.flow_repos import FlowRepo
 from deployer.emulator.store.link_repos import LinkRepo
+from deployer.emulator.store.map_run_repos import MapRunRepo
 from deployer.fdl.interpreter import Event, StopRequested
 from deployer.fdl.interpreter.states.distributed_map import MAP_RUN_FAILED
 
-__all__ = ["MapRuns", "processor_definition"]
+__all__ = ["MapRunChanges", "MapRunView", "MapRuns", "processor_definition"]
 
 log = logging.getLogger("deployer.emulator")
 
@@ -119,12 +128,34 @@ class _Run:
             self.failed * 100.0 / total > self.tolerated_percentage
 
 
+@dataclass(frozen=True, slots=True)
+class MapRunView:
+    """A map run as DescribeMapRun answers it: its stored row and its items by state
+    (``Pending``, ``Running``, ``Succeed``, ``Failed``, ``Aborted``, ``Total``)."""
+
+    execution_name: str
+    row: MapRunRow
+    item_counts: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class MapRunChanges:
+    """UpdateMapRun's settings (None: unchanged)."""
+
+    concurrency: int | None = None
+    tolerated_count: int | None = None
+    tolerated_percentage: float | None = None
+
+
 class MapRuns:
     """Runs the map runs of distributed Maps (see the module docstring). Thread-safe."""
 
-    def __init__(self, links: LinkRepo, repo: FlowRepo) -> None:
+    def __init__(self, links: LinkRepo, repo: FlowRepo, store: MapRunRepo,
+                 clock: Clock) -> None:
         self._links = links
         self._repo = repo
+        self._store = store
+        self._clock = clock
         self._lock = threading.Lock()
         self._runs: dict[str, _Run] = {}
         self._executions: ExecutionService | None = None
@@ -165,6 +196,11 @@ class MapRuns:
                    params.get("ToleratedFailureCount"), params.get("ToleratedFailurePercentage"),
                    params.get("ResultWriter"),
                    self._links.links(request.execution_seq).mock_case)
+        stored = self._store.open(MapRunRow(
+            run.parent_seq, name, run.task_id, run.concurrency, run.tolerated_count,
+            run.tolerated_percentage, len(run.items), "Running", self._clock.now(), None))
+        run.concurrency, run.tolerated_count = stored.concurrency, stored.tolerated_count
+        run.tolerated_percentage = stored.tolerated_percentage  # as UpdateMapRun left them
         with run.lock:  # an end reported meanwhile waits for the count below
             with self._lock:
                 if name in self._runs:
@@ -248,6 +284,8 @@ class MapRuns:
             run.ended = True
         with self._lock:
             self._runs.pop(run.name, None)
+        self._store.end(run.parent_seq, run.name, "Failed" if failed else "Succeeded",
+                        self._clock.now())
         if failed:
             self._stop_children(run, "the map run failed")
             self._report(run, error=MAP_RUN_FAILED, cause=(
@@ -298,7 +336,60 @@ class MapRuns:
         if run is not None:
             with run.lock:
                 run.ended = True
+            self._store.end(run.parent_seq, run.name, "Aborted", self._clock.now())
             self._stop_children(run, "the parent execution no longer waits for its map run")
+
+    # --- DescribeMapRun, UpdateMapRun -----------------------------------------------------------
+
+    def describe(self, execution_seq: int, execution_name: str, name: str) -> MapRunView:
+        """Map run ``name`` of execution ``execution_seq``; InvalidValue when it has none of
+        that name."""
+        row = self._row(execution_seq, name)
+        counts = self._store.child_counts(execution_seq, name)
+        running = counts.get("Running", 0)
+        succeeded = counts.get("Succeeded", 0)
+        failed = counts.get("Failed", 0) + counts.get("TimedOut", 0)
+        aborted = counts.get("Stopped", 0)
+        items = {"Pending": max(row.total - running - succeeded - failed - aborted, 0),
+                 "Running": running, "Succeed": succeeded, "Failed": failed,
+                 "Aborted": aborted, "Total": row.total}
+        return MapRunView(execution_name, row, items)
+
+    def update(self, execution_seq: int, name: str, changes: MapRunChanges) -> MapRunRow:
+        """Change a running map run's concurrency or tolerated failures (stored, and acted
+        on at once); InvalidValue for an unknown or ended run."""
+        row = self._row(execution_seq, name)
+        if row.status != "Running":
+            raise InvalidValue(f"map run {name} has ended ({row.status}); only a running map "
+                               "run can be updated", field="MapRunName")
+        concurrency = row.concurrency if changes.concurrency is None else changes.concurrency
+        count = row.tolerated_count if changes.tolerated_count is None \
+            else changes.tolerated_count
+        percentage = row.tolerated_percentage if changes.tolerated_percentage is None \
+            else changes.tolerated_percentage
+        self._store.change(execution_seq, name, concurrency=concurrency,
+                           tolerated_count=count, tolerated_percentage=percentage)
+        with self._lock:
+            run = self._runs.get(name)
+        if run is not None and run.parent_seq == execution_seq:
+            with run.lock:
+                run.concurrency, run.tolerated_count = concurrency, count
+                run.tolerated_percentage = percentage
+            self._fill(run)
+            self._check(run)
+        found = self._store.get(execution_seq, name)
+        return found if found is not None else row
+
+    def names(self, execution_seq: int) -> list[str]:
+        """The map runs execution ``execution_seq`` started."""
+        return self._store.of_execution(execution_seq)
+
+    def _row(self, execution_seq: int, name: str) -> MapRunRow:
+        row = self._store.get(execution_seq, name)
+        if row is None:
+            raise InvalidValue(f"MapRunName '{name}' does not exist in this execution",
+                               field="MapRunName")
+        return row
 
 
 def _stop(cause: str) -> Callable[[float], Event]:

@@ -28,6 +28,7 @@ from typing import Any
 from deployer.emulator.records import FlowRecord, HistoryRow
 from deployer.emulator.store.db import Database, register_migration
 from deployer.emulator.store.link_repos import LINKS_TABLE
+from deployer.emulator.store.map_run_repos import MAP_RUNS_TABLE
 
 __all__ = ["ExecutionRow", "FlowRecord", "FlowRepo", "HistoryRow", "TaskRow", "TimerRow"]
 
@@ -223,6 +224,8 @@ class FlowRepo:
                 (account_id, region, name))]
             for table in ("history", "timers", "tasks", LINKS_TABLE):
                 conn.executemany(f"DELETE FROM {table} WHERE exec_seq=?", [(s,) for s in seqs])
+            conn.executemany(f"DELETE FROM {MAP_RUNS_TABLE} WHERE parent_seq=?",
+                             [(s,) for s in seqs])
             conn.executemany("DELETE FROM executions WHERE seq=?", [(s,) for s in seqs])
         return cur.rowcount > 0
 

@@ -96,12 +96,21 @@ class LinkRepo:
         with self.db.read() as conn:
             return children_of(conn, parent_seq, task_id)
 
+    def subflow_children(self, parent_seq: int, limit: int) -> list[int]:
+        """Up to ``limit`` executions started by execution ``parent_seq``'s sub-flow tasks
+        (map runs' children left out), oldest first."""
+        with self.db.read() as conn:
+            rows = conn.execute("SELECT exec_seq FROM execution_links WHERE parent_seq=? AND "
+                                "map_run='' ORDER BY exec_seq LIMIT ?", (parent_seq, limit))
+            return [int(r[0]) for r in rows]
+
     def scheduled_before(self, seq: int, state: str, event_id: int) -> int:
         with self.db.read() as conn:
             return scheduled_before(conn, seq, state, event_id)
 
     def map_run_exists(self, name: str) -> bool:
-        """Whether a map run of that name started a child execution."""
+        """Whether a map run of that name is stored or started a child execution."""
         with self.db.read() as conn:
-            return conn.execute("SELECT 1 FROM execution_links WHERE map_run=? LIMIT 1",
-                                (name,)).fetchone() is not None
+            return conn.execute("SELECT 1 FROM execution_links WHERE map_run=? UNION ALL "
+                                "SELECT 1 FROM map_runs WHERE name=? LIMIT 1",
+                                (name, name)).fetchone() is not None

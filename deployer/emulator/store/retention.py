@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from deployer.emulator.store.db import Database, register_migration
 from deployer.emulator.store.link_repos import LINKS_TABLE
+from deployer.emulator.store.map_run_repos import MAP_RUNS_TABLE
 
 __all__ = ["RetentionRepo"]
 SWEEP_BATCH = 200  # executions (or 20x as many invocation records) per transaction
@@ -51,6 +52,7 @@ class RetentionRepo:
                 for table in ("history", "tasks", "timers", "task_invocations",
                               LINKS_TABLE):
                     conn.execute(f"DELETE FROM {table} WHERE exec_seq IN ({marks})", seqs)
+                conn.execute(f"DELETE FROM {MAP_RUNS_TABLE} WHERE parent_seq IN ({marks})", seqs)
                 conn.execute(f"DELETE FROM executions WHERE seq IN ({marks})", seqs)
         return seqs
 
