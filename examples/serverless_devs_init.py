@@ -5,7 +5,8 @@ TEMPLATE_DIR is a checkout of a Serverless Devs application (``publish.yaml`` be
 ``src/`` holding ``s.yaml``), e.g. ``git clone https://github.com/devsapp/start-flow-rag``.
 Its ``src/`` is copied to OUT_DIR and every ``{{ parameter }}`` in ``s.yaml`` replaced by the
 parameter's default from ``publish.yaml`` (``s init`` asks for each, offering the default); a
-parameter with an ``x-role`` becomes that role's ARN in the account, as ``s init`` fills it;
+parameter with an ``x-role`` becomes that role's ARN in the account, as ``s init`` fills it
+(``${config('AccountID')}``, the deploying account, unless ``--account-id`` names one);
 ``${default-suffix}`` becomes ``demo``; an empty default becomes ``demo-<name>``. The
 template's resources of other components (rds, model, ...) are not deployed by this toolkit,
 so OUT_DIR also gets ``values.yaml`` with a placeholder for each ``${resources.X.output.*}``
@@ -103,7 +104,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("template", type=Path)
     parser.add_argument("out", type=Path)
-    parser.add_argument("--account-id", default="0000000000000000")
+    parser.add_argument("--account-id", default="${config('AccountID')}",
+                        help="the account of the roles' ARNs (default: the deploying one)")
     args = parser.parse_args()
     shutil.copytree(args.template / "src", args.out)
     values = _defaults(args.template / "publish.yaml", args.account_id)

@@ -18,6 +18,10 @@ Parameters:
   properties:
     region: {type: string, default: cn-hangzhou}
     name: {type: string, default: "app-${default-suffix}"}
+    roleArn:
+      type: string
+      default: ""
+      x-role: {name: AliyunFCDefaultRole, service: FC}
 """
 
 S_YAML = """\
@@ -35,6 +39,7 @@ resources:
     props:
       region: ${vars.region}
       functionName: "{{ name }}-worker"
+      role: "{{ roleArn }}"
       runtime: python3.10
       handler: index.handler
       code: ./code
@@ -61,6 +66,7 @@ def test_template_filled_with_local_layers_and_values(tmp_path: Path) -> None:
     props = manifest["resources"]["worker"]["props"]
     assert manifest["access"] == "default" and manifest["vars"]["region"] == "cn-hangzhou"
     assert props["functionName"] == "app-demo-worker"
+    assert props["role"] == "acs:ram::1234567890123456:role/aliyunfcdefaultrole"
     # official and foreign layers become directories; the account's own ARN stays
     assert props["layers"] == ["./layers/Python3-Flask2x", "./layers/langchain",
                                "acs:fc:${vars.region}:1234567890123456:layers/mine/versions/3"]
@@ -69,3 +75,16 @@ def test_template_filled_with_local_layers_and_values(tmp_path: Path) -> None:
     assert not (out / "layers" / "mine").exists()
     values = YAML(typ="safe").load((out / "values.yaml").read_text(encoding="utf-8"))
     assert values == {"resources": {"db": {"output": {"host": "127.0.0.1"}}}}
+
+
+def test_roles_name_the_deploying_account_by_default(tmp_path: Path) -> None:
+    template = tmp_path / "template"
+    (template / "src").mkdir(parents=True)
+    (template / "publish.yaml").write_text(PUBLISH, encoding="utf-8")
+    (template / "src" / "s.yaml").write_text(S_YAML, encoding="utf-8")
+    subprocess.run([sys.executable, str(SCRIPT), str(template), str(tmp_path / "out")],
+                   capture_output=True, text=True, timeout=60, check=True)
+    manifest = YAML(typ="safe").load((tmp_path / "out" / "s.yaml").read_text(encoding="utf-8"))
+    props = manifest["resources"]["worker"]["props"]
+    assert props["role"] == "acs:ram::${config('AccountID')}:role/aliyunfcdefaultrole"
+    assert props["layers"][2] == "./layers/mine"  # another account's than the deploying one
