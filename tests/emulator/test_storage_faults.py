@@ -119,11 +119,11 @@ def test_a_full_disk(small_disk, make_zip) -> None:
         cloud.fnf_client().start_execution(fnf.StartExecutionRequest(
             flow_name="p", execution_name="before"))
         _function(cloud, "first", make_zip())
-        with open(filler, "wb") as fh:  # take (nearly) all that is left
+        # take (nearly) all that is left; unbuffered, so closing has nothing left to write
+        with open(filler, "wb", buffering=0) as fh:
             try:
                 while True:
                     fh.write(b"\0" * 65536)
-                    fh.flush()
             except OSError:
                 pass
 
