@@ -42,7 +42,7 @@ def test_the_pathological_regex_on_10000_characters_finishes_in_milliseconds():
     assert ev("regexMatchString('(a+)+$', $Input.s)", scope) is False
     assert ev("regexMatchString('(a+)+!$', $Input.s)", scope) is True
     # a backtracking engine needs about 2^10000 steps for the first; RE2 a few milliseconds
-    assert time.process_time() - started < 0.5
+    assert time.process_time() - started < 2.0  # CPU, not wall; generous for loaded CI
 
 
 def test_regex_follows_go_regexp_syntax():
@@ -68,7 +68,7 @@ def test_a_huge_regex_program_on_a_long_subject_runs_out_of_steps_before_it_runs
     started = time.process_time()
     error = failure("regexMatchString('[ab]*a[ab]{1000}c', $Input.s)", scope)
     assert error.reason.value == "EXPR_BUDGET"
-    assert time.process_time() - started < 0.5
+    assert time.process_time() - started < 2.0  # CPU, not wall; generous for loaded CI
 
 
 _SIMPLE_PATTERN = st.text(alphabet="ab.*+?|^$", min_size=1, max_size=8)
@@ -128,7 +128,7 @@ def test_values_put_twice_into_an_array_count_twice():
     started = time.process_time()
     error = failure(f"jsonToString([{refs}])", scope)
     assert error.reason.value == "EXPR_BUDGET"
-    assert time.process_time() - started < 0.5
+    assert time.process_time() - started < 2.0  # CPU, not wall; generous for loaded CI
 
 
 def test_a_template_putting_a_value_into_many_keys_is_bounded():
