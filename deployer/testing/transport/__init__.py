@@ -43,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Iterator
 from email.utils import formatdate
 from typing import TYPE_CHECKING, Any
 
@@ -104,21 +105,17 @@ class InProcessTransport:
         queued so far, so the caller does not run ahead of the cloud (see the module
         docstring). It looks after 0.1, 0.2, ... ms (at most 1 ms apart), holding no lock and
         asking the engine for no notification."""
-        engine = self._engine
-        target, done = engine.step_counts
-        if done >= target:
-            return
-        deadline = time.monotonic() + SETTLE
-        pause = _FIRST_PAUSE
-        while engine.step_counts[1] < target:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            time.sleep(min(pause, left))
-            pause = min(pause * 2, _LONGEST_PAUSE)
+        for pause in self._settle_pauses():
+            time.sleep(pause)
 
     async def settle_async(self) -> None:
         """:meth:`settle` for asyncio callers: the loop goes on meanwhile."""
+        for pause in self._settle_pauses():
+            await asyncio.sleep(pause)
+
+    def _settle_pauses(self) -> Iterator[float]:
+        """The pauses of :meth:`settle`: yielded while the engine has not committed the steps
+        queued when it began, until :data:`SETTLE` seconds have passed."""
         engine = self._engine
         target, done = engine.step_counts
         if done >= target:
@@ -129,7 +126,7 @@ class InProcessTransport:
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-            await asyncio.sleep(min(pause, left))
+            yield min(pause, left)
             pause = min(pause * 2, _LONGEST_PAUSE)
 
     def head(self, answer: HttpResponse) -> list[tuple[str, str]]:
