@@ -11,9 +11,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from deployer.emulator.records import InvocationRecord
-from deployer.emulator.store.db import Database
+from deployer.emulator.store.db import Database, register_migration
 
 __all__ = ["InvocationLogRepo", "InvocationRow", "LogStoreRepo"]
+
+register_migration(
+    15,
+    "log_stores: Log Service projects and logstores created through the API",
+    # IF NOT EXISTS: state directories of earlier versions created the table on first use
+    """
+    CREATE TABLE IF NOT EXISTS log_stores (
+        account_id TEXT NOT NULL, region TEXT NOT NULL, project TEXT NOT NULL,
+        logstore TEXT NOT NULL, created_at REAL NOT NULL,
+        PRIMARY KEY (account_id, region, project, logstore)
+    );
+    """,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,25 +69,13 @@ class InvocationLogRepo:
 
 class LogStoreRepo:
     """Log Service projects and logstores created through the API (CreateProject,
-    CreateLogStore). The table is created on first use (``IF NOT EXISTS``)."""
-
-    _SQL = ("CREATE TABLE IF NOT EXISTS log_stores (account_id TEXT NOT NULL, region TEXT NOT "
-            "NULL, project TEXT NOT NULL, logstore TEXT NOT NULL, created_at REAL NOT NULL, "
-            "PRIMARY KEY (account_id, region, project, logstore))")
+    CreateLogStore); migration 15."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._ready = False
-
-    def _ensure(self) -> None:
-        if not self._ready:
-            with self._db.transaction() as conn:
-                conn.execute(self._SQL)
-            self._ready = True
 
     def exists(self, account_id: str, region: str, project: str, logstore: str = "") -> bool:
         """Whether the project (``logstore`` "": the project row) was created."""
-        self._ensure()
         with self._db.transaction() as conn:
             row = conn.execute("SELECT 1 FROM log_stores WHERE account_id=? AND region=? AND "
                                "project=? AND logstore=?",
@@ -84,7 +85,6 @@ class LogStoreRepo:
     def add(self, account_id: str, region: str, project: str, logstore: str,
             now: float) -> bool:
         """Record a creation; False when it exists already."""
-        self._ensure()
         with self._db.transaction() as conn:
             cursor = conn.execute("INSERT OR IGNORE INTO log_stores VALUES (?, ?, ?, ?, ?)",
                                   (account_id, region, project, logstore, now))
