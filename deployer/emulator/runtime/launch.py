@@ -135,6 +135,15 @@ def worker_config(spec: InstanceSpec, *, packages: list[str], emulator_packages:
     return config
 
 
+def _environment_dir(interpreter: str) -> str:
+    """The directory of ``interpreter`` that must stay visible: a virtual environment's root
+    (its ``pyvenv.cfg`` and site-packages, which the interpreter reads at start, e.g. a
+    custom runtime's server started with it), else the interpreter's own directory."""
+    bin_dir = os.path.dirname(interpreter)
+    root = os.path.dirname(bin_dir)
+    return root if os.path.isfile(os.path.join(root, "pyvenv.cfg")) else bin_dir
+
+
 def sandbox_settings(spec: InstanceSpec, *, tmp_dir: Path, code_root: Path, readable: list[str],
                      package_sources: list[str], landlock: bool, private_tmp: bool,
                      separate_uid: bool, interpreter: str = "",
@@ -142,14 +151,15 @@ def sandbox_settings(spec: InstanceSpec, *, tmp_dir: Path, code_root: Path, read
                      network: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``sandbox`` part of the config frame (applied by ``sandbox.py`` in the worker).
 
-    ``interpreter`` is the worker's Python: its directory stays visible (read-only) inside the
-    private /tmp, so a handler can start ``sys.executable`` even when the emulator's
-    environment lives below /tmp. So do this package's directory (the Node.js runtime's
-    script) and the merged ``layers`` tree, which is also mounted on ``/opt``. ``network``
+    ``interpreter`` is the worker's Python: its directory (a virtual environment's root)
+    stays visible (read-only) inside the private /tmp, so a handler or a custom runtime can
+    start ``sys.executable`` even when the emulator's environment lives below /tmp. So do
+    this package's directory (the Node.js runtime's script) and the merged ``layers`` tree,
+    which is also mounted on ``/opt``. ``network``
     (``network.InstanceNetworks.settings``): the instance gets a network namespace of its own
     whose ways out are the gateway and, with internet access, its network stack
     (``internet.py``); None leaves it on the host's network."""
-    bin_dir = [os.path.dirname(interpreter)] if interpreter else []
+    bin_dir = [_environment_dir(interpreter)] if interpreter else []
     bin_dir.append(str(RUNTIME_DIR))
     if layers is not None:
         bin_dir.append(str(layers))
