@@ -152,7 +152,8 @@ class EmulatorServer:
         router.add_roa(FcApi(emulator.functions, emulator.function_versions, FcServices(
             triggers=emulator.triggers, layers=emulator.layers,
             async_configs=emulator.async_configs, async_tasks=emulator.async_tasks,
-            concurrency=emulator.concurrency, custom_domains=emulator.custom_domains)))
+            concurrency=emulator.concurrency, custom_domains=emulator.custom_domains,
+            provisioned=emulator.provisioned)))
         router.add_roa(SlsApi(emulator.logs, router.access, router.freshness))
         router.add_rpc(RamApi(emulator.roles))
         router.add_rpc(StsApi(emulator.tokens))

@@ -162,7 +162,7 @@ class HookRun:
     region: str
     function_name: str
     qualifier: str
-    hook: str  # "PreStop"
+    hook: str  # "PreStop", or "Initializer" (a provisioned instance's)
     request_id: str
     instance_id: str
     started_at: float  # the runtime's clock

@@ -24,9 +24,14 @@ from pathlib import Path
 
 from deployer.emulator.clock import Clock
 from deployer.emulator.runtime.codecache import CodeCache
-from deployer.emulator.runtime.custom_runs import CustomRequest, invoke_custom, pre_stop_custom
+from deployer.emulator.runtime.custom_runs import (
+    CustomRequest,
+    initialize_custom,
+    invoke_custom,
+    pre_stop_custom,
+)
 from deployer.emulator.runtime.families import Family, NodeBinary, family_of
-from deployer.emulator.runtime.frame_runs import invoke_frames, pre_stop_frames
+from deployer.emulator.runtime.frame_runs import initialize_frames, invoke_frames, pre_stop_frames
 from deployer.emulator.runtime.invocation_results import (
     LogBuffer,
     append_failure,
@@ -104,6 +109,7 @@ class ProcessRuntime:
         self._stoppers = ThreadPoolExecutor(STOPPERS, thread_name_prefix="fc-stop")
         self._stopping: set[Future[None]] = set()  # stops running in the background
         self._stopping_lock = threading.Lock()
+        self._provisioning = threading.Lock()  # one keep_warm at a time
         self.hook_sink: Callable[[HookRun], None] | None = None
         """Told about every hook that ran outside an invocation (preStop), for the logs."""
 
@@ -163,6 +169,69 @@ class ProcessRuntime:
             return result if tail_logs else dataclasses.replace(result, log_tail=b"")
         finally:
             self._retire_slots(self._pool.release(slot, discard, self._clock.now()))
+
+    def keep_warm(self, spec: InstanceSpec, target: int) -> tuple[int, str]:
+        """Keep ``target`` instances of ``spec`` started and initialized ahead of requests
+        and never reaped for idleness (a provision config; 0 lets them go): starts the missing
+        ones before it returns (no cold start is modelled for them, their requests are warm).
+        Returns how many are provisioned now and, when fewer than ``target``, why."""
+        with self._provisioning:
+            current, stop = self._pool.keep_provisioned(spec, target)
+            self._retire_slots(stop)
+            while current < target:
+                problem = self._start_provisioned(spec)
+                if problem:
+                    return current, problem
+                current += 1
+            return current, ""
+
+    def _start_provisioned(self, spec: InstanceSpec) -> str:
+        """Start one provisioned instance (initializer run); "" or why it could not."""
+        slot = self._pool.open_provisioned(spec, self._clock.now())
+        if slot is None:
+            return (f"function '{spec.function_name}' is at the emulator's cap of "
+                    "instances (or its custom runtime's port is taken)")
+        family = family_of(spec.runtime, spec.function_name)
+        request_id, ok, why = _request_id(self._clock.now()), False, ""
+        try:
+            node = self._node.for_runtime(spec.runtime, spec.function_name) \
+                if family is Family.NODEJS else ""
+            failed = self._start(slot, spec, family, node, request_id)
+            if failed is not None:
+                return failed.payload.decode("utf-8", "replace")
+            ok, why = self._initialize(slot, spec, family, request_id)
+            return why
+        except RuntimeUnavailableError as exc:
+            return exc.message
+        finally:
+            if ok:
+                self._pool.mark_ready(slot)
+            else:
+                slot.provisioned = False
+            self._retire_slots(self._pool.release(slot, not ok, self._clock.now()))
+
+    def _initialize(self, slot: Instance, spec: InstanceSpec, family: Family,
+                    request_id: str) -> tuple[bool, str]:
+        """A provisioned instance's initializer (reported to ``hook_sink``) and health check."""
+        if spec.custom is not None:
+            answer, text = initialize_custom(slot, spec, request_id)
+        elif spec.initializer_handler:
+            answer, text = initialize_frames(slot, spec, request_id, self._clock)
+        else:
+            return True, ""
+        ok = answer.outcome is RunOutcome.OK
+        if spec.initializer_handler:
+            self._report(HookRun(spec.account_id, spec.region, spec.function_name,
+                                 spec.qualifier, "Initializer", request_id, slot.instance_id,
+                                 self._clock.now(), ok,
+                                 None if ok else "InitializationError",
+                                 round(answer.duration_ms, 3), text.decode("utf-8", "replace")))
+        return ok, "" if ok else (answer.body.decode("utf-8", "replace")
+                                  or f"the instance failed to initialize ({answer.outcome.value})")
+
+    def warm_count(self, spec: InstanceSpec) -> int:
+        """Provisioned instances of ``spec`` (ready or starting)."""
+        return self._pool.provisioned_count(spec)
 
     def attach_gateway(self, port: int, attach: Attach) -> None:
         """New instances reach the emulator's cloud APIs only, at ``127.0.0.1:port`` of their
@@ -333,16 +402,19 @@ class ProcessRuntime:
         else:
             answer, text = pre_stop_frames(slot, spec, request_id, self._clock)
         ok = answer.outcome is RunOutcome.OK
-        run = HookRun(spec.account_id, spec.region, spec.function_name, spec.qualifier,
-                      "PreStop", request_id, slot.instance_id, started, ok,
-                      None if ok else "UnhandledInvocationError", round(answer.duration_ms, 3),
-                      text.decode("utf-8", "replace"))
+        self._report(HookRun(spec.account_id, spec.region, spec.function_name, spec.qualifier,
+                             "PreStop", request_id, slot.instance_id, started, ok,
+                             None if ok else "UnhandledInvocationError",
+                             round(answer.duration_ms, 3), text.decode("utf-8", "replace")))
+
+    def _report(self, run: HookRun) -> None:
         sink = self.hook_sink
         if sink is not None:
             try:
                 sink(run)
             except Exception:  # the logs must not stop an instance from stopping
-                log.exception("recording the preStop hook of %s failed", spec.function_name)
+                log.exception("recording the %s hook of %s failed", run.hook,
+                              run.function_name)
 
 
 CUSTOM_READY_S = 120  # FC: a custom runtime's server must listen within 120 s

@@ -56,6 +56,13 @@ class FunctionConfigRepo:
             conn.execute("DELETE FROM fc_function_configs WHERE account_id=? AND region=? AND "
                          "function_name=?", (account_id, region, function_name))
 
+    def scopes(self) -> builtins.list[tuple[str, str]]:
+        """Every (account, region) holding a document."""
+        with self.db.read() as conn:
+            rows = conn.execute("SELECT DISTINCT account_id, region FROM "
+                                "fc_function_configs").fetchall()
+        return [(r[0], r[1]) for r in rows]
+
     def list(self, account_id: str, region: str, kind: str, *, function_name: str = "",
              start: str, limit: int) -> builtins.list[tuple[str, str, dict[str, Any], float]]:
         """(function, qualifier, document, modified_at) of ``kind``, by function name."""
