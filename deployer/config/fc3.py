@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from deployer.config import fc3_settings as st
+from deployer.config.fc3_instances import read_provision_config, read_scaling_config
 from deployer.config.fc3_triggers import read_triggers
 from deployer.config.outputs import AUTO_LOGSTORE, AUTO_ROLE, auto_log_project, lower_role_arn
 from deployer.config.props import PropReader, type_name
@@ -326,7 +327,9 @@ FC3_PROPS: tuple[Fc3Prop, ...] = (
     Fc3Prop("triggers", read_triggers, "triggers"),
     Fc3Prop("asyncInvokeConfig", st.read_async_invoke, "async_invoke_config"),
     Fc3Prop("concurrencyConfig", st.read_concurrency_config, "reserved_concurrency"),
-    *(_later(name) for name in ("provisionConfig", "scalingConfig", "customDomain")),
+    Fc3Prop("provisionConfig", read_provision_config, "provision_config"),
+    Fc3Prop("scalingConfig", read_scaling_config, "scaling_config"),
+    _later("customDomain"),
     _refused("customContainerConfig", "container images need a container engine; "
              "custom-container functions are not deployed by this toolkit"),
     _refused("gpuConfig", "GPU functions run container images, which this toolkit does not "

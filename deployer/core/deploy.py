@@ -200,7 +200,9 @@ def desired_state(manifest: Manifest, *, region: str, account_id: str, build_dir
                         release=spec.release, resource=spec.resource, tags=spec.tags,
                         triggers=tuple(spec.triggers),
                         async_invoke_config=spec.async_invoke_config,
-                        reserved_concurrency=spec.reserved_concurrency)
+                        reserved_concurrency=spec.reserved_concurrency,
+                        provision_config=spec.provision_config,
+                        scaling_config=spec.scaling_config)
         for spec, pkg in zip(wanted_functions, report.packages, strict=True))
     flows = _flow_roles(manifest, tuple(
         _desired_flow(manifest, spec, region=region, account_id=account_id,

@@ -1,7 +1,7 @@
-"""A function's ``asyncInvokeConfig`` and ``concurrencyConfig`` in a deploy: each is planned
-against what the function has in the cloud, put after the function, and deleted when s.yaml
-no longer sets it (GetAsyncInvokeConfig / GetConcurrencyConfig answer 404 when the function
-has none). Action names are the function's; the same calls run on both targets
+"""A function's ``asyncInvokeConfig``, ``concurrencyConfig``, ``provisionConfig`` and
+``scalingConfig`` in a deploy: each is planned against what the function has in the cloud,
+put after the function, and deleted when s.yaml no longer sets it (their Get* answer 404 when
+the function has none). Action names are the function's; the same calls run on both targets
 (:class:`~deployer.cloud.fc_invocation_settings.InvocationSettingsClient`).
 """
 
@@ -18,7 +18,11 @@ from deployer.core.resources import ActionKind, ResourceType
 
 __all__ = ["SETTING_TYPES", "apply_invocation_setting", "plan_invocation_settings"]
 
-SETTING_TYPES = frozenset({ResourceType.ASYNC_INVOKE_CONFIG, ResourceType.CONCURRENCY_CONFIG})
+#: provisionConfig and scalingConfig: their action type, the client's kind, the s.yaml prop
+_INSTANCES = {ResourceType.PROVISION_CONFIG: ("provision", "provisionConfig"),
+              ResourceType.SCALING_CONFIG: ("scaling", "scalingConfig")}
+SETTING_TYPES = frozenset({ResourceType.ASYNC_INVOKE_CONFIG, ResourceType.CONCURRENCY_CONFIG,
+                           *_INSTANCES})
 
 
 def _plain(value: Any) -> Any:
@@ -59,10 +63,17 @@ def plan_invocation_settings(state: DesiredState, clients: Clients,
                         "asyncInvokeConfig"),
                 _action(ResourceType.CONCURRENCY_CONFIG, fn, arn,
                         client.get_reserved_concurrency(fn.name) if exists else None,
-                        fn.reserved_concurrency, "concurrencyConfig.reservedConcurrency")):
+                        fn.reserved_concurrency, "concurrencyConfig.reservedConcurrency"),
+                *(_action(kind, fn, arn, client.get_instances_config(which, fn.name)
+                          if exists else None, _plain(_wanted(fn, kind)) or None, prop)
+                  for kind, (which, prop) in _INSTANCES.items())):
             if action is not None:
                 out.append(action)
     return out
+
+
+def _wanted(fn: DesiredFunction, kind: ResourceType) -> Any:
+    return fn.provision_config if kind is ResourceType.PROVISION_CONFIG else fn.scaling_config
 
 
 def apply_invocation_setting(action: Action, state: DesiredState, clients: Clients,
@@ -76,6 +87,16 @@ def apply_invocation_setting(action: Action, state: DesiredState, clients: Clien
             client.delete_async_invoke_config(action.name)
         else:
             client.put_async_invoke_config(action.name, _plain(fn.async_invoke_config))
+        return
+    if action.resource in _INSTANCES:
+        which, prop = _INSTANCES[action.resource]
+        progress(f"setting the {prop} of function {action.name}")
+        wanted = None if fn is None or action.kind is ActionKind.DELETE else \
+            _wanted(fn, action.resource)
+        if wanted is None:
+            client.delete_instances_config(which, action.name)
+        else:
+            client.put_instances_config(which, action.name, _plain(wanted))
         return
     progress(f"setting the reserved concurrency of function {action.name}")
     if action.kind is ActionKind.DELETE or fn is None or fn.reserved_concurrency is None:
