@@ -111,8 +111,9 @@ class EmulatorServer:
         self.port = self._httpd.port
         self.guard = LocalGuard(self.admin_token, self.port, host)
         self.router.add_local(self._admin())
-        self.router.add_local(HttpTriggerApi(emulator.triggers, emulator.functions, self.clock,
-                                             self.router.authenticate))
+        self.router.hosts = HttpTriggerApi(emulator.triggers, emulator.functions, self.clock,
+                                           self.router.authenticate, emulator.custom_domains)
+        self.router.add_local(self.router.hosts)
         self.console = self._console() if console else None
         self.router.public_url = self.url
         self.gateway_port = self._gateway(door)
