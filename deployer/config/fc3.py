@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from deployer.config import fc3_settings as st
+from deployer.config.fc3_domains import read_custom_domain
 from deployer.config.fc3_instances import read_provision_config, read_scaling_config
 from deployer.config.fc3_triggers import read_triggers
 from deployer.config.outputs import AUTO_LOGSTORE, AUTO_ROLE, auto_log_project, lower_role_arn
@@ -277,10 +278,6 @@ def _log_config(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     return MappingProxyType(result) if project and logstore else None
 
 
-def _later(name: str, why: str = "") -> Fc3Prop:
-    return Fc3Prop(name, pending=f"{name}{why}", status="pending")
-
-
 def _refused(name: str, why: str) -> Fc3Prop:
     return Fc3Prop(name, pending=f"{name} ({why})", status="refused")
 
@@ -329,7 +326,7 @@ FC3_PROPS: tuple[Fc3Prop, ...] = (
     Fc3Prop("concurrencyConfig", st.read_concurrency_config, "reserved_concurrency"),
     Fc3Prop("provisionConfig", read_provision_config, "provision_config"),
     Fc3Prop("scalingConfig", read_scaling_config, "scaling_config"),
-    _later("customDomain"),
+    Fc3Prop("customDomain", read_custom_domain, "custom_domain"),
     _refused("customContainerConfig", "container images need a container engine; "
              "custom-container functions are not deployed by this toolkit"),
     _refused("gpuConfig", "GPU functions run container images, which this toolkit does not "

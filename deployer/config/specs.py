@@ -76,6 +76,7 @@ class FunctionSpec:
     reserved_concurrency: int | None = None  # concurrencyConfig.reservedConcurrency
     provision_config: Mapping[str, Any] | None = None  # PutProvisionConfig's body (LATEST)
     scaling_config: Mapping[str, Any] | None = None  # PutScalingConfig's body (LATEST)
+    custom_domain: Mapping[str, Any] | None = None  # {domainName, protocol, route, ...}
     log_config: Mapping[str, Any] | None = None  # {project, logstore, enableRequestMetrics, ...}
     position: SourcePosition | None = None
     release: ReleaseSpec | None = None  # versions/aliases from actions.success-deploy

@@ -39,6 +39,7 @@ class DesiredFunction:
     reserved_concurrency: int | None = None
     provision_config: Any = None  # PutProvisionConfig's body (None: not set)
     scaling_config: Any = None  # PutScalingConfig's body (None: not set)
+    custom_domain: Any = None  # s.yaml's customDomain, domainName resolved (None: not set)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,5 +30,6 @@ class ResourceType(str, enum.Enum):
     CONCURRENCY_CONFIG = "concurrency-config"  # a function's reserved concurrency
     PROVISION_CONFIG = "provision-config"  # a function's provisionConfig (LATEST)
     SCALING_CONFIG = "scaling-config"  # a function's scalingConfig (LATEST)
+    CUSTOM_DOMAIN = "custom-domain"  # a function's route on a custom domain, <function>/<domain>
     LAYER = "layer"  # a layer version published from a local directory
     TRIGGER = "trigger"  # a function's trigger, named <function>/<trigger>
