@@ -308,8 +308,8 @@ FC3_PROPS: tuple[Fc3Prop, ...] = (
     Fc3Prop("tags", st.read_tag_map, "tags"),
     _setting("customRuntimeConfig", st.read_custom_runtime),
     _setting("vpcConfig", st.read_vpc, "recorded"),
-    _setting("nasConfig", st.read_mounts("nasConfig"), "recorded"),
-    _setting("ossMountConfig", st.read_mounts("ossMountConfig"), "recorded"),
+    _setting("nasConfig", st.read_mounts("nasConfig")),
+    _setting("ossMountConfig", st.read_mounts("ossMountConfig")),
     _setting("customDNS", st.read_custom_dns, "recorded"),
     _setting("tracingConfig", st.read_tracing, "recorded"),
     _setting("sessionAffinity", st.read_recorded(

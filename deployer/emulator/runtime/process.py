@@ -39,7 +39,12 @@ from deployer.emulator.runtime.invocation_results import (
     invocation_result,
 )
 from deployer.emulator.runtime.isolation import Isolation
-from deployer.emulator.runtime.launch import sandbox_settings, worker_config, worker_environment
+from deployer.emulator.runtime.launch import (
+    mount_sources,
+    sandbox_settings,
+    worker_config,
+    worker_environment,
+)
 from deployer.emulator.runtime.layers import LayerTrees
 from deployer.emulator.runtime.model import (
     HookRun,
@@ -105,6 +110,8 @@ class ProcessRuntime:
         self._python = python
         self._node = NodeBinary(node)
         self.cold_start = max(0.0, float(cold_start))
+        #: where NAS and OSS mount points live (``nas/...``, ``oss/...``): the state directory
+        self.mounts_root = Path(work_dir).parent
         self._pool = InstancePool(max_instances, self._ttl)
         self._stoppers = ThreadPoolExecutor(STOPPERS, thread_name_prefix="fc-stop")
         self._stopping: set[Future[None]] = set()  # stops running in the background
@@ -305,7 +312,8 @@ class ProcessRuntime:
             package_sources=[str(view), str(emulator_view), *sources, *emulator_sources],
             landlock=self._sandbox, private_tmp=self._sandbox, separate_uid=uid is not None,
             interpreter=self._python, layers=layers,
-            network=iso.networks.settings(spec.internet_access) if self._sandbox else None)
+            network=iso.networks.settings(spec.internet_access) if self._sandbox else None,
+            mounts=mount_sources(spec, self.mounts_root))
         slot.credentials = spec.credentials() if spec.credentials is not None else None
         config = worker_config(spec, packages=[str(view)], emulator_packages=[str(emulator_view)],
                                sandbox=sandbox, virtual_time=self._clock.is_virtual,
@@ -324,6 +332,9 @@ class ProcessRuntime:
     def _note_sandbox(self, ready: Exchange) -> None:
         """Log once what the host could not provide (docs/runtime.md "Sandbox")."""
         missing = (ready.extra or {}).get("sandbox") or []
+        mounts = [m for m in missing if m.startswith("mounts:")]
+        if mounts:  # a function's own setting: said for every instance
+            log.warning("NAS/OSS mount points not mounted: %s", "; ".join(mounts))
         if missing and not self._sandbox_noted:
             self._sandbox_noted = True
             log.warning("function sandbox incomplete on this host: %s", "; ".join(missing))
