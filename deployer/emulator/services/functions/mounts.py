@@ -21,7 +21,7 @@ __all__ = ["check_mounts", "function_mounts"]
 
 _NAME = re.compile(r"[^A-Za-z0-9._-]")
 #: Where FC lets a NAS or OSS mount point be [INFERRED from fc3's schema and FC's console]
-MOUNT_DIR = re.compile(r"/mnt/[A-Za-z0-9._/-]+|/home/[A-Za-z0-9._/-]+|/data[A-Za-z0-9._/-]*")
+_MOUNT_DIR = re.compile(r"/mnt/[A-Za-z0-9._/-]+|/home/[A-Za-z0-9._/-]+|/data[A-Za-z0-9._/-]*")
 
 
 def _segments(path: str) -> list[str]:
@@ -48,7 +48,7 @@ def check_mounts(opaque: Mapping[str, Any]) -> None:
         points = config.get("mountPoints") if isinstance(config, Mapping) else None
         for i, point in enumerate(points or ()):
             where = point.get("mountDir") if isinstance(point, Mapping) else None
-            if not isinstance(where, str) or not MOUNT_DIR.fullmatch(where) or \
+            if not isinstance(where, str) or not _MOUNT_DIR.fullmatch(where) or \
                     ".." in where.split("/"):
                 raise InvalidValue(f"{key}.mountPoints[{i}].mountDir must be a directory "
                                    f"under /mnt/, /home/ or /data, got {where!r}",
