@@ -120,3 +120,13 @@ def test_a_scaling_config_keeps_min_instances_warm_and_lets_them_go_when_deleted
     with pytest.raises(ClientException) as gone:
         client.get_scaling_config("scaled", fc.GetScalingConfigRequest())
     assert (gone.value.code, gone.value.status_code) == ("ScalingConfigNotFound", 404)
+
+
+def test_deleting_the_function_deletes_its_provision_config(cloud):
+    _create(cloud, "prov3")
+    _put(cloud, "prov3", default_target=0)
+    cloud.fc_client().delete_function("prov3")
+    _create(cloud, "prov3")
+    with pytest.raises(ClientException) as gone:
+        cloud.fc_client().get_provision_config("prov3", fc.GetProvisionConfigRequest())
+    assert gone.value.status_code == 404

@@ -149,7 +149,13 @@ class ProvisionedInstances:
         return configs, rows[limit][0] if len(rows) > limit else ""
 
     def forget_function(self, account_id: str, region: str, function: str) -> None:
-        """The function was deleted (its instances are retired with it)."""
+        """The function was deleted: its configs go with it (its instances are retired with
+        it)."""
+        for kind in (PROVISION, SCALING):
+            for _fn, qualifier, _doc, _at in self._repo.list(
+                    account_id, region, kind.kind, function_name=function, start="",
+                    limit=10_000):
+                self._repo.delete((account_id, region, function, kind.kind, qualifier))
         for key in [k for k in self._errors if k[:3] == (account_id, region, function)]:
             del self._errors[key]
 
