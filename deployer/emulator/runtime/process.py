@@ -23,15 +23,11 @@ from concurrent.futures import wait as wait_all
 from pathlib import Path
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.runtime.ahead import initialize_ahead
 from deployer.emulator.runtime.codecache import CodeCache
-from deployer.emulator.runtime.custom_runs import (
-    CustomRequest,
-    initialize_custom,
-    invoke_custom,
-    pre_stop_custom,
-)
+from deployer.emulator.runtime.custom_runs import CustomRequest, invoke_custom, pre_stop_custom
 from deployer.emulator.runtime.families import Family, NodeBinary, family_of
-from deployer.emulator.runtime.frame_runs import initialize_frames, invoke_frames, pre_stop_frames
+from deployer.emulator.runtime.frame_runs import invoke_frames, pre_stop_frames
 from deployer.emulator.runtime.invocation_results import (
     LogBuffer,
     append_failure,
@@ -206,7 +202,10 @@ class ProcessRuntime:
             failed = self._start(slot, spec, family, node, request_id)
             if failed is not None:
                 return failed.payload.decode("utf-8", "replace")
-            ok, why = self._initialize(slot, spec, family, request_id)
+            why, run = initialize_ahead(slot, spec, request_id, self._clock)
+            if run is not None:
+                self._report(run)
+            ok = not why
             return why
         except RuntimeUnavailableError as exc:
             return exc.message
@@ -216,25 +215,6 @@ class ProcessRuntime:
             else:
                 slot.provisioned = False
             self._retire_slots(self._pool.release(slot, not ok, self._clock.now()))
-
-    def _initialize(self, slot: Instance, spec: InstanceSpec, family: Family,
-                    request_id: str) -> tuple[bool, str]:
-        """A provisioned instance's initializer (reported to ``hook_sink``) and health check."""
-        if spec.custom is not None:
-            answer, text = initialize_custom(slot, spec, request_id)
-        elif spec.initializer_handler:
-            answer, text = initialize_frames(slot, spec, request_id, self._clock)
-        else:
-            return True, ""
-        ok = answer.outcome is RunOutcome.OK
-        if spec.initializer_handler:
-            self._report(HookRun(spec.account_id, spec.region, spec.function_name,
-                                 spec.qualifier, "Initializer", request_id, slot.instance_id,
-                                 self._clock.now(), ok,
-                                 None if ok else "InitializationError",
-                                 round(answer.duration_ms, 3), text.decode("utf-8", "replace")))
-        return ok, "" if ok else (answer.body.decode("utf-8", "replace")
-                                  or f"the instance failed to initialize ({answer.outcome.value})")
 
     def warm_count(self, spec: InstanceSpec) -> int:
         """Provisioned instances of ``spec`` (ready or starting)."""
