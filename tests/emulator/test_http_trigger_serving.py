@@ -103,6 +103,17 @@ def test_a_custom_domain_routes_requests_by_host_and_path(cloud, runtime, zip_b6
     assert refused == 405 and b"trigger 'web'" in text
     # not a custom domain: the cloud APIs answer it (no such path), not the domain routing
     assert unknown >= 400 and b"custom domain" not in other
+    client.create_function(fc.CreateFunctionRequest(body=fc.CreateFunctionInput(
+        function_name="plain", runtime="python3.10", handler="index.handler",
+        code=fc.InputCodeLocation(zip_file=zip_b64))))
+    client.update_custom_domain("api.example.com", fc.UpdateCustomDomainRequest(
+        body=fc.UpdateCustomDomainInput(route_config=fc.RouteConfig(routes=[
+            fc.PathConfig(path="/plain", function_name="plain")]))))
+    no_trigger, _, why = _send(base + "/plain", headers={"Host": "api.example.com"})
+    no_route, _, which = _send(base + "/orders/7", headers={"Host": "api.example.com"})
+    assert no_trigger == 404 and b"function 'plain', which has no HTTP trigger" in why
+    assert no_route == 404 and b"no route of custom domain 'api.example.com' takes GET " \
+        b"/orders/7" in which
     client.delete_custom_domain("api.example.com")
     calls = len(runtime.invoked)
     gone, _, _ = _send(base + "/orders/7", headers={"Host": "api.example.com"})
