@@ -1,8 +1,10 @@
 """Readers of the fc3 props that ask for instances ahead of requests: ``provisionConfig``
-(PutProvisionConfig's body) and ``scalingConfig`` (PutScalingConfig's body), both for the
-function's LATEST. The policies they hold (scheduled actions, target tracking, horizontal
-and scheduled scaling) are checked for shape and sent as they are; the emulator records them
-(docs/fc3-functions.md, "Provisioned instances").
+(PutProvisionConfig's body) and ``scalingConfig`` (PutScalingConfig's body), each for its
+``qualifier`` (fc3's: LATEST by default, or an alias; kept in the value as ``qualifier``,
+which :mod:`deployer.core.provisioning` sends as the query parameter). The policies they
+hold (scheduled actions, target tracking, horizontal and scheduled scaling) are checked for
+shape and sent as they are; the emulator records them (docs/fc3-functions.md, "Provisioned
+instances").
 """
 
 from __future__ import annotations
@@ -17,8 +19,7 @@ from deployer.config.variables import BROKEN
 __all__ = ["MAX_INSTANCES", "read_provision_config", "read_scaling_config"]
 
 MAX_INSTANCES = 100  # per function [INFERRED: FC's console caps provisioned instances there]
-_QUALIFIER = {"qualifier": "the configuration is for LATEST; a version or alias of its own is "
-                           "not deployed"}
+_QUALIFIER = r"[A-Za-z_][A-Za-z0-9_-]{0,127}"
 _SCHEDULED = ("name", "startTime", "endTime", "target", "scheduleExpression", "timeZone")
 _TRACKING = ("name", "startTime", "endTime", "metricType", "metricTarget", "minCapacity",
              "maxCapacity", "timeZone")
@@ -56,7 +57,7 @@ def read_provision_config(r: PropReader, v: Values, c: Any) -> Any:
         return None
     sub = _sub(r, "provisionConfig", value)
     sub.check_keys(("defaultTarget", "target", "alwaysAllocateCPU", "alwaysAllocateGPU",
-                    "scheduledActions", "targetTrackingPolicies"), _QUALIFIER,
+                    "scheduledActions", "targetTrackingPolicies", "qualifier"), {},
                    "provisionConfig")
     names = [k for k in ("defaultTarget", "target") if sub.props.get(k) is not None]
     if len(names) != 1:
@@ -69,8 +70,14 @@ def read_provision_config(r: PropReader, v: Values, c: Any) -> Any:
         "alwaysAllocateCPU": sub.boolean("alwaysAllocateCPU", default=True),
         "alwaysAllocateGPU": sub.boolean("alwaysAllocateGPU", default=True),
         "scheduledActions": _policies(sub, "scheduledActions", _SCHEDULED) or [],
-        "targetTrackingPolicies": _policies(sub, "targetTrackingPolicies", _TRACKING) or []}
+        "targetTrackingPolicies": _policies(sub, "targetTrackingPolicies", _TRACKING) or [],
+        "qualifier": _qualifier(sub)}
     return None if target is None else _frozen(out)
+
+
+def _qualifier(sub: PropReader) -> str:
+    return sub.string("qualifier", default="LATEST", pattern=_QUALIFIER,
+                      what="must be LATEST or an alias name") or "LATEST"
 
 
 def read_scaling_config(r: PropReader, v: Values, c: Any) -> Any:
@@ -81,12 +88,12 @@ def read_scaling_config(r: PropReader, v: Values, c: Any) -> Any:
         return None
     sub = _sub(r, "scalingConfig", value)
     sub.check_keys(("minInstances", "horizontalScalingPolicies", "scheduledPolicies",
-                    "residentPoolId"), _QUALIFIER, "scalingConfig")
+                    "residentPoolId", "qualifier"), {}, "scalingConfig")
     if sub.props.get("minInstances") is None:
         sub.error("minInstances", "required: the instances to keep started (0-100)")
         return None
     least = sub.integer("minInstances", low=0, high=MAX_INSTANCES)
-    out: dict[str, Any] = {"minInstances": least}
+    out: dict[str, Any] = {"minInstances": least, "qualifier": _qualifier(sub)}
     for key, allowed in (("horizontalScalingPolicies", _HORIZONTAL),
                          ("scheduledPolicies", _SCHEDULED_SCALING)):
         policies = _policies(sub, key, allowed)

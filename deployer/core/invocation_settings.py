@@ -14,15 +14,17 @@ from deployer.cloud.fc_invocation_settings import InvocationSettingsClient
 from deployer.core import roles
 from deployer.core.changes import SettingChange
 from deployer.core.plan_model import Action, Clients, DesiredFunction, DesiredState
+from deployer.core.provisioning import (
+    INSTANCE_TYPES,
+    apply_instance_setting,
+    plan_instance_settings,
+)
 from deployer.core.resources import ActionKind, ResourceType
 
 __all__ = ["SETTING_TYPES", "apply_invocation_setting", "plan_invocation_settings"]
 
-#: provisionConfig and scalingConfig: their action type, the client's kind, the s.yaml prop
-_INSTANCES = {ResourceType.PROVISION_CONFIG: ("provision", "provisionConfig"),
-              ResourceType.SCALING_CONFIG: ("scaling", "scalingConfig")}
 SETTING_TYPES = frozenset({ResourceType.ASYNC_INVOKE_CONFIG, ResourceType.CONCURRENCY_CONFIG,
-                           *_INSTANCES})
+                           *INSTANCE_TYPES})
 
 
 def _plain(value: Any) -> Any:
@@ -63,17 +65,11 @@ def plan_invocation_settings(state: DesiredState, clients: Clients,
                         "asyncInvokeConfig"),
                 _action(ResourceType.CONCURRENCY_CONFIG, fn, arn,
                         client.get_reserved_concurrency(fn.name) if exists else None,
-                        fn.reserved_concurrency, "concurrencyConfig.reservedConcurrency"),
-                *(_action(kind, fn, arn, client.get_instances_config(which, fn.name)
-                          if exists else None, _plain(_wanted(fn, kind)) or None, prop)
-                  for kind, (which, prop) in _INSTANCES.items())):
+                        fn.reserved_concurrency, "concurrencyConfig.reservedConcurrency")):
             if action is not None:
                 out.append(action)
+        out.extend(plan_instance_settings(fn, exists, arn, client))
     return out
-
-
-def _wanted(fn: DesiredFunction, kind: ResourceType) -> Any:
-    return fn.provision_config if kind is ResourceType.PROVISION_CONFIG else fn.scaling_config
 
 
 def apply_invocation_setting(action: Action, state: DesiredState, clients: Clients,
@@ -88,15 +84,10 @@ def apply_invocation_setting(action: Action, state: DesiredState, clients: Clien
         else:
             client.put_async_invoke_config(action.name, _plain(fn.async_invoke_config))
         return
-    if action.resource in _INSTANCES:
-        which, prop = _INSTANCES[action.resource]
-        progress(f"setting the {prop} of function {action.name}")
-        wanted = None if fn is None or action.kind is ActionKind.DELETE else \
-            _wanted(fn, action.resource)
-        if wanted is None:
-            client.delete_instances_config(which, action.name)
-        else:
-            client.put_instances_config(which, action.name, _plain(wanted))
+    if action.resource in INSTANCE_TYPES:
+        function = action.name.partition("/")[0]
+        apply_instance_setting(action, next((f for f in state.functions
+                                             if f.name == function), None), client, progress)
         return
     progress(f"setting the reserved concurrency of function {action.name}")
     if action.kind is ActionKind.DELETE or fn is None or fn.reserved_concurrency is None:

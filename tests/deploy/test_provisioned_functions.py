@@ -87,9 +87,36 @@ def test_provision_config_is_deployed_kept_warm_updated_and_deleted(tmp_path: Pa
 
 
 def test_a_bad_provision_config_is_refused_by_validate_with_its_place(tmp_path: Path) -> None:
-    root = _project(tmp_path, "provisionConfig: {defaultTarget: 500, qualifier: prod}")
+    root = _project(tmp_path, "provisionConfig: {defaultTarget: 500, qualifier: 'v 1'}")
     result = CliRunner().invoke(cli, ["-C", str(root), "validate"])
     assert result.exit_code == 3
     assert "provisionConfig.defaultTarget" in result.stderr + result.stdout
     assert "must be between 0 and 100" in result.stderr + result.stdout
-    assert "a version or alias of its own is not deployed" in result.stderr + result.stdout
+    assert "must be LATEST or an alias name" in result.stderr + result.stdout
+
+
+def test_a_provision_config_for_an_alias_moves_with_its_qualifier(tmp_path: Path) -> None:
+    with mock_cloud(cold_start=1.0) as cloud:
+        root = _project(tmp_path, "")
+        _deploy(root, "up")
+        client = cloud.fc_client()
+        version = client.publish_function_version("quotes", fc.PublishFunctionVersionRequest(
+            body=fc.PublishVersionInput())).body.version_id
+        client.create_alias("quotes", fc.CreateAliasRequest(body=fc.CreateAliasInput(
+            alias_name="prod", version_id=version)))
+        _project(root, "provisionConfig: {defaultTarget: 1, qualifier: prod}")
+        on_alias = _deploy(root, "up")
+        got = client.get_provision_config("quotes", fc.GetProvisionConfigRequest(
+            qualifier="prod")).body
+        client.invoke_function("quotes", fc.InvokeFunctionRequest(body=b"{}", qualifier="prod"))
+        (call,) = [r for r in cloud.invocations("quotes") if r.invocation_type == "Sync"]
+        _project(root, "provisionConfig: {defaultTarget: 1}")
+        moved = _deploy(root, "up")
+        listed = client.list_provision_configs(fc.ListProvisionConfigsRequest(
+            function_name="quotes")).body.provision_configs
+    assert _actions(on_alias, "provision-config") == [("quotes/prod", "create")]
+    assert got.function_arn.endswith(":functions/quotes/prod") and got.current == 1
+    assert call.cold_start is False
+    assert sorted(_actions(moved, "provision-config")) == [("quotes", "create"),
+                                                           ("quotes/prod", "delete")]
+    assert [c.function_arn.rsplit(":", 1)[1] for c in listed] == ["functions/quotes"]
