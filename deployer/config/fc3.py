@@ -23,6 +23,8 @@ from types import MappingProxyType
 from typing import Any
 
 from deployer.config import fc3_settings as st
+from deployer.config.fc3_domains import read_custom_domain
+from deployer.config.fc3_instances import read_provision_config, read_scaling_config
 from deployer.config.fc3_triggers import read_triggers
 from deployer.config.outputs import AUTO_LOGSTORE, AUTO_ROLE, auto_log_project, lower_role_arn
 from deployer.config.props import PropReader, type_name
@@ -276,10 +278,6 @@ def _log_config(r: PropReader, v: _Values, c: FunctionContext) -> Any:
     return MappingProxyType(result) if project and logstore else None
 
 
-def _later(name: str, why: str = "") -> Fc3Prop:
-    return Fc3Prop(name, pending=f"{name}{why}", status="pending")
-
-
 def _refused(name: str, why: str) -> Fc3Prop:
     return Fc3Prop(name, pending=f"{name} ({why})", status="refused")
 
@@ -310,8 +308,8 @@ FC3_PROPS: tuple[Fc3Prop, ...] = (
     Fc3Prop("tags", st.read_tag_map, "tags"),
     _setting("customRuntimeConfig", st.read_custom_runtime),
     _setting("vpcConfig", st.read_vpc, "recorded"),
-    _setting("nasConfig", st.read_mounts("nasConfig"), "recorded"),
-    _setting("ossMountConfig", st.read_mounts("ossMountConfig"), "recorded"),
+    _setting("nasConfig", st.read_mounts("nasConfig")),
+    _setting("ossMountConfig", st.read_mounts("ossMountConfig")),
     _setting("customDNS", st.read_custom_dns, "recorded"),
     _setting("tracingConfig", st.read_tracing, "recorded"),
     _setting("sessionAffinity", st.read_recorded(
@@ -326,7 +324,9 @@ FC3_PROPS: tuple[Fc3Prop, ...] = (
     Fc3Prop("triggers", read_triggers, "triggers"),
     Fc3Prop("asyncInvokeConfig", st.read_async_invoke, "async_invoke_config"),
     Fc3Prop("concurrencyConfig", st.read_concurrency_config, "reserved_concurrency"),
-    *(_later(name) for name in ("provisionConfig", "scalingConfig", "customDomain")),
+    Fc3Prop("provisionConfig", read_provision_config, "provision_config"),
+    Fc3Prop("scalingConfig", read_scaling_config, "scaling_config"),
+    Fc3Prop("customDomain", read_custom_domain, "custom_domain"),
     _refused("customContainerConfig", "container images need a container engine; "
              "custom-container functions are not deployed by this toolkit"),
     _refused("gpuConfig", "GPU functions run container images, which this toolkit does not "

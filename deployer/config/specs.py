@@ -74,6 +74,9 @@ class FunctionSpec:
     triggers: tuple[Any, ...] = ()  # deployer.config.fc3_triggers.TriggerSpec, in s.yaml order
     async_invoke_config: Mapping[str, Any] | None = None  # PutAsyncInvokeConfig's body
     reserved_concurrency: int | None = None  # concurrencyConfig.reservedConcurrency
+    provision_config: Mapping[str, Any] | None = None  # PutProvisionConfig's body (LATEST)
+    scaling_config: Mapping[str, Any] | None = None  # PutScalingConfig's body (LATEST)
+    custom_domain: Mapping[str, Any] | None = None  # {domainName, protocol, route, ...}
     log_config: Mapping[str, Any] | None = None  # {project, logstore, enableRequestMetrics, ...}
     position: SourcePosition | None = None
     release: ReleaseSpec | None = None  # versions/aliases from actions.success-deploy

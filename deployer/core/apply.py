@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from deployer.cloud.fc import RemoteFunction
 from deployer.core import ownership, roles
 from deployer.core.changes import SettingChange
+from deployer.core.custom_domains import apply_custom_domain
 from deployer.core.invocation_settings import SETTING_TYPES, apply_invocation_setting
 from deployer.core.layers import publish_layer
 from deployer.core.plan_model import Action, Clients, DesiredFlow, DesiredRole, Plan
@@ -310,10 +311,12 @@ def _dispatch(applier: _Applier, action: Action, prune: bool,
             applier.writes += 1
             apply_invocation_setting(action, state, applier.clients, applier.progress)
         return action.arn, "deleted" if action.kind is ActionKind.DELETE else ""
-    if action.resource is ResourceType.TRIGGER:
+    if action.resource in (ResourceType.TRIGGER, ResourceType.CUSTOM_DOMAIN):
         if action.is_write:
             applier.writes += 1
-            url = apply_trigger(action, state, applier.clients, applier.progress)
+            apply = apply_trigger if action.resource is ResourceType.TRIGGER else \
+                apply_custom_domain
+            url = apply(action, state, applier.clients, applier.progress)
             return action.arn, "deleted" if action.kind is ActionKind.DELETE else url
         return action.arn, action.url
     if action.kind is ActionKind.DELETE and action.resource not in RELEASE_TYPES:
@@ -376,7 +379,8 @@ def apply_plan(
                 events.resource_failed(current, exc)
             raise
         url = ""
-        if action.resource is ResourceType.TRIGGER and outcome != "deleted":
+        if action.resource in (ResourceType.TRIGGER, ResourceType.CUSTOM_DOMAIN) and \
+                outcome != "deleted":
             url, outcome = outcome, ""
         results.append(ResourceResult(action.resource, action.name, arn, action.kind,
                                       action.changes, action.settings, action.diff, outcome,

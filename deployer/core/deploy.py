@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from deployer.cloud.fc import FunctionConfig, LogConfig
+from deployer.config.fc3_domains import AUTO_DOMAIN, auto_domain_name
 from deployer.config.settings import require_cloudflow_region
 from deployer.config.specs import FlowSpec, FunctionSpec, Manifest
 from deployer.core import ownership, roles
@@ -181,6 +182,14 @@ def precheck_flows(manifest: Manifest, *, region: str | None, rendered_dir: Path
             raise FlowInvalidError(spec.name, report.lines(tuple(errors)))
 
 
+def _custom_domain(spec: FunctionSpec) -> Any:
+    """s.yaml's customDomain with ``domainName: auto`` named (core/custom_domains.py)."""
+    domain = spec.custom_domain
+    if domain is None or domain["domainName"] != AUTO_DOMAIN:
+        return domain
+    return {**domain, "domainName": auto_domain_name(spec.function_name, spec.region)}
+
+
 def desired_state(manifest: Manifest, *, region: str, account_id: str, build_dir: Path,
                   rendered_dir: Path, progress: Progress = _quiet,
                   only: frozenset[str] | None = None) -> DesiredState:
@@ -200,7 +209,10 @@ def desired_state(manifest: Manifest, *, region: str, account_id: str, build_dir
                         release=spec.release, resource=spec.resource, tags=spec.tags,
                         triggers=tuple(spec.triggers),
                         async_invoke_config=spec.async_invoke_config,
-                        reserved_concurrency=spec.reserved_concurrency)
+                        reserved_concurrency=spec.reserved_concurrency,
+                        provision_config=spec.provision_config,
+                        scaling_config=spec.scaling_config,
+                        custom_domain=_custom_domain(spec))
         for spec, pkg in zip(wanted_functions, report.packages, strict=True))
     flows = _flow_roles(manifest, tuple(
         _desired_flow(manifest, spec, region=region, account_id=account_id,

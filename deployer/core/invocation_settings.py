@@ -1,7 +1,7 @@
-"""A function's ``asyncInvokeConfig`` and ``concurrencyConfig`` in a deploy: each is planned
-against what the function has in the cloud, put after the function, and deleted when s.yaml
-no longer sets it (GetAsyncInvokeConfig / GetConcurrencyConfig answer 404 when the function
-has none). Action names are the function's; the same calls run on both targets
+"""A function's ``asyncInvokeConfig``, ``concurrencyConfig``, ``provisionConfig`` and
+``scalingConfig`` in a deploy: each is planned against what the function has in the cloud,
+put after the function, and deleted when s.yaml no longer sets it (their Get* answer 404 when
+the function has none). Action names are the function's; the same calls run on both targets
 (:class:`~deployer.cloud.fc_invocation_settings.InvocationSettingsClient`).
 """
 
@@ -14,11 +14,17 @@ from deployer.cloud.fc_invocation_settings import InvocationSettingsClient
 from deployer.core import roles
 from deployer.core.changes import SettingChange
 from deployer.core.plan_model import Action, Clients, DesiredFunction, DesiredState
+from deployer.core.provisioning import (
+    INSTANCE_TYPES,
+    apply_instance_setting,
+    plan_instance_settings,
+)
 from deployer.core.resources import ActionKind, ResourceType
 
 __all__ = ["SETTING_TYPES", "apply_invocation_setting", "plan_invocation_settings"]
 
-SETTING_TYPES = frozenset({ResourceType.ASYNC_INVOKE_CONFIG, ResourceType.CONCURRENCY_CONFIG})
+SETTING_TYPES = frozenset({ResourceType.ASYNC_INVOKE_CONFIG, ResourceType.CONCURRENCY_CONFIG,
+                           *INSTANCE_TYPES})
 
 
 def _plain(value: Any) -> Any:
@@ -62,6 +68,7 @@ def plan_invocation_settings(state: DesiredState, clients: Clients,
                         fn.reserved_concurrency, "concurrencyConfig.reservedConcurrency")):
             if action is not None:
                 out.append(action)
+        out.extend(plan_instance_settings(fn, exists, arn, client))
     return out
 
 
@@ -76,6 +83,11 @@ def apply_invocation_setting(action: Action, state: DesiredState, clients: Clien
             client.delete_async_invoke_config(action.name)
         else:
             client.put_async_invoke_config(action.name, _plain(fn.async_invoke_config))
+        return
+    if action.resource in INSTANCE_TYPES:
+        function = action.name.partition("/")[0]
+        apply_instance_setting(action, next((f for f in state.functions
+                                             if f.name == function), None), client, progress)
         return
     progress(f"setting the reserved concurrency of function {action.name}")
     if action.kind is ActionKind.DELETE or fn is None or fn.reserved_concurrency is None:

@@ -266,5 +266,8 @@ def build_plan(state: DesiredState, clients: Clients,
     from deployer.core.invocation_settings import plan_invocation_settings
 
     actions.extend(plan_invocation_settings(state, clients, actions))
+    from deployer.core.custom_domains import plan_custom_domains
+
+    actions.extend(plan_custom_domains(state, clients, actions))
     actions.extend(plan_removals(state, recorded, clients))
     return Plan(state=state, actions=tuple(actions), recorded=recorded)

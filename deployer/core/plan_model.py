@@ -37,6 +37,9 @@ class DesiredFunction:
     triggers: tuple[Any, ...] = ()  # config.fc3_triggers.TriggerSpec, in s.yaml order
     async_invoke_config: Any = None  # PutAsyncInvokeConfig's body (None: not set)
     reserved_concurrency: int | None = None
+    provision_config: Any = None  # PutProvisionConfig's body (None: not set)
+    scaling_config: Any = None  # PutScalingConfig's body (None: not set)
+    custom_domain: Any = None  # s.yaml's customDomain, domainName resolved (None: not set)
 
 
 @dataclass(frozen=True, slots=True)

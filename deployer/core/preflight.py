@@ -116,4 +116,11 @@ def preflight(manifest: Manifest, clients: Clients, *, account_id: str,
                         f"function {spec.function_name}: {prop}: auto is deployed on the "
                         "emulator only (this toolkit does not create VPCs or NAS yet)",
                         f"remove {prop} to deploy without it, or deploy to --target local"))
+            domain = spec.custom_domain
+            if domain is not None and domain["domainName"] == "auto":
+                problems.append(PreflightProblem(
+                    f"function {spec.function_name}: customDomain.domainName: auto names a "
+                    "domain on the emulator only (this toolkit creates no DNS names in the "
+                    "cloud)", "give a domain name you own (its CNAME pointing at the "
+                    "account's FC endpoint), or deploy to --target local"))
     return list(dict.fromkeys(problems))

@@ -28,5 +28,8 @@ class ResourceType(str, enum.Enum):
     LOG_STORE = "logstore"  # a Log Service project/logstore (logConfig: auto)
     ASYNC_INVOKE_CONFIG = "async-invoke-config"  # a function's asyncInvokeConfig (LATEST)
     CONCURRENCY_CONFIG = "concurrency-config"  # a function's reserved concurrency
+    PROVISION_CONFIG = "provision-config"  # a function's provisionConfig (LATEST)
+    SCALING_CONFIG = "scaling-config"  # a function's scalingConfig (LATEST)
+    CUSTOM_DOMAIN = "custom-domain"  # a function's route on a custom domain, <function>/<domain>
     LAYER = "layer"  # a layer version published from a local directory
     TRIGGER = "trigger"  # a function's trigger, named <function>/<trigger>

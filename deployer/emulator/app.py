@@ -43,6 +43,7 @@ from deployer.emulator.services.layers import LayerService
 from deployer.emulator.services.logs import LogService
 from deployer.emulator.services.map_runs import MapRuns
 from deployer.emulator.services.ports import FunctionRuntime
+from deployer.emulator.services.provisioning import ProvisionedInstances
 from deployer.emulator.services.quotas import CloudQuotas
 from deployer.emulator.services.retention import RetentionSweeper
 from deployer.emulator.services.roles import RoleService
@@ -154,9 +155,16 @@ class Emulator:
         self.retention = RetentionSweeper(RetentionRepo(self.db), clock, retention)
         self.engines: list[Engine] = [self.flow_engine, self.retention]
         reap = getattr(self.runtime, "reap_idle", None)
-        self.reaper = IdleReaper(reap) if callable(reap) else None
+        self.reaper = IdleReaper(self._reap_pass) if callable(reap) else None
         if self.reaper is not None:
             self.engines.append(self.reaper)
+
+    def _reap_pass(self) -> int:
+        """The idle reaper's pass: idle instances stop, provisioned ones are started again
+        where fewer than their target run (services.provisioning)."""
+        stopped = int(self.runtime.reap_idle())  # type: ignore[attr-defined]
+        self.provisioned.reconcile()
+        return stopped
 
     def clock_moved(self, *, wait: bool = False) -> None:
         """The clock was moved on purpose (advanced): the flow engine looks at what became due,
@@ -195,6 +203,9 @@ class Emulator:
             deliver=self._deliver)
         self.functions.async_tasks = self.async_tasks
         self.custom_domains = CustomDomainService(FunctionConfigRepo(self.db), clock)
+        self.provisioned = ProvisionedInstances(FunctionConfigRepo(self.db), clock, self.runtime,
+                                                self.functions.instance_spec)
+        self.functions.on_delete.append(self.provisioned.forget_function)
         self.functions.on_delete.append(self.async_tasks.forget_function)
 
     def _deliver(self, account_id: str, region: str, arn: str, event: bytes) -> None:

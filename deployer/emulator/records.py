@@ -54,7 +54,7 @@ class InvocationRecord:
     function_name: str
     request_id: str
     invoked_at: float
-    invocation_type: str  # Sync | Async | PreStop (a hook run outside any invocation)
+    invocation_type: str  # Sync | Async | PreStop | Initializer (hooks outside invocations)
     status: str  # Succeeded | Failed | Running
     error_type: str | None
     duration_ms: float | None

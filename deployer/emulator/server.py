@@ -111,8 +111,9 @@ class EmulatorServer:
         self.port = self._httpd.port
         self.guard = LocalGuard(self.admin_token, self.port, host)
         self.router.add_local(self._admin())
-        self.router.add_local(HttpTriggerApi(emulator.triggers, emulator.functions, self.clock,
-                                             self.router.authenticate))
+        self.router.hosts = HttpTriggerApi(emulator.triggers, emulator.functions, self.clock,
+                                           self.router.authenticate, emulator.custom_domains)
+        self.router.add_local(self.router.hosts)
         self.console = self._console() if console else None
         self.router.public_url = self.url
         self.gateway_port = self._gateway(door)
@@ -152,7 +153,8 @@ class EmulatorServer:
         router.add_roa(FcApi(emulator.functions, emulator.function_versions, FcServices(
             triggers=emulator.triggers, layers=emulator.layers,
             async_configs=emulator.async_configs, async_tasks=emulator.async_tasks,
-            concurrency=emulator.concurrency, custom_domains=emulator.custom_domains)))
+            concurrency=emulator.concurrency, custom_domains=emulator.custom_domains,
+            provisioned=emulator.provisioned)))
         router.add_roa(SlsApi(emulator.logs, router.access, router.freshness))
         router.add_rpc(RamApi(emulator.roles))
         router.add_rpc(StsApi(emulator.tokens))

@@ -71,6 +71,13 @@ SAMPLES: dict[str, tuple[str, Any]] = {
                           "destinationConfig: {onFailure: {destination: 'acs:fc:cn-hangzhou:"
                           "{account}:functions/orders-dlq'}}}", None),
     "concurrencyConfig": ("{reservedConcurrency: 7}", None),
+    # target 0: this function's server never listens, so no instance is kept started here
+    # (tests/deploy/test_provisioned_functions.py starts some)
+    "provisionConfig": ("{defaultTarget: 0, scheduledActions: [{name: night, target: 2, "
+                        "scheduleExpression: 'cron(0 0 2 * * *)'}]}", None),
+    "scalingConfig": ("{minInstances: 0}", None),
+    "customDomain": ("{domainName: orders.example.com, protocol: HTTP, route: {path: '/*', "
+                     "methods: [GET]}}", None),
 }
 
 
@@ -153,10 +160,17 @@ def test_every_accepted_prop_round_trips_through_get_function(tmp_path: Path) ->
         async_config = client.get_async_invoke_config(
             "orders", models.GetAsyncInvokeConfigRequest()).body
         reserved = client.get_concurrency_config("orders").body.reserved_concurrency
+        provision = client.get_provision_config("orders",
+                                                models.GetProvisionConfigRequest()).body
+        scaling = client.get_scaling_config("orders", models.GetScalingConfigRequest()).body
+        (route,) = client.get_custom_domain("orders.example.com").body.route_config.routes
     assert [r["action"] for r in first["resources"] if r["type"] == "function"] == ["create"]
     assert (trigger.trigger_name, trigger.trigger_type) == ("web", "http")
     assert json.loads(trigger.trigger_config)["authType"] == "function"
     assert (async_config.max_async_retry_attempts, reserved) == (1, 7)
+    assert (provision.default_target, provision.scheduled_actions[0].target) == (0, 2)
+    assert (scaling.min_instances, scaling.current_instances) == (0, 0)
+    assert (route.path, route.function_name, route.methods) == ("/*", "orders", ["GET"])
     assert async_config.destination_config.on_failure.destination.endswith("/orders-dlq")
     assert missing == [], {k: wire.get(k) for k in missing}
     assert wire["functionArn"] == f"acs:fc:cn-hangzhou:{account}:functions/orders"
@@ -165,7 +179,8 @@ def test_every_accepted_prop_round_trips_through_get_function(tmp_path: Path) ->
 
 #: Props deployed as resources of their own (actions of their own type; their removal deletes
 #: them).
-OWN_RESOURCES = ("triggers", "asyncInvokeConfig", "concurrencyConfig")
+OWN_RESOURCES = ("triggers", "asyncInvokeConfig", "concurrencyConfig", "provisionConfig",
+                 "scalingConfig", "customDomain")
 #: Props whose removal from s.yaml the next deploy carries out (the rest are required, or
 #: cannot be taken back: a role once set, a log config kept as it is, a resource group).
 REMOVABLE = [k for k in SAMPLES if k not in (
@@ -193,7 +208,8 @@ def test_removed_props_are_planned_and_cleared(tmp_path: Path) -> None:
     changed = {c.split(".")[0] for c in function["changes"]}
     assert set(REMOVABLE) <= changed, set(REMOVABLE) - changed
     assert after["changes"] is False, after
-    assert sorted(leftovers) == ["async-invoke-config", "concurrency-config", "trigger"]
+    assert sorted(leftovers) == ["async-invoke-config", "concurrency-config", "custom-domain",
+                                 "provision-config", "scaling-config", "trigger"]
     kept = [k for k in REMOVABLE if SAMPLES[k][1] is not None
             and _covers(wire.get(k), _fill(SAMPLES[k][1], account))]
     assert kept == [], {k: wire.get(k) for k in kept}

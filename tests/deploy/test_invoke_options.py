@@ -54,6 +54,7 @@ def test_event_templates_qualifiers_and_async_tasks(tmp_path: Path) -> None:
         queued = _invoke(tmp_path, "--async", "--event", '{"n": 3}')
         cloud.wait_for_async_invocations()
         records = cloud.invocations("echo")
+        shown = _invoke(tmp_path, "--task", json.loads(queued.stdout)["task_id"])
         unknown = _invoke(tmp_path, "--event-template", "s3:Put")
         both = _invoke(tmp_path, "--event", "{}", "--event-template", "timer")
     assert oss.exit_code == 0, oss.stderr
@@ -66,5 +67,7 @@ def test_event_templates_qualifiers_and_async_tasks(tmp_path: Path) -> None:
     assert queued.exit_code == 0 and task["task_id"].startswith("task-")
     assert any(r.invocation_type == "Async" and r.request_id == task["request_id"]
                for r in records)
+    assert shown.exit_code == 0, shown.stderr
+    assert json.loads(shown.stdout)["task"]["status"] == "Succeeded", shown.stdout
     assert unknown.exit_code == 3 and "unknown event template 's3:Put'" in unknown.stderr
     assert both.exit_code == 2 and "not both" in both.stderr

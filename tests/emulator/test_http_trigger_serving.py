@@ -73,3 +73,48 @@ def test_function_auth_takes_only_signed_requests(cloud, runtime, zip_b64) -> No
     signed = client.call_api(params, open_api.OpenApiRequest(), RuntimeOptions())
     assert signed["statusCode"] == 200 and signed["body"].startswith("echo:")
     assert json.loads(runtime.invoked[-1][1])["rawPath"] == "/x"
+
+
+def test_a_custom_domain_routes_requests_by_host_and_path(cloud, runtime, zip_b64) -> None:
+    client = cloud.fc_client()
+    for name in ("shop", "admin"):
+        client.create_function(fc.CreateFunctionRequest(body=fc.CreateFunctionInput(
+            function_name=name, runtime="python3.10", handler="index.handler",
+            code=fc.InputCodeLocation(zip_file=zip_b64))))
+        _trigger(client, name, "web", "anonymous")
+    client.create_custom_domain(fc.CreateCustomDomainRequest(body=fc.CreateCustomDomainInput(
+        domain_name="api.example.com", protocol="HTTP", route_config=fc.RouteConfig(routes=[
+            fc.PathConfig(path="/*", function_name="shop"),
+            fc.PathConfig(path="/admin/*", function_name="admin", methods=["GET"])]))))
+    base = f"http://{cloud.endpoint}"
+    shop, _, body = _send(base + "/orders/7?x=1", "POST", b"{}", {"Host": "api.example.com"})
+    shop_event = json.loads(runtime.invoked[-1][1])
+    admin, _, _ = _send(base + "/admin/users", headers={"Host": "API.example.com:80"})
+    admin_spec, admin_event = runtime.invoked[-1][0], json.loads(runtime.invoked[-1][1])
+    refused, _, text = _send(base + "/admin/users", "DELETE", headers={"Host": "api.example.com"})
+    unknown, _, other = _send(base + "/x", headers={"Host": "other.example.com"})
+    assert shop == 200 and body.startswith(b"echo:")
+    assert shop_event["rawPath"] == "/orders/7" and shop_event["queryParameters"] == {"x": "1"}
+    assert shop_event["requestContext"]["domainName"] == "api.example.com"
+    assert admin == 200 and admin_spec.function_name == "admin"
+    assert admin_event["rawPath"] == "/admin/users"
+    # DELETE /admin/users: the admin route takes GET only, so /* (shop) has it, and shop's
+    # HTTP trigger takes GET and POST
+    assert refused == 405 and b"trigger 'web'" in text
+    # not a custom domain: the cloud APIs answer it (no such path), not the domain routing
+    assert unknown >= 400 and b"custom domain" not in other
+    client.create_function(fc.CreateFunctionRequest(body=fc.CreateFunctionInput(
+        function_name="plain", runtime="python3.10", handler="index.handler",
+        code=fc.InputCodeLocation(zip_file=zip_b64))))
+    client.update_custom_domain("api.example.com", fc.UpdateCustomDomainRequest(
+        body=fc.UpdateCustomDomainInput(route_config=fc.RouteConfig(routes=[
+            fc.PathConfig(path="/plain", function_name="plain")]))))
+    no_trigger, _, why = _send(base + "/plain", headers={"Host": "api.example.com"})
+    no_route, _, which = _send(base + "/orders/7", headers={"Host": "api.example.com"})
+    assert no_trigger == 404 and b"function 'plain', which has no HTTP trigger" in why
+    assert no_route == 404 and b"no route of custom domain 'api.example.com' takes GET " \
+        b"/orders/7" in which
+    client.delete_custom_domain("api.example.com")
+    calls = len(runtime.invoked)
+    gone, _, _ = _send(base + "/orders/7", headers={"Host": "api.example.com"})
+    assert gone >= 400 and len(runtime.invoked) == calls

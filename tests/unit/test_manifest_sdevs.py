@@ -275,11 +275,12 @@ def test_a_value_for_a_deployed_resource_is_refused(project: Path) -> None:
 
 
 def test_pending_props_and_runtimes_list_the_function_by_name(project: Path) -> None:
-    text = HEAD + fn("a", "a", "provisionConfig: {defaultTarget: 1}\n") + fn("b", "b").replace(
+    text = HEAD + fn("a", "a", "gpuConfig: {gpuType: fc.gpu.tesla.1}\n") + fn("b", "b").replace(
         "python3.10", "java11")
     manifest = load(write(project, text))
     reasons = {u.resource: u.reasons for u in manifest.undeployed}
-    assert reasons == {"a": ("not yet deployable: provisionConfig",),
+    assert reasons == {"a": ("not deployed by this toolkit: gpuConfig (GPU functions run "
+                             "container images, which this toolkit does not deploy)",),
                        "b": ("runtime java11 is not deployed by this toolkit (the emulator "
                              "runs Python, Node.js and custom runtimes)",)}
     assert manifest.functions == ()

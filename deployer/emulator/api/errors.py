@@ -66,7 +66,8 @@ AliasAlreadyExists = _define("AliasAlreadyExists", "AliasAlreadyExists", 409)
 FunctionAlreadyExists = _define("FunctionAlreadyExists", "FunctionAlreadyExists", 409)
 NotFound = _define("NotFound", "NotFound", 404)
 # FC's other resources (FC error codes page: AsyncConfigNotExists, DomainNameNotFound and
-# DomainNameAlreadyExists CONFIRMED; the trigger, layer, task and concurrency codes INFERRED
+# DomainNameAlreadyExists CONFIRMED; the trigger, layer, task, concurrency, provision and
+# scaling codes INFERRED
 # from FC 2.0's naming)
 TriggerNotFound = _define("TriggerNotFound", "TriggerNotFound", 404)
 TriggerAlreadyExists = _define("TriggerAlreadyExists", "TriggerAlreadyExists", 409)
@@ -75,6 +76,8 @@ AsyncConfigNotExists = _define("AsyncConfigNotExists", "AsyncConfigNotExists", 4
 AsyncTaskNotFound = _define("AsyncTaskNotFound", "AsyncTaskNotFound", 404)
 ConcurrencyConfigNotFound = _define("ConcurrencyConfigNotFound", "ConcurrencyConfigNotFound",
                                     404)
+ProvisionConfigNotFound = _define("ProvisionConfigNotFound", "ProvisionConfigNotFound", 404)
+ScalingConfigNotFound = _define("ScalingConfigNotFound", "ScalingConfigNotFound", 404)
 DomainNameNotFound = _define("DomainNameNotFound", "DomainNameNotFound", 404)
 DomainNameAlreadyExists = _define("DomainNameAlreadyExists", "DomainNameAlreadyExists", 409)
 

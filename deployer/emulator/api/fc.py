@@ -82,6 +82,8 @@ FC_ERRORS = ErrorTable({
         Resource.LAYER: e.LayerNotFound, Resource.ASYNC_INVOKE_CONFIG: e.AsyncConfigNotExists,
         Resource.ASYNC_TASK: e.AsyncTaskNotFound,
         Resource.CONCURRENCY_CONFIG: e.ConcurrencyConfigNotFound,
+        Resource.PROVISION_CONFIG: e.ProvisionConfigNotFound,
+        Resource.SCALING_CONFIG: e.ScalingConfigNotFound,
         Resource.CUSTOM_DOMAIN: e.DomainNameNotFound}),
     svc.ResourceNotFound: e.NotFound,
     **cases(svc.AlreadyExists, {Resource.FUNCTION: e.FunctionAlreadyExists,
@@ -190,6 +192,7 @@ class FcServices:
     async_tasks: Any = None  # services.async_tasks.AsyncTaskService
     concurrency: Any = None  # services.function_concurrency.ConcurrencyLimits
     custom_domains: Any = None  # services.custom_domains.CustomDomainService
+    provisioned: Any = None  # services.provisioning.ProvisionedInstances
 
 
 class FcApi:
@@ -384,5 +387,6 @@ from deployer.emulator.api import (  # noqa: E402,F401
     fc_async,
     fc_domains,
     fc_layers,
+    fc_provision,
     fc_triggers,
 )

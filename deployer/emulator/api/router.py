@@ -230,6 +230,7 @@ class Router:
     freshness: Any = None  # api.freshness.RequestFreshness: signed time window, nonces
     faults: Any = None  # api.faults.FaultInjector: injected faults, --throttle cloud
     local: list[LocalApi] = field(default_factory=list)  # the surfaces outside the cloud APIs
+    hosts: Any = None  # api.http_trigger_serving.HttpTriggerApi: custom domains, by Host
 
     def add_local(self, api: LocalApi) -> None:
         """Serve ``api`` (the admin surface, the console) under its own ``prefix``."""
@@ -244,6 +245,9 @@ class Router:
     def dispatch(self, request: HttpRequest) -> Answer:
         """Answer ``request``; never raises."""
         path = request.raw_path
+        if self.hosts is not None and self.hosts.serves_host(request.headers.get("host") or ""):
+            return self._guard(request, Style.ROA, "", lambda _rid: self.hosts.handle_domain(
+                request), errors=self.hosts.errors)
         if path == "/":  # every other surface has a longer prefix
             if (request.headers.get("authorization") or "").startswith("LOG "):
                 for roa in self.roa:  # Log Service signs "LOG <id>:<sig>"; projects are at /

@@ -35,7 +35,7 @@ from deployer.emulator.runtime.model import HttpCall, InstanceSpec, InvocationRe
 from deployer.emulator.runtime.pool import Instance
 from deployer.emulator.runtime.worker import Exchange, RunOutcome
 
-__all__ = ["CustomRequest", "invoke_custom", "pre_stop_custom"]
+__all__ = ["CustomRequest", "initialize_custom", "invoke_custom", "pre_stop_custom"]
 
 _PLATFORM_ENDS = (RunOutcome.TIMEOUT, RunOutcome.CRASHED, RunOutcome.OUT_OF_MEMORY)
 
@@ -100,6 +100,23 @@ def invoke_custom(slot: Instance, spec: InstanceSpec, request: CustomRequest, re
     if request.http is not None and answer.outcome is RunOutcome.OK:
         result = _http(result, answer)
     return result, answer.status >= 500
+
+
+def initialize_custom(slot: Instance, spec: InstanceSpec,
+                      request_id: str) -> tuple[Exchange, bytes]:
+    """Initialize a new instance ahead of any request (a provisioned instance): its
+    initializer, then its health check; returns the outcome and the log."""
+    log = LogBuffer()
+    with slot.lock:
+        failed = _initialize(slot, spec, request_id, log) if spec.initializer_handler else None
+        if failed is not None:
+            return failed[1], bytes(log.data)
+        slot.initialized = True
+    if spec.custom is not None and spec.custom.health_check.http_get_url:
+        unhealthy = _health_check(slot, spec)
+        if unhealthy is not None:
+            return unhealthy, bytes(log.data + unhealthy.log)
+    return Exchange(RunOutcome.OK, b"", bytes(log.data), 0.0, None), bytes(log.data)
 
 
 def _initialize(slot: Instance, spec: InstanceSpec, request_id: str,

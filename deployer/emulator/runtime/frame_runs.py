@@ -22,7 +22,7 @@ from deployer.emulator.runtime.pool import Instance
 from deployer.emulator.runtime.request_clock import RequestClock
 from deployer.emulator.runtime.worker import Exchange, RunOutcome
 
-__all__ = ["invoke_frames", "pre_stop_frames", "renew_credentials"]
+__all__ = ["initialize_frames", "invoke_frames", "pre_stop_frames", "renew_credentials"]
 
 _PLATFORM_ENDS = (RunOutcome.TIMEOUT, RunOutcome.CRASHED, RunOutcome.OUT_OF_MEMORY)
 
@@ -59,6 +59,23 @@ def invoke_frames(slot: Instance, spec: InstanceSpec, event: bytes, request_id: 
         body = failure_body(answer, spec.timeout, "")
         return invocation_result(*at, body, log, answer, cold, False), True
     return invocation_result(*at, answer.body, log, answer, cold, False), discard
+
+
+def initialize_frames(slot: Instance, spec: InstanceSpec, request_id: str,
+                      clock: Clock) -> tuple[Exchange, bytes]:
+    """Run the initializer of a new instance ahead of any request (a provisioned instance);
+    returns the exchange and its log, the platform's end marker added when it failed."""
+    assert slot.worker is not None and spec.initializer_handler
+    timeout = spec.initializer_timeout or spec.timeout
+    header = RequestClock(clock).request("initializer", request_id, 0.0)
+    renew_credentials(slot, spec, header)
+    answer = slot.worker.exchange(header, b"", timeout)
+    log = LogBuffer(bytearray(answer.log))
+    if answer.outcome is not RunOutcome.OK:
+        append_failure(log, answer, "Initialize", request_id, timeout, "initialization ")
+    else:
+        slot.initialized = True
+    return answer, bytes(log.data)
 
 
 def pre_stop_frames(slot: Instance, spec: InstanceSpec, request_id: str,

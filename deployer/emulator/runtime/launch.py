@@ -144,11 +144,24 @@ def _environment_dir(interpreter: str) -> str:
     return root if os.path.isfile(os.path.join(root, "pyvenv.cfg")) else bin_dir
 
 
+def mount_sources(spec: InstanceSpec, root: Path) -> list[dict[str, Any]]:
+    """The instance's NAS and OSS mount points with their directories under ``root`` (made
+    when missing; a symbolic link there maps the mount to a directory of the user's)."""
+    out: list[dict[str, Any]] = []
+    for mount in spec.mounts:
+        source = root / mount.source
+        source.mkdir(parents=True, exist_ok=True)
+        out.append({"source": str(source), "target": mount.target,
+                    "read_only": mount.read_only})
+    return out
+
+
 def sandbox_settings(spec: InstanceSpec, *, tmp_dir: Path, code_root: Path, readable: list[str],
                      package_sources: list[str], landlock: bool, private_tmp: bool,
                      separate_uid: bool, interpreter: str = "",
                      layers: Path | None = None,
-                     network: dict[str, Any] | None = None) -> dict[str, Any]:
+                     network: dict[str, Any] | None = None,
+                     mounts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The ``sandbox`` part of the config frame (applied by ``sandbox.py`` in the worker).
 
     ``interpreter`` is the worker's Python: its directory (a virtual environment's root)
@@ -158,7 +171,9 @@ def sandbox_settings(spec: InstanceSpec, *, tmp_dir: Path, code_root: Path, read
     which is also mounted on ``/opt``. ``network``
     (``network.InstanceNetworks.settings``): the instance gets a network namespace of its own
     whose ways out are the gateway and, with internet access, its network stack
-    (``internet.py``); None leaves it on the host's network."""
+    (``internet.py``); None leaves it on the host's network. ``mounts``
+    (:func:`mount_sources`): bind-mounted at their targets in the private mount namespace,
+    writable unless read-only."""
     bin_dir = [_environment_dir(interpreter)] if interpreter else []
     bin_dir.append(str(RUNTIME_DIR))
     if layers is not None:
@@ -174,6 +189,8 @@ def sandbox_settings(spec: InstanceSpec, *, tmp_dir: Path, code_root: Path, read
         "landlock": landlock,
         "read": [*readable, str(code_root), *package_sources, *bin_dir],
         "keep": [str(code_root), *package_sources, *bin_dir],  # visible in the private /tmp
-        "write": [str(tmp_dir), "/tmp" if private_tmp else str(tmp_dir), *DEVICES],
+        "write": [str(tmp_dir), "/tmp" if private_tmp else str(tmp_dir), *DEVICES,
+                  *(m["target"] for m in mounts or () if not m["read_only"])],
         "network": network,
+        "mounts": mounts or [],
     }

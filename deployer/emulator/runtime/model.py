@@ -76,6 +76,18 @@ class CustomRuntimeSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class MountPoint:
+    """A directory mounted in the instance (``nasConfig`` / ``ossMountConfig``): ``source``
+    is its place under the runtime's mount root (``nas/<server>/<path>``,
+    ``oss/<bucket>/<path>``; created on demand, shared by every function naming it),
+    ``target`` the absolute mount directory the function sees."""
+
+    source: str
+    target: str
+    read_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class InstanceSpec:
     """Snapshot of one function version: everything an instance is started from.
 
@@ -112,6 +124,7 @@ class InstanceSpec:
     custom: CustomRuntimeSettings | None = None  # customRuntimeConfig (custom runtimes)
     layers: tuple[LayerSource, ...] = ()  # mounted at /opt, first one wins
     idle_timeout: float | None = None  # seconds an idle instance lives (None: the runtime's)
+    mounts: tuple[MountPoint, ...] = ()  # nasConfig and ossMountConfig mount points
 
     @property
     def function_key(self) -> tuple[str, str, str]:
@@ -162,7 +175,7 @@ class HookRun:
     region: str
     function_name: str
     qualifier: str
-    hook: str  # "PreStop"
+    hook: str  # "PreStop", or "Initializer" (a provisioned instance's)
     request_id: str
     instance_id: str
     started_at: float  # the runtime's clock

@@ -10,6 +10,9 @@ Rules (docs/runtime.md, "Instances"):
 * An instance idle for longer than its idle time (``idleTimeout``, else the runtime's) is
   expired: never handed out again, stopped by the next reap or by the next caller.
 * Instances of an older spec for the same qualifier and version are stopped when idle.
+* A **provisioned** instance (started ahead of requests, :meth:`InstancePool.open_provisioned`)
+  is never expired for idleness while it stays provisioned; dropping it from the provision
+  (:meth:`InstancePool.keep_provisioned`) makes it an on-demand instance that ages as others.
 * Custom runtime servers listen on a port of the machine's network unless instances have
   private networks: then one instance at a time holds a port (a lease); an idle holder is
   evicted for a new instance, a busy one makes the caller wait.
@@ -52,6 +55,7 @@ class Instance:
     tmp_dir: Path | None = None
     credentials: TemporaryCredentials | None = None  # the role keys the worker has
     port: int | None = None  # the port it holds a lease on (custom runtimes, shared network)
+    provisioned: bool = False  # kept warm by a provision config: never idle-expired
     lock: threading.Lock = field(default_factory=threading.Lock)  # one initializer at a time
 
     @property
@@ -118,11 +122,58 @@ class InstancePool:
                     instant: float) -> list[Instance]:
         """Idle instances that are retired, of an older spec, or past their idle time."""
         stale = [s for s in slots if s.in_flight == 0 and (
-            s.retired or instant - s.last_used > self._ttl(s.spec)
+            s.retired or self._idle_out(s, instant)
             or (s.spec.instance_key == spec.instance_key and s.spec != spec))]
         for old in stale:
             self._remove(old)
         return stale
+
+    def _idle_out(self, instance: Instance, instant: float) -> bool:
+        return not instance.provisioned and instant - instance.last_used > self._ttl(
+            instance.spec)
+
+    def open_provisioned(self, spec: InstanceSpec, instant: float) -> Instance | None:
+        """A new provisioned instance of ``spec`` (being started: release it once ready), or
+        None when the function is at its cap or the port it needs is held by a busy or
+        provisioned instance."""
+        with self._cond:
+            if self.closed:
+                return None
+            slots = self._slots.setdefault(spec.function_key, [])
+            port = self._port_of(spec)
+            holder = self._ports.get(port) if port is not None else None
+            if len(slots) >= self._max or (holder is not None and (
+                    holder.in_flight or holder.provisioned)):
+                return None
+            if holder is not None:
+                self._remove(holder)
+                holder.retired = True
+            new = Instance(spec, _new_instance_id(), instant, provisioned=True)
+            slots.append(new)
+            if port is not None:
+                new.port = port
+                self._ports[port] = new
+            return new
+
+    def keep_provisioned(self, spec: InstanceSpec, target: int) -> tuple[int, list[Instance]]:
+        """Keep at most ``target`` provisioned instances of ``spec``'s qualifier and version:
+        those of an older spec, or beyond the target, become on-demand (retired when of an
+        older spec). Returns (provisioned instances of ``spec`` left, idle ones to stop)."""
+        with self._cond:
+            mine = [s for s in self._slots.get(spec.function_key, []) if s.provisioned
+                    and not s.retired and s.spec.instance_key == spec.instance_key]
+            keep = [s for s in mine if s.spec == spec][:max(0, target)]
+            stop: list[Instance] = []
+            for instance in mine:
+                if instance in keep:
+                    continue
+                instance.provisioned = False
+                if instance.spec != spec:
+                    instance.retired = True
+                    if instance.in_flight == 0:
+                        self._remove(instance)
+                        stop.append(instance)
+            return len(keep), stop
 
     def _port_of(self, spec: InstanceSpec) -> int | None:
         return spec.custom.port if spec.custom is not None and self.shared_network else None
@@ -172,7 +223,7 @@ class InstancePool:
         """Idle instances past their idle time, removed from the pool."""
         with self._cond:
             gone = [s for slots in self._slots.values() for s in slots
-                    if s.in_flight == 0 and instant - s.last_used > self._ttl(s.spec)]
+                    if s.in_flight == 0 and self._idle_out(s, instant)]
             for instance in gone:
                 self._remove(instance)
             return gone
@@ -188,6 +239,11 @@ class InstancePool:
             for instance in idle:
                 self._remove(instance)
             return [s for s in everything if s.in_flight], idle
+
+    def provisioned_count(self, spec: InstanceSpec) -> int:
+        with self._cond:
+            return sum(1 for s in self._slots.get(spec.function_key, [])
+                       if s.provisioned and not s.retired and s.spec == spec)
 
     def count(self, key: tuple[str, str, str]) -> int:
         with self._cond:

@@ -23,6 +23,7 @@ from concurrent.futures import wait as wait_all
 from pathlib import Path
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.runtime.ahead import initialize_ahead
 from deployer.emulator.runtime.codecache import CodeCache
 from deployer.emulator.runtime.custom_runs import CustomRequest, invoke_custom, pre_stop_custom
 from deployer.emulator.runtime.families import Family, NodeBinary, family_of
@@ -34,7 +35,12 @@ from deployer.emulator.runtime.invocation_results import (
     invocation_result,
 )
 from deployer.emulator.runtime.isolation import Isolation
-from deployer.emulator.runtime.launch import sandbox_settings, worker_config, worker_environment
+from deployer.emulator.runtime.launch import (
+    mount_sources,
+    sandbox_settings,
+    worker_config,
+    worker_environment,
+)
 from deployer.emulator.runtime.layers import LayerTrees
 from deployer.emulator.runtime.model import (
     HookRun,
@@ -100,10 +106,13 @@ class ProcessRuntime:
         self._python = python
         self._node = NodeBinary(node)
         self.cold_start = max(0.0, float(cold_start))
+        #: where NAS and OSS mount points live (``nas/...``, ``oss/...``): the state directory
+        self.mounts_root = Path(work_dir).parent
         self._pool = InstancePool(max_instances, self._ttl)
         self._stoppers = ThreadPoolExecutor(STOPPERS, thread_name_prefix="fc-stop")
         self._stopping: set[Future[None]] = set()  # stops running in the background
         self._stopping_lock = threading.Lock()
+        self._provisioning = threading.Lock()  # one keep_warm at a time
         self.hook_sink: Callable[[HookRun], None] | None = None
         """Told about every hook that ran outside an invocation (preStop), for the logs."""
 
@@ -163,6 +172,53 @@ class ProcessRuntime:
             return result if tail_logs else dataclasses.replace(result, log_tail=b"")
         finally:
             self._retire_slots(self._pool.release(slot, discard, self._clock.now()))
+
+    def keep_warm(self, spec: InstanceSpec, target: int) -> tuple[int, str]:
+        """Keep ``target`` instances of ``spec`` started and initialized ahead of requests
+        and never reaped for idleness (a provision config; 0 lets them go): starts the missing
+        ones before it returns (no cold start is modelled for them, their requests are warm).
+        Returns how many are provisioned now and, when fewer than ``target``, why."""
+        with self._provisioning:
+            current, stop = self._pool.keep_provisioned(spec, target)
+            self._retire_slots(stop)
+            while current < target:
+                problem = self._start_provisioned(spec)
+                if problem:
+                    return current, problem
+                current += 1
+            return current, ""
+
+    def _start_provisioned(self, spec: InstanceSpec) -> str:
+        """Start one provisioned instance (initializer run); "" or why it could not."""
+        slot = self._pool.open_provisioned(spec, self._clock.now())
+        if slot is None:
+            return (f"function '{spec.function_name}' is at the emulator's cap of "
+                    "instances (or its custom runtime's port is taken)")
+        family = family_of(spec.runtime, spec.function_name)
+        request_id, ok, why = _request_id(self._clock.now()), False, ""
+        try:
+            node = self._node.for_runtime(spec.runtime, spec.function_name) \
+                if family is Family.NODEJS else ""
+            failed = self._start(slot, spec, family, node, request_id)
+            if failed is not None:
+                return failed.payload.decode("utf-8", "replace")
+            why, run = initialize_ahead(slot, spec, request_id, self._clock)
+            if run is not None:
+                self._report(run)
+            ok = not why
+            return why
+        except RuntimeUnavailableError as exc:
+            return exc.message
+        finally:
+            if ok:
+                self._pool.mark_ready(slot)
+            else:
+                slot.provisioned = False
+            self._retire_slots(self._pool.release(slot, not ok, self._clock.now()))
+
+    def warm_count(self, spec: InstanceSpec) -> int:
+        """Provisioned instances of ``spec`` (ready or starting)."""
+        return self._pool.provisioned_count(spec)
 
     def attach_gateway(self, port: int, attach: Attach) -> None:
         """New instances reach the emulator's cloud APIs only, at ``127.0.0.1:port`` of their
@@ -236,7 +292,8 @@ class ProcessRuntime:
             package_sources=[str(view), str(emulator_view), *sources, *emulator_sources],
             landlock=self._sandbox, private_tmp=self._sandbox, separate_uid=uid is not None,
             interpreter=self._python, layers=layers,
-            network=iso.networks.settings(spec.internet_access) if self._sandbox else None)
+            network=iso.networks.settings(spec.internet_access) if self._sandbox else None,
+            mounts=mount_sources(spec, self.mounts_root))
         slot.credentials = spec.credentials() if spec.credentials is not None else None
         config = worker_config(spec, packages=[str(view)], emulator_packages=[str(emulator_view)],
                                sandbox=sandbox, virtual_time=self._clock.is_virtual,
@@ -255,6 +312,9 @@ class ProcessRuntime:
     def _note_sandbox(self, ready: Exchange) -> None:
         """Log once what the host could not provide (docs/runtime.md "Sandbox")."""
         missing = (ready.extra or {}).get("sandbox") or []
+        mounts = [m for m in missing if m.startswith("mounts:")]
+        if mounts:  # a function's own setting: said for every instance
+            log.warning("NAS/OSS mount points not mounted: %s", "; ".join(mounts))
         if missing and not self._sandbox_noted:
             self._sandbox_noted = True
             log.warning("function sandbox incomplete on this host: %s", "; ".join(missing))
@@ -333,16 +393,19 @@ class ProcessRuntime:
         else:
             answer, text = pre_stop_frames(slot, spec, request_id, self._clock)
         ok = answer.outcome is RunOutcome.OK
-        run = HookRun(spec.account_id, spec.region, spec.function_name, spec.qualifier,
-                      "PreStop", request_id, slot.instance_id, started, ok,
-                      None if ok else "UnhandledInvocationError", round(answer.duration_ms, 3),
-                      text.decode("utf-8", "replace"))
+        self._report(HookRun(spec.account_id, spec.region, spec.function_name, spec.qualifier,
+                             "PreStop", request_id, slot.instance_id, started, ok,
+                             None if ok else "UnhandledInvocationError",
+                             round(answer.duration_ms, 3), text.decode("utf-8", "replace")))
+
+    def _report(self, run: HookRun) -> None:
         sink = self.hook_sink
         if sink is not None:
             try:
                 sink(run)
             except Exception:  # the logs must not stop an instance from stopping
-                log.exception("recording the preStop hook of %s failed", spec.function_name)
+                log.exception("recording the %s hook of %s failed", run.hook,
+                              run.function_name)
 
 
 CUSTOM_READY_S = 120  # FC: a custom runtime's server must listen within 120 s

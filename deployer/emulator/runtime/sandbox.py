@@ -182,6 +182,73 @@ def _mount_opt(tree: str, report: list[str]) -> None:
         report.append(f"layers: mount on /opt: {os.strerror(ctypes.get_errno())}")
 
 
+def _cover(missing: str, report: list[str]) -> str:
+    """The deepest existing directory above ``missing``, to cover with a tmpfs where the mount
+    directory can be made ("" when that would be ``/``)."""
+    parent = os.path.dirname(missing.rstrip("/"))
+    while parent != "/" and not os.path.isdir(parent):
+        parent = os.path.dirname(parent)
+    if parent == "/":
+        report.append(f"mounts: {missing} cannot be made on this host (no directory above it "
+                      "but /)")
+        return ""
+    return parent
+
+
+def _tmpfs_over(cover: str, keep: list[str], writable: set[str], report: list[str]) -> bool:
+    """A tmpfs on ``cover`` (so mount directories can be made below it), with each path of
+    ``keep`` that was below it bind-mounted back at its place (read-only unless writable)."""
+    libc = _libc()
+    below = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in keep
+             if p.startswith(cover.rstrip("/") + "/") and os.path.exists(p)}
+    try:
+        if libc.mount(b"tmpfs", cover.encode(), b"tmpfs", 0, b"mode=0755") != 0:
+            report.append(f"mounts: tmpfs on {cover}: {os.strerror(ctypes.get_errno())}")
+            return False
+        for path, fd in sorted(below.items()):
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.makedirs(path, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                open(path, "a").close()  # a mount point for the file
+            source = f"/proc/self/fd/{fd}".encode()
+            flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY
+            if libc.mount(source, path.encode(), None, _MS_BIND | _MS_REC, None) != 0 or (
+                    path not in writable and libc.mount(None, path.encode(), None, flags,
+                                                        None) != 0):
+                report.append(f"mounts: {path}: {os.strerror(ctypes.get_errno())}")
+    finally:
+        for fd in below.values():
+            os.close(fd)
+    return True
+
+
+def _mount_points(mounts: list[dict[str, Any]], keep: list[str], writable: set[str],
+                  report: list[str]) -> None:
+    """NAS and OSS mount points: each ``source`` directory bind-mounted on its ``target``
+    (read-only when ``read_only``); a target whose directory cannot be made on this host gets
+    a tmpfs on the deepest existing directory above it first (``keep`` put back)."""
+    libc = _libc()
+    covers = {c for m in mounts if not os.path.isdir(m["target"])
+              for c in [_cover(m["target"], report)] if c}
+    for cover in sorted(covers):
+        if not any(cover.startswith(other.rstrip("/") + "/") for other in covers):
+            _tmpfs_over(cover, keep, writable, report)
+    for mount in mounts:
+        target = mount["target"]
+        try:
+            os.makedirs(target, exist_ok=True)
+        except OSError as exc:
+            report.append(f"mounts: {target}: {exc.strerror}")
+            continue
+        flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY
+        source = f"/proc/self/fd/{mount['fd']}".encode()  # opened before /tmp was replaced
+        if libc.mount(source, target.encode(), None, _MS_BIND | _MS_REC,
+                      None) != 0 or (mount["read_only"] and libc.mount(
+                          None, target.encode(), None, flags, None) != 0):
+            report.append(f"mounts: {target}: {os.strerror(ctypes.get_errno())}")
+
+
 def _drop_capabilities(report: list[str]) -> None:
     """A worker left with uid 0 keeps no capability (no DAC override, no mount, no raw IO)."""
     libc = _libc()
@@ -265,17 +332,27 @@ def enter_sandbox(settings: dict[str, Any]) -> list[str]:
     conn = own_network.connect_broker(network, report) if network else None
     flags = (_CLONE_NEWNS if private_tmp else 0) | (_CLONE_NEWNET if network else 0)
     entered = bool(flags) and _unshare(flags, report)
+    mounts = [{**m, "fd": os.open(m["source"], os.O_PATH | os.O_CLOEXEC)}
+              for m in settings.get("mounts") or () if os.path.isdir(m["source"])]
     resolv_conf = own_network.open_resolv_conf(network) if entered else -1
     if entered and private_tmp and _private_tmp(tmp, list(settings.get("keep", [])), report):
         os.environ["TMPDIR"] = "/tmp"
         if settings.get("opt"):
             _mount_opt(settings["opt"], report)
+        if mounts:
+            _mount_points(mounts, [*settings.get("read", []), *settings.get("write", [])],
+                          set(settings.get("write", [])), report)
         own_network.mount_resolv_conf(resolv_conf, report)
     else:
         if resolv_conf >= 0:
             os.close(resolv_conf)
         if tmp:
             os.environ["TMPDIR"] = tmp
+        if mounts:
+            report.append("mounts: NAS and OSS mount points need the sandbox's private mount "
+                          "namespace, which this host does not give; nothing is mounted")
+    for mount in mounts:
+        os.close(mount["fd"])
     isolated = entered and bool(network) and own_network.enter(network, conn, report)
     if network and not isolated:
         report.append("network: no namespace of its own; the instance shares this host's")

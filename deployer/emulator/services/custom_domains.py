@@ -126,6 +126,24 @@ class CustomDomainService:
                             {k: doc[k] for k in _RECORDED if k in doc},
                             float(doc.get("createdAt", modified)), modified)
 
+    @staticmethod
+    def may_be_domain(name: str) -> bool:
+        """Whether a request's host name could be a custom domain (not an address, not
+        ``localhost``, not a cloud endpoint): a cheap test before :meth:`find`."""
+        return bool(_DOMAIN.match(name)) and not name.endswith(".aliyuncs.com")
+
+    def is_domain(self, name: str) -> bool:
+        """Whether ``name`` is a custom domain of some account and region."""
+        return self.may_be_domain(name) and self._repo.find(_KIND, _OWNER, name) is not None
+
+    def find(self, name: str) -> tuple[str, str, CustomDomain] | None:
+        """(account, region, domain) of the custom domain ``name`` (domain names are global,
+        as on FC); None when there is none."""
+        found = self._repo.find(_KIND, _OWNER, name) if self.may_be_domain(name) else None
+        if found is None:
+            return None
+        return found[0], found[1], self.get(found[0], found[1], name)
+
     def delete(self, account_id: str, region: str, name: str) -> None:
         if not self._repo.delete(self._key(account_id, region, name)):
             raise ResourceNotFound(f"custom domain '{name}' does not exist",

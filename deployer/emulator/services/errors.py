@@ -58,6 +58,7 @@ class Resource(enum.Enum):
     ASYNC_INVOKE_CONFIG = "async invoke config"
     CONCURRENCY_CONFIG = "concurrency config"
     PROVISION_CONFIG = "provision config"
+    SCALING_CONFIG = "scaling config"
     CUSTOM_DOMAIN = "custom domain"
 
 

@@ -85,8 +85,9 @@ def _joined(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
 
 
 def event_for(request: HttpTriggerRequest, *, account_id: str, region: str,
-              url_prefix: str, request_id: str, now: float) -> bytes:
-    """The ``v1`` event of ``request`` (module docstring)."""
+              url_prefix: str, request_id: str, now: float, domain: str = "") -> bytes:
+    """The ``v1`` event of ``request`` (module docstring); ``domain``: the custom domain it
+    was sent to (else the trigger's ``fcapp.run`` name)."""
     headers = _joined([(canonical_header(k), v) for k, v in request.headers])
     content_type = headers.get("Content-Type", "")
     body, encoded = "", False
@@ -106,8 +107,9 @@ def event_for(request: HttpTriggerRequest, *, account_id: str, region: str,
         "version": "v1", "rawPath": path, "body": body, "isBase64Encoded": encoded,
         "headers": headers, "queryParameters": query,
         "requestContext": {
-            "accountId": account_id, "domainName": f"{url_prefix}.{region}.fcapp.run",
-            "domainPrefix": url_prefix,
+            "accountId": account_id,
+            "domainName": domain or f"{url_prefix}.{region}.fcapp.run",
+            "domainPrefix": domain.split(".", 1)[0] if domain else url_prefix,
             "http": {"method": request.method, "path": unquote(path),
                      "protocol": request.protocol, "sourceIp": request.source_ip,
                      "userAgent": headers.get("User-Agent", "")},

@@ -213,6 +213,14 @@ class TriggerService:
         for key in self._repo.delete_function(account_id, region, function):
             self._mirror(key, None)
 
+    def http_trigger_of(self, account_id: str, region: str, function: str,
+                        qualifier: str) -> TriggerRow | None:
+        """The function's HTTP trigger for ``qualifier`` (else its first HTTP trigger), which
+        a custom domain's route to it is served by; None when it has none."""
+        rows = [r for r in self._repo.list(account_id, region, function, prefix="", start="",
+                                           limit=1000) if r.trigger_type == "http"]
+        return next((r for r in rows if r.qualifier == qualifier), rows[0] if rows else None)
+
     def by_url(self, url_prefix: str) -> TriggerRow | None:
         """The HTTP trigger served under ``/fcapp/<url_prefix>/`` (None: none)."""
         row = self._repo.by_url(url_prefix)

@@ -56,6 +56,24 @@ class FunctionConfigRepo:
             conn.execute("DELETE FROM fc_function_configs WHERE account_id=? AND region=? AND "
                          "function_name=?", (account_id, region, function_name))
 
+    def find(self, kind: str, function_name: str,
+             qualifier: str) -> tuple[str, str, dict[str, Any], float] | None:
+        """(account, region, document, modified_at) of the first document of ``kind`` with
+        this function name and qualifier, in any account and region."""
+        with self.db.read() as conn:
+            row = conn.execute("SELECT account_id, region, document, modified_at FROM "
+                               "fc_function_configs WHERE kind=? AND function_name=? AND "
+                               "qualifier=? ORDER BY account_id, region LIMIT 1",
+                               (kind, function_name, qualifier)).fetchone()
+        return (row[0], row[1], json.loads(row[2]), float(row[3])) if row else None
+
+    def scopes(self) -> builtins.list[tuple[str, str]]:
+        """Every (account, region) holding a document."""
+        with self.db.read() as conn:
+            rows = conn.execute("SELECT DISTINCT account_id, region FROM "
+                                "fc_function_configs").fetchall()
+        return [(r[0], r[1]) for r in rows]
+
     def list(self, account_id: str, region: str, kind: str, *, function_name: str = "",
              start: str, limit: int) -> builtins.list[tuple[str, str, dict[str, Any], float]]:
         """(function, qualifier, document, modified_at) of ``kind``, by function name."""

@@ -14,6 +14,7 @@ from deployer.digits import is_decimal
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.errors import Resource, ResourceNotFound
 from deployer.emulator.services.functions.model import Function, function_from_record
+from deployer.emulator.services.functions.mounts import function_mounts
 from deployer.emulator.services.functions.roles import RoleCredentials
 from deployer.emulator.services.functions.versions import FunctionReleases
 from deployer.emulator.services.ports import (
@@ -141,7 +142,7 @@ class FunctionResolver:
                             custom=custom_settings(c.runtime, c.opaque.get("customRuntimeConfig")),
                             layers=self._layers(fn),
                             idle_timeout=float(idle) if isinstance(idle, int) and idle > 0
-                            else None)
+                            else None, mounts=function_mounts(c.opaque))
 
     def _layers(self, fn: Function) -> tuple[LayerSource, ...]:
         """The function's layers as the layer source knows them; a layer it cannot name (or no

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 
 from deployer.emulator.runtime.families import NodeBinary, family_of, node_major
 from deployer.emulator.runtime.model import RuntimeNotEmulated
+from deployer.emulator.services.functions.mounts import check_mounts
 from deployer.emulator.services.errors import InvalidValue, PayloadTooLarge
 
 __all__ = ["RUNTIMES", "check_config_values", "check_custom_runtime", "check_function_name",
@@ -125,6 +126,7 @@ def check_config_values(values: Mapping[str, object]) -> None:
     opaque = values.get("opaque") or {}
     if isinstance(opaque, Mapping):
         check_custom_runtime(opaque.get("customRuntimeConfig"))
+        check_mounts(opaque)
         idle = opaque.get("idleTimeout")
         if isinstance(idle, int) and idle < 0:
             raise InvalidValue(f"idleTimeout must be a number of seconds (0: the default "

@@ -163,6 +163,12 @@ class FunctionService:
         published version froze for a version id or an alias (its main version)."""
         return self._resolver.resolve(account_id, region, name, qualifier, weighted=False)[0]
 
+    def instance_spec(self, account_id: str, region: str, name: str,
+                      qualifier: str) -> Any:
+        """The :class:`~.ports.InstanceSpec` a request to ``qualifier`` runs (an alias: its
+        main version); ResourceNotFound."""
+        return self._resolver.resolve(account_id, region, name, qualifier, weighted=False)[1]
+
     def update(self, account_id: str, region: str, name: str, changes: Mapping[str, Any],
                *, code: bytes | None = None, checksum: str | None = None) -> Function:
         """Apply a partial update (snake_case field -> value); retires running instances."""
