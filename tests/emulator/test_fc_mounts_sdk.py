@@ -110,3 +110,44 @@ def test_a_mount_dir_over_the_system_is_refused(cloud) -> None:
                 fc.NASMountConfig(server_addr=f"{NAS}:/x", mount_dir=where)]))
         assert refused.value.status_code == 400
         assert "nasConfig.mountPoints[0].mountDir" in refused.value.message
+
+
+LINKER = """
+import json, os
+
+def handler(event, context):
+    ask = json.loads(event)
+    os.symlink(ask["to"], ask["at"])
+    return "linked"
+"""
+
+
+def test_a_link_written_into_a_shared_mount_mounts_nothing_of_the_host(cloud, state,
+                                                                       tmp_path) -> None:
+    """Function code may write a symbolic link into a NAS directory; a mount point naming a
+    path through it would mount (and make directories in) whatever it points to on the host.
+    Such a mount point is not mounted, and nothing is made outside the mount root."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as archive:
+        archive.writestr("index.py", LINKER)
+    nas = fc.NASConfig(mount_points=[fc.NASMountConfig(server_addr=f"{NAS}:/links",
+                                                       mount_dir="/mnt/links")])
+    cloud.fc_client().create_function(fc.CreateFunctionRequest(body=fc.CreateFunctionInput(
+        function_name="linker", runtime="python3.10", handler="index.handler", timeout=10,
+        nas_config=nas, code=fc.InputCodeLocation(
+            zip_file=base64.b64encode(buf.getvalue()).decode()))))
+    outside = tmp_path / "host-dir"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("host file")
+    for name, to in (("to-host-dir", str(outside)), ("to-root", "/")):
+        body = cloud.fc_client().invoke_function("linker", fc.InvokeFunctionRequest(
+            body=json.dumps({"to": to, "at": f"/mnt/links/{name}"}).encode())).body.read()
+        assert body == b"linked"
+    _create(cloud, "through-links", nas_config=fc.NASConfig(mount_points=[
+        fc.NASMountConfig(server_addr=f"{NAS}:/links/to-host-dir", mount_dir="/mnt/a"),
+        fc.NASMountConfig(server_addr=f"{NAS}:/links/to-host-dir/new", mount_dir="/mnt/b"),
+        fc.NASMountConfig(server_addr=f"{NAS}:/links/to-root", mount_dir="/mnt/c")]))
+    for path in ("/mnt/a/secret.txt", "/mnt/c/etc/hostname"):
+        failed = _invoke(cloud, "through-links", read=path)  # the handler's error
+        assert "No such file" in failed["errorMessage"], failed
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]  # no "new" made there

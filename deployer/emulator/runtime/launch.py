@@ -146,13 +146,20 @@ def _environment_dir(interpreter: str) -> str:
 
 def mount_sources(spec: InstanceSpec, root: Path) -> list[dict[str, Any]]:
     """The instance's NAS and OSS mount points with their directories under ``root`` (made
-    when missing; a symbolic link there maps the mount to a directory of the user's)."""
+    when missing). A directory that leads outside ``root`` (a symbolic link that function
+    code wrote into a shared mount, say) is neither made nor mounted: its entry carries
+    ``outside`` instead, which the worker reports."""
     out: list[dict[str, Any]] = []
+    base = root.resolve()
     for mount in spec.mounts:
-        source = root / mount.source
-        source.mkdir(parents=True, exist_ok=True)
-        out.append({"source": str(source), "target": mount.target,
-                    "read_only": mount.read_only})
+        source = (root / mount.source).resolve()
+        entry = {"source": str(source), "target": mount.target,
+                 "read_only": mount.read_only, "root": str(base)}
+        if source != base and base not in source.parents:
+            entry["outside"] = f"{mount.source} leads outside {base}"
+        else:
+            source.mkdir(parents=True, exist_ok=True)
+        out.append(entry)
     return out
 
 

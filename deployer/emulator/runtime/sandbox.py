@@ -223,6 +223,28 @@ def _tmpfs_over(cover: str, keep: list[str], writable: set[str], report: list[st
     return True
 
 
+def _open_mounts(mounts: Any, report: list[str]) -> list[dict[str, Any]]:
+    """Each mount point's directory opened (before /tmp is replaced), if it is still where
+    the emulator checked it: inside its mount root, so a symbolic link swapped in since
+    cannot mount another host directory into the instance."""
+    opened = []
+    for mount in mounts:
+        if mount.get("outside") or not os.path.isdir(mount["source"]):
+            report.append(f"mounts: {mount['target']}: not mounted: "
+                          f"{mount.get('outside') or 'its directory is missing'}")
+            continue
+        fd = os.open(mount["source"], os.O_PATH | os.O_CLOEXEC)
+        real = os.readlink(f"/proc/self/fd/{fd}")
+        root = mount.get("root") or ""
+        if real != mount["source"] or not (real == root or real.startswith(root + "/")):
+            os.close(fd)
+            report.append(f"mounts: {mount['target']}: not mounted: its directory moved "
+                          f"outside {root}")
+            continue
+        opened.append({**mount, "fd": fd})
+    return opened
+
+
 def _mount_points(mounts: list[dict[str, Any]], keep: list[str], writable: set[str],
                   report: list[str]) -> None:
     """NAS and OSS mount points: each ``source`` directory bind-mounted on its ``target``
@@ -332,8 +354,7 @@ def enter_sandbox(settings: dict[str, Any]) -> list[str]:
     conn = own_network.connect_broker(network, report) if network else None
     flags = (_CLONE_NEWNS if private_tmp else 0) | (_CLONE_NEWNET if network else 0)
     entered = bool(flags) and _unshare(flags, report)
-    mounts = [{**m, "fd": os.open(m["source"], os.O_PATH | os.O_CLOEXEC)}
-              for m in settings.get("mounts") or () if os.path.isdir(m["source"])]
+    mounts = _open_mounts(settings.get("mounts") or (), report)
     resolv_conf = own_network.open_resolv_conf(network) if entered else -1
     if entered and private_tmp and _private_tmp(tmp, list(settings.get("keep", [])), report):
         os.environ["TMPDIR"] = "/tmp"
