@@ -95,10 +95,6 @@ class HttpRequest:
         dict each call; the parse is done once per request)."""
         return dict(self._query())
 
-    def form_params(self) -> dict[str, str]:
-        """A form-encoded body's parameters ({} for other content types or bad UTF-8)."""
-        return dict(self._form())
-
     def rpc_params(self) -> Mapping[str, str]:
         """The query merged with a form body (the body wins): an RPC request's parameters,
         parsed once per request (read-only: do not change it)."""
