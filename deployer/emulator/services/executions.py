@@ -407,6 +407,12 @@ class ExecutionService:
         """Child executions of map run ``map_run`` by status (the console's counts)."""
         return self._repo.map_run_counts(map_run)
 
+    def describe_stored(self, account_id: str, region: str, flow_name: str,
+                        name: str) -> tuple[int, ExecutionView]:
+        """The execution's stored number and :meth:`describe`'s view of it, in one read."""
+        row = self._row(account_id, region, flow_name, name)
+        return row.seq, _view(row)
+
     def seq(self, account_id: str, region: str, flow_name: str, name: str) -> int:
         """The stored number of the named execution (ResourceNotFound as DescribeExecution)."""
         return self._row(account_id, region, flow_name, name).seq

@@ -162,6 +162,9 @@ def execution_row(row: sqlite3.Row) -> ExecutionRow:
         str(row["error_code"]), str(row["error_detail"]), row["version"])
 
 
+_UNCACHED = object()
+
+
 class FlowRepo:
     """Flows and the read side of executions; the engine writes steps with :mod:`.steps`."""
 
@@ -176,6 +179,13 @@ class FlowRepo:
 
     def get_flow(self, account_id: str, region: str, name: str) -> FlowRecord | None:
         key = (account_id, region, name)
+        # A cached flow is read without the lock: a writer drops its entry, and a wipe moves
+        # the generation on, inside their transaction (before it commits), so a hit is the
+        # flow as committed when the read began.
+        if self._generation == self.db.generation:
+            cached = self._flows.get(key, _UNCACHED)
+            if cached is not _UNCACHED:
+                return cached  # type: ignore[return-value]
         with self.db.read() as conn:
             if self._generation != self.db.generation:
                 self._flows.clear()
