@@ -159,7 +159,10 @@ class EmulatorPeer:
                  str(state), "--port", str(port), "--clock", "virtual"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                 env=_daemon_env())
-            _wait_http(f"http://127.0.0.1:{port}/_emulator/health", timeout=300)
+            # under callgrind the daemon's start is some 50 times slower (more on a loaded
+            # machine)
+            _wait_http(f"http://127.0.0.1:{port}/_emulator/health",
+                       timeout=1200 if "BENCH_CALLGRIND" in os.environ else 300)
             self.server_pid = proc.pid
             self._stop = lambda: (proc.send_signal(signal.SIGTERM), proc.wait())
             ident = load_or_create_identity(state)
