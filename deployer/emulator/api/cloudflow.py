@@ -294,15 +294,18 @@ class CloudFlowApi:
         execution ends or the time is up (through the watch, no thread waits)."""
         key = c.key("FlowName", "ExecutionName")
         wait = c.integer("WaitTimeSeconds", 0, 0, 60)
-        seq, view = self._executions.describe_stored(*key)
+        view, seq, related = self._executions.described(*key)
         if not wait or view.status != "Running":
-            return self._described(seq, view)
+            return self._described(view, seq, related)
         return LongPoll(lambda wake: self._watch.subscribe(key, wake), float(wait),
-                        lambda: self._described(*self._executions.describe_stored(*key)))
+                        lambda: self._described(*self._executions.described(*key)))
 
-    def _described(self, seq: int, view: ExecutionView) -> Body:
+    def _described(self, view: ExecutionView, seq: int, related: bool) -> Body:
         """DescribeExecution's answer: the execution with its parent and children."""
-        return {**execution_to_wire(view), **relations_to_wire(self._relations.of(seq))}
+        body = execution_to_wire(view)
+        if related:
+            body.update(relations_to_wire(self._relations.of(seq)))
+        return body
 
     @CLOUDFLOW_ACTIONS.action("DescribeMapRun", quick=True)
     def describe_map_run(self, c: RpcCall) -> Body:

@@ -38,9 +38,6 @@ class Relations:
     map_runs: tuple[str, ...] = ()
 
 
-_NONE = Relations()
-
-
 class ExecutionRelations:
     """Reads an execution's links (``execution_links``, ``map_runs``)."""
 
@@ -51,8 +48,6 @@ class ExecutionRelations:
 
     def of(self, seq: int) -> Relations:
         """The relations of execution ``seq`` (empty when it has none)."""
-        if not self._links.related(seq):
-            return _NONE
         links = self._links.links(seq)
         parent = None
         if links.parent_seq:

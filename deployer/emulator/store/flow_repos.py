@@ -163,6 +163,13 @@ def execution_row(row: sqlite3.Row) -> ExecutionRow:
 
 
 _UNCACHED = object()
+_RELATED = (
+    "(EXISTS(SELECT 1 FROM execution_links l WHERE l.exec_seq=executions.seq AND "
+    "(l.parent_seq<>0 OR l.map_run<>'')) OR EXISTS(SELECT 1 FROM execution_links l WHERE "
+    "l.parent_seq=executions.seq AND l.map_run='') OR EXISTS(SELECT 1 FROM map_runs m WHERE "
+    "m.parent_seq=executions.seq))")
+"""Whether an execution has relations (``execution_links``, ``map_runs``: what
+:mod:`services.execution_relations` reads), as a column of its row."""
 
 
 class FlowRepo:
@@ -260,6 +267,17 @@ class FlowRepo:
                 f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE account_id=? AND region=? "
                 "AND flow_name=? AND name=?", (account_id, region, flow, name)).fetchone()
         return execution_row(row) if row else None
+
+    def execution_and_relations(self, account_id: str, region: str, flow: str,
+                                name: str) -> tuple[ExecutionRow, bool] | None:
+        """The named execution, and whether it has a parent, a sub-flow child or a map run
+        (DescribeExecution asks both on every call: one statement)."""
+        with self.db.read() as conn:
+            row = conn.execute(
+                f"SELECT {EXECUTION_COLUMNS}, {_RELATED} AS related FROM executions WHERE "
+                "account_id=? AND region=? AND flow_name=? AND name=?",
+                (account_id, region, flow, name)).fetchone()
+        return (execution_row(row), bool(row["related"])) if row else None
 
     def execution_status(self, account_id: str, region: str, flow: str,
                          name: str) -> str | None:

@@ -108,16 +108,6 @@ class LinkRepo:
         with self.db.read() as conn:
             return scheduled_before(conn, seq, state, event_id)
 
-    def related(self, seq: int) -> bool:
-        """Whether execution ``seq`` has a parent, a sub-flow child or a map run (one read:
-        most executions have none, and DescribeExecution asks on every call)."""
-        with self.db.read() as conn:
-            return bool(conn.execute(
-                "SELECT EXISTS(SELECT 1 FROM execution_links WHERE exec_seq=?1 AND "
-                "(parent_seq<>0 OR map_run<>'')) OR EXISTS(SELECT 1 FROM execution_links "
-                "WHERE parent_seq=?1 AND map_run='') OR EXISTS(SELECT 1 FROM map_runs WHERE "
-                "parent_seq=?1)", (seq,)).fetchone()[0])
-
     def map_run_exists(self, name: str) -> bool:
         """Whether a map run of that name is stored or started a child execution."""
         with self.db.read() as conn:
