@@ -16,7 +16,7 @@ handed over percent-decoded; a trailing slash is tolerated and ``HEAD`` is answe
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast, overload
 from urllib.parse import unquote
@@ -80,9 +80,6 @@ class Routes(Generic[H]):
     def action(self, name: str, *, quick: bool = False) -> Callable[[H], H]:
         """Decorator: the handler of RPC action ``name``."""
         return self.route(ANY, name, quick=quick)
-
-    def __iter__(self) -> Iterator[RouteEntry[H]]:
-        return iter(self._entries)
 
     def quick(self) -> frozenset[str]:
         """The templates (action names) of the entries marked quick."""
