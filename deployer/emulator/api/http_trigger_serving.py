@@ -80,20 +80,18 @@ class HttpTriggerApi:
             request_id=rid, now=self._clock.now())
         out = self._functions.invoke(row.account_id, row.region, row.function_name, event,
                                      request_id=rid, qualifier=row.qualifier)
-        return _answer(out.result.payload, out.result.error_type, rid)
+        answer = response_for(out.result.payload, out.result.error_type)
+        headers = dict(answer.headers)
+        headers["x-fc-request-id"] = rid
+        return HttpResponse(answer.status, answer.body, headers)
 
     @staticmethod
     def _forwarded(result: Any, rid: str) -> HttpResponse:
         if result.error_type or result.http_status is None:
-            return _answer(result.payload, result.error_type or "UnhandledInvocationError", rid)
+            answer = response_for(result.payload, result.error_type or "UnhandledInvocationError")
+            return HttpResponse(answer.status, answer.body,
+                                {**dict(answer.headers), "x-fc-request-id": rid})
         headers = {k: v for k, v in result.http_headers
                    if k.lower() not in ("content-length", "transfer-encoding", "connection")}
-        return HttpResponse(result.http_status, result.payload, {**headers,
-                                                                 "x-fc-request-id": rid})
-
-
-def _answer(payload: bytes, error_type: str | None, rid: str) -> HttpResponse:
-    """The function's ``{statusCode, headers, body}`` (or its error) as the HTTP answer."""
-    answer = response_for(payload, error_type)
-    return HttpResponse(answer.status, answer.body, {**dict(answer.headers),
-                                                     "x-fc-request-id": rid})
+        headers["x-fc-request-id"] = rid
+        return HttpResponse(result.http_status, result.payload, headers)
