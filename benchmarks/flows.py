@@ -159,7 +159,10 @@ class EmulatorPeer:
                  str(state), "--port", str(port), "--clock", "virtual"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                 env=_daemon_env())
-            _wait_http(f"http://127.0.0.1:{port}/_emulator/health", timeout=300)
+            # under callgrind the daemon's start is some 50 times slower (more on a loaded
+            # machine)
+            _wait_http(f"http://127.0.0.1:{port}/_emulator/health",
+                       timeout=1200 if "BENCH_CALLGRIND" in os.environ else 300)
             self.server_pid = proc.pid
             self._stop = lambda: (proc.send_signal(signal.SIGTERM), proc.wait())
             ident = load_or_create_identity(state)
@@ -222,6 +225,26 @@ class EmulatorPeer:
         self._stop()
 
 
+def _own_scope_stacks() -> None:
+    """moto's ASL preprocessor keeps its query-language scope stack in a class attribute that
+    every execution thread shares: two executions parsed at once can pop each other's scope
+    (``IndexError`` in ``_get_current_query_language``; that execution never ends and the
+    round never finishes). Each preprocessor gets a stack of its own, which is what the code
+    means; the work done is the same."""
+    from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
+
+    if getattr(Preprocessor, "_own_stacks", False):
+        return
+    init = Preprocessor.__init__
+
+    def own(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self._query_language_per_scope = []
+
+    Preprocessor.__init__ = own  # type: ignore[method-assign]
+    Preprocessor._own_stacks = True  # type: ignore[attr-defined]
+
+
 class MotoPeer:
     """moto's Step Functions (ASL interpreter on), in this process or as ``moto_server``.
     In this process with the raw client: moto's own ``ThreadedMotoServer`` in a thread (the
@@ -235,6 +258,8 @@ class MotoPeer:
                                   "aws_secret_access_key": "x"}
         port = _free_port()
         base = f"http://127.0.0.1:{port}"
+        if mode == "in-process":
+            _own_scope_stacks()
         if mode == "in-process" and client_kind == "sdk":
             from moto import mock_aws
 

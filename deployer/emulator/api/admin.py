@@ -25,34 +25,33 @@ from typing import Any
 
 from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import ErrorTable, Routes, json_object
+from deployer.emulator.api.contract import Routes, json_object
 from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse, json_response
 from deployer.emulator.api.local_guard import LocalGuard
+from deployer.emulator.api.router import UNMAPPED
 from deployer.emulator.clock import Clock
-from deployer.emulator.services import errors as svc
 from deployer.emulator.services.task_mocks import TaskMocks
 from deployer.timestamps import iso_seconds
 
-__all__ = ["ADMIN_ROUTES", "LOCAL_ERRORS", "AdminApi"]
+__all__ = ["ADMIN_ROUTES", "AdminApi"]
 
 _CODE_FILE = re.compile(r"^(\d{1,20})\.zip$")
 LogsFn = Callable[[str, str, int], list[dict[str, Any]]]  # (region, function, limit) -> records
-ADMIN_ROUTES: Routes[Callable[..., Answer]] = Routes()
-
-LOCAL_ERRORS = ErrorTable({svc.ResourceNotFound: e.NotFound, svc.InvalidValue: e.InvalidArgument},
-                    e.InternalServerError)
-"""The local surfaces' wire error for each domain error."""
+ADMIN_ROUTES: Routes[Callable[..., Answer | dict[str, Any]]] = Routes()
+"""The admin surface's entries; a handler answers a body (``200`` JSON) or a response."""
 
 
-def _ok(payload: dict[str, Any]) -> HttpResponse:
-    return json_response(200, payload, {})
+
+def _answer(out: Answer | dict[str, Any]) -> Answer:
+    """A local surface's answer: a body is ``200`` JSON."""
+    return json_response(200, out, {}) if isinstance(out, dict) else out
 
 
 class AdminApi:
     """The admin surface of one emulator: :data:`ADMIN_ROUTES` over the callables it is given."""
 
     prefix = "/_emulator/"
-    errors = LOCAL_ERRORS
+    errors = UNMAPPED  # not found, invalid, else an internal error
 
     def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
                  reset: Callable[..., None], code_path: Callable[[str], os.PathLike[str]],
@@ -76,22 +75,19 @@ class AdminApi:
         path = request.raw_path
         if path == "/_emulator/faults" or path.startswith("/_emulator/faults/"):
             return self._faults(request)
-        found = ADMIN_ROUTES.match(request.method, path)
-        if found is None:
-            raise e.PathNotSupported(f"'{request.method}' against '{path}' is not supported")
-        handler, args = found
-        return handler(self, request, **args)
+        handler, args = ADMIN_ROUTES.find(request.method, path)
+        return _answer(handler(self, request, **args))
 
     @ADMIN_ROUTES.route("GET", "/_emulator/health")
-    def health(self, request: HttpRequest) -> HttpResponse:
-        return _ok({"status": "ok", **self._health()})
+    def health(self, request: HttpRequest) -> dict[str, Any]:
+        return {"status": "ok", **self._health()}
 
     @ADMIN_ROUTES.route("GET", "/_emulator/clock")
-    def clock(self, request: HttpRequest) -> HttpResponse:
-        return json_response(200, self._clock_state(), {})
+    def clock(self, request: HttpRequest) -> dict[str, Any]:
+        return self._clock_state()
 
     @ADMIN_ROUTES.route("POST", "/_emulator/clock/advance")
-    def advance(self, request: HttpRequest) -> HttpResponse:
+    def advance(self, request: HttpRequest) -> dict[str, Any]:
         advance = getattr(self._clock, "advance", None)
         if not self._clock.is_virtual or advance is None:
             raise e.InvalidArgument("the emulator runs on the real clock; it cannot be advanced")
@@ -104,18 +100,18 @@ class AdminApi:
         except ValueError as exc:  # ClockHorizonError
             raise e.InvalidArgument(str(exc)) from None
         self._advanced()
-        return _ok(self._clock_state())
+        return self._clock_state()
 
     @ADMIN_ROUTES.route("POST", "/_emulator/reset")
-    def reset(self, request: HttpRequest) -> HttpResponse:
+    def reset(self, request: HttpRequest) -> dict[str, Any]:
         clock = json_object(request.body).get("clock", "keep")
         if clock not in ("keep", "now"):
             raise e.InvalidArgument('"clock" must be "keep" (the default) or "now"')
         self._reset(rewind_clock=clock == "now")
-        return _ok({"reset": True})
+        return {"reset": True}
 
     @ADMIN_ROUTES.route("GET", "/_emulator/logs")
-    def recent_logs(self, request: HttpRequest) -> HttpResponse:
+    def recent_logs(self, request: HttpRequest) -> dict[str, Any]:
         self.guard.require_token(request)
         params = request.query_params()
         function = params.get("function") or ""
@@ -125,7 +121,7 @@ class AdminApi:
         if not is_decimal(limit) or not 1 <= int(limit) <= 1000:
             raise e.InvalidArgument("limit must be a whole number in 1-1000")
         records = self._logs(params.get("region") or "", function, int(limit))
-        return _ok({"function": function, "invocations": records})
+        return {"function": function, "invocations": records}
 
     @ADMIN_ROUTES.route("GET", "/_emulator/logs/stream")
     def log_stream(self, request: HttpRequest) -> Answer:
@@ -142,25 +138,25 @@ class AdminApi:
             return HttpResponse(200, fh.read(), {"Content-Type": "application/zip"})
 
     @ADMIN_ROUTES.route("GET", "/_emulator/mocks")
-    def list_mocks(self, request: HttpRequest) -> HttpResponse:
+    def list_mocks(self, request: HttpRequest) -> dict[str, Any]:
         self.guard.require_token(request)
-        return _ok(self._task_mocks().listing().to_json())
+        return self._task_mocks().listing().to_json()
 
     @ADMIN_ROUTES.route("POST", "/_emulator/mocks")
-    def load_mocks(self, request: HttpRequest) -> HttpResponse:
+    def load_mocks(self, request: HttpRequest) -> dict[str, Any]:
         body = json_object(request.body)
         source = body.get("source", "admin")
         if not isinstance(source, str) or not source:
             raise e.InvalidArgument('"source" must be a non-empty string (the file\'s name)')
         if "document" not in body:
             raise e.InvalidArgument('body must be {"document": <mock document>, "source": ...}')
-        return _ok(self._task_mocks().load(body["document"], source).to_json())
+        return self._task_mocks().load(body["document"], source).to_json()
 
     @ADMIN_ROUTES.route("DELETE", "/_emulator/mocks")
-    def clear_mocks(self, request: HttpRequest) -> HttpResponse:
+    def clear_mocks(self, request: HttpRequest) -> dict[str, Any]:
         self.guard.require_token(request)
         self._task_mocks().clear()
-        return _ok(self._task_mocks().listing().to_json())
+        return self._task_mocks().listing().to_json()
 
     def _task_mocks(self) -> TaskMocks:
         if self._mocks is None:

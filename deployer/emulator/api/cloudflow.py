@@ -70,7 +70,8 @@ CLOUDFLOW_PARAMS = ParamErrors(  # the wording of CloudFlow's error table (API r
     lambda name: e.MissingRequiredParams(f"The HTTP query '{name}' must be specified."),
     e.InvalidArgument)
 
-CLOUDFLOW_ACTIONS: Routes[Callable[[Any, RpcCall], Body | LongPoll]] = Routes()
+CLOUDFLOW_ACTIONS: Routes[Callable[[Any, RpcCall], Body | LongPoll | None]] = Routes()
+"""CloudFlow's actions; a handler answers a body, None (``{}``) or a long poll."""
 
 CLOUDFLOW_ERRORS = ErrorTable({
     **e.TOKEN_ERRORS,
@@ -255,17 +256,15 @@ class CloudFlowApi:
 
     @CLOUDFLOW_ACTIONS.action("ListFlows", quick=True)
     def list_flows(self, c: RpcCall) -> Body:
-        flows, token = self._flows.list(*c.key(), limit=c.integer("Limit", 60, 1, 999),
-                                        next_token=c.text("NextToken"),
+        flows, token = self._flows.list(*c.key(), **c.paging(999),
                                         resource_group_id=c.text("ResourceGroupId"))
         return page("Flows", [flow_to_wire(f) for f in flows], token)
 
     @CLOUDFLOW_ACTIONS.action("DeleteFlow")
-    def delete_flow(self, c: RpcCall) -> Body:
+    def delete_flow(self, c: RpcCall) -> None:
         key = c.key("Name")
         self._flows.delete(*key)
         self._executions.forget_flow(*key)
-        return {}
 
     # --- executions ---------------------------------------------------------------------------
 
@@ -295,16 +294,18 @@ class CloudFlowApi:
         execution ends or the time is up (through the watch, no thread waits)."""
         key = c.key("FlowName", "ExecutionName")
         wait = c.integer("WaitTimeSeconds", 0, 0, 60)
-        view = self._executions.describe(*key)
+        view, seq, related = self._executions.described(*key)
         if not wait or view.status != "Running":
-            return self._described(key, view)
+            return self._described(view, seq, related)
         return LongPoll(lambda wake: self._watch.subscribe(key, wake), float(wait),
-                        lambda: self._described(key, self._executions.describe(*key)))
+                        lambda: self._described(*self._executions.described(*key)))
 
-    def _described(self, key: tuple[str, str, str, str], view: ExecutionView) -> Body:
+    def _described(self, view: ExecutionView, seq: int, related: bool) -> Body:
         """DescribeExecution's answer: the execution with its parent and children."""
-        relations = self._relations.of(self._executions.seq(*key))
-        return {**execution_to_wire(view), **relations_to_wire(relations)}
+        body = execution_to_wire(view)
+        if related:
+            body.update(relations_to_wire(self._relations.of(seq)))
+        return body
 
     @CLOUDFLOW_ACTIONS.action("DescribeMapRun", quick=True)
     def describe_map_run(self, c: RpcCall) -> Body:
@@ -328,18 +329,14 @@ class CloudFlowApi:
             status=c.text("Status"), name_prefix=c.text("ExecutionNamePrefix"),
             started_from=c.text("StartedTimeBegin"), started_to=c.text("StartedTimeEnd"),
             qualifier=c.text("Qualifier"), map_run_name=c.text("MapRunName"))
-        views, token = self._executions.list(
-            *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 99),
-            next_token=c.text("NextToken"), filt=filt)
+        views, token = self._executions.list(*c.key("FlowName"), **c.paging(99), filt=filt)
         return page("Executions",
-                        [execution_to_wire(v, metadata_only=metadata_only) for v in views],
-                        token)
+                    [execution_to_wire(v, metadata_only=metadata_only) for v in views], token)
 
     @CLOUDFLOW_ACTIONS.action("GetExecutionHistory", quick=True)
     def get_execution_history(self, c: RpcCall) -> Body:
         events, token = self._executions.history(
-            *c.key("FlowName", "ExecutionName"), limit=c.integer("Limit", 60, 1, 999),
-            next_token=c.text("NextToken"))
+            *c.key("FlowName", "ExecutionName"), **c.paging(999))
         return page("Events", [history_event_to_wire(ev) for ev in events], token)
 
     @CLOUDFLOW_ACTIONS.action("StopExecution", quick=True)
@@ -372,15 +369,12 @@ class CloudFlowApi:
 
     @CLOUDFLOW_ACTIONS.action("ListFlowVersions")
     def list_flow_versions(self, c: RpcCall) -> Body:
-        found, token = self._releases.list_versions(
-            *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 999),
-            next_token=c.text("NextToken"))
+        found, token = self._releases.list_versions(*c.key("FlowName"), **c.paging(999))
         return page("FlowVersions", [_version(v) for v in found], token)
 
     @CLOUDFLOW_ACTIONS.action("DeleteFlowVersion")
-    def delete_flow_version(self, c: RpcCall) -> Body:
+    def delete_flow_version(self, c: RpcCall) -> None:
         self._releases.delete_version(*c.key("FlowName", "FlowVersion"))
-        return {}
 
     @CLOUDFLOW_ACTIONS.action("CreateFlowAlias")
     def create_flow_alias(self, c: RpcCall) -> Body:
@@ -399,15 +393,12 @@ class CloudFlowApi:
             description=c.params.get("Description")))}
 
     @CLOUDFLOW_ACTIONS.action("DeleteFlowAlias")
-    def delete_flow_alias(self, c: RpcCall) -> Body:
+    def delete_flow_alias(self, c: RpcCall) -> None:
         self._releases.delete_alias(*c.key("FlowName", "Name"))
-        return {}
 
     @CLOUDFLOW_ACTIONS.action("ListFlowAliases")
     def list_flow_aliases(self, c: RpcCall) -> Body:
-        found, token = self._releases.list_aliases(
-            *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 999),
-            next_token=c.text("NextToken"))
+        found, token = self._releases.list_aliases(*c.key("FlowName"), **c.paging(999))
         return page("Aliases", [_alias(a) for a in found], token)
 
     # --- schedules and regions ----------------------------------------------------------------
@@ -432,15 +423,12 @@ class CloudFlowApi:
         return _schedule(self._schedules.update(*c.key("FlowName", "ScheduleName"), changes))
 
     @CLOUDFLOW_ACTIONS.action("DeleteSchedule")
-    def delete_schedule(self, c: RpcCall) -> Body:
+    def delete_schedule(self, c: RpcCall) -> None:
         self._schedules.delete(*c.key("FlowName", "ScheduleName"))
-        return {}
 
     @CLOUDFLOW_ACTIONS.action("ListSchedules")
     def list_schedules(self, c: RpcCall) -> Body:
-        rows, token = self._schedules.list(
-            *c.key("FlowName"), limit=c.integer("Limit", 60, 1, 1000),
-            next_token=c.text("NextToken"))
+        rows, token = self._schedules.list(*c.key("FlowName"), **c.paging(1000))
         return page("Schedules", [_schedule(r) for r in rows], token)
 
     @CLOUDFLOW_ACTIONS.action("DescribeRegions")

@@ -33,7 +33,7 @@ from deployer.emulator.api import errors as e
 from deployer.emulator.api.cloudflow import history_event_to_wire
 from deployer.emulator.api.console_live import LiveStreams
 from deployer.emulator.api.contract import ErrorTable, Routes, json_object
-from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse
+from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse, json_response
 from deployer.emulator.api.local_guard import LocalGuard
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import ServiceError
@@ -57,8 +57,7 @@ def _html(status: int, text: str, extra: dict[str, str] | None = None) -> HttpRe
 
 
 def _json(status: int, payload: Any) -> HttpResponse:
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return HttpResponse(status, body, {"Content-Type": "application/json", **_SECURITY})
+    return json_response(status, payload, _SECURITY)
 
 
 CONSOLE_ROUTES: Routes[Callable[..., Answer]] = Routes()
@@ -176,7 +175,6 @@ class ConsoleApi:
                                        prefix=_one(query, "prefix"), after=_one(query, "after"))
         return self._page(as_json, "executions.html", f"Executions of {flow}", model)
 
-
     @CONSOLE_ROUTES.route("GET", _EXECUTION + "/history.json")
     def history(self, request: HttpRequest, as_json: bool, region: str, flow: str,
                 name: str) -> HttpResponse:
@@ -195,7 +193,6 @@ class ConsoleApi:
         return self.live.execution(region, flow, name, _selection(query),
                                    int(since) if is_decimal(since) and len(since) < 10
                                    else None)
-
 
     @CONSOLE_ROUTES.route("GET", "/r/{region}/functions")
     def functions(self, request: HttpRequest, as_json: bool, region: str) -> HttpResponse:

@@ -16,7 +16,7 @@ handed over percent-decoded; a trailing slash is tolerated and ``HEAD`` is answe
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast, overload
 from urllib.parse import unquote
@@ -81,9 +81,6 @@ class Routes(Generic[H]):
         """Decorator: the handler of RPC action ``name``."""
         return self.route(ANY, name, quick=quick)
 
-    def __iter__(self) -> Iterator[RouteEntry[H]]:
-        return iter(self._entries)
-
     def quick(self) -> frozenset[str]:
         """The templates (action names) of the entries marked quick."""
         return frozenset(entry.template for entry in self._entries if entry.quick)
@@ -109,6 +106,14 @@ class Routes(Generic[H]):
                 return entry.handler, {k: unquote(v) for k, v in m.groupdict().items()}
         return None
 
+    def find(self, method: str, path: str, what: str = "") -> tuple[H, dict[str, str]]:
+        """:meth:`match`, or ``PathNotSupported`` naming the request (``what``: after
+        "not supported")."""
+        found = self.match(method, path)
+        if found is None:
+            raise e.PathNotSupported(f"'{method}' against '{path}' is not supported{what}")
+        return found
+
 
 @dataclass(frozen=True, slots=True)
 class RequestContext:
@@ -120,6 +125,22 @@ class RequestContext:
     region: str
     public_url: str
     caller: Any = None  # the verified role session (services.security_tokens), None: account
+
+    @overload
+    def key(self) -> tuple[str, str]: ...
+    @overload
+    def key(self, name: str, /) -> tuple[str, str, str]: ...
+    @overload
+    def key(self, name: str, other: str, /) -> tuple[str, str, str, str]: ...
+
+    def key(self, *names: str) -> tuple[str, ...]:
+        """``(account_id, region, *names)``: how the services name a resource."""
+        return (self.account_id, self.region, *names)
+
+    @property
+    def query(self) -> dict[str, str]:
+        """The request's query parameters."""
+        return self.request.query_params()
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +216,11 @@ class RpcCall:
             raise self.errors.invalid(
                 f"{self.errors.prefix}{name} must be between {low} and {high}, got {value}.")
         return value
+
+    def paging(self, high: int) -> dict[str, Any]:
+        """A List action's ``Limit`` (1 to ``high``, 60 when absent) and ``NextToken``, as
+        the services take them."""
+        return {"limit": self.integer("Limit", 60, 1, high), "next_token": self.text("NextToken")}
 
     def boolean(self, name: str, default: bool | None = False) -> bool | None:
         """``true``/``false`` (any case; ``1``/``0`` too); ``default`` when absent or empty."""

@@ -40,7 +40,8 @@ _KEYS = frozenset({"service", "action", "function", "flow", "status", "message",
 _CODE = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
 _SERVICE_ALIASES = {"fnf": "cloudflow", "flow": "cloudflow", "functioncompute": "fc"}
-FAULT_ROUTES: Routes[Callable[..., HttpResponse]] = Routes()
+FAULT_ROUTES: Routes[Callable[..., dict[str, Any]]] = Routes()
+"""The entries of :data:`PREFIX`; each answers a body (``200`` JSON)."""
 
 
 def _bad(message: str) -> e.ApiError:
@@ -154,45 +155,37 @@ class FaultAdmin:
         self._quotas = injector.quotas
 
     def handle(self, request: HttpRequest) -> HttpResponse:
-        found = FAULT_ROUTES.match(request.method, request.raw_path)
-        if found is None:
-            raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' is "
-                                     "not supported")
-        handler, args = found
-        return handler(self, request, **args)
+        handler, args = FAULT_ROUTES.find(request.method, request.raw_path)
+        return json_response(200, handler(self, request, **args), {})
 
     @FAULT_ROUTES.route("GET", PREFIX)
-    def list_faults(self, request: HttpRequest) -> HttpResponse:
-        return _ok({"faults": [fault_fields(f) for f in self._faults.list()],
-                    "throttle": self._quotas.mode})
+    def list_faults(self, request: HttpRequest) -> dict[str, Any]:
+        return {"faults": [fault_fields(f) for f in self._faults.list()],
+                    "throttle": self._quotas.mode}
 
     @FAULT_ROUTES.route("POST", PREFIX)
-    def add_fault(self, request: HttpRequest) -> HttpResponse:
+    def add_fault(self, request: HttpRequest) -> dict[str, Any]:
         fault = self._faults.add(parse_fault(json_object(request.body)))
-        return _ok({"fault": fault_fields(fault)})
+        return {"fault": fault_fields(fault)}
 
     @FAULT_ROUTES.route("DELETE", PREFIX)
-    def clear_faults(self, request: HttpRequest) -> HttpResponse:
-        return _ok({"cleared": self._faults.clear()})
+    def clear_faults(self, request: HttpRequest) -> dict[str, Any]:
+        return {"cleared": self._faults.clear()}
 
     @FAULT_ROUTES.route("GET", PREFIX + "/throttle")
-    def throttle(self, request: HttpRequest) -> HttpResponse:
-        return _ok({"throttle": self._quotas.mode})
+    def throttle(self, request: HttpRequest) -> dict[str, Any]:
+        return {"throttle": self._quotas.mode}
 
     @FAULT_ROUTES.route("PUT POST", PREFIX + "/throttle")
-    def set_throttle(self, request: HttpRequest) -> HttpResponse:
+    def set_throttle(self, request: HttpRequest) -> dict[str, Any]:
         mode = json_object(request.body).get("mode")
         self._quotas.set_mode(mode if isinstance(mode, str) else repr(mode))
-        return _ok({"throttle": self._quotas.mode})
+        return {"throttle": self._quotas.mode}
 
     @FAULT_ROUTES.route("GET", PREFIX + "/{fault_id}")
-    def get_fault(self, request: HttpRequest, fault_id: str) -> HttpResponse:
-        return _ok({"fault": fault_fields(self._faults.get(fault_id))})
+    def get_fault(self, request: HttpRequest, fault_id: str) -> dict[str, Any]:
+        return {"fault": fault_fields(self._faults.get(fault_id))}
 
     @FAULT_ROUTES.route("DELETE", PREFIX + "/{fault_id}")
-    def remove_fault(self, request: HttpRequest, fault_id: str) -> HttpResponse:
-        return _ok({"fault": fault_fields(self._faults.remove(fault_id))})
-
-
-def _ok(payload: dict[str, Any]) -> HttpResponse:
-    return json_response(200, payload, {})
+    def remove_fault(self, request: HttpRequest, fault_id: str) -> dict[str, Any]:
+        return {"fault": fault_fields(self._faults.remove(fault_id))}

@@ -1,17 +1,12 @@
 """Function Compute 3.0's wire contract (ROA, ``/2023-03-30/...``, JSON bodies).
 
-Emulated: CreateFunction, GetFunction, UpdateFunction, DeleteFunction, ListFunctions,
-InvokeFunction (with ``qualifier``: LATEST, a version or an alias), GetFunctionCode, and the
-versions and aliases: PublishFunctionVersion, ListFunctionVersions, DeleteFunctionVersion,
-CreateAlias, GetAlias, UpdateAlias, DeleteAlias, ListAliases. Any other FC path answers
-``400 PathNotSupported``. Field names, defaults and shapes follow fc3-api.md §2, §6-7 (docs
-"api-fc-2023-03-30-struct-alias"); the domain is :mod:`services.functions` and
-:mod:`services.function_versions`. The settings a Create/UpdateFunction body carries are read
-by :mod:`.fc_settings`.
-
-In this module: the route table (:data:`FC_ROUTES`, on the handlers), the readers, the shapes
-(:func:`function_to_wire`, :func:`version_to_wire`, :func:`alias_to_wire`) and the error table
-(:data:`FC_ERRORS`).
+In this module: the route table (:data:`FC_ROUTES`, on the handlers: functions, invocation,
+versions and aliases here; triggers, layers, asynchronous invocation, concurrency and custom
+domains in the ``fc_*`` modules), the readers, the shapes (:func:`function_to_wire`,
+:func:`version_to_wire`, :func:`alias_to_wire`) and the error table (:data:`FC_ERRORS`). Any
+other FC path answers ``400 PathNotSupported``. Field names, defaults and shapes follow
+fc3-api.md §2, §6-7; the domain is :mod:`services.functions`; the settings of a
+Create/UpdateFunction body are read by :mod:`.fc_settings`.
 """
 
 from __future__ import annotations
@@ -25,6 +20,7 @@ from typing import Any
 from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.contract import (
+    Body,
     ErrorTable,
     RequestContext,
     Routes,
@@ -53,11 +49,14 @@ __all__ = [
     "FcApi",
     "FcServices",
     "alias_to_wire",
+    "fc_page",
     "function_to_wire",
     "list_limit",
+    "listing",
     "no_content",
     "ok_response",
     "optional_string",
+    "required_string",
     "version_to_wire",
 ]
 
@@ -72,7 +71,8 @@ FC_AUTH = AuthScheme.words(
     unknown_key=e.InvalidAccessKeyID, mismatch=e.SignatureNotMatch,
     time_missing=e.MissingRequiredHeader, time_format=e.InvalidArgument,
     expired=e.RequestTimeTooSkewed, nonce_used=e.SignatureNonceUsed)
-FC_ROUTES: Routes[Callable[..., HttpResponse]] = Routes()
+FC_ROUTES: Routes[Callable[..., HttpResponse | Body | None]] = Routes()
+"""FC's entries; a handler answers a body (``200`` JSON), None (``204``) or a response."""
 
 FC_ERRORS = ErrorTable({
     **e.TOKEN_ERRORS,
@@ -157,6 +157,24 @@ def optional_string(body: Mapping[str, Any], key: str) -> str | None:
     return value
 
 
+def required_string(body: Mapping[str, Any], key: str) -> str:
+    value = optional_string(body, key)
+    if not value:
+        raise e.InvalidArgument(f"{key} is required")
+    return value
+
+
+def listing(ctx: RequestContext) -> dict[str, Any]:
+    """A List action's paging parameters (``nextToken``, ``limit``) as the services take them."""
+    q = ctx.query
+    return {"next_token": q.get("nextToken", ""), "limit": list_limit(q)}
+
+
+def fc_page(key: str, items: list[Any], token: str | None, **more: Any) -> Body:
+    """A List action's answer: ``{key: items}`` and ``nextToken`` when there is a next page."""
+    return page(key, items, token, "nextToken", **more)
+
+
 def _weights(body: Mapping[str, Any]) -> dict[str, float] | None:
     value = body.get("additionalVersionWeight")
     if value is None:
@@ -212,17 +230,16 @@ class FcApi:
         self.functions = functions
 
     def handle(self, ctx: RequestContext) -> HttpResponse:
-        request = ctx.request
-        found = FC_ROUTES.match(request.method, request.raw_path)
-        if found is None:
-            raise e.PathNotSupported(
-                f"'{request.method}' against '{request.raw_path}' is not supported")
-        handler, args = found
-        return handler(self, ctx, **args)
+        """The entry's answer: a body is ``200`` JSON, None ``204``."""
+        handler, args = FC_ROUTES.find(ctx.request.method, ctx.request.raw_path)
+        out = handler(self, ctx, **args)
+        if isinstance(out, HttpResponse):
+            return out
+        return no_content(ctx) if out is None else ok_response(ctx, out)
 
     def function_arn(self, ctx: RequestContext, name: str) -> str:
         """The ARN of function ``name`` (ResourceNotFound when it does not exist)."""
-        return self._svc.get(ctx.account_id, ctx.region, name).arn
+        return self._svc.get(*ctx.key(name)).arn
 
     def _function(self, ctx: RequestContext, fn: Function) -> HttpResponse:
         response = ok_response(ctx, function_to_wire(fn))
@@ -246,14 +263,12 @@ class FcApi:
         if code is None:
             raise e.InvalidArgument("code.zipFile is required")
         return self._function(ctx, self._svc.create(
-            ctx.account_id, ctx.region, name, FunctionSettings(**settings), code,
-            checksum=checksum, tags=read_tags(body)))
+            *ctx.key(name), FunctionSettings(**settings), code, checksum=checksum,
+            tags=read_tags(body)))
 
     @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}")
-    def get_function(self, ctx: RequestContext, name: str) -> HttpResponse:
-        qualifier = ctx.request.query_params().get("qualifier")
-        return ok_response(ctx, function_to_wire(
-            self._svc.get(ctx.account_id, ctx.region, name, qualifier)))
+    def get_function(self, ctx: RequestContext, name: str) -> Body:
+        return function_to_wire(self._svc.get(*ctx.key(name), ctx.query.get("qualifier")))
 
     @FC_ROUTES.route("PUT", _FUNCTIONS + "/{name}")
     def update_function(self, ctx: RequestContext, name: str) -> HttpResponse:
@@ -262,28 +277,24 @@ class FcApi:
         if not settings["opaque"]:
             del settings["opaque"]
         code, checksum = read_code(body)
-        return self._function(ctx, self._svc.update(ctx.account_id, ctx.region, name, settings,
-                                                    code=code, checksum=checksum))
+        return self._function(ctx, self._svc.update(*ctx.key(name), settings, code=code,
+                                                    checksum=checksum))
 
     @FC_ROUTES.route("DELETE", _FUNCTIONS + "/{name}")
-    def delete_function(self, ctx: RequestContext, name: str) -> HttpResponse:
-        self._svc.delete(ctx.account_id, ctx.region, name)
-        return no_content(ctx)
+    def delete_function(self, ctx: RequestContext, name: str) -> None:
+        self._svc.delete(*ctx.key(name))
 
     @FC_ROUTES.route("GET", _FUNCTIONS)
-    def list_functions(self, ctx: RequestContext) -> HttpResponse:
-        q = ctx.request.query_params()
-        fns, token = self._svc.list(ctx.account_id, ctx.region, prefix=q.get("prefix", ""),
-                                    next_token=q.get("nextToken", ""), limit=list_limit(q))
-        return ok_response(ctx, page("functions", [function_to_wire(f) for f in fns], token,
-                                     "nextToken"))
+    def list_functions(self, ctx: RequestContext) -> Body:
+        fns, token = self._svc.list(*ctx.key(), prefix=ctx.query.get("prefix", ""),
+                                    **listing(ctx))
+        return fc_page("functions", [function_to_wire(f) for f in fns], token)
 
     @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}/code")
-    def get_function_code(self, ctx: RequestContext, name: str) -> HttpResponse:
-        fn = self._svc.get(ctx.account_id, ctx.region, name,
-                           ctx.request.query_params().get("qualifier"))
+    def get_function_code(self, ctx: RequestContext, name: str) -> Body:
+        fn = self._svc.get(*ctx.key(name), ctx.query.get("qualifier"))
         url = f"{ctx.public_url}/_emulator/code/{fn.code_checksum}.zip"
-        return ok_response(ctx, {"checksum": fn.code_checksum, "url": url})
+        return {"checksum": fn.code_checksum, "url": url}
 
     @FC_ROUTES.route("POST", _FUNCTIONS + "/{name}/invocations")
     def invoke_function(self, ctx: RequestContext, name: str) -> HttpResponse:
@@ -292,11 +303,9 @@ class FcApi:
         task_id = ctx.request.headers.get("x-fc-async-task-id")
         if task_id is not None and not _TASK_ID_RE.match(task_id):
             raise e.InvalidArgument(f"invalid x-fc-async-task-id '{task_id}'")
-        out = self._svc.invoke(ctx.account_id, ctx.region, name, ctx.request.body,
-                               request_id=ctx.request_id, asynchronous=kind != "Sync",
-                               tail_logs=log_type == "Tail",
-                               qualifier=ctx.request.query_params().get("qualifier"),
-                               task_id=task_id)
+        out = self._svc.invoke(*ctx.key(name), ctx.request.body, request_id=ctx.request_id,
+                               asynchronous=kind != "Sync", tail_logs=log_type == "Tail",
+                               qualifier=ctx.query.get("qualifier"), task_id=task_id)
         reply = {"x-fc-request-id": ctx.request_id}
         if out.result is None:
             if task_id:
@@ -319,67 +328,51 @@ class FcApi:
     # --- versions and aliases -----------------------------------------------------------------
 
     @FC_ROUTES.route("POST", _FUNCTIONS + "/{name}/versions")
-    def publish_function_version(self, ctx: RequestContext, name: str) -> HttpResponse:
+    def publish_function_version(self, ctx: RequestContext, name: str) -> Body:
         description = optional_string(json_object(ctx.request.body), "description") or ""
-        return ok_response(ctx, version_to_wire(
-            self._releases.publish(ctx.account_id, ctx.region, name, description)))
+        return version_to_wire(self._releases.publish(*ctx.key(name), description))
 
     @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}/versions")
-    def list_function_versions(self, ctx: RequestContext, name: str) -> HttpResponse:
-        q = ctx.request.query_params()
+    def list_function_versions(self, ctx: RequestContext, name: str) -> Body:
         found, token, direction = self._releases.list_versions(
-            ctx.account_id, ctx.region, name, direction=q.get("direction", ""),
-            limit=list_limit(q), next_token=q.get("nextToken", ""))
-        return ok_response(ctx, page("versions", [version_to_wire(v) for v in found], token,
-                                     "nextToken", direction=direction))
+            *ctx.key(name), direction=ctx.query.get("direction", ""), **listing(ctx))
+        return fc_page("versions", [version_to_wire(v) for v in found], token,
+                       direction=direction)
 
     @FC_ROUTES.route("DELETE", _FUNCTIONS + "/{name}/versions/{version}")
-    def delete_function_version(self, ctx: RequestContext, name: str,
-                                version: str) -> HttpResponse:
-        self._releases.delete_version(ctx.account_id, ctx.region, name, version)
-        return no_content(ctx)
+    def delete_function_version(self, ctx: RequestContext, name: str, version: str) -> None:
+        self._releases.delete_version(*ctx.key(name, version))
 
     @FC_ROUTES.route("POST", _FUNCTIONS + "/{name}/aliases")
-    def create_alias(self, ctx: RequestContext, name: str) -> HttpResponse:
+    def create_alias(self, ctx: RequestContext, name: str) -> Body:
         body = json_object(ctx.request.body)
-        alias_name = optional_string(body, "aliasName")
-        version_id = optional_string(body, "versionId")
-        if not alias_name:
-            raise e.InvalidArgument("aliasName is required")
-        if not version_id:
-            raise e.InvalidArgument("versionId is required")
-        return ok_response(ctx, alias_to_wire(self._releases.create_alias(
-            ctx.account_id, ctx.region, name, alias_name, version_id=version_id,
+        alias_name = required_string(body, "aliasName")
+        return alias_to_wire(self._releases.create_alias(
+            *ctx.key(name, alias_name), version_id=required_string(body, "versionId"),
             description=optional_string(body, "description") or "",
-            additional_version_weight=_weights(body))))
+            additional_version_weight=_weights(body)))
 
     @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}/aliases/{alias}")
-    def get_alias(self, ctx: RequestContext, name: str, alias: str) -> HttpResponse:
-        return ok_response(ctx, alias_to_wire(
-            self._releases.get_alias(ctx.account_id, ctx.region, name, alias)))
+    def get_alias(self, ctx: RequestContext, name: str, alias: str) -> Body:
+        return alias_to_wire(self._releases.get_alias(*ctx.key(name, alias)))
 
     @FC_ROUTES.route("PUT", _FUNCTIONS + "/{name}/aliases/{alias}")
-    def update_alias(self, ctx: RequestContext, name: str, alias: str) -> HttpResponse:
+    def update_alias(self, ctx: RequestContext, name: str, alias: str) -> Body:
         body = json_object(ctx.request.body)
         changes = AliasChanges(version_id=optional_string(body, "versionId"),
                                description=optional_string(body, "description"),
                                additional_version_weight=_weights(body))
-        return ok_response(ctx, alias_to_wire(
-            self._releases.update_alias(ctx.account_id, ctx.region, name, alias, changes)))
+        return alias_to_wire(self._releases.update_alias(*ctx.key(name, alias), changes))
 
     @FC_ROUTES.route("DELETE", _FUNCTIONS + "/{name}/aliases/{alias}")
-    def delete_alias(self, ctx: RequestContext, name: str, alias: str) -> HttpResponse:
-        self._releases.delete_alias(ctx.account_id, ctx.region, name, alias)
-        return no_content(ctx)
+    def delete_alias(self, ctx: RequestContext, name: str, alias: str) -> None:
+        self._releases.delete_alias(*ctx.key(name, alias))
 
     @FC_ROUTES.route("GET", _FUNCTIONS + "/{name}/aliases")
-    def list_aliases(self, ctx: RequestContext, name: str) -> HttpResponse:
-        q = ctx.request.query_params()
-        found, token = self._releases.list_aliases(ctx.account_id, ctx.region, name,
-                                                   prefix=q.get("prefix", ""), limit=list_limit(q),
-                                                   next_token=q.get("nextToken", ""))
-        return ok_response(ctx, page("aliases", [alias_to_wire(a) for a in found], token,
-                                     "nextToken"))
+    def list_aliases(self, ctx: RequestContext, name: str) -> Body:
+        found, token = self._releases.list_aliases(
+            *ctx.key(name), prefix=ctx.query.get("prefix", ""), **listing(ctx))
+        return fc_page("aliases", [alias_to_wire(a) for a in found], token)
 
 
 # The other resources' entries join FC_ROUTES when their modules load.

@@ -12,12 +12,12 @@ the SDK's ``AsyncTask`` carries them [INFERRED from the SDK's field types].
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import RequestContext, json_object, page
-from deployer.emulator.api.fc import FC_ROUTES, list_limit, no_content, ok_response
-from deployer.emulator.api.http import HttpResponse
+from deployer.emulator.api.contract import Body, RequestContext, json_object
+from deployer.emulator.api.fc import FC_ROUTES, fc_page, listing
 from deployer.emulator.services.async_tasks import AsyncTaskRow
 from deployer.timestamps import iso_seconds
 
@@ -56,121 +56,109 @@ def _async_config(arn: str, doc: dict[str, Any], modified: float) -> dict[str, A
 
 
 def _qualifier(ctx: RequestContext) -> str:
-    return ctx.request.query_params().get("qualifier") or "LATEST"
+    return ctx.query.get("qualifier") or "LATEST"
 
 
 # --- asyncInvokeConfig -------------------------------------------------------------------------
 
-@FC_ROUTES.route("PUT", _FUNCTION + "/async-invoke-config")
-def put_async_invoke_config(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+def _config_answer(api: FcApi, ctx: RequestContext, name: str,
+                   read: Callable[..., dict[str, Any]]) -> Body:
+    """The config ``read(account, region, name, qualifier)`` puts or gets, once the function
+    is known to exist."""
     arn = api.function_arn(ctx, name)
+    key = ctx.key(name, _qualifier(ctx))
+    doc = read(*key)
+    return _async_config(arn, doc, api.services.async_configs.modified_at(*key))
+
+
+@FC_ROUTES.route("PUT", _FUNCTION + "/async-invoke-config")
+def put_async_invoke_config(api: FcApi, ctx: RequestContext, name: str) -> Body:
     configs = api.services.async_configs
-    doc = configs.put(ctx.account_id, ctx.region, name, _qualifier(ctx),
-                      json_object(ctx.request.body))
-    at = configs.modified_at(ctx.account_id, ctx.region, name, _qualifier(ctx))
-    return ok_response(ctx, _async_config(arn, doc, at))
+    return _config_answer(api, ctx, name,
+                          lambda *key: configs.put(*key, json_object(ctx.request.body)))
 
 
 @FC_ROUTES.route("GET", _FUNCTION + "/async-invoke-config")
-def get_async_invoke_config(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
-    arn = api.function_arn(ctx, name)
-    configs = api.services.async_configs
-    doc = configs.get(ctx.account_id, ctx.region, name, _qualifier(ctx))
-    at = configs.modified_at(ctx.account_id, ctx.region, name, _qualifier(ctx))
-    return ok_response(ctx, _async_config(arn, doc, at))
+def get_async_invoke_config(api: FcApi, ctx: RequestContext, name: str) -> Body:
+    return _config_answer(api, ctx, name, api.services.async_configs.get)
 
 
 @FC_ROUTES.route("DELETE", _FUNCTION + "/async-invoke-config")
-def delete_async_invoke_config(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+def delete_async_invoke_config(api: FcApi, ctx: RequestContext, name: str) -> None:
     api.function_arn(ctx, name)
-    api.services.async_configs.get(ctx.account_id, ctx.region, name, _qualifier(ctx))
-    api.services.async_configs.delete(ctx.account_id, ctx.region, name, _qualifier(ctx))
-    return no_content(ctx)
+    api.services.async_configs.get(*ctx.key(name, _qualifier(ctx)))
+    api.services.async_configs.delete(*ctx.key(name, _qualifier(ctx)))
 
 
 @FC_ROUTES.route("GET", "/2023-03-30/async-invoke-configs")
-def list_async_invoke_configs(api: FcApi, ctx: RequestContext) -> HttpResponse:
-    q = ctx.request.query_params()
+def list_async_invoke_configs(api: FcApi, ctx: RequestContext) -> Body:
     rows, token = api.services.async_configs.list(
-        ctx.account_id, ctx.region, function=q.get("functionName", ""),
-        next_token=q.get("nextToken", ""), limit=list_limit(q))
+        *ctx.key(), function=ctx.query.get("functionName", ""), **listing(ctx))
     configs = [_async_config(f"acs:fc:{ctx.region}:{ctx.account_id}:functions/{fn}"
                              + ("" if qualifier == "LATEST" else f"/{qualifier}"), doc, at)
                for fn, qualifier, doc, at in rows]
-    return ok_response(ctx, page("configs", configs, token, "nextToken"))
+    return fc_page("configs", configs, token)
 
 
 # --- async tasks -------------------------------------------------------------------------------
 
 @FC_ROUTES.route("GET", _FUNCTION + "/async-tasks/{task}")
-def get_async_task(api: FcApi, ctx: RequestContext, name: str, task: str) -> HttpResponse:
+def get_async_task(api: FcApi, ctx: RequestContext, name: str, task: str) -> Body:
     arn = api.function_arn(ctx, name)
-    row = api.services.async_tasks.get(ctx.account_id, ctx.region, name, task)
-    return ok_response(ctx, async_task_to_wire(row, arn))
+    return async_task_to_wire(api.services.async_tasks.get(*ctx.key(name, task)), arn)
 
 
 @FC_ROUTES.route("PUT", _FUNCTION + "/async-tasks/{task}/stop")
-def stop_async_task(api: FcApi, ctx: RequestContext, name: str, task: str) -> HttpResponse:
+def stop_async_task(api: FcApi, ctx: RequestContext, name: str, task: str) -> Body:
     api.function_arn(ctx, name)
-    api.services.async_tasks.stop(ctx.account_id, ctx.region, name, task)
-    return ok_response(ctx, {})
+    api.services.async_tasks.stop(*ctx.key(name, task))
+    return {}
 
 
 @FC_ROUTES.route("GET", _FUNCTION + "/async-tasks")
-def list_async_tasks(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+def list_async_tasks(api: FcApi, ctx: RequestContext, name: str) -> Body:
     arn = api.function_arn(ctx, name)
-    q = ctx.request.query_params()
+    q = ctx.query
     order = q.get("sortOrderByTime") or "desc"
     if order not in ("asc", "desc"):
         raise e.InvalidArgument(f"sortOrderByTime must be asc or desc, got {order!r}")
     rows, token = api.services.async_tasks.list(
-        ctx.account_id, ctx.region, name, prefix=q.get("prefix", ""),
-        status=q.get("status", ""), newest_first=order == "desc", limit=list_limit(q),
-        next_token=q.get("nextToken", ""))
-    include = q.get("includePayload") == "true"
-    tasks = []
-    for row in rows:
-        wire = async_task_to_wire(row, arn)
-        if not include:
-            wire.pop("taskPayload", None)
-        tasks.append(wire)
-    return ok_response(ctx, page("tasks", tasks, token, "nextToken"))
+        *ctx.key(name), prefix=q.get("prefix", ""), status=q.get("status", ""),
+        newest_first=order == "desc", **listing(ctx))
+    hidden = () if q.get("includePayload") == "true" else ("taskPayload",)
+    tasks = [{k: v for k, v in async_task_to_wire(row, arn).items() if k not in hidden}
+             for row in rows]
+    return fc_page("tasks", tasks, token)
 
 
 # --- reserved concurrency ----------------------------------------------------------------------
 
-def _concurrency(config: Any) -> dict[str, Any]:
+def _concurrency(config: Any) -> Body:
     return {"functionArn": config.function_arn,
             "reservedConcurrency": config.reserved_concurrency}
 
 
 @FC_ROUTES.route("PUT", _FUNCTION + "/concurrency")
-def put_concurrency_config(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+def put_concurrency_config(api: FcApi, ctx: RequestContext, name: str) -> Body:
     api.function_arn(ctx, name)
     reserved = json_object(ctx.request.body).get("reservedConcurrency")
-    return ok_response(ctx, _concurrency(api.services.concurrency.put(
-        ctx.account_id, ctx.region, name, reserved)))
+    return _concurrency(api.services.concurrency.put(*ctx.key(name), reserved))
 
 
 @FC_ROUTES.route("GET", _FUNCTION + "/concurrency")
-def get_concurrency_config(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+def get_concurrency_config(api: FcApi, ctx: RequestContext, name: str) -> Body:
     api.function_arn(ctx, name)
-    return ok_response(ctx, _concurrency(api.services.concurrency.get(
-        ctx.account_id, ctx.region, name)))
+    return _concurrency(api.services.concurrency.get(*ctx.key(name)))
 
 
 @FC_ROUTES.route("DELETE", _FUNCTION + "/concurrency")
-def delete_concurrency_config(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+def delete_concurrency_config(api: FcApi, ctx: RequestContext, name: str) -> None:
     api.function_arn(ctx, name)
-    api.services.concurrency.delete(ctx.account_id, ctx.region, name)
-    return no_content(ctx)
+    api.services.concurrency.delete(*ctx.key(name))
 
 
 @FC_ROUTES.route("GET", "/2023-03-30/concurrency-configs")
-def list_concurrency_configs(api: FcApi, ctx: RequestContext) -> HttpResponse:
-    q = ctx.request.query_params()
+def list_concurrency_configs(api: FcApi, ctx: RequestContext) -> Body:
     configs, token = api.services.concurrency.list(
-        ctx.account_id, ctx.region, function=q.get("functionName", ""),
-        next_token=q.get("nextToken", ""), limit=list_limit(q))
-    return ok_response(ctx, page("configs", [_concurrency(c) for c in configs], token,
-                                 "nextToken"))
+        *ctx.key(), function=ctx.query.get("functionName", ""), **listing(ctx))
+    return fc_page("configs", [_concurrency(c) for c in configs], token)

@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import RequestContext, json_object, page
-from deployer.emulator.api.fc import FC_ROUTES, list_limit, no_content, ok_response
-from deployer.emulator.api.http import HttpResponse
+from deployer.emulator.api.contract import Body, RequestContext, json_object
+from deployer.emulator.api.fc import FC_ROUTES, fc_page, listing
 from deployer.emulator.services.custom_domains import CustomDomain
 from deployer.timestamps import iso_seconds
 
@@ -35,41 +34,36 @@ def custom_domain_to_wire(domain: CustomDomain, account_id: str) -> dict[str, An
 
 
 @FC_ROUTES.route("POST", _DOMAINS)
-def create_custom_domain(api: FcApi, ctx: RequestContext) -> HttpResponse:
+def create_custom_domain(api: FcApi, ctx: RequestContext) -> Body:
     body = json_object(ctx.request.body)
     name = body.get("domainName")
     if not isinstance(name, str) or not name:
         raise e.InvalidArgument("domainName is required and must be a string")
-    domain = api.services.custom_domains.put(ctx.account_id, ctx.region, name, body,
-                                             create=True)
-    return ok_response(ctx, custom_domain_to_wire(domain, ctx.account_id))
+    domain = api.services.custom_domains.put(*ctx.key(name), body, create=True)
+    return custom_domain_to_wire(domain, ctx.account_id)
 
 
 @FC_ROUTES.route("GET", _DOMAINS + "/{domain}")
-def get_custom_domain(api: FcApi, ctx: RequestContext, domain: str) -> HttpResponse:
-    found = api.services.custom_domains.get(ctx.account_id, ctx.region, domain)
-    return ok_response(ctx, custom_domain_to_wire(found, ctx.account_id))
+def get_custom_domain(api: FcApi, ctx: RequestContext, domain: str) -> Body:
+    found = api.services.custom_domains.get(*ctx.key(domain))
+    return custom_domain_to_wire(found, ctx.account_id)
 
 
 @FC_ROUTES.route("PUT", _DOMAINS + "/{domain}")
-def update_custom_domain(api: FcApi, ctx: RequestContext, domain: str) -> HttpResponse:
-    found = api.services.custom_domains.put(ctx.account_id, ctx.region, domain,
-                                            json_object(ctx.request.body), create=False)
-    return ok_response(ctx, custom_domain_to_wire(found, ctx.account_id))
+def update_custom_domain(api: FcApi, ctx: RequestContext, domain: str) -> Body:
+    found = api.services.custom_domains.put(*ctx.key(domain), json_object(ctx.request.body),
+                                            create=False)
+    return custom_domain_to_wire(found, ctx.account_id)
 
 
 @FC_ROUTES.route("DELETE", _DOMAINS + "/{domain}")
-def delete_custom_domain(api: FcApi, ctx: RequestContext, domain: str) -> HttpResponse:
-    api.services.custom_domains.delete(ctx.account_id, ctx.region, domain)
-    return no_content(ctx)
+def delete_custom_domain(api: FcApi, ctx: RequestContext, domain: str) -> None:
+    api.services.custom_domains.delete(*ctx.key(domain))
 
 
 @FC_ROUTES.route("GET", _DOMAINS)
-def list_custom_domains(api: FcApi, ctx: RequestContext) -> HttpResponse:
-    q = ctx.request.query_params()
+def list_custom_domains(api: FcApi, ctx: RequestContext) -> Body:
     found, token = api.services.custom_domains.list(
-        ctx.account_id, ctx.region, prefix=q.get("prefix", ""),
-        next_token=q.get("nextToken", ""), limit=list_limit(q))
-    return ok_response(ctx, page("customDomains",
-                                 [custom_domain_to_wire(d, ctx.account_id) for d in found],
-                                 token, "nextToken"))
+        *ctx.key(), prefix=ctx.query.get("prefix", ""), **listing(ctx))
+    return fc_page("customDomains", [custom_domain_to_wire(d, ctx.account_id) for d in found],
+                   token)

@@ -15,16 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import RequestContext, json_object, page
-from deployer.emulator.api.fc import (
-    FC_ROUTES,
-    list_limit,
-    no_content,
-    ok_response,
-    optional_string,
-)
+from deployer.emulator.api.contract import Body, RequestContext, json_object
+from deployer.emulator.api.fc import FC_ROUTES, fc_page, list_limit, listing, optional_string
 from deployer.emulator.api.fc_settings import read_code
-from deployer.emulator.api.http import HttpResponse
 from deployer.emulator.services.layers import LayerInput, LayerVersionRow
 from deployer.timestamps import iso_seconds
 
@@ -54,7 +47,7 @@ def _version(raw: str) -> int:
 
 
 @FC_ROUTES.route("POST", _LAYERS + "/{layer}/versions")
-def create_layer_version(api: FcApi, ctx: RequestContext, layer: str) -> HttpResponse:
+def create_layer_version(api: FcApi, ctx: RequestContext, layer: str) -> Body:
     body = json_object(ctx.request.body)
     code, _checksum = read_code(body)
     if code is None:
@@ -64,35 +57,31 @@ def create_layer_version(api: FcApi, ctx: RequestContext, layer: str) -> HttpRes
         raise e.InvalidArgument("compatibleRuntime must be a list of runtime names")
     spec = LayerInput(code, tuple(runtimes), optional_string(body, "description") or "",
                       optional_string(body, "license") or "")
-    row = api.services.layers.create_version(ctx.account_id, ctx.region, layer, spec)
-    return ok_response(ctx, layer_to_wire(row, ctx.public_url))
+    row = api.services.layers.create_version(*ctx.key(layer), spec)
+    return layer_to_wire(row, ctx.public_url)
 
 
 @FC_ROUTES.route("GET", _LAYERS + "/{layer}/versions/{version}")
-def get_layer_version(api: FcApi, ctx: RequestContext, layer: str,
-                      version: str) -> HttpResponse:
-    row = api.services.layers.get_version(ctx.account_id, ctx.region, layer,
-                                          _version(version))
-    return ok_response(ctx, layer_to_wire(row, ctx.public_url))
+def get_layer_version(api: FcApi, ctx: RequestContext, layer: str, version: str) -> Body:
+    row = api.services.layers.get_version(*ctx.key(layer), _version(version))
+    return layer_to_wire(row, ctx.public_url)
 
 
 @FC_ROUTES.route("DELETE", _LAYERS + "/{layer}/versions/{version}")
-def delete_layer_version(api: FcApi, ctx: RequestContext, layer: str,
-                         version: str) -> HttpResponse:
-    api.services.layers.delete_version(ctx.account_id, ctx.region, layer, _version(version))
-    return no_content(ctx)
+def delete_layer_version(api: FcApi, ctx: RequestContext, layer: str, version: str) -> None:
+    api.services.layers.delete_version(*ctx.key(layer), _version(version))
 
 
 @FC_ROUTES.route("GET", _LAYERS + "/{layer}/versions")
-def list_layer_versions(api: FcApi, ctx: RequestContext, layer: str) -> HttpResponse:
-    q = ctx.request.query_params()
-    start = q.get("startVersion") or "1"
+def list_layer_versions(api: FcApi, ctx: RequestContext, layer: str) -> Body:
+    q = ctx.query
     rows, following = api.services.layers.list_versions(
-        ctx.account_id, ctx.region, layer, start_version=_version(start), limit=list_limit(q))
-    body: dict[str, Any] = {"layers": [layer_to_wire(r, ctx.public_url) for r in rows]}
+        *ctx.key(layer), start_version=_version(q.get("startVersion") or "1"),
+        limit=list_limit(q))
+    body: Body = {"layers": [layer_to_wire(r, ctx.public_url) for r in rows]}
     if following is not None:
         body["nextVersion"] = following
-    return ok_response(ctx, body)
+    return body
 
 
 def _flag(value: str | None, name: str) -> bool:
@@ -104,27 +93,23 @@ def _flag(value: str | None, name: str) -> bool:
 
 
 @FC_ROUTES.route("GET", _LAYERS)
-def list_layers(api: FcApi, ctx: RequestContext) -> HttpResponse:
-    q = ctx.request.query_params()
+def list_layers(api: FcApi, ctx: RequestContext) -> Body:
+    q = ctx.query
     rows, token = api.services.layers.list_layers(
-        ctx.account_id, ctx.region, prefix=q.get("prefix", ""),
-        next_token=q.get("nextToken", ""), limit=list_limit(q),
-        public=_flag(q.get("public"), "public"), official=_flag(q.get("official"), "official"))
-    return ok_response(ctx, page("layers", [layer_to_wire(r, ctx.public_url) for r in rows],
-                                 token, "nextToken"))
+        *ctx.key(), prefix=q.get("prefix", ""), public=_flag(q.get("public"), "public"),
+        official=_flag(q.get("official"), "official"), **listing(ctx))
+    return fc_page("layers", [layer_to_wire(r, ctx.public_url) for r in rows], token)
 
 
 @FC_ROUTES.route("GET", "/2023-03-30/layerarn/{arn}")
-def get_layer_version_by_arn(api: FcApi, ctx: RequestContext, arn: str) -> HttpResponse:
-    row = api.services.layers.by_arn(ctx.account_id, ctx.region, arn)
-    return ok_response(ctx, layer_to_wire(row, ctx.public_url))
+def get_layer_version_by_arn(api: FcApi, ctx: RequestContext, arn: str) -> Body:
+    return layer_to_wire(api.services.layers.by_arn(*ctx.key(arn)), ctx.public_url)
 
 
 @FC_ROUTES.route("PUT", _LAYERS + "/{layer}/acl")
-def put_layer_acl(api: FcApi, ctx: RequestContext, layer: str) -> HttpResponse:
-    q = ctx.request.query_params()
+def put_layer_acl(api: FcApi, ctx: RequestContext, layer: str) -> None:
+    q = ctx.query
     public = q.get("public")
     if public is None and q.get("acl") is not None:
         public = "true" if q.get("acl") == "1" else "false"
-    api.services.layers.put_acl(ctx.account_id, ctx.region, layer, _flag(public, "public"))
-    return no_content(ctx)
+    api.services.layers.put_acl(*ctx.key(layer), _flag(public, "public"))

@@ -13,15 +13,14 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import RequestContext, json_object, page
+from deployer.emulator.api.contract import Body, RequestContext, json_object
 from deployer.emulator.api.fc import (
     FC_ROUTES,
-    list_limit,
-    no_content,
-    ok_response,
+    fc_page,
+    listing,
     optional_string,
+    required_string,
 )
-from deployer.emulator.api.http import HttpResponse
 from deployer.emulator.services.triggers import TriggerChanges, TriggerInput, TriggerRow
 from deployer.timestamps import iso_seconds
 
@@ -70,51 +69,41 @@ def _config(body: dict[str, Any], required: bool) -> dict[str, Any] | None:
 
 
 @FC_ROUTES.route("POST", _TRIGGERS)
-def create_trigger(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+def create_trigger(api: FcApi, ctx: RequestContext, name: str) -> Body:
     body = json_object(ctx.request.body)
-    trigger_name = optional_string(body, "triggerName")
-    trigger_type = optional_string(body, "triggerType")
-    if not trigger_name:
-        raise e.InvalidArgument("triggerName is required")
-    if not trigger_type:
-        raise e.InvalidArgument("triggerType is required")
-    spec = TriggerInput(trigger_name, trigger_type, _config(body, required=True) or {},
+    spec = TriggerInput(required_string(body, "triggerName"),
+                        required_string(body, "triggerType"),
+                        _config(body, required=True) or {},
                         qualifier=optional_string(body, "qualifier") or "LATEST",
                         description=optional_string(body, "description") or "",
                         source_arn=optional_string(body, "sourceArn") or "",
                         invocation_role=optional_string(body, "invocationRole") or "")
-    row = api.services.triggers.create(ctx.account_id, ctx.region, name, spec)
-    return ok_response(ctx, trigger_to_wire(row, ctx.public_url))
+    return trigger_to_wire(api.services.triggers.create(*ctx.key(name), spec), ctx.public_url)
 
 
 @FC_ROUTES.route("GET", _TRIGGERS + "/{trigger}")
-def get_trigger(api: FcApi, ctx: RequestContext, name: str, trigger: str) -> HttpResponse:
-    row = api.services.triggers.get(ctx.account_id, ctx.region, name, trigger)
-    return ok_response(ctx, trigger_to_wire(row, ctx.public_url))
+def get_trigger(api: FcApi, ctx: RequestContext, name: str, trigger: str) -> Body:
+    return trigger_to_wire(api.services.triggers.get(*ctx.key(name, trigger)), ctx.public_url)
 
 
 @FC_ROUTES.route("PUT", _TRIGGERS + "/{trigger}")
-def update_trigger(api: FcApi, ctx: RequestContext, name: str, trigger: str) -> HttpResponse:
+def update_trigger(api: FcApi, ctx: RequestContext, name: str, trigger: str) -> Body:
     body = json_object(ctx.request.body)
     changes = TriggerChanges(config=_config(body, required=False),
                              qualifier=optional_string(body, "qualifier"),
                              description=optional_string(body, "description"),
                              invocation_role=optional_string(body, "invocationRole"))
-    row = api.services.triggers.update(ctx.account_id, ctx.region, name, trigger, changes)
-    return ok_response(ctx, trigger_to_wire(row, ctx.public_url))
+    row = api.services.triggers.update(*ctx.key(name, trigger), changes)
+    return trigger_to_wire(row, ctx.public_url)
 
 
 @FC_ROUTES.route("DELETE", _TRIGGERS + "/{trigger}")
-def delete_trigger(api: FcApi, ctx: RequestContext, name: str, trigger: str) -> HttpResponse:
-    api.services.triggers.delete(ctx.account_id, ctx.region, name, trigger)
-    return no_content(ctx)
+def delete_trigger(api: FcApi, ctx: RequestContext, name: str, trigger: str) -> None:
+    api.services.triggers.delete(*ctx.key(name, trigger))
 
 
 @FC_ROUTES.route("GET", _TRIGGERS)
-def list_triggers(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
-    q = ctx.request.query_params()
-    rows, token = api.services.triggers.list(
-        ctx.account_id, ctx.region, name, prefix=q.get("prefix", ""),
-        next_token=q.get("nextToken", ""), limit=list_limit(q))
-    triggers = [trigger_to_wire(r, ctx.public_url) for r in rows]
-    return ok_response(ctx, page("triggers", triggers, token, "nextToken"))
+def list_triggers(api: FcApi, ctx: RequestContext, name: str) -> Body:
+    rows, token = api.services.triggers.list(*ctx.key(name),
+                                             prefix=ctx.query.get("prefix", ""), **listing(ctx))
+    return fc_page("triggers", [trigger_to_wire(r, ctx.public_url) for r in rows], token)

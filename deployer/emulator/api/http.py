@@ -95,10 +95,6 @@ class HttpRequest:
         dict each call; the parse is done once per request)."""
         return dict(self._query())
 
-    def form_params(self) -> dict[str, str]:
-        """A form-encoded body's parameters ({} for other content types or bad UTF-8)."""
-        return dict(self._form())
-
     def rpc_params(self) -> Mapping[str, str]:
         """The query merged with a form body (the body wins): an RPC request's parameters,
         parsed once per request (read-only: do not change it)."""
@@ -237,8 +233,8 @@ def _one_line(text: str) -> str:
     return text.replace("\r", " ").replace("\n", " ")
 
 
-def event_stream(events: AsyncIterator[ServerSentEvent], *, heartbeat: float = 15.0,
-                 headers: Mapping[str, str] | None = None) -> StreamingResponse:
+def event_stream(events: AsyncIterator[ServerSentEvent], *,
+                 heartbeat: float = 15.0) -> StreamingResponse:
     """A ``text/event-stream`` response sending ``events`` as they come, with a comment line
     every ``heartbeat`` seconds of silence (so proxies and browsers keep the stream open)."""
 
@@ -271,7 +267,7 @@ def event_stream(events: AsyncIterator[ServerSentEvent], *, heartbeat: float = 1
 
     return StreamingResponse(200, chunks(), {
         "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store",
-        "X-Accel-Buffering": "no", **(headers or {})})
+        "X-Accel-Buffering": "no"})
 
 
 async def run_blocking(fn: Callable[..., T], *args: Any) -> T:

@@ -76,10 +76,6 @@ class LocalGuard:
             f"{name}:{self.port}".lower()
             for name in ("127.0.0.1", "localhost", "[::1]", bound)))
 
-    def hosts(self) -> frozenset[str]:
-        """The ``Host`` values that name this daemon."""
-        return self._hosts
-
     def check(self, request: HttpRequest, *, console: bool = False) -> None:
         """Raise ``AccessDenied`` (403) unless ``request`` may use a local surface
         (``console``: the console, whose token is good too)."""

@@ -26,7 +26,7 @@ POP_AUTH = AuthScheme.words(
     time_missing=e.MissingParameter, time_format=e.InvalidTimeStampFormat,
     expired=e.InvalidTimeStampExpired, nonce_used=e.PopSignatureNonceUsed)
 """How RAM and STS (POP, the RPC gateway) name authentication failures."""
-RAM_ACTIONS: Routes[Callable[[Any, RpcCall], Body]] = Routes()
+RAM_ACTIONS: Routes[Callable[[Any, RpcCall], Body | None]] = Routes()
 
 POP_PARAMS = ParamErrors(
     lambda name: e.MissingParameter(
@@ -109,21 +109,18 @@ class RamApi:
         return {"Role": _role(role)}
 
     @RAM_ACTIONS.action("DeleteRole")
-    def delete_role(self, c: RpcCall) -> Body:
+    def delete_role(self, c: RpcCall) -> None:
         self._svc.delete_role(c.account_id, c.required("RoleName"))
-        return {}
 
     @RAM_ACTIONS.action("AttachPolicyToRole")
-    def attach_policy_to_role(self, c: RpcCall) -> Body:
+    def attach_policy_to_role(self, c: RpcCall) -> None:
         self._svc.attach(c.account_id, c.required("RoleName"), c.required("PolicyType"),
                          c.required("PolicyName"))
-        return {}
 
     @RAM_ACTIONS.action("DetachPolicyFromRole")
-    def detach_policy_from_role(self, c: RpcCall) -> Body:
+    def detach_policy_from_role(self, c: RpcCall) -> None:
         self._svc.detach(c.account_id, c.required("RoleName"), c.required("PolicyType"),
                          c.required("PolicyName"))
-        return {}
 
     @RAM_ACTIONS.action("ListPoliciesForRole")
     def list_policies_for_role(self, c: RpcCall) -> Body:
@@ -147,6 +144,5 @@ class RamApi:
             "CreateDate": iso_seconds(policy.created_at)}}
 
     @RAM_ACTIONS.action("DeletePolicy")
-    def delete_policy(self, c: RpcCall) -> Body:
+    def delete_policy(self, c: RpcCall) -> None:
         self._svc.delete_policy(c.account_id, c.required("PolicyName"))
-        return {}

@@ -144,7 +144,7 @@ class RoaApi(Protocol):
     def handle(self, ctx: RequestContext) -> Answer: ...
 
 
-RpcHandler = Callable[[Any, RpcCall], "dict[str, Any] | LongPoll"]
+RpcHandler = Callable[[Any, RpcCall], "dict[str, Any] | LongPoll | None"]
 
 
 class RpcApi(Protocol):
@@ -324,10 +324,7 @@ class Router:
 
     def authenticate(self, request: HttpRequest, scheme: AuthScheme) -> str:
         """The AccessKeyId that signed ``request`` (ACS3, or RPC v1 for an RPC scheme);
-        ``scheme``'s wire error otherwise (an HTTP trigger with ``authType: function``)."""
-        return self._authenticate(request, scheme)
-
-    def _authenticate(self, request: HttpRequest, scheme: AuthScheme) -> str:
+        ``scheme``'s wire error otherwise."""
         secret_for = self.access.secret_for if self.access is not None else self.secret_for
         fresh = self.freshness
         try:
@@ -348,7 +345,7 @@ class Router:
         if api.auth is None:  # the API checks its own signature (Log Service)
             return api.handle(self._context(request, rid, request.query_params(), "",
                                             api.prefix, authorize=False))
-        key = self._authenticate(request, api.auth)
+        key = self.authenticate(request, api.auth)
         ctx = self._context(request, rid, request.query_params(), key, api.prefix)
         return self._faulted(ctx, Style.ROA, api.prefix, {}, lambda: api.handle(ctx),
                              getattr(api, "errors", UNMAPPED))
@@ -377,7 +374,7 @@ class Router:
         if api is None:
             raise e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
         try:
-            key = self._authenticate(request, api.auth)
+            key = self.authenticate(request, api.auth)
             handler = api.actions.get(action)
             if handler is None:
                 raise api.unknown_action(action)
@@ -388,7 +385,7 @@ class Router:
                 body = handler(api, call)
                 if isinstance(body, LongPoll):
                     return self._later(request, rid, body, api.errors)
-                return json_response(200, {"RequestId": rid, **body},
+                return json_response(200, {"RequestId": rid, **(body or {})},
                                      {"x-acs-request-id": rid})
 
             return self._faulted(call.context, Style.RPC, version, params, answer, api.errors)

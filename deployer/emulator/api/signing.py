@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 ACS3_ALGORITHM = "ACS3-HMAC-SHA256"
-EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 SecretLookup = Callable[[str], "str | None"]
 
 

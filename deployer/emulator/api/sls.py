@@ -185,11 +185,8 @@ class SlsApi:
         try:
             key = self._verify(request)
             caller = self._access.caller(request, key, {})
-            found = SLS_ROUTES.match(request.method, request.raw_path)
-            if found is None:
-                raise e.PathNotSupported(f"'{request.method}' against '{request.raw_path}' "
-                                         "is not supported by the emulated Log Service")
-            handler, args = found
+            handler, args = SLS_ROUTES.find(request.method, request.raw_path,
+                                            " by the emulated Log Service")
             return handler(self, ctx, rid, caller, **args)
         except e.ApiError as exc:
             return error_response(exc, rid, Style.SLS)

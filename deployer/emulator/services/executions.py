@@ -407,6 +407,19 @@ class ExecutionService:
         """Child executions of map run ``map_run`` by status (the console's counts)."""
         return self._repo.map_run_counts(map_run)
 
+    def described(self, account_id: str, region: str, flow_name: str,
+                  name: str) -> tuple[ExecutionView, int, bool]:
+        """:meth:`describe`'s view, the execution's stored number and whether it has
+        relations (a parent, sub-flow children, map runs: ``ExecutionRelations``), in one
+        read."""
+        self._flows.get(account_id, region, flow_name)
+        found = self._repo.execution_and_relations(account_id, region, flow_name, name)
+        if found is None:
+            raise ResourceNotFound(f"Execution {name} does not exist.",
+                                   Resource.EXECUTION, name=name)
+        row, related = found
+        return _view(row), row.seq, related
+
     def seq(self, account_id: str, region: str, flow_name: str, name: str) -> int:
         """The stored number of the named execution (ResourceNotFound as DescribeExecution)."""
         return self._row(account_id, region, flow_name, name).seq

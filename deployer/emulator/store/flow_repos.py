@@ -162,6 +162,16 @@ def execution_row(row: sqlite3.Row) -> ExecutionRow:
         str(row["error_code"]), str(row["error_detail"]), row["version"])
 
 
+_UNCACHED = object()
+_RELATED = (
+    "(EXISTS(SELECT 1 FROM execution_links l WHERE l.exec_seq=executions.seq AND "
+    "(l.parent_seq<>0 OR l.map_run<>'')) OR EXISTS(SELECT 1 FROM execution_links l WHERE "
+    "l.parent_seq=executions.seq AND l.map_run='') OR EXISTS(SELECT 1 FROM map_runs m WHERE "
+    "m.parent_seq=executions.seq))")
+"""Whether an execution has relations (``execution_links``, ``map_runs``: what
+:mod:`services.execution_relations` reads), as a column of its row."""
+
+
 class FlowRepo:
     """Flows and the read side of executions; the engine writes steps with :mod:`.steps`."""
 
@@ -176,6 +186,13 @@ class FlowRepo:
 
     def get_flow(self, account_id: str, region: str, name: str) -> FlowRecord | None:
         key = (account_id, region, name)
+        # A cached flow is read without the lock: a writer drops its entry, and a wipe moves
+        # the generation on, inside their transaction (before it commits), so a hit is the
+        # flow as committed when the read began.
+        if self._generation == self.db.generation:
+            cached = self._flows.get(key, _UNCACHED)
+            if cached is not _UNCACHED:
+                return cached  # type: ignore[return-value]
         with self.db.read() as conn:
             if self._generation != self.db.generation:
                 self._flows.clear()
@@ -250,6 +267,17 @@ class FlowRepo:
                 f"SELECT {EXECUTION_COLUMNS} FROM executions WHERE account_id=? AND region=? "
                 "AND flow_name=? AND name=?", (account_id, region, flow, name)).fetchone()
         return execution_row(row) if row else None
+
+    def execution_and_relations(self, account_id: str, region: str, flow: str,
+                                name: str) -> tuple[ExecutionRow, bool] | None:
+        """The named execution, and whether it has a parent, a sub-flow child or a map run
+        (DescribeExecution asks both on every call: one statement)."""
+        with self.db.read() as conn:
+            row = conn.execute(
+                f"SELECT {EXECUTION_COLUMNS}, {_RELATED} AS related FROM executions WHERE "
+                "account_id=? AND region=? AND flow_name=? AND name=?",
+                (account_id, region, flow, name)).fetchone()
+        return (execution_row(row), bool(row["related"])) if row else None
 
     def execution_status(self, account_id: str, region: str, flow: str,
                          name: str) -> str | None:
