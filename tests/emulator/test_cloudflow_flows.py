@@ -139,6 +139,15 @@ def test_unknown_action_and_bad_signature(cloud: LocalCloud) -> None:
                        open_api_models.OpenApiRequest(query={"FlowName": "f"}),
                        RuntimeOptions())
     assert err.code == "ActionNotSupported" and err.status_code == 400
+    for client, version in ((cloud.sts_client(), "2015-04-01"),
+                            (cloud.ram_client(), "2015-05-01")):
+        params = open_api_models.Params(  # RAM and STS answer theirs, not a 500
+            action="NoSuchAction", version=version, protocol="HTTPS", pathname="/",
+            method="POST", auth_type="AK", style="RPC", req_body_type="formData",
+            body_type="json")
+        err = client_error(client.call_api, params, open_api_models.OpenApiRequest(),
+                           RuntimeOptions())
+        assert err.code == "InvalidAction.NotFound" and err.status_code == 404, err
 
 
 def test_async_client_crud(client: Any) -> None:

@@ -66,9 +66,9 @@ def test_bad_bodies(cloud, body, text) -> None:
 
 
 def test_unknown_paths_and_methods(cloud) -> None:
-    for method, target in (("GET", "/2023-03-30/provision-configs"),
+    for method, target in (("GET", "/2023-03-30/vpc-bindings"),
                            ("PATCH", "/2023-03-30/functions/f"),
-                           ("GET", "/2023-03-30/functions/f/provision-config")):
+                           ("GET", "/2023-03-30/functions/f/vpc-bindings")):
         resp, data = _call(cloud, method, target, b"", _signed(cloud, method, target))
         _assert_error(resp, data, "PathNotSupported", 400)
     resp, data = _call(cloud, "GET", "/favicon.ico")
@@ -94,6 +94,11 @@ def test_authentication_failures(cloud) -> None:
                                                  "x-acs-action": "GetCallerIdentity"})
     assert _assert_error(resp, data, "IncompleteSignature", 400)["HostId"] == "sts.aliyuncs.com"
     resp, data = _call(cloud, "POST", "/?Action=X&Version=1999-01-01")
+    _assert_error(resp, data, "InvalidVersion", 400)
+    # a CloudFlow action with another Version: CloudFlow's own code (cloudflow-api.md §6.3)
+    resp, data = _call(cloud, "POST", "/?Action=DescribeFlow&Version=2020-01-01")
+    _assert_error(resp, data, "APIVersionNotSupported", 400)
+    resp, data = _call(cloud, "POST", "/?Action=AssumeRole&Version=2020-01-01")
     _assert_error(resp, data, "InvalidVersion", 400)
 
 

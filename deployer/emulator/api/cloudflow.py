@@ -229,6 +229,12 @@ class CloudFlowApi:
     def unknown_action(action: str) -> e.ApiError:
         return e.ActionNotSupported(f"The action {action!r} is not supported by the emulator.")
 
+    @staticmethod
+    def unsupported_version(version: str) -> e.ApiError:
+        """cloudflow-api.md §6.3 (CONFIRMED): a Version other than 2019-03-15."""
+        return e.APIVersionNotSupported(
+            f"The API version {version!r} is not supported; CloudFlow's is 2019-03-15.")
+
     # --- flows --------------------------------------------------------------------------------
 
     @CLOUDFLOW_ACTIONS.action("CreateFlow")

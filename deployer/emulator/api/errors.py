@@ -135,6 +135,7 @@ InvalidVersion = _define("InvalidVersion", "InvalidVersion", 400)
 
 # --- CloudFlow (cloudflow-api.md §6.3) ---------------------------------------------------------
 ActionNotSupported = _define("ActionNotSupported", "ActionNotSupported", 400)
+APIVersionNotSupported = _define("APIVersionNotSupported", "APIVersionNotSupported", 400)
 MissingRequiredParams = _define("MissingRequiredParams", "MissingRequiredParams", 400)
 ExecutionAlreadyExists = _define("ExecutionAlreadyExists", "ExecutionAlreadyExists", 400)
 TaskAlreadyCompleted = _define("TaskAlreadyCompleted", "TaskAlreadyCompleted", 400)

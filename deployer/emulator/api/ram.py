@@ -90,6 +90,11 @@ class RamApi:
         return e.InvalidActionNotFound(
             f"Specified api is not found, please check your url and method: {action!r}")
 
+    @staticmethod
+    def unsupported_version(version: str) -> e.ApiError:
+        """RAM's and STS's answer to a Version they do not serve (the POP gateway's)."""
+        return e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
+
     @RAM_ACTIONS.action("CreateRole")
     def create_role(self, c: RpcCall) -> Body:
         return {"Role": _role(self._svc.create_role(

@@ -162,6 +162,8 @@ class RpcApi(Protocol):
 
     def unknown_action(self, action: str) -> ApiError: ...
 
+    def unsupported_version(self, version: str) -> ApiError: ...
+
 
 class LocalApi(Protocol):
     """A local surface (``/_emulator/``, ``/_console/``): unsigned, it guards itself; domain
@@ -241,6 +243,15 @@ class Router:
 
     def add_rpc(self, api: RpcApi) -> None:
         self.rpc[api.version] = api
+
+    def _version_error(self, version: str, action: str) -> ApiError:
+        """An RPC request with a ``Version`` no product serves: the error of the product
+        whose action it names (CloudFlow's ``APIVersionNotSupported``), else the POP
+        gateway's ``InvalidVersion``."""
+        for api in self.rpc.values():
+            if action in api.actions:
+                return api.unsupported_version(version)
+        return e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
 
     def dispatch(self, request: HttpRequest) -> Answer:
         """Answer ``request``; never raises."""
@@ -372,7 +383,7 @@ class Router:
         action = params.get("Action") or request.headers.get("x-acs-action") or ""
         api = self.rpc.get(version)
         if api is None:
-            raise e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
+            raise self._version_error(version, action)
         try:
             key = self.authenticate(request, api.auth)
             handler = api.actions.get(action)

@@ -49,7 +49,8 @@ class StsApi:
     auth = POP_AUTH
     params = POP_PARAMS
     errors = STS_ERRORS
-    unknown_action = RamApi.unknown_action
+    unknown_action = staticmethod(RamApi.unknown_action)
+    unsupported_version = staticmethod(RamApi.unsupported_version)
 
     def __init__(self, tokens: SecurityTokenService) -> None:
         self._tokens = tokens
