@@ -9,10 +9,11 @@ which mock_cloud() refuses, so they run as real processes against a background e
 (virtual clock, a free port), started before the first of them (a command whose examples run
 none starts no process). That emulator is shared by the tests of this module (a daemon's
 start-up is about 2 s of CPU): each project's `.deploy/emulator` is a link to its state
-directory, and after each test it is reset (resources, faults, mocks, the virtual clock back
-to now), or stopped when the test's examples restarted it (the next test starts a fresh one). The files examples name (`mocks.yaml`, `event.json`,
-`input.json`, `flow.yaml`, `legacy.yaml`: a flow in the legacy dialect) exist in the project; the
-mock file is the sample printed by `deploy flow test --help`.
+directory, and after each test it is reset (resources, faults, mocks, throttling, the virtual
+clock back to now), or stopped when the test's examples restarted it (the next test starts a
+fresh one). The files examples name (`mocks.yaml`, `event.json`, `input.json`, `flow.yaml`,
+`legacy.yaml`: a flow in the legacy dialect) exist in the project; the mock file is the sample
+printed by `deploy flow test --help`.
 
 An example line is what a user would paste: `a && b` runs both, `| jq ...` pipes stdout into
 jq (or, where jq is missing, checks it is JSON), `> FILE` writes stdout to FILE, `eval
@@ -27,6 +28,7 @@ test's directory.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -68,6 +70,7 @@ def _commands() -> list[tuple[str, ...]]:
     return found
 
 
+@functools.cache  # rendered once per command: at collection, then read by the tests
 def _help(path: tuple[str, ...]) -> str:
     result = CliRunner().invoke(cli, [*path, "--help"])
     assert result.exit_code == 0, result.output

@@ -79,10 +79,10 @@ class Streams:
 
 
 @pytest.mark.slow
-def test_a_flood_of_idle_streams_past_the_connection_limit_is_capped_and_api_is_served(cloud) -> None:
+def test_a_flood_of_idle_streams_past_the_connection_limit_is_capped(cloud) -> None:
     total, per_client = cloud.server.limits.stream_caps()
     assert (total, per_client) == (1024, 256)
-    assert ATTEMPTS > cloud.server.limits.max_connections
+    assert cloud.server.limits.max_connections < ATTEMPTS  # more than it can hold
     streams = Streams(cloud)
     try:
         began = time.monotonic()
