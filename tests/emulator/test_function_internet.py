@@ -46,16 +46,16 @@ def attempt(call):
         return f"refused: {type(exc).__name__}: {exc}"
 
 def fetch(url):
-    with urllib.request.urlopen(url, timeout=3) as answer:
+    with urllib.request.urlopen(url, timeout=15) as answer:
         return answer.read().decode()
 
 def connect(host, port):
-    with socket.create_connection((host, port), 3):
+    with socket.create_connection((host, port), 15):
         return "connected"
 
 def child(host, port):
-    code = f"import socket; socket.create_connection(({host!r}, {port}), 3); print('connected')"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=20)
+    code = f"import socket; socket.create_connection(({host!r}, {port}), 15); print('connected')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30)
     if done.returncode:
         raise OSError(done.stderr.decode().strip().splitlines()[-1])
     return done.stdout.decode().strip()
@@ -91,7 +91,7 @@ const net = require('net');
 exports.handler = async (event) => {
   const e = JSON.parse(event.toString());
   const connect = (host, port) => new Promise((resolve) => {
-    const sock = net.connect({ host, port, timeout: 3000 }, () => {
+    const sock = net.connect({ host, port, timeout: 15000 }, () => {
       sock.destroy(); resolve('reached');
     });
     sock.on('error', (err) => resolve('refused: ' + err.code));

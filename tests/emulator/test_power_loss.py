@@ -158,6 +158,51 @@ def test_concurrent_acknowledgements_share_fsyncs(monkeypatch, tmp_path) -> None
     syncer.close()
 
 
+def test_a_lone_acknowledgement_is_synced_at_once_a_crowd_is_gathered(monkeypatch,
+                                                                       tmp_path) -> None:
+    """The gathering pause is for a busy emulator: one client's commit is fsynced at once
+    (no pause before the disk's own latency); after an fsync that served several waiting
+    acknowledgements, the next fsync first gathers the commits still coming."""
+    from deployer.emulator.store.durability import WalSyncer
+
+    db_path = tmp_path / DB
+    db_path.write_bytes(b"")
+    syncer = WalSyncer(db_path)
+    gathers: list[int] = []
+    monkeypatch.setattr(syncer, "_gather", lambda: gathers.append(syncer.syncs))
+    syncer.sync(syncer.committed())
+    syncer.sync(syncer.committed())
+    assert (syncer.syncs, gathers) == (2, [])  # two lone clients, one after the other
+
+    inside, release = threading.Event(), threading.Event()
+    real = os.fdatasync
+
+    def held(fd: int) -> None:  # the third fsync waits: acknowledgements pile up behind it
+        if not inside.is_set():
+            inside.set()
+            release.wait(10)
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", held)
+    first = threading.Thread(target=syncer.sync, args=(syncer.committed(),))
+    first.start()
+    assert inside.wait(10)
+    crowd = [threading.Thread(target=syncer.sync, args=(syncer.committed(),))
+             for _ in range(3)]
+    for waiter in crowd:
+        waiter.start()
+    while syncer._asked < 3:  # the three are waiting for the next fsync
+        threading.Event().wait(0.001)
+    release.set()
+    for waiter in [first, *crowd]:
+        waiter.join(10)
+    assert syncer.synced == 6 and syncer.syncs == 4
+    assert gathers == []  # the crowd's fsync followed a lone one: synced at once
+    syncer.sync(syncer.committed())
+    assert gathers == [4]  # the fsync after the crowd's gathered first
+    syncer.close()
+
+
 def test_a_throwaway_state_never_waits_for_the_disk(monkeypatch) -> None:
     """mock_cloud()'s temporary state directory dies with the process: no fsync."""
     from deployer.testing.environment import mock_cloud

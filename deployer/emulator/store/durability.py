@@ -7,9 +7,11 @@ before a power cut are lost. :class:`WalSyncer` closes that gap outside the data
 whoever must acknowledge a commit asks for it to be durable (:meth:`WalSyncer.sync`, or
 :meth:`WalSyncer.when_durable` without a thread), and one syncer thread fsyncs the WAL file
 once for every commit made before that fsync began. Commits made while an fsync runs wait for
-the next one, and the syncer gathers commits while they keep coming (up to 4 ms) before it
-fsyncs, so N concurrent acknowledgements cost about one fsync, not N (group commit); no read
-or write waits for the disk while holding the database lock.
+the next one, so N concurrent acknowledgements cost about one fsync, not N (group commit); no
+read or write waits for the disk while holding the database lock. When the last fsync served
+more than one acknowledgement (a busy emulator), the syncer also gathers commits while they
+keep coming (up to 4 ms) before the next fsync; a lone client's acknowledgement is synced at
+once, paying the disk's latency and nothing more.
 
 Commits are numbered (:meth:`WalSyncer.committed`, called under the database lock right after
 each COMMIT). ``durable=False`` (a throwaway state directory, ``mock_cloud()``'s temporary one)
@@ -46,6 +48,8 @@ class WalSyncer:
         self.synced = 0  # every commit up to this number is on disk
         self.syncs = 0  # fsyncs done (statistics and tests)
         self._wanted = 0  # the highest commit somebody waits for
+        self._asked = 0  # acknowledgements asked for since the last fsync began
+        self._crowded = False  # the last fsync served more than one acknowledgement
         self._callbacks: list[tuple[int, _Wake]] = []
         self._error: OSError | None = None  # the last fsync's failure (raised to waiters)
         self._dir_synced = False
@@ -108,6 +112,7 @@ class WalSyncer:
     def _want(self, upto: int) -> None:
         """Ask the syncer thread for commit ``upto`` (caller holds the condition)."""
         self._error = None
+        self._asked += 1
         if upto > self._wanted:
             self._wanted = upto
             if self._thread is None:
@@ -123,9 +128,11 @@ class WalSyncer:
                     self._cond.wait()
                 if self._closed:
                     return
-            self._gather()
+            if self._crowded:
+                self._gather()
             with self._cond:
                 target = self.commits  # every commit so far: their pages are in the WAL
+                self._crowded, self._asked = self._asked > 1, 0
             error = self._fsync()
             with self._cond:
                 if error is None:
@@ -147,8 +154,9 @@ class WalSyncer:
 
     def _gather(self) -> None:
         """Wait while commits keep coming (every :data:`GATHER` seconds at least one more,
-        for :data:`GATHER_MAX` at most), so that they share the coming fsync: a lone client
-        waits one short pause, a busy emulator fsyncs once for many acknowledgements."""
+        for :data:`GATHER_MAX` at most), so that they share the coming fsync: a busy emulator
+        fsyncs once for many acknowledgements (only called when the last fsync served more
+        than one)."""
         deadline = time.monotonic() + GATHER_MAX
         seen = self.commits
         while True:
