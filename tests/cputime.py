@@ -62,12 +62,34 @@ class _Meter:
         self._zombies = now
         return new - charged_then_reaped
 
+    def _children(self) -> list[str] | None:
+        """This process's children (every thread's ``children`` file: a few reads instead of
+        one per process of the machine, about 13 ms each time on a busy one); None where the
+        kernel has no such file."""
+        task = f"/proc/{self._pid}/task"
+        try:
+            threads = os.listdir(task)
+        except OSError:
+            return None
+        pids: list[str] = []
+        for tid in threads:
+            try:
+                pids += Path(f"{task}/{tid}/children").read_text().split()
+            except FileNotFoundError:
+                if tid == str(self._pid):
+                    return None
+            except OSError:
+                continue
+        return pids
+
     def _scan(self) -> dict[int, float]:
         found: dict[int, float] = {}
-        try:
-            names = os.listdir("/proc")
-        except OSError:
-            return found
+        names = self._children()
+        if names is None:
+            try:
+                names = os.listdir("/proc")
+            except OSError:
+                return found
         for name in names:
             if not name.isdigit():
                 continue

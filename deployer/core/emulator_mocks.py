@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deployer.core.flow_mocks import load_mock_document
 from deployer.emulator import daemon
 
 __all__ = ["MocksResult", "clear_mocks", "list_mocks", "load_mock_file"]
@@ -51,6 +50,10 @@ def list_mocks(state_dir: Path) -> MocksResult:
 def load_mock_file(state_dir: Path, path: Path) -> MocksResult:
     """Add the mock file at ``path`` to what the emulator has loaded (a case of the same flow
     and name replaces the earlier one); MockError (exit 3) when the file is not a mock file."""
+    # the flow language (about 0.4 s of imports) only for the command that reads a mock file:
+    # every other `deploy emulator` command stays a light process
+    from deployer.core.flow_mocks import load_mock_document
+
     document = load_mock_document(path)
     source = str(path.resolve())
     answer = daemon.admin_request(state_dir, MOCKS_PATH,

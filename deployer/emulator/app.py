@@ -251,7 +251,7 @@ class Emulator:
         if callable(settle):
             settle()  # preStop hooks report before the logs are wiped, not after
         self.db.wipe()
-        self.faults.clear()
+        self.faults.reset()
         rewind = getattr(self.clock, "rewind", None)
         if rewind_clock and self.clock.is_virtual and rewind is not None:
             rewind()

@@ -20,7 +20,10 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="module")  # Playwright holds an event loop: not past its module
+# One Chromium for the browser tests of this package (a launch costs seconds of CPU). Playwright
+# holds an event loop in this thread, so the browser lives no longer than the package: the
+# tests elsewhere that run their own loop never see it.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright

@@ -7,9 +7,14 @@ and `--target aliyun` both reach that in-process cloud), with the app deployed a
 execution run first. `deploy emulator` and `deploy dev` manage or watch background processes,
 which mock_cloud() refuses, so they run as real processes against a background emulator
 (virtual clock, a free port), started before the first of them (a command whose examples run
-none starts no process). The files examples name (`mocks.yaml`, `event.json`,
-`input.json`, `flow.yaml`, `legacy.yaml`: a flow in the legacy dialect) exist in the project; the
-mock file is the sample printed by `deploy flow test --help`.
+none starts no process). That emulator is shared by the tests of this module (a daemon's
+start-up is about 1.5 s of CPU; the `dev` examples get a fresh one, see the test): each
+project's `.deploy/emulator` is a link to its state
+directory, and after each test it is reset (resources, faults, mocks, throttling, the virtual
+clock back to now), or stopped when the test's examples restarted it (the next test starts a
+fresh one). The files examples name (`mocks.yaml`, `event.json`, `input.json`, `flow.yaml`,
+`legacy.yaml`: a flow in the legacy dialect) exist in the project; the mock file is the sample
+printed by `deploy flow test --help`.
 
 An example line is what a user would paste: `a && b` runs both, `| jq ...` pipes stdout into
 jq (or, where jq is missing, checks it is JSON), `> FILE` writes stdout to FILE, `eval
@@ -24,6 +29,7 @@ test's directory.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -32,6 +38,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -39,6 +46,8 @@ import pytest
 from click.testing import CliRunner
 
 from deployer.cli.main import cli
+from deployer.core.emulator_faults import set_throttle
+from deployer.core.emulator_mocks import clear_mocks
 from deployer.emulator import daemon
 from deployer.testing import mock_cloud
 
@@ -62,6 +71,7 @@ def _commands() -> list[tuple[str, ...]]:
     return found
 
 
+@functools.cache  # rendered once per command: at collection, then read by the tests
 def _help(path: tuple[str, ...]) -> str:
     result = CliRunner().invoke(cli, [*path, "--help"])
     assert result.exit_code == 0, result.output
@@ -128,26 +138,75 @@ def _mock_sample() -> str:
 BACKGROUND = {"emulator", "dev"}  # commands run as real processes, outside mock_cloud()
 
 
+class Background:
+    """The background emulator of this module's tests: one state directory and port; the
+    daemon is started when a test first needs it and kept for the next test while it is the
+    one started here."""
+
+    def __init__(self, state_dir: Path, port: int) -> None:
+        self.state_dir, self.port = state_dir, port
+        self.pid: int | None = None  # the daemon started here, while it may be reused
+
+    def ensure(self, *, fresh: bool = False) -> None:
+        """The daemon running; ``fresh``: one no earlier test has used."""
+        current = daemon.status(self.state_dir)
+        if current.running and current.pid == self.pid and not fresh:
+            return
+        if current.running:
+            daemon.stop(self.state_dir)
+        self.pid = daemon.start_daemon(self.state_dir, port=self.port, clock="virtual").pid
+
+    def release(self) -> None:
+        """After a test: the daemon started here is reset for the next test (resources, faults,
+        mocks, throttling, the virtual clock); one the test's
+        examples started instead (`stop && start --mocks ...`) is stopped."""
+        current = daemon.status(self.state_dir)
+        if current.running and current.pid == self.pid:
+            daemon.reset(self.state_dir)
+            clear_mocks(self.state_dir)  # configuration: a reset keeps them
+            set_throttle(self.state_dir, "off")  # as started
+            return
+        self.pid = None
+        if current.running:
+            daemon.stop(self.state_dir)
+
+
+@pytest.fixture(scope="module")
+def background(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Background]:
+    shared = Background(tmp_path_factory.mktemp("background") / "emulator", _free_port())
+    try:
+        yield shared
+    finally:
+        if daemon.status(shared.state_dir).running:
+            daemon.stop(shared.state_dir)
+
+
 class Shell:
     """Runs example lines like one shell session: `deploy` in-process (Click's runner), or as
     a process for :data:`BACKGROUND` commands; jq and pytest as processes."""
 
     def __init__(self, project: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch,
-                 port: int) -> None:
+                 shared: Background) -> None:
         self.project, self.tmp, self.monkeypatch = project, tmp, monkeypatch
         self.cwd = project
-        self.port = port
-        self.state_dir: Path | None = None  # the background emulator's, once started
+        self.shared = shared
+        self.used = False  # whether an example reached the background emulator
+        self.fresh = False  # whether its examples get a daemon no earlier test used
 
     def background(self) -> None:
-        """The background emulator the :data:`BACKGROUND` commands reach (started once)."""
-        if self.state_dir is None:
-            self.state_dir = self.project / ".deploy" / "emulator"
-            daemon.start_daemon(self.state_dir, port=self.port, clock="virtual")
+        """The background emulator the :data:`BACKGROUND` commands reach, running before the
+        first of them (then the examples own it: `stop` stops it): the project's
+        `.deploy/emulator` is the shared state directory."""
+        if not self.used:
+            self.used = True
+            link = self.project / ".deploy" / "emulator"
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(self.shared.state_dir, target_is_directory=True)
+            self.shared.ensure(fresh=self.fresh)
 
     def close(self) -> None:
-        if self.state_dir is not None:
-            daemon.stop(self.state_dir)
+        if self.used:
+            self.shared.release()
 
     def deploy(self, args: list[str], expect: int = 0) -> str:
         result = CliRunner().invoke(cli, ["-C", str(self.cwd), *args], input="y\n",
@@ -269,7 +328,7 @@ class Shell:
 
 
 @pytest.fixture
-def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, background: Background):
     project = tmp_path / "app"
     project.mkdir()
     shutil.copy(ROOT / "s.yaml", project / "s.yaml")
@@ -280,12 +339,11 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     (project / "input.json").write_text('{"delay": 20}\n')
     shutil.copy(ROOT / "tests" / "fixtures" / "flows" / "legacy" / "approval.yaml",
                 project / "legacy.yaml")
-    port = _free_port()
-    monkeypatch.setenv("DEPLOY_EMULATOR_PORT", str(port))
+    monkeypatch.setenv("DEPLOY_EMULATOR_PORT", str(background.port))
     for name in ("DEPLOY_OUTPUT", "DEPLOY_TARGET", "ALIBABA_CLOUD_ACCOUNT_ID"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SHELL", "/bin/bash")  # as an interactive session has it (CI has none)
-    sh = Shell(project, tmp_path, monkeypatch, port)
+    sh = Shell(project, tmp_path, monkeypatch, background)
     try:
         with mock_cloud():
             sh.deploy(["render", "-o", "flow.yaml"])
@@ -300,5 +358,9 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 @pytest.mark.slow
 @pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "deploy")
 def test_help_examples_work(shell: Shell, path: tuple[str, ...]) -> None:
+    # `deploy dev --execute` runs the flow after every update and must end on Ctrl-C: on a
+    # daemon earlier tests had used and reset, a full-suite run once saw it still running 60 s
+    # after Ctrl-C; its examples keep a daemon of their own, as before the sharing
+    shell.fresh = path == ("dev",)
     for example, code in _examples(path):
         shell.run(example, code)

@@ -323,3 +323,14 @@ def test_the_fault_endpoint_is_guarded_like_the_admin_surface(cloud):
     assert cloud.faults.list() == []
     with urllib.request.urlopen(url, timeout=10) as answer:  # reading needs no token
         assert json.loads(answer.read()) == {"faults": [], "throttle": "off"}
+
+
+def test_ids_are_never_reused_until_a_reset_numbers_from_fault_1_again():
+    with mock_cloud(intercept=False, runtime=EchoRuntime()) as fresh:
+        first = fresh.faults.add("sts", error="Throttling")
+        fresh.faults.clear()
+        second = fresh.faults.add("sts", error="Throttling")
+        assert (first.id, second.id) == ("fault-1", "fault-2")  # a cleared id names no other
+        fresh.reset()
+        assert fresh.faults.list() == []
+        assert fresh.faults.add("sts", error="Throttling").id == "fault-1"  # as a new emulator

@@ -337,7 +337,7 @@ def _is_json(value) -> bool:
     return False
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(expressions, json_values, json_values, st.sampled_from(list(NullMode)))
 def test_generated_expressions_return_json_or_raise_evaluation_error(text, data, glob, mode):
     expr = parse_expression(text)
@@ -353,7 +353,7 @@ def test_generated_expressions_return_json_or_raise_evaluation_error(text, data,
         assert _is_json(result)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(json_values)
 def test_literal_round_trip(value):
     """A JSON value rendered as an expression literal evaluates to itself."""

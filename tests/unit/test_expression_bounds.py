@@ -185,7 +185,7 @@ _BOUNDED_CALLS = [
 ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(a=st.lists(_JSON, max_size=8), v=_JSON, call=st.sampled_from(_BOUNDED_CALLS),
        budget=st.integers(1, 400))
 def test_bounded_builtins_either_answer_or_run_out_the_same_way_every_time(a, v, call, budget):
@@ -201,7 +201,7 @@ def test_bounded_builtins_either_answer_or_run_out_the_same_way_every_time(a, v,
     assert outcomes[0] == outcomes[1]  # deterministic: steps, not time
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(value=_JSON)
 def test_charge_size_counts_elements_and_characters(value):
     meter = Meter(10**9)

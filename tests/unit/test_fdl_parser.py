@@ -402,7 +402,7 @@ def seed_mutations(draw: st.DrawFn) -> Any:
     return data
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed_mutations())
 def test_seed_mutations_never_raise(data: Any) -> None:
     _check_never_raises(_dump(data))

@@ -221,6 +221,14 @@ class FaultService:
             self._entries.clear()
             return count
 
+    def reset(self) -> None:
+        """Remove every fault and number the next ones from ``fault-1`` again, as in a new
+        emulator (a reset forgets everything; clearing keeps the numbering, so an id once
+        given never names another fault until then)."""
+        with self._lock:
+            self._entries.clear()
+            self._ids = itertools.count(1)
+
     @property
     def empty(self) -> bool:
         return not self._entries
