@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from deployer.plain_values import plain_data
+
 __all__ = ["EMPTY_SETTINGS", "SETTING_KEYS", "FunctionConfig", "LogConfig", "config_from_wire",
            "meaningful"]
 
@@ -176,11 +178,11 @@ class FunctionConfig:
                 continue
             value = self.settings.get(key)
             if value is not None:
-                out[key] = _plain(value)
+                out[key] = plain_data(value)
             elif not update and key in CREATE_ONLY:
                 continue
             else:
-                out[key] = _plain(EMPTY_SETTINGS[key])
+                out[key] = plain_data(EMPTY_SETTINGS[key])
         return out
 
 
@@ -192,19 +194,11 @@ def _setting_differences(mine: Mapping[str, Any], theirs: Mapping[str, Any]
         found = meaningful(key, theirs.get(key))
         if wanted is None:
             if found is not None:
-                out[key] = (_plain(theirs.get(key)), None)
+                out[key] = (plain_data(theirs.get(key)), None)
         elif found is None or not _covers(found, wanted):
-            out[key] = (_plain(theirs.get(key)) if found is not None else None,
-                        _plain(mine.get(key)))
+            out[key] = (plain_data(theirs.get(key)) if found is not None else None,
+                        plain_data(mine.get(key)))
     return out
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def config_from_wire(fn: Mapping[str, Any]) -> FunctionConfig:

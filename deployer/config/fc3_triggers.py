@@ -18,6 +18,7 @@ from typing import Any
 
 from deployer.config.props import PropReader, type_name
 from deployer.config.variables import BROKEN
+from deployer.plain_values import plain_data
 
 __all__ = ["HTTP_METHODS", "OSS_EVENTS", "TRIGGER_TYPES", "TriggerSpec", "read_triggers"]
 
@@ -68,20 +69,12 @@ class TriggerSpec:
         """The CreateTriggerInput body (``triggerConfig`` still an object)."""
         out: dict[str, Any] = {"triggerName": self.name, "triggerType": self.type,
                                "qualifier": self.qualifier, "description": self.description,
-                               "triggerConfig": _plain(self.config)}
+                               "triggerConfig": plain_data(self.config)}
         if self.source_arn:
             out["sourceArn"] = self.source_arn
         if self.invocation_role:
             out["invocationRole"] = self.invocation_role
         return out
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _frozen(value: Any) -> Any:
@@ -278,9 +271,9 @@ def _eventbridge(c: PropReader) -> dict[str, Any] | None:
     return {"triggerEnable": c.boolean("triggerEnable", default=True),
             "asyncInvocationType": c.boolean("asyncInvocationType", default=False),
             "eventRuleFilterPattern": pattern if isinstance(pattern, str) else
-            json.dumps(_plain(pattern)),
-            "eventSourceConfig": _plain(source),
-            **{k: _plain(c.props[k]) for k in ("eventSinkConfig", "runOptions")
+            json.dumps(plain_data(pattern)),
+            "eventSourceConfig": plain_data(source),
+            **{k: plain_data(c.props[k]) for k in ("eventSinkConfig", "runOptions")
                if isinstance(c.props.get(k), Mapping)}}
 
 

@@ -22,18 +22,11 @@ from deployer.core.changes import SettingChange
 from deployer.core.plan_model import Action, Clients, DesiredFunction, DesiredState
 from deployer.core.resources import ActionKind, ResourceType
 from deployer.errors import InvalidInputError
+from deployer.plain_values import plain_data
 
 __all__ = ["apply_custom_domain", "plan_custom_domains"]
 
 _SETTINGS = ("protocol", "certConfig", "tlsConfig", "authConfig", "wafConfig")
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _route(route: Mapping[str, Any]) -> dict[str, Any]:
@@ -52,7 +45,7 @@ def _routes(domain: Mapping[str, Any] | None) -> list[dict[str, Any]]:
 
 def _wanted(fn: DesiredFunction) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """(domain name, this function's route, the domain's settings s.yaml gives)."""
-    config = _plain(fn.custom_domain)
+    config = plain_data(fn.custom_domain)
     route = _route({**config["route"], "functionName": fn.name})
     return config["domainName"], route, {k: config[k] for k in _SETTINGS if k in config}
 

@@ -7,7 +7,7 @@ the function has none). Action names are the function's; the same calls run on b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from deployer.cloud.fc_invocation_settings import InvocationSettingsClient
@@ -20,19 +20,12 @@ from deployer.core.provisioning import (
     plan_instance_settings,
 )
 from deployer.core.resources import ActionKind, ResourceType
+from deployer.plain_values import plain_data
 
 __all__ = ["SETTING_TYPES", "apply_invocation_setting", "plan_invocation_settings"]
 
 SETTING_TYPES = frozenset({ResourceType.ASYNC_INVOKE_CONFIG, ResourceType.CONCURRENCY_CONFIG,
                            *INSTANCE_TYPES})
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _action(kind: ResourceType, fn: DesiredFunction, arn: str, old: Any, new: Any,
@@ -58,7 +51,7 @@ def plan_invocation_settings(state: DesiredState, clients: Clients,
                        and a.name == fn.name), None)
         exists = before is not None and before.kind is not ActionKind.CREATE
         arn = roles.function_arn(state.region, state.account_id, fn.name)
-        wanted = _plain(fn.async_invoke_config) if fn.async_invoke_config else None
+        wanted = plain_data(fn.async_invoke_config) if fn.async_invoke_config else None
         found = client.get_async_invoke_config(fn.name) if exists else None
         for action in (
                 _action(ResourceType.ASYNC_INVOKE_CONFIG, fn, arn, found, wanted,
@@ -82,7 +75,7 @@ def apply_invocation_setting(action: Action, state: DesiredState, clients: Clien
         if action.kind is ActionKind.DELETE or fn is None or not fn.async_invoke_config:
             client.delete_async_invoke_config(action.name)
         else:
-            client.put_async_invoke_config(action.name, _plain(fn.async_invoke_config))
+            client.put_async_invoke_config(action.name, plain_data(fn.async_invoke_config))
         return
     if action.resource in INSTANCE_TYPES:
         function = action.name.partition("/")[0]

@@ -7,13 +7,14 @@ named after the function, ``<function>/<qualifier>`` for a qualifier other than 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from deployer.cloud.fc_invocation_settings import InvocationSettingsClient
 from deployer.core.changes import SettingChange
 from deployer.core.plan_model import Action, DesiredFunction
 from deployer.core.resources import ActionKind, ResourceType
+from deployer.plain_values import plain_data
 
 __all__ = ["INSTANCE_TYPES", "apply_instance_setting", "plan_instance_settings"]
 
@@ -22,21 +23,13 @@ INSTANCE_TYPES = {ResourceType.PROVISION_CONFIG: ("provision", "provisionConfig"
                   ResourceType.SCALING_CONFIG: ("scaling", "scalingConfig")}
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _wanted(fn: DesiredFunction, kind: ResourceType) -> tuple[str, dict[str, Any]] | None:
     """(qualifier, Put*Config's body) s.yaml asks for, None when it sets none."""
     config = fn.provision_config if kind is ResourceType.PROVISION_CONFIG else \
         fn.scaling_config
     if not config:
         return None
-    body = _plain(config)
+    body = plain_data(config)
     return str(body.pop("qualifier", "LATEST")), body
 
 
