@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from pathlib import Path
 
@@ -16,6 +17,14 @@ os.environ["ALIBABA_CLOUD_ECS_METADATA_DISABLED"] = "true"
 if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) and "PYTHONPYCACHEPREFIX" not in os.environ:
     os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(
         tempfile.gettempdir(), f"cloudflow-deployer-pycache-{os.getuid()}")
+
+# Tests press Ctrl-C on the processes they start (`deploy execute`, `dev`, `logs --follow`) and
+# expect what a terminal gives them. A suite started as a shell's background job (`cmd &`
+# without job control, or under nohup) ignores SIGINT, and ignored signals stay ignored
+# across exec: those processes would never see the Ctrl-C. Python's own handler here makes
+# them start with the default again.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import pytest
 
