@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import tempfile
 from pathlib import Path
 
 __all__ = ["StateDirUnusable", "check_writable", "damaged_database", "unwritable"]
@@ -34,15 +35,15 @@ class StateDirUnusable(RuntimeError):
 def check_writable(state_dir: Path) -> None:
     """Raise :class:`StateDirUnusable` unless ``state_dir`` (created if missing) can be
     written: a file is created and removed in it."""
-    probe = state_dir / _PROBE
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # a name of this process's own: commands started together probe at the same time
+        fd, probe = tempfile.mkstemp(prefix=_PROBE, dir=state_dir)
         try:
             os.write(fd, b"ok")
         finally:
             os.close(fd)
-        probe.unlink()
+        os.unlink(probe)
     except OSError as exc:
         raise unwritable(state_dir, exc) from None
 

@@ -64,3 +64,26 @@ def test_a_damaged_database_names_reset_which_recovers(tmp_path: Path) -> None:
         assert again.exit_code == 0, again.stderr
     finally:
         _run("emulator", "stop", "--state-dir", str(state))
+
+
+def test_commands_probing_the_state_directory_together_do_not_trip_each_other(
+        tmp_path, monkeypatch) -> None:
+    """Commands started together (issue 17, item 8) probe that the state directory can be
+    written at the same moment: one's probe file must not be another's. Here a second probe
+    runs whole while the first writes its file."""
+    import os
+
+    from deployer.emulator.state_dir import check_writable
+
+    write = os.write
+    nested: list[bool] = []
+
+    def interleaved(fd: int, data: bytes) -> int:
+        if not nested:
+            nested.append(True)
+            check_writable(tmp_path)  # the other command, start to end
+        return write(fd, data)
+
+    monkeypatch.setattr(os, "write", interleaved)
+    check_writable(tmp_path)
+    assert nested and list(tmp_path.iterdir()) == []
