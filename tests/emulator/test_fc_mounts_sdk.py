@@ -34,10 +34,10 @@ def handler(event, context):
 NAS = "0a1b2c-xyz.cn-hangzhou.nas.aliyuncs.com"
 
 
-def _zip() -> str:
+def _zip(source: str = HANDLER) -> str:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as archive:
-        archive.writestr("index.py", HANDLER)
+        archive.writestr("index.py", source)
     return base64.b64encode(buf.getvalue()).decode()
 
 
@@ -127,15 +127,11 @@ def test_a_link_written_into_a_shared_mount_mounts_nothing_of_the_host(cloud, st
     """Function code may write a symbolic link into a NAS directory; a mount point naming a
     path through it would mount (and make directories in) whatever it points to on the host.
     Such a mount point is not mounted, and nothing is made outside the mount root."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as archive:
-        archive.writestr("index.py", LINKER)
     nas = fc.NASConfig(mount_points=[fc.NASMountConfig(server_addr=f"{NAS}:/links",
                                                        mount_dir="/mnt/links")])
     cloud.fc_client().create_function(fc.CreateFunctionRequest(body=fc.CreateFunctionInput(
         function_name="linker", runtime="python3.10", handler="index.handler", timeout=10,
-        nas_config=nas, code=fc.InputCodeLocation(
-            zip_file=base64.b64encode(buf.getvalue()).decode()))))
+        nas_config=nas, code=fc.InputCodeLocation(zip_file=_zip(LINKER)))))
     outside = tmp_path / "host-dir"
     outside.mkdir()
     (outside / "secret.txt").write_text("host file")
