@@ -13,7 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,6 +23,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 __all__ = ["ChangeSource", "FileWatcher", "WatchRoot", "is_ignored"]
 
 SETTLE_SECONDS = 0.05
+STOP_SECONDS = 5.0
 _IGNORED_PARTS = {"__pycache__", ".deploy", ".git", ".pytest_cache", ".mypy_cache"}
 _IGNORED_SUFFIXES = (".pyc", ".pyo", ".swp", ".swx", ".tmp", "~")
 _EVENT_TYPES = {"created", "modified", "deleted", "moved", "closed"}
@@ -59,16 +60,18 @@ def is_ignored(path: Path) -> bool:
 class FileWatcher:
     """A :class:`ChangeSource` over real file events (watchdog's native observer)."""
 
-    def __init__(self, settle: float = SETTLE_SECONDS) -> None:
+    def __init__(self, settle: float = SETTLE_SECONDS, *,
+                 observer: Callable[[], Any] | None = None,
+                 stop_timeout: float = STOP_SECONDS) -> None:
         self.settle = settle
+        self.stop_timeout = stop_timeout
+        self._new_observer = observer or _native_observer
         self._events: queue.Queue[Path | None] = queue.Queue()
         self._observer: Any = None
         self._lock = threading.Lock()
 
     def watch(self, roots: Sequence[WatchRoot]) -> None:
-        from watchdog.observers import Observer
-
-        observer = Observer()
+        observer = self._new_observer()
         handler = _Handler(self._events)
         for root in dict.fromkeys(roots):
             if root.path.is_dir():
@@ -77,8 +80,7 @@ class FileWatcher:
         with self._lock:
             previous, self._observer = self._observer, observer
         if previous is not None:
-            previous.stop()
-            previous.join(timeout=5)
+            _stop(previous, self.stop_timeout)
 
     def next_batch(self) -> frozenset[Path] | None:
         first = self._events.get()
@@ -100,10 +102,26 @@ class FileWatcher:
     def close(self) -> None:
         with self._lock:
             observer, self._observer = self._observer, None
-        if observer is not None:
-            observer.stop()
-            observer.join(timeout=5)
         self._events.put(None)
+        if observer is not None:
+            _stop(observer, self.stop_timeout)
+
+
+def _native_observer() -> Any:
+    from watchdog.observers import Observer
+
+    return Observer()
+
+
+def _stop(observer: Any, timeout: float) -> None:
+    """Stop ``observer``, waiting ``timeout`` seconds at most: watchdog's ``stop`` joins its
+    threads without a bound, and Ctrl-C must end ``deploy dev`` even if one of them is stuck
+    (its threads are daemon threads: the process exits without them)."""
+    stopper = threading.Thread(target=observer.stop, name="watch-stop", daemon=True)
+    stopper.start()
+    stopper.join(timeout)
+    if not stopper.is_alive():
+        observer.join(timeout)
 
 
 class _Handler(FileSystemEventHandler):

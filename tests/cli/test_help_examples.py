@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import shlex
 import shutil
@@ -292,8 +293,11 @@ class Shell:
                                   text=True, check=False, timeout=120)
             assert done.returncode == expect, (args, done.stdout, done.stderr)
             return done.stdout
+        # faulthandler: a process that does not end after Ctrl-C is sent SIGABRT, which makes
+        # it print every thread's stack — the failure then says where it was stuck
         proc = subprocess.Popen(self._command(args), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONFAULTHANDLER": "1"})
         try:
             assert proc.stderr is not None
             seen = []
@@ -302,7 +306,12 @@ class Shell:
                 if line.startswith("Watching "):
                     break
             proc.send_signal(signal.SIGINT)
-            out, _ = proc.communicate(timeout=60)
+            try:
+                out, _ = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGABRT)
+                _, stacks = proc.communicate(timeout=30)
+                pytest.fail(f"{args} still running 60 s after Ctrl-C:\n{''.join(seen)}{stacks}")
         finally:
             if proc.poll() is None:
                 proc.kill()

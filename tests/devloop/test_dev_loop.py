@@ -4,6 +4,7 @@ source instead of file events: each step edits files and reports them, as a watc
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from deployer.cli.context import AppContext
 from deployer.cli.options import TargetOptions
 from deployer.config.settings import Target
 from deployer.core.dev import DevSession, DevTarget, DevUpdate, run_dev_loop
-from deployer.core.watching import WatchRoot
+from deployer.core.watching import FileWatcher, WatchRoot
 from deployer.testing import mock_cloud
 
 
@@ -198,3 +199,32 @@ def test_a_broken_project_at_start_is_deployed_once_fixed(app):
         [updates[0].error, *updates[0].details])
     assert updates[1].kind == "deploy" and updates[1].write_calls == 6
     assert started["v"] == 1
+
+
+
+def test_closing_the_watcher_is_bounded_when_an_observer_thread_is_stuck(tmp_path):
+    # watchdog's stop() joins its threads without a bound: Ctrl-C must still end `deploy dev`
+    stuck, released = threading.Event(), threading.Event()
+
+    class StuckObserver:
+        def schedule(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def start(self) -> None:
+            pass
+
+        def stop(self) -> None:
+            stuck.set()
+            released.wait()
+
+        def join(self, timeout: float | None = None) -> None:
+            raise AssertionError("joined although its stop() never returned")
+
+    watcher = FileWatcher(observer=StuckObserver, stop_timeout=0.2)
+    watcher.watch([WatchRoot(tmp_path, recursive=True)])
+    try:
+        watcher.close()  # returns although stop() is stuck
+        assert stuck.is_set()
+        assert watcher.next_batch() is None
+    finally:
+        released.set()
