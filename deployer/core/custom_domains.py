@@ -24,7 +24,7 @@ from deployer.core.resources import ActionKind, ResourceType
 from deployer.errors import InvalidInputError
 from deployer.plain_values import plain_data
 
-__all__ = ["apply_custom_domain", "plan_custom_domains"]
+__all__ = ["apply_custom_domain", "plan_custom_domains", "remove_function_routes"]
 
 _SETTINGS = ("protocol", "certConfig", "tlsConfig", "authConfig", "wafConfig")
 
@@ -132,10 +132,7 @@ def apply_custom_domain(action: Action, state: DesiredState, clients: Clients,
     others = [r for r in _routes(found) if r["functionName"] != function]
     if action.kind is ActionKind.DELETE:
         progress(f"taking function {function} off custom domain {name}")
-        if not others:
-            client.delete(name)
-        elif found is not None:
-            client.update(name, {**found, "routeConfig": {"routes": others}})
+        _take_off(client, name, found, others)
         return ""
     fn = next(f for f in state.functions if f.name == function)
     _, route, settings = _wanted(fn)
@@ -149,3 +146,28 @@ def apply_custom_domain(action: Action, state: DesiredState, clients: Clients,
     else:
         client.update(name, body)
     return client.url(name, route["path"])
+
+
+def remove_function_routes(clients: Clients, function: str) -> int:
+    """Take ``function``'s routes off every custom domain, before the function itself is
+    deleted (``deploy down``, or s.yaml dropped it): a domain keeps the other functions'
+    routes and is deleted with its last one, as when s.yaml drops a route. Write calls."""
+    client = CustomDomainClient(clients.fc.connection)
+    calls = 0
+    for name in client.names():
+        found = client.get(name)
+        routes = _routes(found)
+        others = [r for r in routes if r["functionName"] != function]
+        if len(others) < len(routes):
+            _take_off(client, name, found, others)
+            calls += 1
+    return calls
+
+
+def _take_off(client: CustomDomainClient, name: str, found: Mapping[str, Any] | None,
+              others: list[dict[str, Any]]) -> None:
+    """Leave ``others`` on the domain; delete it when none are left."""
+    if not others:
+        client.delete(name)
+    elif found is not None:
+        client.update(name, {**found, "routeConfig": {"routes": others}})

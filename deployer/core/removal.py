@@ -15,6 +15,7 @@ from pathlib import Path
 
 from deployer.cloud.errors import CloudClientError
 from deployer.core import ownership
+from deployer.core.custom_domains import remove_function_routes
 from deployer.core.plan import REMOVAL_ORDER, ActionKind, Clients, DesiredRole, Plan
 from deployer.core.record import CreationLog, DeploymentRecord, RecordedResource
 from deployer.core.releases import remove_flow_schedules, remove_function_releases
@@ -112,6 +113,7 @@ def remove_resource(item: RecordedResource, recorded: tuple[RecordedResource, ..
         return ("already gone", calls) if gone else ("deleted", calls + 1)
     if kind is ResourceType.FUNCTION:  # aliases and versions first, as `s remove` does
         calls = remove_function_triggers(clients, item.name)
+        calls += remove_function_routes(clients, item.name)
         calls += remove_function_releases(clients, item.name)
         gone = not clients.fc.delete_function(item.name)
         return ("already gone", calls) if gone else ("deleted", calls + 1)

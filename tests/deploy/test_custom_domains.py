@@ -133,3 +133,29 @@ def test_a_path_held_by_another_function_is_refused_at_plan(tmp_path: Path) -> N
         clash = _run(root, "plan")
     assert clash.exit_code == 3
     assert "path /* is routed to function orders, not admin" in clash.stderr
+
+
+def test_removed_functions_take_their_routes_off_and_down_leaves_no_domain(tmp_path: Path
+                                                                          ) -> None:
+    with mock_cloud() as cloud:
+        client = cloud.fc_client()
+        client.create_custom_domain(fc.CreateCustomDomainRequest(body=fc.CreateCustomDomainInput(
+            domain_name="other.example.com", protocol="HTTP",
+            route_config=fc.RouteConfig(routes=[fc.PathConfig(path="/*",
+                                                              function_name="elsewhere")]))))
+        root = _project(tmp_path, _function("orders", "api.example.com", "/orders/*"),
+                        _function("admin", "api.example.com", "/admin/*"),
+                        _function("report", "report.example.com", "/*"))
+        _deploy(root, "up", target="local")
+        _project(root, _function("orders", "api.example.com", "/orders/*"))  # two dropped
+        _deploy(root, "up", target="local")
+        kept = client.get_custom_domain("api.example.com").body.route_config.routes
+        after_drop = sorted(d.domain_name for d in client.list_custom_domains(
+            fc.ListCustomDomainsRequest()).body.custom_domains)
+        down = _deploy(root, "down", "--yes", target="local")
+        after_down = [d.domain_name for d in client.list_custom_domains(
+            fc.ListCustomDomainsRequest()).body.custom_domains]
+    assert [(r.path, r.function_name) for r in kept] == [("/orders/*", "orders")]
+    assert after_drop == ["api.example.com", "other.example.com"]
+    assert {r["name"] for r in down["resources"]} >= {"orders"}
+    assert after_down == ["other.example.com"]  # another project's domain is left alone
