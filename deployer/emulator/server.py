@@ -33,7 +33,6 @@ from deployer.emulator.api.access import RequestAccess
 from deployer.emulator.api.admin import AdminApi
 from deployer.emulator.api.cloudflow import CloudFlowApi
 from deployer.emulator.api.errors import Style, error_response
-from deployer.emulator.api.fault_admin import FaultAdmin
 from deployer.emulator.api.faults import FaultInjector
 from deployer.emulator.api.fc import FcApi, FcServices
 from deployer.emulator.api.freshness import RequestFreshness
@@ -169,7 +168,7 @@ class EmulatorServer:
         return AdminApi(clock=self.clock, health=self._health, reset=emulator.reset,
                         code_path=emulator.code.path, guard=self.guard,
                         advanced=emulator.clock_moved, logs=self._recent_logs,
-                        faults=FaultAdmin(self.router.faults).handle,
+                        faults=self.router.faults,
                         log_stream=LogStreamApi(emulator.functions,
                                                 emulator.identity.account_id,
                                                 emulator.region).handle,

@@ -26,6 +26,7 @@ from typing import Any
 from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.contract import Routes, json_object
+from deployer.emulator.api.faults import FaultInjector
 from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse, json_response
 from deployer.emulator.api.local_guard import LocalGuard
 from deployer.emulator.api.router import UNMAPPED
@@ -56,12 +57,12 @@ class AdminApi:
     def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
                  reset: Callable[..., None], code_path: Callable[[str], os.PathLike[str]],
                  guard: LocalGuard, advanced: Callable[[], None], logs: LogsFn,
-                 faults: Callable[[HttpRequest], HttpResponse],
+                 faults: FaultInjector,
                  log_stream: Callable[[HttpRequest], Answer],
                  mocks: TaskMocks | None = None) -> None:
         self.guard = guard
         self._mocks = mocks
-        self._faults = faults
+        self.faults = faults
         self._logs = logs
         self._log_stream = log_stream
         self._clock = clock
@@ -72,10 +73,7 @@ class AdminApi:
 
     def handle(self, request: HttpRequest) -> Answer:
         self.guard.check(request)
-        path = request.raw_path
-        if path == "/_emulator/faults" or path.startswith("/_emulator/faults/"):
-            return self._faults(request)
-        handler, args = ADMIN_ROUTES.find(request.method, path)
+        handler, args = ADMIN_ROUTES.find(request.method, request.raw_path)
         return _answer(handler(self, request, **args))
 
     @ADMIN_ROUTES.route("GET", "/_emulator/health")
@@ -166,3 +164,7 @@ class AdminApi:
     def _clock_state(self) -> dict[str, Any]:
         now = self._clock.now()
         return {"now": now, "virtual": self._clock.is_virtual, "iso": iso_seconds(now)}
+
+
+# The fault-injection entries join ADMIN_ROUTES when their module loads.
+from deployer.emulator.api import fault_admin  # noqa: E402,F401

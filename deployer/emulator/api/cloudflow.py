@@ -208,7 +208,6 @@ class CloudFlowApi:
     services."""
 
     version = "2019-03-15"
-    host = "fnf.aliyuncs.com"
     auth = FNF_AUTH
     params = CLOUDFLOW_PARAMS
     errors = CLOUDFLOW_ERRORS

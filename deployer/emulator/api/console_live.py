@@ -27,7 +27,6 @@ computation (:class:`_Shared`), so fifty open pages cost one model per step, not
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections import OrderedDict
@@ -39,6 +38,7 @@ from deployer.console.sources import Sources
 from deployer.emulator.api.http import (
     ServerSentEvent,
     StreamingResponse,
+    compact_json,
     event_stream,
     run_blocking,
     wait_for_wake,
@@ -56,8 +56,8 @@ RETRY_MS = 1000  # how soon a browser reconnects after losing the stream
 
 
 def _event(kind: str, data: Any, event_id: str = "", retry: bool = False) -> ServerSentEvent:
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return ServerSentEvent(text, event=kind, id=event_id, retry_ms=RETRY_MS if retry else None)
+    return ServerSentEvent(compact_json(data), event=kind, id=event_id,
+                           retry_ms=RETRY_MS if retry else None)
 
 
 class _Shared:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.errors import ApiError
@@ -43,7 +42,7 @@ from deployer.emulator.services.faults import (
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.quotas import CloudQuotas
 
-__all__ = ["CATALOGUE", "PRODUCTS", "FaultInjector", "fault_fields", "resolve_error"]
+__all__ = ["CATALOGUE", "PRODUCTS", "FaultInjector", "resolve_error"]
 
 PRODUCTS = {"/2023-03-30/": "fc", "2019-03-15": "cloudflow", "2015-05-01": "ram",
             "2015-04-01": "sts"}
@@ -179,22 +178,3 @@ class FaultInjector:
                       "x-fc-invocation-service-version": "LATEST",
                       "Content-Type": "application/json"})
         return HttpResponse(200, body, reply)
-
-
-def fault_fields(fault: Fault) -> dict[str, Any]:
-    """A fault as the admin API shows it (snake_case JSON)."""
-    spec = fault.spec
-    data: dict[str, Any] = {"id": fault.fault_id, "service": spec.service,
-                            "kind": spec.kind.value, "action": spec.action or None,
-                            "function": spec.function or None, "flow": spec.flow or None,
-                            "times": spec.times, "probability": spec.probability,
-                            "seed": spec.seed, "remaining": fault.remaining,
-                            "fired": fault.fired, "matched": fault.matched}
-    if spec.kind is FaultKind.ERROR:
-        data.update(error=spec.code, status=spec.status, message=spec.message,
-                    retry_after_ms=spec.retry_after_ms)
-    elif spec.kind is FaultKind.FUNCTION_ERROR:
-        data.update(message=spec.message, error_type=spec.error_type)
-    elif spec.kind is FaultKind.LATENCY:
-        data["seconds"] = spec.seconds
-    return data

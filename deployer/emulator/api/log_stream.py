@@ -17,7 +17,6 @@ database once per wake-up, never polling it; a comment line keeps it open during
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -27,6 +26,7 @@ from deployer.emulator.api.http import (
     HttpRequest,
     ServerSentEvent,
     StreamingResponse,
+    compact_json,
     event_stream,
     run_blocking,
     wait_for_wake,
@@ -78,17 +78,17 @@ class LogStreamApi:
     async def _events(self, key: tuple[str, str, str], generation: int,
                       after: int) -> AsyncIterator[ServerSentEvent]:
         watch = self._functions.invocation_watch
-        yield ServerSentEvent(_json({"function": key[2]}), event="ready", retry_ms=1000)
+        yield ServerSentEvent(compact_json({"function": key[2]}), event="ready", retry_ms=1000)
         while True:
             records = await run_blocking(self._functions.invocations_after, *key, after, BATCH)
             for record in records:
                 after = record.seq
-                yield ServerSentEvent(_json(invocation_fields(record)), event="invocation",
-                                      id=str(record.seq))
+                yield ServerSentEvent(compact_json(invocation_fields(record)),
+                                      event="invocation", id=str(record.seq))
             if len(records) == BATCH:
                 continue  # more are waiting
             if not await run_blocking(self._exists, key):
-                yield ServerSentEvent(_json({"function": key[2]}), event="gone")
+                yield ServerSentEvent(compact_json({"function": key[2]}), event="gone")
                 return
             await wait_for_wake(lambda wake, g=generation: watch.watch(key, g, wake), 3600.0)
             generation = watch.generation(key)
@@ -99,7 +99,3 @@ class LogStreamApi:
         except ResourceNotFound:
             return False
         return True
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

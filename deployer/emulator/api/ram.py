@@ -75,7 +75,6 @@ class RamApi:
     """The RAM product registered with the router: :data:`RAM_ACTIONS` over ``roles``."""
 
     version = "2015-05-01"
-    host = "ram.aliyuncs.com"
     auth = POP_AUTH
     params = POP_PARAMS
     errors = RAM_ERRORS

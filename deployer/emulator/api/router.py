@@ -39,6 +39,7 @@ from deployer.emulator.api.http import (
     HttpRequest,
     HttpResponse,
     Subscribe,
+    hostname,
     json_response,
 )
 from deployer.emulator.api.signing import (
@@ -154,7 +155,6 @@ class RpcApi(Protocol):
     wire errors; an unknown action is ``unknown_action(name)``."""
 
     version: str
-    host: str
     auth: AuthScheme
     actions: Mapping[str, RpcHandler]
     params: ParamErrors
@@ -198,9 +198,9 @@ _HOST_REGIONS: dict[str, str] = {}  # Host header -> its region ("": none), rece
 
 
 def _region_of_host(host: str) -> str:
-    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host
+    name = hostname(host)
     for pattern in _REGION_HOSTS:
-        m = pattern.match(name.lower())
+        m = pattern.match(name)
         if m:
             return m.group(1)
     return ""
@@ -300,21 +300,20 @@ class Router:
             check_request(request)
             return fn(rid)
         except ApiError as exc:
-            return error_response(exc, rid, style, host)
+            err = exc
         except ServiceError as exc:
-            return error_response(errors.wire(exc), rid, style, host)
+            err = errors.wire(exc)
         except RecursionError:
             err = e.InvalidArgument("the request is nested too deeply to be processed")
-            return error_response(err, rid, style, host)
         except Exception as exc:  # a bug or the state directory failing: log, answer JSON
             stored = storage_error(exc, self.state_dir)
-            if stored is not None:
+            if stored is None:
+                log.exception("internal error on %s %s", request.method, request.raw_target)
+            else:
                 log.error("cannot save state for %s %s: %s", request.method,
                           request.raw_path, exc)
-                return error_response(stored, rid, style, host)
-            log.exception("internal error on %s %s", request.method, request.raw_target)
-            err = e.InternalServerError("an internal error has occurred. Please retry.")
-            return error_response(err, rid, style, host)
+            err = stored or e.InternalServerError("an internal error has occurred. Please retry.")
+        return error_response(err, rid, style, host)
 
     def _context(self, request: HttpRequest, rid: str, params: Mapping[str, str],
                  access_key_id: str, api_key: str, *, authorize: bool = True) -> RequestContext:

@@ -36,7 +36,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import re
 import secrets
 import zlib
@@ -49,7 +48,7 @@ from deployer.emulator.api.access import RequestAccess
 from deployer.emulator.api.contract import ErrorTable, RequestContext, Routes, cases, json_object
 from deployer.emulator.api.errors import Style, error_response
 from deployer.emulator.api.freshness import RequestFreshness
-from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
+from deployer.emulator.api.http import HttpRequest, HttpResponse, hostname, json_response
 from deployer.emulator.api.router import REGION_HEADER
 from deployer.emulator.api.signing import SignatureError, SignatureFailure
 from deployer.emulator.services import errors as svc
@@ -156,11 +155,10 @@ def _logs_v2(request: HttpRequest, result: LogResult, query: LogQuery,
 
 def _logs_v1(result: LogResult, rid: str) -> HttpResponse:
     """The classic GetLogs answer: a JSON array with its count and progress headers."""
-    headers = {"x-log-requestid": rid, "x-log-count": str(len(result.entries)),
-               "x-log-progress": "Complete", "x-log-processed-rows":
-               str(len(result.entries)), "x-log-elapsed-millisecond": "0"}
-    body = json.dumps(result.entries, ensure_ascii=False).encode("utf-8")
-    return HttpResponse(200, body, {"Content-Type": "application/json", **headers})
+    count = str(len(result.entries))
+    return json_response(200, result.entries, {
+        "x-log-requestid": rid, "x-log-count": count, "x-log-progress": "Complete",
+        "x-log-processed-rows": count, "x-log-elapsed-millisecond": "0"})
 
 
 class SlsApi:
@@ -308,8 +306,7 @@ class SlsApi:
 def _where(ctx: RequestContext) -> tuple[str, str]:
     """The project (the Host's first label, or the project header) and the region."""
     headers = ctx.request.headers
-    host = (headers.get("host") or "").lower()
-    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host
+    name = hostname(headers.get("host") or "")
     m = _SLS_HOST.match(name)
     if m:
         return m["project"], m["region"]

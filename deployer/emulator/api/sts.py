@@ -45,7 +45,6 @@ class StsApi:
     """The STS product registered with the router: :data:`STS_ACTIONS` over ``tokens``."""
 
     version = "2015-04-01"
-    host = "sts.aliyuncs.com"
     auth = POP_AUTH
     params = POP_PARAMS
     errors = STS_ERRORS
