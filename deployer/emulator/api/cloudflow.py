@@ -51,15 +51,8 @@ from deployer.emulator.services.schedules import ScheduleChanges, ScheduleServic
 from deployer.fdl.interpreter.history import format_time
 from deployer.fdl.interpreter.stored import event_record
 
-__all__ = [
-    "CLOUDFLOW_ACTIONS",
-    "CLOUDFLOW_ERRORS",
-    "FNF_AUTH",
-    "CloudFlowApi",
-    "execution_to_wire",
-    "flow_to_wire",
-    "history_event_to_wire",
-]
+__all__ = ["CLOUDFLOW_ACTIONS", "CLOUDFLOW_ERRORS", "FNF_AUTH", "CloudFlowApi", "execution_to_wire",
+           "flow_to_wire", "history_event_to_wire"]
 
 FNF_AUTH = AuthScheme.words(
     Style.RPC, missing=e.MissingRequiredParams, malformed=e.InvalidArgument,
@@ -68,7 +61,11 @@ FNF_AUTH = AuthScheme.words(
     expired=e.RequestTimeTooSkewed, nonce_used=e.SignatureNonceUsed)
 CLOUDFLOW_PARAMS = ParamErrors(  # the wording of CloudFlow's error table (API reference)
     lambda name: e.MissingRequiredParams(f"The HTTP query '{name}' must be specified."),
-    e.InvalidArgument)
+    e.InvalidArgument,
+    lambda action: e.ActionNotSupported(
+        f"The action {action!r} is not supported by the emulator."),
+    lambda version: e.APIVersionNotSupported(  # cloudflow-api.md §6.3 (CONFIRMED)
+        f"The API version {version!r} is not supported; CloudFlow's is 2019-03-15."))
 
 CLOUDFLOW_ACTIONS: Routes[Callable[[Any, RpcCall], Body | LongPoll | None]] = Routes()
 """CloudFlow's actions; a handler answers a body, None (``{}``) or a long poll."""
@@ -223,16 +220,6 @@ class CloudFlowApi:
         self._schedules = schedules
         self.actions = CLOUDFLOW_ACTIONS.actions()
         self.quick_actions = CLOUDFLOW_ACTIONS.quick()
-
-    @staticmethod
-    def unknown_action(action: str) -> e.ApiError:
-        return e.ActionNotSupported(f"The action {action!r} is not supported by the emulator.")
-
-    @staticmethod
-    def unsupported_version(version: str) -> e.ApiError:
-        """cloudflow-api.md §6.3 (CONFIRMED): a Version other than 2019-03-15."""
-        return e.APIVersionNotSupported(
-            f"The API version {version!r} is not supported; CloudFlow's is 2019-03-15.")
 
     # --- flows --------------------------------------------------------------------------------
 

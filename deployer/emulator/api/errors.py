@@ -196,8 +196,11 @@ def throttled(cls: type[ApiError]) -> Callable[[svc.QuotaExceeded], ApiError]:
     return build
 
 
-_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+_ERRNO = {errno.ENOSPC: "full", errno.EDQUOT: "full", errno.EFBIG: "full", errno.EIO: "io",
+          errno.EROFS: "read-only", errno.EACCES: "read-only", errno.EPERM: "read-only"}
+_SQLITE = (("full", "SQLITE_FULL", "disk is full"),
+           ("read-only", "SQLITE_READONLY", "readonly database"),
+           ("io", "SQLITE_IOERR", "disk I/O error"), ("io", "SQLITE_CANTOPEN", "disk I/O error"))
 
 
 def storage_error(exc: BaseException, where: str) -> ApiError | None:
@@ -206,28 +209,21 @@ def storage_error(exc: BaseException, where: str) -> ApiError | None:
     reason = ""
     if isinstance(exc, sqlite3.OperationalError):
         name = getattr(exc, "sqlite_errorname", "")
-        text = str(exc)
-        if name.startswith("SQLITE_FULL") or "disk is full" in text:
-            reason = "full"
-        elif name.startswith("SQLITE_READONLY") or "readonly database" in text:
-            reason = "read-only"
-        elif name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) or "disk I/O error" in text:
-            reason = "io"
+        reason = next((kind for kind, prefix, text in _SQLITE
+                       if name.startswith(prefix) or text in str(exc)), "")
     elif isinstance(exc, OSError) and exc.errno is not None:
-        reason = ("full" if exc.errno in _FULL else "read-only" if exc.errno in _READ_ONLY
-                  else "io" if exc.errno == errno.EIO else "")
+        reason = _ERRNO.get(exc.errno, "")
     if not reason:
         return None
     tail = (" Nothing of this request was saved; what was saved before is intact. The emulator "
             "keeps running: retry once the state directory is writable again.")
     if reason == "full":
         return StorageFull(f"the emulator cannot save its state: the disk holding {where} is "
-                             f"full ({exc}).{tail}")
+                           f"full ({exc}).{tail}")
     if reason == "read-only":
         return StorageReadOnly(f"the emulator cannot save its state: {where} is read-only "
-                                 f"({exc}).{tail}")
-    return StorageError(f"the emulator cannot save its state in {where}: I/O error "
-                          f"({exc}).{tail}")
+                               f"({exc}).{tail}")
+    return StorageError(f"the emulator cannot save its state in {where}: I/O error ({exc}).{tail}")
 
 
 def error_response(error: ApiError, request_id: str, style: Style, host: str = "") -> HttpResponse:

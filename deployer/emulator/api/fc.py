@@ -42,23 +42,9 @@ from deployer.emulator.services.functions.versions import (
 )
 from deployer.timestamps import iso_seconds
 
-__all__ = [
-    "FC_AUTH",
-    "FC_ERRORS",
-    "FC_ROUTES",
-    "FcApi",
-    "FcServices",
-    "alias_to_wire",
-    "fc_page",
-    "function_to_wire",
-    "list_limit",
-    "listing",
-    "no_content",
-    "ok_response",
-    "optional_string",
-    "required_string",
-    "version_to_wire",
-]
+__all__ = ["FC_AUTH", "FC_ERRORS", "FC_ROUTES", "FcApi", "FcServices", "alias_to_wire", "fc_page",
+           "function_to_wire", "list_limit", "listing", "no_content", "ok_response",
+           "optional_string", "qualifier", "required_string", "version_to_wire"]
 
 WARNING_HEADER = "x-deployer-warning"
 """Set on Create/UpdateFunction when the emulator cannot run the function exactly as FC does
@@ -162,6 +148,11 @@ def required_string(body: Mapping[str, Any], key: str) -> str:
     if not value:
         raise e.InvalidArgument(f"{key} is required")
     return value
+
+
+def qualifier(ctx: RequestContext) -> str:
+    """A per-qualifier config's ``qualifier`` (``LATEST`` when absent) [INFERRED]."""
+    return ctx.query.get("qualifier") or "LATEST"
 
 
 def listing(ctx: RequestContext) -> dict[str, Any]:

@@ -151,18 +151,14 @@ RpcHandler = Callable[[Any, RpcCall], "dict[str, Any] | LongPoll | None"]
 class RpcApi(Protocol):
     """An RPC product: the handlers of its action table (``actions``, from its
     :class:`~.contract.Routes`) are called with the product object and the :class:`RpcCall`
-    (read with the product's ``params`` wording); domain errors become its ``errors`` table's
-    wire errors; an unknown action is ``unknown_action(name)``."""
+    (read with the product's ``params`` wording, which words an unknown action and version
+    too); domain errors become its ``errors`` table's wire errors."""
 
     version: str
     auth: AuthScheme
     actions: Mapping[str, RpcHandler]
     params: ParamErrors
     errors: ErrorTable
-
-    def unknown_action(self, action: str) -> ApiError: ...
-
-    def unsupported_version(self, version: str) -> ApiError: ...
 
 
 class LocalApi(Protocol):
@@ -250,7 +246,7 @@ class Router:
         gateway's ``InvalidVersion``."""
         for api in self.rpc.values():
             if action in api.actions:
-                return api.unsupported_version(version)
+                return api.params.unsupported_version(version)
         return e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
 
     def dispatch(self, request: HttpRequest) -> Answer:
@@ -387,7 +383,7 @@ class Router:
             key = self.authenticate(request, api.auth)
             handler = api.actions.get(action)
             if handler is None:
-                raise api.unknown_action(action)
+                raise api.params.unknown_action(action)
             call = RpcCall(self._context(request, rid, params, key, version), params,
                            api.params)
 

@@ -28,17 +28,8 @@ from urllib.parse import parse_qsl, quote
 
 from deployer.emulator.api.http import HttpRequest
 
-__all__ = [
-    "ACS3_ALGORITHM",
-    "SecretLookup",
-    "SignatureError",
-    "SignatureFailure",
-    "acs3_signature",
-    "rpc_v1_signature",
-    "signed_header_names",
-    "verify_acs3",
-    "verify_rpc_v1",
-]
+__all__ = ["ACS3_ALGORITHM", "SecretLookup", "SignatureError", "SignatureFailure", "acs3_signature",
+           "rpc_v1_signature", "signed_header_names", "verify_acs3", "verify_rpc_v1"]
 
 ACS3_ALGORITHM = "ACS3-HMAC-SHA256"
 SecretLookup = Callable[[str], "str | None"]
@@ -77,24 +68,15 @@ def _canonical_query(raw_query: str) -> str:
     return "&".join(f"{k}={quote(params[k], safe='~')}" for k in sorted(params))
 
 
-def acs3_signature(
-    method: str,
-    raw_target: str,
-    header_values: Callable[[str], list[str]],
-    signed_headers: str,
-    payload_hash: str,
-    secret: str,
-) -> str:
+def acs3_signature(method: str, raw_target: str, header_values: Callable[[str], list[str]],
+                   signed_headers: str, payload_hash: str, secret: str) -> str:
     """The hex ACS3-HMAC-SHA256 signature of a request (fc3-api.md §4.1 steps 3-8)."""
     path, _, query = raw_target.partition("?")
     canon_headers = "".join(
         f"{name}:{','.join(sorted(v.strip() for v in header_values(name)))}\n"
-        for name in signed_headers.split(";")
-    )
-    canonical = "\n".join(
-        [method.upper(), path or "/", _canonical_query(query), canon_headers, signed_headers,
-         payload_hash]
-    )
+        for name in signed_headers.split(";"))
+    canonical = "\n".join([method.upper(), path or "/", _canonical_query(query), canon_headers,
+                           signed_headers, payload_hash])
     to_sign = f"{ACS3_ALGORITHM}\n{hashlib.sha256(canonical.encode('utf-8')).hexdigest()}"
     return hmac.new(secret.encode("utf-8"), to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
 

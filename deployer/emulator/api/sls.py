@@ -1,12 +1,8 @@
 """Log Service (SLS, ``2020-12-30``): GetLogs over the emulator's invocation logs, and the
 projects and logstores ``logConfig: auto`` creates.
 
-Served (:data:`SLS_ROUTES`): ``POST /`` (CreateProject, body ``{projectName, description}``),
-``GET /`` (GetProject), ``POST /logstores`` (CreateLogStore, body ``{logstoreName, ttl,
-shardCount}``), ``GET /logstores/{logstore}`` (GetLogStore); ``POST
-/logstores/{logstore}/logs`` (GetLogs and GetLogsV2 of the official SDK: JSON
-body ``{from, to, line, offset, reverse, query, topic, ...}``, answer ``{meta, data}``) and the
-classic ``GET /logstores/{logstore}?type=log&from=..&to=..`` (answer: a JSON array, with
+Served (:data:`SLS_ROUTES`): CreateProject, GetProject, CreateLogStore, GetLogStore, GetLogs
+and GetLogsV2 (``{meta, data}``), and the classic GetLogs (``?type=log``: a JSON array with
 ``x-log-count`` and ``x-log-progress``). The project is the first label of the ``Host``
 (``<project>.<region>.log.aliyuncs.com``, or ``<project>.127.0.0.1:PORT``); a client that must
 send the bare loopback host names it in ``x-deployer-sls-project`` instead, and the region in

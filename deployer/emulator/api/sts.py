@@ -17,7 +17,7 @@ from typing import Any
 from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.contract import Body, ErrorTable, Routes, RpcCall, cases
-from deployer.emulator.api.ram import POP_AUTH, POP_PARAMS, RamApi
+from deployer.emulator.api.ram import POP_AUTH, POP_PARAMS
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import Resource, RoleRefusal
 from deployer.emulator.services.security_tokens import RoleSession, SecurityTokenService
@@ -48,8 +48,6 @@ class StsApi:
     auth = POP_AUTH
     params = POP_PARAMS
     errors = STS_ERRORS
-    unknown_action = staticmethod(RamApi.unknown_action)
-    unsupported_version = staticmethod(RamApi.unsupported_version)
 
     def __init__(self, tokens: SecurityTokenService) -> None:
         self._tokens = tokens
