@@ -1,14 +1,10 @@
 """The web console under ``/_console/`` (HTTP in and out only; pages from ``deployer.console``).
 
 Every request passes the daemon's :class:`~deployer.emulator.api.local_guard.LocalGuard`
-first, as the admin API's do: loopback clients only, a ``Host`` naming this daemon (GETs too:
-DNS rebinding), a present ``Origin`` the same origin, and for state-changing requests (start,
-stop, invoke: ``POST`` JSON to ``/_console/api/…``) a token in ``X-Emulator-Token``, and for
-every read of ``/_console/api/…`` (data and streams) a token in that header or the console's
-cookie; otherwise ``403 AccessDenied``. Pages carry the console token (in a ``<meta>`` and a
-``HttpOnly`` ``SameSite=Strict`` cookie), which opens the console and nothing else (not the
-admin API, not the log endpoints); only pages served to a request that passed the guard
-exist, so another origin can neither read nor use it.
+first, as the admin API's do, with the console token good too (the pages carry it); every
+read of ``/_console/api/…`` (data and streams) needs a token, in ``X-Emulator-Token`` or the
+console's cookie. Only pages served to a request that passed the guard carry the token, so
+another origin can neither read nor use it.
 
 ``GET`` pages are server-rendered HTML; the same view-models are JSON under ``/_console/api/…``
 (same paths). The live channel is one server-sent-event stream per page

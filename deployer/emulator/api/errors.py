@@ -64,8 +64,7 @@ FunctionAlreadyExists = define("FunctionAlreadyExists", 409)
 NotFound = define("NotFound", 404)
 # FC's other resources (FC error codes page: AsyncConfigNotExists, DomainNameNotFound and
 # DomainNameAlreadyExists CONFIRMED; the trigger, layer, task, concurrency, provision and
-# scaling codes INFERRED
-# from FC 2.0's naming)
+# scaling codes INFERRED from FC 2.0's naming)
 TriggerNotFound = define("TriggerNotFound", 404)
 TriggerAlreadyExists = define("TriggerAlreadyExists", 409)
 LayerNotFound = define("LayerNotFound", 404)

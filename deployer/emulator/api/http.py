@@ -1,21 +1,14 @@
-"""Plain request/response values passed between the server and the API modules.
+"""Plain request/response values passed between the server and the API modules
+(docs/emulator.md "Streaming and waiting").
 
 The server fills :class:`HttpRequest` from the raw request line, so ``raw_target`` is the path and
 query exactly as received (signatures are computed over it); nothing here decodes ``%2F``. The
-body is complete and de-chunked.
-
-An API module answers with one of three values (the server, :mod:`deployer.emulator.httpd`,
-writes them):
-
-* :class:`HttpResponse`: a complete body; the server adds ``Content-Length``.
-* :class:`StreamingResponse`: a body produced piece by piece by an async iterator (sent with
-  ``Transfer-Encoding: chunked``); :func:`event_stream` builds a server-sent-events one from
-  :class:`ServerSentEvent` values. The iterator runs on the server's event loop: it waits with
-  :func:`wait_for_wake` and calls synchronous code with :func:`run_blocking`, so an open stream
-  holds no thread.
-* :class:`DeferredResponse`: "answer later" (a long poll): the server subscribes to a wake-up
-  source, waits up to ``timeout`` seconds without holding a thread, then calls ``then()`` for
-  the response.
+body is complete and de-chunked. An API module answers with an :data:`Answer`: a complete
+:class:`HttpResponse`, a :class:`StreamingResponse` (chunked; :func:`event_stream` builds a
+server-sent-events one, whose iterator runs on the server's event loop, waiting with
+:func:`wait_for_wake` and calling synchronous code with :func:`run_blocking`, so an open stream
+holds no thread) or a :class:`DeferredResponse` (a long poll answered after a wake-up or a
+timeout, no thread waiting).
 """
 
 from __future__ import annotations

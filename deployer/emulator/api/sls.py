@@ -1,30 +1,14 @@
-"""Log Service (SLS, ``2020-12-30``): GetLogs over the emulator's invocation logs, and the
-projects and logstores ``logConfig: auto`` creates.
+"""Log Service's wire contract (SLS, ``2020-12-30``): GetLogs over the emulator's invocation logs,
+and the projects and logstores ``logConfig: auto`` creates (docs/emulator.md "Log Service").
 
 Served (:data:`SLS_ROUTES`): CreateProject, GetProject, CreateLogStore, GetLogStore, GetLogs
-and GetLogsV2 (``{meta, data}``), and the classic GetLogs (``?type=log``: a JSON array with
-``x-log-count`` and ``x-log-progress``). The project is the first label of the ``Host``
-(``<project>.<region>.log.aliyuncs.com``, or ``<project>.127.0.0.1:PORT``); a client that must
-send the bare loopback host names it in ``x-deployer-sls-project`` instead, and the region in
-``x-deployer-region``. Other SLS paths answer ``404 PathNotSupported``.
-
-Requests are signed as SLS signs them (``Authorization: LOG <AccessKeyId>:<signature>``):
-HMAC-SHA1, or HMAC-SHA256 with ``x-log-signaturemethod: hmac-sha256``, over the verb,
-``Content-MD5``, ``Content-Type``, ``Date``, the ``x-log-*``/``x-acs-*`` headers and the path
-with its sorted decoded query. Errors are SLS's ``{"errorCode", "errorMessage"}`` with
-``x-log-requestid``. The signed ``Date`` must be within 15 minutes of now
-(``400 RequestTimeExpired``; unparsable: ``400 InvalidRequestTime``). A GetLogsV2 client
-asking for ``gzip`` or ``deflate`` gets the body as SLS sends it then: a zlib stream with
-``x-log-compresstype`` and ``x-log-bodyrawsize``.
-
-Authorization is RAM's, as for FC and CloudFlow (docs/emulator.md "Log Service
-authorization"): the account's own AccessKey may read every logstore; a role session (an
-``STS.`` key with its ``x-acs-security-token``) needs ``log:GetLogStoreLogs`` on
-``acs:log:{region}:{account}:project/{project}/logstore/{logstore}`` (and ``log:CreateProject``,
-``log:GetProject``, ``log:CreateLogStore``, ``log:GetLogStore`` on the project or logstore
-for the others). A refusal is SLS's
-``401 Unauthorized`` with ``denied by sts or ram, action: ..., resource: ...``; a missing,
-forged or expired security token is ``401 Unauthorized`` too, checked before the project.
+and GetLogsV2 (``{meta, data}``, compressed when asked), and the classic GetLogs (``?type=log``:
+a JSON array with ``x-log-count`` and ``x-log-progress``). The project is the first label of
+the ``Host``, or ``x-deployer-sls-project`` for a client that must send the bare loopback host.
+Requests are signed as SLS signs them (``LOG <AccessKeyId>:<signature>``, HMAC-SHA1 or
+-SHA256, a fresh ``Date``); errors are SLS's ``{"errorCode", "errorMessage"}``. Role sessions
+are authorized against RAM (``log:GetLogStoreLogs`` and the project actions; docs/emulator.md
+"Log Service authorization"): a refusal is ``401 Unauthorized`` naming why.
 """
 
 from __future__ import annotations
