@@ -36,12 +36,6 @@ ADMIN_ROUTES: Routes[Callable[..., Answer | dict[str, Any]]] = Routes()
 """The admin surface's entries; a handler answers a body (``200`` JSON) or a response."""
 
 
-
-def _answer(out: Answer | dict[str, Any]) -> Answer:
-    """A local surface's answer: a body is ``200`` JSON."""
-    return json_response(200, out, {}) if isinstance(out, dict) else out
-
-
 class AdminApi:
     """The admin surface of one emulator: :data:`ADMIN_ROUTES` over the callables it is given."""
 
@@ -65,7 +59,8 @@ class AdminApi:
     def handle(self, request: HttpRequest) -> Answer:
         self.guard.check(request)
         handler, args = ADMIN_ROUTES.find(request.method, request.raw_path)
-        return _answer(handler(self, request, **args))
+        out = handler(self, request, **args)
+        return json_response(200, out, {}) if isinstance(out, dict) else out
 
     @ADMIN_ROUTES.route("GET", "/_emulator/health")
     def health(self, request: HttpRequest) -> dict[str, Any]:

@@ -218,7 +218,6 @@ class FcApi:
         self._svc = functions
         self._releases = releases
         self.services = services or FcServices()
-        self.functions = functions
 
     def handle(self, ctx: RequestContext) -> HttpResponse:
         """The entry's answer: a body is ``200`` JSON, None ``204``."""

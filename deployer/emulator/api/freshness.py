@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import calendar
 import email.utils
+import functools
 import re
 import time
 from collections.abc import Callable
@@ -46,21 +47,8 @@ def parse_iso_utc(text: str) -> float | None:
     return whole + (float(f"0.{m.group(7)}") if m.group(7) else 0.0)
 
 
-_STAMPS: dict[str, float | None] = {}  # recent Timestamp texts, parsed (bounded)
-
-
-def _parse_stamp(text: str) -> float | None:
-    """:func:`parse_iso_utc`, memoised: clients sign many requests within one second."""
-    try:
-        return _STAMPS[text]
-    except KeyError:
-        pass
-    parsed = parse_iso_utc(text)
-    if len(text) <= 40:
-        if len(_STAMPS) >= 256:
-            _STAMPS.clear()
-        _STAMPS[text] = parsed
-    return parsed
+_parse_stamp = functools.lru_cache(maxsize=256)(parse_iso_utc)
+"""``parse_iso_utc``, memoised: clients sign many requests within one second."""
 
 
 def _parse_http_date(text: str) -> float | None:

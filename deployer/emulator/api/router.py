@@ -2,25 +2,18 @@
 surfaces (admin, console), the ROA products (FC 3.0, Log Service), the RPC products (CloudFlow,
 RAM, STS).
 
-Pipeline for a cloud request: pick the product (ROA by path prefix; RPC by ``Version`` in
-the query or the ``x-acs-version`` header) → verify the signature (``Authorization: ACS3-…``
-header, else RPC v1 ``Signature`` in the query; the product's :class:`AuthScheme` words a
-failure) → who calls and may they (the access hook) → injected faults → the product's route
-table (:mod:`.contract`) → its answer; a domain error becomes the product's wire error through
-its error table. Adding a product is registering one more contract module.
-
-Before any of that, :func:`deployer.emulator.api.strict.check_request` refuses text that is not
-valid UTF-8, and RPC parameters holding JSON are held to the JSON limits.
-
-Nothing escapes as a traceback: :class:`ApiError` and service errors become their wire error;
-input nested so deeply that a parser recursed too far answers ``400``; a state directory that
-cannot be written (disk full, read-only, I/O error) answers a ``5xx`` naming the cause (nothing
-of that request was committed); anything else is logged and answered
-``500 InternalServerError`` in JSON.
+A cloud request: text that is not valid UTF-8 is refused (:mod:`.strict`) → the product (ROA by
+path prefix; RPC by ``Version``) → its signature (ACS3 ``Authorization``, else RPC v1
+``Signature``; the product's :class:`AuthScheme` words a failure) → who calls and may they (the
+access hook) → injected faults → the product's route table (:mod:`.contract`) → its answer. A
+domain error becomes the product's wire error through its error table; nothing escapes as a
+traceback (too deep a nesting is ``400``, a state directory that cannot be written a ``5xx``
+naming the cause, anything else a logged ``500 InternalServerError`` in JSON).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -181,16 +174,7 @@ def fc_request_id(now: float) -> str:
 
 _QUICK_ADMIN = frozenset({"/_emulator/health", "/_emulator/clock"})
 def region_from_host(host: str, default: str) -> str:
-    found = _HOST_REGIONS.get(host)
-    if found is None:
-        found = _region_of_host(host)
-        if len(_HOST_REGIONS) >= 256:
-            _HOST_REGIONS.clear()
-        _HOST_REGIONS[host] = found
-    return found or default
-
-
-_HOST_REGIONS: dict[str, str] = {}  # Host header -> its region ("": none), recent ones
+    return _cached_region(host) or default
 
 
 def _region_of_host(host: str) -> str:
@@ -200,6 +184,9 @@ def _region_of_host(host: str) -> str:
         if m:
             return m.group(1)
     return ""
+
+
+_cached_region = functools.lru_cache(maxsize=256)(_region_of_host)  # recent Host headers
 
 
 def rpc_request_id() -> str:

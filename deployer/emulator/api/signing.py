@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
+import functools
 import hashlib
 import hmac
 import re
@@ -199,20 +200,12 @@ def _string_to_sign(method: str, canon: str) -> str:
     return f"{method.upper()}&%2F&{encoded}"
 
 
-_PADS: dict[str, tuple[Any, Any]] = {}  # secret -> SHA-1 states after its HMAC pads
-
-
 def _rpc_v1_digest(secret: str, to_sign: str) -> bytes:
     """HMAC-SHA1 (RFC 2104) keyed ``secret&``: the hash states after the inner and outer
     key pads are computed once per secret and copied, instead of keying a new HMAC each
     time (OpenSSL 3 looks the algorithm up on every keying); the same bytes as
     ``hmac.digest``."""
-    pads = _PADS.get(secret)
-    if pads is None:
-        pads = _pads(f"{secret}&".encode())
-        if len(_PADS) >= 64:
-            _PADS.clear()
-        _PADS[secret] = pads
+    pads = _pads(secret)
     inner, outer = pads[0].copy(), pads[1].copy()
     inner.update(to_sign.encode("utf-8"))
     outer.update(inner.digest())
@@ -220,7 +213,9 @@ def _rpc_v1_digest(secret: str, to_sign: str) -> bytes:
     return digest
 
 
-def _pads(key: bytes) -> tuple[Any, Any]:
+@functools.lru_cache(maxsize=64)
+def _pads(secret: str) -> tuple[Any, Any]:
+    key = f"{secret}&".encode()
     if len(key) > 64:  # SHA-1's block size
         key = hashlib.sha1(key).digest()
     key = key.ljust(64, b"\0")
