@@ -1,15 +1,9 @@
 """CloudFlow's wire contract (fnf, API 2019-03-15, RPC: parameters by wire name, JSON answers).
 
-Every action reads its parameters through :class:`~.contract.RpcCall` (CloudFlow's wording:
-``MissingRequiredParams``, ``InvalidArgument``), calls :mod:`services.flows`,
-:mod:`services.executions`, :mod:`services.flow_versions`, :mod:`services.schedules` or
-:mod:`services.regions`, and answers the JSON the ``alibabacloud_fnf20190315`` models read
-(cloudflow-api.md §4, §4.14). Unknown actions answer ``ActionNotSupported``.
-
-In this module: the action table (:data:`CLOUDFLOW_ACTIONS`, on the handlers), the readers of
-the JSON parameters, the shapes (:func:`flow_to_wire`, :func:`execution_to_wire`,
-:func:`history_event_to_wire`, versions, aliases, schedules; ``deployer.testing`` and the
-console use them too) and the error table (:data:`CLOUDFLOW_ERRORS`, §6.3).
+In this module: the action table (:data:`CLOUDFLOW_ACTIONS`, on the handlers), CloudFlow's
+wording of parameter errors (:data:`CLOUDFLOW_PARAMS`), the readers of the JSON parameters, the
+shapes the ``alibabacloud_fnf20190315`` models read (cloudflow-api.md §4; ``deployer.testing``
+and the console use them too) and the error table (:data:`CLOUDFLOW_ERRORS`, §6.3).
 """
 
 from __future__ import annotations

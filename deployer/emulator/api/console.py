@@ -64,13 +64,9 @@ _EXECUTION = "/r/{region}/flows/{flow}/executions/{name}"
 MethodNotAllowed = e.define("MethodNotAllowed", 405)
 
 
-def _by_class_name(exc: ServiceError) -> e.ApiError:
-    err = e.ApiError(exc.message)
-    err.code, err.http_status = type(exc).__name__, 400
-    return err
-
-
-CONSOLE_ERRORS = ErrorTable({svc.ResourceNotFound: e.NotFound}, _by_class_name)
+CONSOLE_ERRORS = ErrorTable({svc.ResourceNotFound: e.NotFound},
+                            lambda exc: e.ApiError(exc.message, code=type(exc).__name__,
+                                                   status=400))
 """The console's answer to a domain error: ``404 NotFound``, else ``400`` named after it."""
 
 
@@ -98,20 +94,18 @@ class ConsoleApi:
             self.guard.require_token(request, console=True)
         try:
             return self._route(request, as_json)
-        except e.ApiError as exc:
-            return self._error(as_json, exc.http_status, exc.code, exc.message)
-        except ServiceError as exc:
-            err = CONSOLE_ERRORS.wire(exc)
-            return self._error(as_json, err.http_status, err.code, err.message)
+        except (e.ApiError, ServiceError) as exc:
+            err = exc if isinstance(exc, e.ApiError) else CONSOLE_ERRORS.wire(exc)
+            return self._error(as_json, err)
 
-    def _error(self, as_json: bool, status: int, code: str, message: str) -> HttpResponse:
+    def _error(self, as_json: bool, err: e.ApiError) -> HttpResponse:
         if as_json:
-            return _json(status, {"Code": code, "Message": message})
+            return _json(err.http_status, {"Code": err.code, "Message": err.message})
         region = self._src.default_region
-        page = render_page("error.html", title=code, token=self.token, status=status,
-                           heading=code, message=message, hint="",
-                           model={"header": views.header_model(self._src, region, [])})
-        return _html(status, page)
+        page = render_page("error.html", title=err.code, token=self.token,
+                           status=err.http_status, heading=err.code, message=err.message,
+                           hint="", model={"header": views.header_model(self._src, region, [])})
+        return _html(err.http_status, page)
 
     def _route(self, request: HttpRequest, as_json: bool) -> Answer:
         if request.method not in ("GET", "HEAD", "POST"):

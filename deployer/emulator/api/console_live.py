@@ -170,7 +170,7 @@ class LiveStreams:
                                                     else version, wake=wake)
             except ResourceNotFound:
                 wake()
-                return _nothing
+                return lambda: None
             if pending:
                 return stop
             facts_stop = src.watch_facts(facts_generation, wake)
@@ -181,7 +181,3 @@ class LiveStreams:
             return both
 
         await wait_for_wake(subscribe, throttled if pending else IDLE_WAIT)
-
-
-def _nothing() -> None:
-    return None

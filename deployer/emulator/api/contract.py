@@ -170,10 +170,6 @@ class RpcCall:
     def account_id(self) -> str:
         return self.context.account_id
 
-    @property
-    def region(self) -> str:
-        return self.context.region
-
     @overload
     def key(self) -> tuple[str, str]: ...
     @overload

@@ -1,11 +1,10 @@
 """Wire errors: one class per error code, and the only serializer of error bodies.
 
-Which domain error becomes which of these is each product's error table (``ERRORS`` in its
-contract module, an :class:`~deployer.emulator.api.contract.ErrorTable`).
-
-FC (ROA) errors carry ``x-fc-request-id``; RPC products (RAM, STS, later CloudFlow) carry
-``x-acs-request-id`` and a ``HostId`` in the body. Bodies are always JSON
-``{"Code","Message","RequestId"}`` so the SDKs raise typed exceptions (fc3-api.md §3.3, §5.2).
+Which domain error becomes which of these is each product's error table (an
+:class:`~deployer.emulator.api.contract.ErrorTable` in its contract module). Bodies are JSON
+``{"Code","Message","RequestId"}`` so the SDKs raise typed exceptions (fc3-api.md §3.3, §5.2),
+with ``x-fc-request-id`` (FC), or ``x-acs-request-id`` and a ``HostId`` (the RPC products);
+Log Service's are ``{"errorCode","errorMessage"}``.
 """
 
 from __future__ import annotations
@@ -29,14 +28,20 @@ class Style(enum.Enum):
 
 
 class ApiError(Exception):
-    """Base of every wire error; subclasses fix ``code`` and ``http_status``."""
+    """Base of every wire error; subclasses fix ``code`` and ``http_status`` (an error of a code
+    known only at run time gives them here)."""
 
     code = "InternalServerError"
     http_status = 500
 
-    def __init__(self, message: str, *, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, message: str, *, headers: dict[str, str] | None = None,
+                 code: str | None = None, status: int | None = None) -> None:
         super().__init__(message)
         self.message = message
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.http_status = status
         self.headers = headers or {}
         self.extra: dict[str, object] = {}  # more body keys (e.g. AccessDeniedDetail)
 
@@ -94,7 +99,8 @@ StorageFull = define("StorageFull", 507)
 StorageReadOnly = define("StorageReadOnly", 503)
 StorageError = define("StorageError", 503)
 
-# --- RPC products (RAM / STS) -----------------------------------------------------------------
+# --- RPC products (RAM / STS, and the POP gateway's InvalidVersion) --------------------------
+InvalidVersion = define("InvalidVersion", 400)
 SignatureDoesNotMatch = define("SignatureDoesNotMatch", 403)
 InvalidAccessKeyIdNotFound = define("InvalidAccessKeyId.NotFound", 403)
 IncompleteSignature = define("IncompleteSignature", 400)
@@ -110,6 +116,9 @@ EntityAlreadyExistsRolePolicy = define("EntityAlreadyExists.Role.Policy", 409)
 EntityNotExistRolePolicy = define("EntityNotExist.Role.Policy", 404)
 DeleteConflictRolePolicy = define("DeleteConflict.Role.Policy", 409)
 DeleteConflictPolicyRole = define("DeleteConflict.Policy.Role", 409)
+InvalidRoleSessionName = define("InvalidParameter.RoleSessionName", 400)
+InvalidDurationSeconds = define("InvalidParameter.DurationSeconds", 400)
+InvalidPolicyGrammar = define("InvalidParameter.PolicyGrammar", 400)
 
 # --- Log Service (SLS error codes) --------------------------------------------------------------
 SlsUnauthorized = define("Unauthorized", 401)
@@ -120,9 +129,6 @@ ProjectAlreadyExist = define("ProjectAlreadyExist", 409)
 LogStoreAlreadyExist = define("LogStoreAlreadyExist", 409)
 ParameterInvalid = define("ParameterInvalid", 400)
 PostBodyInvalid = define("PostBodyInvalid", 400)
-
-# --- RPC routing ---------------------------------------------------------------------------------
-InvalidVersion = define("InvalidVersion", 400)
 
 # --- CloudFlow (cloudflow-api.md §6.3) ---------------------------------------------------------
 ActionNotSupported = define("ActionNotSupported", 400)
@@ -145,11 +151,6 @@ InvalidSecurityTokenMalformed = define("InvalidSecurityToken.Malformed", 403)
 InvalidSecurityTokenMismatch = define("InvalidSecurityToken.MismatchWithAccessKey", 403)
 InvalidSecurityTokenExpired = define("InvalidSecurityToken.Expired", 403)
 NoPermission = define("NoPermission", 403)
-
-# --- STS (AssumeRole) ---------------------------------------------------------------------------
-InvalidRoleSessionName = define("InvalidParameter.RoleSessionName", 400)
-InvalidDurationSeconds = define("InvalidParameter.DurationSeconds", 400)
-InvalidPolicyGrammar = define("InvalidParameter.PolicyGrammar", 400)
 
 # --- quotas (--throttle cloud) ------------------------------------------------------------------
 Throttling = define("Throttling", 429)

@@ -144,9 +144,7 @@ class FaultInjector:
         if spec.kind is FaultKind.ERROR:
             headers = ({} if spec.retry_after_ms is None
                        else {"x-acs-retry-after": str(spec.retry_after_ms)})
-            err = ApiError(spec.message, headers=headers)
-            err.code, err.http_status = spec.code, spec.status
-            raise err
+            raise ApiError(spec.message, headers=headers, code=spec.code, status=spec.status)
         request = ctx.request
         # FC answers FunctionNotFound before it would run anything
         fn = self._functions.get(ctx.account_id, ctx.region, call.function,

@@ -6,7 +6,7 @@ may, when its policies allow ``sts:AssumeRole`` on the role and the role's trust
 account (``acs:ram::<account>:root``) or the calling role as a RAM principal.
 
 In this module: the action table (:data:`STS_ACTIONS`), the shapes and the error table
-(:data:`STS_ERRORS`); parameters are worded as RAM words them (:data:`.ram.PARAMS`).
+(:data:`STS_ERRORS`); parameters are worded as RAM words them (:data:`.ram.POP_PARAMS`).
 """
 
 from __future__ import annotations
