@@ -163,13 +163,9 @@ def _environment(call: RpcCall) -> dict[str, Any] | None:
     if not isinstance(variables, list) or not all(
             isinstance(v, dict) and isinstance(v.get("Name"), str) for v in variables):
         raise e.InvalidArgument('Environment must be {"Variables": [{"Name": ..., "Value": ...}]}')
-    out = []
-    for v in variables:
-        item = {"Name": v["Name"], "Value": str(v.get("Value", ""))}
-        if "Description" in v:
-            item["Description"] = str(v["Description"])
-        out.append(item)
-    return {"Variables": out}
+    return {"Variables": [{"Name": v["Name"], "Value": str(v.get("Value", "")), **(
+        {"Description": str(v["Description"])} if "Description" in v else {})}
+        for v in variables]}
 
 
 def _routing(call: RpcCall) -> tuple[Route, ...] | None:

@@ -43,8 +43,8 @@ from deployer.emulator.services.functions.versions import (
 from deployer.timestamps import iso_seconds
 
 __all__ = ["FC_AUTH", "FC_ERRORS", "FC_ROUTES", "FcApi", "FcServices", "alias_to_wire", "fc_page",
-           "function_to_wire", "list_limit", "listing", "no_content", "ok_response",
-           "optional_string", "qualifier", "required_string", "version_to_wire"]
+           "function_to_wire", "list_limit", "listing", "optional_string", "qualifier",
+           "required_string", "version_to_wire"]
 
 WARNING_HEADER = "x-deployer-warning"
 """Set on Create/UpdateFunction when the emulator cannot run the function exactly as FC does
@@ -182,14 +182,6 @@ def _header(ctx: RequestContext, name: str, default: str, allowed: tuple[str, ..
     return value
 
 
-def ok_response(ctx: RequestContext, payload: Mapping[str, Any]) -> HttpResponse:
-    return json_response(200, payload, {"x-fc-request-id": ctx.request_id})
-
-
-def no_content(ctx: RequestContext) -> HttpResponse:
-    return HttpResponse(204, b"", {"x-fc-request-id": ctx.request_id})
-
-
 @dataclass(frozen=True, slots=True)
 class FcServices:
     """The domain services behind FC's other resources (None: not served, the path answers
@@ -225,14 +217,15 @@ class FcApi:
         out = handler(self, ctx, **args)
         if isinstance(out, HttpResponse):
             return out
-        return no_content(ctx) if out is None else ok_response(ctx, out)
+        reply = {"x-fc-request-id": ctx.request_id}
+        return HttpResponse(204, b"", reply) if out is None else json_response(200, out, reply)
 
     def function_arn(self, ctx: RequestContext, name: str) -> str:
         """The ARN of function ``name`` (ResourceNotFound when it does not exist)."""
         return self._svc.get(*ctx.key(name)).arn
 
     def _function(self, ctx: RequestContext, fn: Function) -> HttpResponse:
-        response = ok_response(ctx, function_to_wire(fn))
+        response = json_response(200, function_to_wire(fn), {"x-fc-request-id": ctx.request_id})
         if fn.warnings:
             response.headers[WARNING_HEADER] = " | ".join(fn.warnings)
         return response

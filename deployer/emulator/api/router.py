@@ -111,7 +111,6 @@ _FRESHNESS = frozenset({SignatureFailure.TIME_MISSING, SignatureFailure.TIME_FOR
                         SignatureFailure.EXPIRED, SignatureFailure.NONCE_USED})
 
 
-
 UNMAPPED = ErrorTable({svc.ResourceNotFound: e.NotFound, svc.InvalidValue: e.InvalidArgument},
                       e.InternalServerError)
 """The error table of a surface that declares none (a test's surface): not found, invalid,

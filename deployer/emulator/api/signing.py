@@ -112,14 +112,8 @@ def signed_header_names(request: HttpRequest) -> frozenset[str]:
 
 
 def verify_acs3(request: HttpRequest, secret_for: SecretLookup) -> str:
-    """Verify an ACS3-HMAC-SHA256 request; return its AccessKeyId.
-
-    Checks, in order: header present and well formed, required headers signed, key known,
-    body hash equals ``x-acs-content-sha256``, signature (constant-time compare). In STS mode
-    (``x-acs-security-token``) the token must be signed and the ``x-acs-accesskey-id`` header
-    must name the same key; whether the token belongs to that key is checked by the caller
-    (``api.access``), which knows the issued tokens.
-    """
+    """Verify an ACS3-HMAC-SHA256 request; return its AccessKeyId. A security token must be
+    signed; whether it belongs to the key is checked by ``api.access``, which knows them."""
     auth = request.headers.get("authorization")
     if not auth:
         raise SignatureError(SignatureFailure.MISSING, "the request is not signed")
@@ -231,10 +225,8 @@ def rpc_v1_signature(method: str, params: Mapping[str, str], secret: str) -> tup
 
 
 def verify_rpc_v1(request: HttpRequest, secret_for: SecretLookup) -> str:
-    """Verify an RPC v1 (HMAC-SHA1) request; return its AccessKeyId.
-
-    Parameters are the query merged with a form body (body wins), blank values kept.
-    """
+    """Verify an RPC v1 (HMAC-SHA1) request (its parameters: the query merged with a form
+    body); return its AccessKeyId."""
     params = request.rpc_params()  # parsed once per request; read only
     signature = params.get("Signature")
     if signature is None:
