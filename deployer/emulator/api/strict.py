@@ -85,21 +85,20 @@ def _printable(text: str) -> str:
 
 
 def _int(text: str) -> int:
-    return int(_short_number(text))
+    if len(text) > MAX_NUMBER_LENGTH:
+        raise JsonLimitError(f"a number has {len(text)} digits; at most {MAX_NUMBER_LENGTH} "
+                             "are accepted")
+    return int(text)
 
 
 def _float(text: str) -> float:
-    value = float(_short_number(text))
-    if not math.isfinite(value):
-        raise JsonLimitError(f"the number {text[:40]} is out of range")
-    return value
-
-
-def _short_number(text: str) -> str:
     if len(text) > MAX_NUMBER_LENGTH:
         raise JsonLimitError(f"a number has {len(text)} characters; at most "
                              f"{MAX_NUMBER_LENGTH} are accepted")
-    return text
+    value = float(text)
+    if not math.isfinite(value):
+        raise JsonLimitError(f"the number {text[:40]} is out of range")
+    return value
 
 
 def _constant(name: str) -> Any:
