@@ -61,8 +61,6 @@ CONSOLE_ROUTES: Routes[Callable[..., Answer]] = Routes()
 (their JSON, the streams and the actions)."""
 _EXECUTION = "/r/{region}/flows/{flow}/executions/{name}"
 
-MethodNotAllowed = e.define("MethodNotAllowed", 405)
-
 
 CONSOLE_ERRORS = ErrorTable({svc.ResourceNotFound: e.NotFound},
                             lambda exc: e.ApiError(exc.message, code=type(exc).__name__,
@@ -109,9 +107,9 @@ class ConsoleApi:
 
     def _route(self, request: HttpRequest, as_json: bool) -> Answer:
         if request.method not in ("GET", "HEAD", "POST"):
-            raise MethodNotAllowed(f"{request.method} is not allowed here")
+            raise e.MethodNotAllowed(f"{request.method} is not allowed here")
         if request.method == "POST" and not as_json:
-            raise MethodNotAllowed("POST goes to /_console/api/")
+            raise e.MethodNotAllowed("POST goes to /_console/api/")
         rest = request.raw_path[len("/_console/api/" if as_json else "/_console/"):]
         found = CONSOLE_ROUTES.match(request.method, "/" + rest)
         if found is None:
@@ -282,7 +280,7 @@ def _only(request: HttpRequest, served: bool) -> None:
 def _stream(request: HttpRequest, as_json: bool) -> None:
     _only(request, as_json)
     if request.method != "GET":
-        raise MethodNotAllowed("a stream is read with GET")
+        raise e.MethodNotAllowed("a stream is read with GET")
 
 
 def _int(query: dict[str, list[str]], key: str) -> int | None:

@@ -93,6 +93,7 @@ SlsInvalidRequestTime = define("InvalidRequestTime", 400)
 # --- the emulator's own front door (any product) ----------------------------------------------
 RequestTimeout = define("RequestTimeout", 408)
 ExpectationFailed = define("ExpectationFailed", 417)
+MethodNotAllowed = define("MethodNotAllowed", 405)
 ServiceUnavailable = define("ServiceUnavailable", 503)
 TooManyStreams = define("TooManyStreams", 429)
 StorageFull = define("StorageFull", 507)

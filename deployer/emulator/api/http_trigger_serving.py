@@ -23,7 +23,7 @@ from urllib.parse import unquote
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.fc import FC_AUTH, FC_ERRORS
 from deployer.emulator.api.fc_triggers import HTTP_TRIGGER_PATH
-from deployer.emulator.api.http import HttpRequest, HttpResponse, hostname, json_response
+from deployer.emulator.api.http import HttpRequest, HttpResponse, hostname
 from deployer.emulator.api.router import AuthScheme, fc_request_id
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.http_triggers import (
@@ -89,10 +89,9 @@ class HttpTriggerApi:
         methods = [str(m).upper() for m in row.config.get("methods") or ()]
         method = request.method.upper()
         if methods and method not in methods and not (method == "HEAD" and "GET" in methods):
-            return json_response(405, {"Code": "MethodNotAllowed", "Message": (
-                f"method {method} is not allowed by trigger '{row.name}' (it takes "
-                f"{', '.join(methods)})"), "RequestId": rid},
-                {"x-fc-request-id": rid, "Allow": ", ".join(methods)})
+            raise e.MethodNotAllowed(f"method {method} is not allowed by trigger '{row.name}' "
+                                     f"(it takes {', '.join(methods)})",
+                                     headers={"Allow": ", ".join(methods)})
         if row.config.get("authType") == "function":
             if not request.headers.get("authorization"):
                 raise e.AccessDenied(f"trigger '{row.name}' takes signed requests only "
