@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import calendar
 import email.utils
-import functools
 import re
 import time
 from collections.abc import Callable
 
 from deployer.emulator.api.http import HttpRequest
-from deployer.emulator.api.signing import SignatureError, SignatureFailure, signed_header_names
+from deployer.emulator.api.signing import (
+    BoundedMemo,
+    SignatureError,
+    SignatureFailure,
+    signed_header_names,
+)
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.request_nonces import DEFAULT_CAPACITY, Claim, NonceLedger
 from deployer.timestamps import iso_seconds
@@ -47,7 +51,7 @@ def parse_iso_utc(text: str) -> float | None:
     return whole + (float(f"0.{m.group(7)}") if m.group(7) else 0.0)
 
 
-_parse_stamp = functools.lru_cache(maxsize=256)(parse_iso_utc)
+_parse_stamp = BoundedMemo(parse_iso_utc, 256, 40).__getitem__
 """``parse_iso_utc``, memoised: clients sign many requests within one second."""
 
 

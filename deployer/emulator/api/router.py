@@ -13,7 +13,6 @@ naming the cause, anything else a logged ``500 InternalServerError`` in JSON).
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import re
@@ -36,6 +35,7 @@ from deployer.emulator.api.http import (
     json_response,
 )
 from deployer.emulator.api.signing import (
+    BoundedMemo,
     SecretLookup,
     SignatureError,
     SignatureFailure,
@@ -173,7 +173,7 @@ def fc_request_id(now: float) -> str:
 
 _QUICK_ADMIN = frozenset({"/_emulator/health", "/_emulator/clock"})
 def region_from_host(host: str, default: str) -> str:
-    return _cached_region(host) or default
+    return _HOST_REGIONS[host] or default
 
 
 def _region_of_host(host: str) -> str:
@@ -185,7 +185,7 @@ def _region_of_host(host: str) -> str:
     return ""
 
 
-_cached_region = functools.lru_cache(maxsize=256)(_region_of_host)  # recent Host headers
+_HOST_REGIONS = BoundedMemo(_region_of_host, 256)  # recent Host headers -> region ("": none)
 
 
 def rpc_request_id() -> str:

@@ -19,12 +19,11 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
-import functools
 import hashlib
 import hmac
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote
 
 from deployer.emulator.api.http import HttpRequest
@@ -32,6 +31,7 @@ from deployer.emulator.api.http import HttpRequest
 __all__ = ["ACS3_ALGORITHM", "SecretLookup", "SignatureError", "SignatureFailure", "acs3_signature",
            "rpc_v1_signature", "signed_header_names", "verify_acs3", "verify_rpc_v1"]
 
+T = TypeVar("T")
 ACS3_ALGORITHM = "ACS3-HMAC-SHA256"
 SecretLookup = Callable[[str], "str | None"]
 
@@ -144,10 +144,24 @@ def verify_acs3(request: HttpRequest, secret_for: SecretLookup) -> str:
 # --- RPC v1 HMAC-SHA1 -------------------------------------------------------------------------
 
 
+class BoundedMemo(dict[str, T]):
+    """``memo[key]``: ``fn(key)``, remembered for keys of at most ``key_limit`` characters,
+    at most ``size`` of them (all forgotten when full). A hit is a plain dict lookup."""
+
+    def __init__(self, fn: Callable[[str], T], size: int, key_limit: int = 1024) -> None:
+        super().__init__()
+        self._fn, self._size, self._key_limit = fn, size, key_limit
+
+    def __missing__(self, key: str) -> T:
+        value = self._fn(key)
+        if len(key) <= self._key_limit:
+            if len(self) >= self._size:
+                self.clear()
+            self[key] = value
+        return value
+
+
 _UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch
-_ENCODED: dict[str, str] = {}  # recent short names and values -> their encoding (bounded)
-_ENCODED_MAX = 4096
-_MEMO_LENGTH = 64  # longer texts (an Input, a Definition) are encoded every time
 
 
 def _enc(text: str) -> str:
@@ -163,28 +177,11 @@ def _canonical(params: Mapping[str, str], skip: str = "") -> str:
     memoised: names, and values such as the version, the key id or this second's timestamp,
     repeat from one request to the next."""
     memo = _ENCODED
-    parts = []
-    for name in sorted(params):
-        if name == skip:
-            continue
-        value = params[name]
-        enc_name = memo.get(name)
-        if enc_name is None:
-            enc_name = _remember(name)
-        enc_value = memo.get(value)
-        if enc_value is None:
-            enc_value = _remember(value)
-        parts.append(f"{enc_name}={enc_value}")
-    return "&".join(parts)
+    return "&".join(f"{memo[name]}={memo[params[name]]}" for name in sorted(params)
+                    if name != skip)
 
 
-def _remember(text: str) -> str:
-    encoded = _enc(text)
-    if len(text) <= _MEMO_LENGTH:
-        if len(_ENCODED) >= _ENCODED_MAX:
-            _ENCODED.clear()
-        _ENCODED[text] = encoded
-    return encoded
+_ENCODED = BoundedMemo(_enc, 4096, 64)  # longer texts (an Input, a Definition): every time
 
 
 def _string_to_sign(method: str, canon: str) -> str:
@@ -199,7 +196,7 @@ def _rpc_v1_digest(secret: str, to_sign: str) -> bytes:
     key pads are computed once per secret and copied, instead of keying a new HMAC each
     time (OpenSSL 3 looks the algorithm up on every keying); the same bytes as
     ``hmac.digest``."""
-    pads = _pads(secret)
+    pads = _PADS[secret]
     inner, outer = pads[0].copy(), pads[1].copy()
     inner.update(to_sign.encode("utf-8"))
     outer.update(inner.digest())
@@ -207,7 +204,6 @@ def _rpc_v1_digest(secret: str, to_sign: str) -> bytes:
     return digest
 
 
-@functools.lru_cache(maxsize=64)
 def _pads(secret: str) -> tuple[Any, Any]:
     key = f"{secret}&".encode()
     if len(key) > 64:  # SHA-1's block size
@@ -215,6 +211,9 @@ def _pads(secret: str) -> tuple[Any, Any]:
     key = key.ljust(64, b"\0")
     return (hashlib.sha1(bytes(b ^ 0x36 for b in key)),
             hashlib.sha1(bytes(b ^ 0x5C for b in key)))
+
+
+_PADS = BoundedMemo(_pads, 64)  # secret -> SHA-1 states after its HMAC pads
 
 
 def rpc_v1_signature(method: str, params: Mapping[str, str], secret: str) -> tuple[str, str]:
