@@ -177,8 +177,11 @@ def _canonical(params: Mapping[str, str], skip: str = "") -> str:
     memoised: names, and values such as the version, the key id or this second's timestamp,
     repeat from one request to the next."""
     memo = _ENCODED
-    return "&".join(f"{memo[name]}={memo[params[name]]}" for name in sorted(params)
-                    if name != skip)
+    parts = []
+    for name in sorted(params):
+        if name != skip:
+            parts.append(f"{memo[name]}={memo[params[name]]}")
+    return "&".join(parts)
 
 
 _ENCODED = BoundedMemo(_enc, 4096, 64)  # longer texts (an Input, a Definition): every time
