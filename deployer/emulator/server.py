@@ -33,14 +33,13 @@ from deployer.emulator.api.access import RequestAccess
 from deployer.emulator.api.admin import AdminApi
 from deployer.emulator.api.cloudflow import CloudFlowApi
 from deployer.emulator.api.errors import Style, error_response
-from deployer.emulator.api.fault_admin import FaultAdmin
 from deployer.emulator.api.faults import FaultInjector
 from deployer.emulator.api.fc import FcApi, FcServices
 from deployer.emulator.api.freshness import RequestFreshness
 from deployer.emulator.api.http import Answer, DeferredResponse, HttpRequest
 from deployer.emulator.api.http_trigger_serving import HttpTriggerApi
 from deployer.emulator.api.local_guard import LocalGuard, new_token
-from deployer.emulator.api.log_stream import LogStreamApi, invocation_fields
+from deployer.emulator.api.log_stream import LogStreamApi
 from deployer.emulator.api.ram import RamApi
 from deployer.emulator.api.router import Router, fc_request_id
 from deployer.emulator.api.sls import SlsApi
@@ -168,11 +167,9 @@ class EmulatorServer:
         emulator = self.emulator
         return AdminApi(clock=self.clock, health=self._health, reset=emulator.reset,
                         code_path=emulator.code.path, guard=self.guard,
-                        advanced=emulator.clock_moved, logs=self._recent_logs,
-                        faults=FaultAdmin(self.router.faults).handle,
-                        log_stream=LogStreamApi(emulator.functions,
-                                                emulator.identity.account_id,
-                                                emulator.region).handle,
+                        advanced=emulator.clock_moved, faults=self.router.faults,
+                        logs=LogStreamApi(emulator.functions, emulator.identity.account_id,
+                                          emulator.region),
                         mocks=emulator.mocks)
 
     def _dispatch(self, request: HttpRequest) -> Answer:
@@ -265,11 +262,6 @@ class EmulatorServer:
                 "stepTransactions": stats.step_transactions,
                 "waitingTasks": stats.waiting_tasks,
                 "stepLatency": engine.step_latency, "autoAdvance": engine.auto_advance}
-
-    def _recent_logs(self, region: str, function: str, limit: int) -> list[dict[str, object]]:
-        records = self.emulator.functions.recent_invocations(
-            self.emulator.identity.account_id, region or self.emulator.region, function, limit)
-        return [invocation_fields(r) for r in records]
 
     def start(self) -> EmulatorServer:
         """Start the engines, then serve from a background thread (the socket already

@@ -1,19 +1,11 @@
-"""Who is calling, and may they? The router's access hook for every signed cloud request.
+"""Who is calling, and may they? The router's access hook for every signed cloud request
+(docs/runtime.md "RAM authorization and STS": actions and resource names).
 
-After the signature is verified the router hands the AccessKeyId to :class:`RequestAccess`:
-
-1. the account's own AccessKey → the caller is the account (``None``), never restricted;
-2. a temporary ``STS.`` AccessKey → the request must carry the security token issued with it,
-   before its expiry (``x-acs-security-token`` for ACS3, ``SecurityToken`` for RPC v1; both are
-   signed), else a :class:`TokenError` (``MissingSecurityToken`` /
-   ``InvalidSecurityToken.*`` on the wire);
-3. a role session is then authorized against its role's RAM policies: the product's action
-   (``fc:InvokeFunction``, ``fnf:StartExecution``, ``ram:GetRole``) on the resource the request
-   names, plus ``ram:PassRole`` when it hands a role to FC or CloudFlow. A refusal is an
-   ``AccessDenied`` domain error, which each product's error table words (FC and CloudFlow
-   ``AccessDenied``, RAM ``NoPermission``, with the ``AccessDeniedDetail`` the SDKs expose).
-
-Action and resource names: docs/runtime.md "RAM authorization".
+The account's own AccessKey is never restricted. A temporary ``STS.`` key must carry the
+security token issued with it, unexpired (else a :class:`TokenError`); its role session is
+then authorized against its role's RAM policies for the product's action on the resource the
+request names, plus ``ram:PassRole`` when it hands a role to FC or CloudFlow. A refusal is a
+``NotAuthorized`` domain error, which each product's error table words.
 """
 
 from __future__ import annotations
@@ -29,15 +21,13 @@ from deployer.emulator.services.authorization import Authorizer
 from deployer.emulator.services.errors import TokenError, TokenProblem
 from deployer.emulator.services.security_tokens import RoleSession, SecurityTokenService
 
-__all__ = ["FC_PRODUCT", "RequestAccess"]
+__all__ = ["PRODUCTS", "RequestAccess"]
 
-FC_PRODUCT = "/2023-03-30/"
-RPC_PRODUCTS = {"2019-03-15": "fnf", "2015-05-01": "ram", "2015-04-01": "sts"}
+PRODUCTS = {"/2023-03-30/": "fc", "2019-03-15": "cloudflow", "2015-05-01": "ram",
+            "2015-04-01": "sts"}
+"""Each product's name by its path prefix (ROA) or ``Version`` (RPC)."""
+RAM_SERVICES = {"fc": "fc", "cloudflow": "fnf", "ram": "ram"}  # the RAM action's service
 PASS_ROLE_SERVICES = {"fc": "fc.aliyuncs.com", "fnf": "fnf.aliyuncs.com"}
-
-
-def _product(api_key: str) -> str:
-    return "fc" if api_key == FC_PRODUCT else RPC_PRODUCTS.get(api_key, "")
 
 
 @dataclass
@@ -79,8 +69,8 @@ class RequestAccess:
         make the call (the product's error table words it)."""
         if caller is None:
             return
-        product = _product(api_key)
-        if product in ("", "sts"):  # STS checks sts:AssumeRole itself; GetCallerIdentity is free
+        product = RAM_SERVICES.get(PRODUCTS.get(api_key, ""))
+        if product is None:  # STS checks sts:AssumeRole itself; GetCallerIdentity is free
             return
         if product == "fc":
             checks = _fc_checks(request, self.account_id, region)

@@ -2,17 +2,12 @@
 guarded by :class:`~deployer.emulator.api.local_guard.LocalGuard` (own Host and Origin; JSON
 and the daemon's token for every POST).
 
-``GET health`` (with CloudFlow engine stats), ``GET clock``, ``POST clock/advance`` (virtual
-clock, JSON ``{"seconds": n}``; due timers then fire),
-``POST reset`` (``{"clock": "now"}``: a virtual clock back to the present too; ``"keep"``, the
-default, leaves it), ``GET code/<checksum>.zip`` (the download URL of GetFunctionCode),
-``GET logs?function=NAME[&region=R][&limit=N]`` (recent invocations of a function, newest
-first: the local stand-in for the function's SLS logstore), ``GET logs/stream`` (the same, live:
-:mod:`deployer.emulator.api.log_stream`; both need the admin token in ``X-Emulator-Token``) and
-``faults[/...]`` (fault injection, :mod:`deployer.emulator.api.fault_admin`) and ``mocks``
-(mocked task results: ``GET`` what is loaded, ``POST {"document": {...}, "source": "name"}``
-adds a mock document, ``DELETE`` forgets them all; the token for each). Answers are JSON with
-the FC-style error body.
+The entries (:data:`ADMIN_ROUTES`; docs/emulator.md lists them): health, the clock (a virtual
+clock advanced: due timers then fire), reset, GetFunctionCode's download URL, the recent
+invocations of a function (the local stand-in for its SLS logstore, live too:
+:mod:`.log_stream`), fault injection (:mod:`.fault_admin`) and mocked task results. Reading logs
+or mocks needs the admin token in ``X-Emulator-Token``. Answers are JSON with the FC-style
+error body.
 """
 
 from __future__ import annotations
@@ -23,11 +18,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.contract import Routes, json_object
+from deployer.emulator.api.faults import FaultInjector
 from deployer.emulator.api.http import Answer, HttpRequest, HttpResponse, json_response
 from deployer.emulator.api.local_guard import LocalGuard
+from deployer.emulator.api.log_stream import LogStreamApi
 from deployer.emulator.api.router import UNMAPPED
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.task_mocks import TaskMocks
@@ -36,15 +32,8 @@ from deployer.timestamps import iso_seconds
 __all__ = ["ADMIN_ROUTES", "AdminApi"]
 
 _CODE_FILE = re.compile(r"^(\d{1,20})\.zip$")
-LogsFn = Callable[[str, str, int], list[dict[str, Any]]]  # (region, function, limit) -> records
 ADMIN_ROUTES: Routes[Callable[..., Answer | dict[str, Any]]] = Routes()
 """The admin surface's entries; a handler answers a body (``200`` JSON) or a response."""
-
-
-
-def _answer(out: Answer | dict[str, Any]) -> Answer:
-    """A local surface's answer: a body is ``200`` JSON."""
-    return json_response(200, out, {}) if isinstance(out, dict) else out
 
 
 class AdminApi:
@@ -55,15 +44,12 @@ class AdminApi:
 
     def __init__(self, *, clock: Clock, health: Callable[[], dict[str, Any]],
                  reset: Callable[..., None], code_path: Callable[[str], os.PathLike[str]],
-                 guard: LocalGuard, advanced: Callable[[], None], logs: LogsFn,
-                 faults: Callable[[HttpRequest], HttpResponse],
-                 log_stream: Callable[[HttpRequest], Answer],
-                 mocks: TaskMocks | None = None) -> None:
+                 guard: LocalGuard, advanced: Callable[[], None], logs: LogStreamApi,
+                 faults: FaultInjector, mocks: TaskMocks | None = None) -> None:
         self.guard = guard
         self._mocks = mocks
-        self._faults = faults
+        self.faults = faults
         self._logs = logs
-        self._log_stream = log_stream
         self._clock = clock
         self._advanced = advanced
         self._health = health
@@ -72,11 +58,9 @@ class AdminApi:
 
     def handle(self, request: HttpRequest) -> Answer:
         self.guard.check(request)
-        path = request.raw_path
-        if path == "/_emulator/faults" or path.startswith("/_emulator/faults/"):
-            return self._faults(request)
-        handler, args = ADMIN_ROUTES.find(request.method, path)
-        return _answer(handler(self, request, **args))
+        handler, args = ADMIN_ROUTES.find(request.method, request.raw_path)
+        out = handler(self, request, **args)
+        return json_response(200, out, {}) if isinstance(out, dict) else out
 
     @ADMIN_ROUTES.route("GET", "/_emulator/health")
     def health(self, request: HttpRequest) -> dict[str, Any]:
@@ -113,20 +97,12 @@ class AdminApi:
     @ADMIN_ROUTES.route("GET", "/_emulator/logs")
     def recent_logs(self, request: HttpRequest) -> dict[str, Any]:
         self.guard.require_token(request)
-        params = request.query_params()
-        function = params.get("function") or ""
-        if not function:
-            raise e.InvalidArgument("query parameter 'function' is required")
-        limit = params.get("limit") or "20"
-        if not is_decimal(limit) or not 1 <= int(limit) <= 1000:
-            raise e.InvalidArgument("limit must be a whole number in 1-1000")
-        records = self._logs(params.get("region") or "", function, int(limit))
-        return {"function": function, "invocations": records}
+        return self._logs.recent(request)
 
     @ADMIN_ROUTES.route("GET", "/_emulator/logs/stream")
     def log_stream(self, request: HttpRequest) -> Answer:
         self.guard.require_token(request)
-        return self._log_stream(request)
+        return self._logs.handle(request)
 
     @ADMIN_ROUTES.route("GET", "/_emulator/code/{file}")
     def code(self, request: HttpRequest, file: str) -> HttpResponse:
@@ -166,3 +142,7 @@ class AdminApi:
     def _clock_state(self) -> dict[str, Any]:
         now = self._clock.now()
         return {"now": now, "virtual": self._clock.is_virtual, "iso": iso_seconds(now)}
+
+
+# The fault-injection entries join ADMIN_ROUTES when their module loads.
+from deployer.emulator.api import fault_admin  # noqa: E402,F401

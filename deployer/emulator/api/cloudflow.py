@@ -1,15 +1,9 @@
 """CloudFlow's wire contract (fnf, API 2019-03-15, RPC: parameters by wire name, JSON answers).
 
-Every action reads its parameters through :class:`~.contract.RpcCall` (CloudFlow's wording:
-``MissingRequiredParams``, ``InvalidArgument``), calls :mod:`services.flows`,
-:mod:`services.executions`, :mod:`services.flow_versions`, :mod:`services.schedules` or
-:mod:`services.regions`, and answers the JSON the ``alibabacloud_fnf20190315`` models read
-(cloudflow-api.md §4, §4.14). Unknown actions answer ``ActionNotSupported``.
-
-In this module: the action table (:data:`CLOUDFLOW_ACTIONS`, on the handlers), the readers of
-the JSON parameters, the shapes (:func:`flow_to_wire`, :func:`execution_to_wire`,
-:func:`history_event_to_wire`, versions, aliases, schedules; ``deployer.testing`` and the
-console use them too) and the error table (:data:`CLOUDFLOW_ERRORS`, §6.3).
+In this module: the action table (:data:`CLOUDFLOW_ACTIONS`, on the handlers), CloudFlow's
+wording of parameter errors (:data:`CLOUDFLOW_PARAMS`), the readers of the JSON parameters, the
+shapes the ``alibabacloud_fnf20190315`` models read (cloudflow-api.md §4; ``deployer.testing``
+and the console use them too) and the error table (:data:`CLOUDFLOW_ERRORS`, §6.3).
 """
 
 from __future__ import annotations
@@ -51,15 +45,8 @@ from deployer.emulator.services.schedules import ScheduleChanges, ScheduleServic
 from deployer.fdl.interpreter.history import format_time
 from deployer.fdl.interpreter.stored import event_record
 
-__all__ = [
-    "CLOUDFLOW_ACTIONS",
-    "CLOUDFLOW_ERRORS",
-    "FNF_AUTH",
-    "CloudFlowApi",
-    "execution_to_wire",
-    "flow_to_wire",
-    "history_event_to_wire",
-]
+__all__ = ["CLOUDFLOW_ACTIONS", "CLOUDFLOW_ERRORS", "FNF_AUTH", "CloudFlowApi", "execution_to_wire",
+           "flow_to_wire", "history_event_to_wire"]
 
 FNF_AUTH = AuthScheme.words(
     Style.RPC, missing=e.MissingRequiredParams, malformed=e.InvalidArgument,
@@ -68,7 +55,11 @@ FNF_AUTH = AuthScheme.words(
     expired=e.RequestTimeTooSkewed, nonce_used=e.SignatureNonceUsed)
 CLOUDFLOW_PARAMS = ParamErrors(  # the wording of CloudFlow's error table (API reference)
     lambda name: e.MissingRequiredParams(f"The HTTP query '{name}' must be specified."),
-    e.InvalidArgument)
+    e.InvalidArgument,
+    lambda action: e.ActionNotSupported(
+        f"The action {action!r} is not supported by the emulator."),
+    lambda version: e.APIVersionNotSupported(  # cloudflow-api.md §6.3 (CONFIRMED)
+        f"The API version {version!r} is not supported; CloudFlow's is 2019-03-15."))
 
 CLOUDFLOW_ACTIONS: Routes[Callable[[Any, RpcCall], Body | LongPoll | None]] = Routes()
 """CloudFlow's actions; a handler answers a body, None (``{}``) or a long poll."""
@@ -172,13 +163,9 @@ def _environment(call: RpcCall) -> dict[str, Any] | None:
     if not isinstance(variables, list) or not all(
             isinstance(v, dict) and isinstance(v.get("Name"), str) for v in variables):
         raise e.InvalidArgument('Environment must be {"Variables": [{"Name": ..., "Value": ...}]}')
-    out = []
-    for v in variables:
-        item = {"Name": v["Name"], "Value": str(v.get("Value", ""))}
-        if "Description" in v:
-            item["Description"] = str(v["Description"])
-        out.append(item)
-    return {"Variables": out}
+    return {"Variables": [{"Name": v["Name"], "Value": str(v.get("Value", "")), **(
+        {"Description": str(v["Description"])} if "Description" in v else {})}
+        for v in variables]}
 
 
 def _routing(call: RpcCall) -> tuple[Route, ...] | None:
@@ -208,7 +195,6 @@ class CloudFlowApi:
     services."""
 
     version = "2019-03-15"
-    host = "fnf.aliyuncs.com"
     auth = FNF_AUTH
     params = CLOUDFLOW_PARAMS
     errors = CLOUDFLOW_ERRORS
@@ -224,16 +210,6 @@ class CloudFlowApi:
         self._schedules = schedules
         self.actions = CLOUDFLOW_ACTIONS.actions()
         self.quick_actions = CLOUDFLOW_ACTIONS.quick()
-
-    @staticmethod
-    def unknown_action(action: str) -> e.ApiError:
-        return e.ActionNotSupported(f"The action {action!r} is not supported by the emulator.")
-
-    @staticmethod
-    def unsupported_version(version: str) -> e.ApiError:
-        """cloudflow-api.md §6.3 (CONFIRMED): a Version other than 2019-03-15."""
-        return e.APIVersionNotSupported(
-            f"The API version {version!r} is not supported; CloudFlow's is 2019-03-15.")
 
     # --- flows --------------------------------------------------------------------------------
 

@@ -1,14 +1,10 @@
 """The web console under ``/_console/`` (HTTP in and out only; pages from ``deployer.console``).
 
 Every request passes the daemon's :class:`~deployer.emulator.api.local_guard.LocalGuard`
-first, as the admin API's do: loopback clients only, a ``Host`` naming this daemon (GETs too:
-DNS rebinding), a present ``Origin`` the same origin, and for state-changing requests (start,
-stop, invoke: ``POST`` JSON to ``/_console/api/…``) a token in ``X-Emulator-Token``, and for
-every read of ``/_console/api/…`` (data and streams) a token in that header or the console's
-cookie; otherwise ``403 AccessDenied``. Pages carry the console token (in a ``<meta>`` and a
-``HttpOnly`` ``SameSite=Strict`` cookie), which opens the console and nothing else (not the
-admin API, not the log endpoints); only pages served to a request that passed the guard
-exist, so another origin can neither read nor use it.
+first, as the admin API's do, with the console token good too (the pages carry it); every
+read of ``/_console/api/…`` (data and streams) needs a token, in ``X-Emulator-Token`` or the
+console's cookie. Only pages served to a request that passed the guard carry the token, so
+another origin can neither read nor use it.
 
 ``GET`` pages are server-rendered HTML; the same view-models are JSON under ``/_console/api/…``
 (same paths). The live channel is one server-sent-event stream per page
@@ -65,16 +61,10 @@ CONSOLE_ROUTES: Routes[Callable[..., Answer]] = Routes()
 (their JSON, the streams and the actions)."""
 _EXECUTION = "/r/{region}/flows/{flow}/executions/{name}"
 
-MethodNotAllowed = e.define("MethodNotAllowed", 405)
 
-
-def _by_class_name(exc: ServiceError) -> e.ApiError:
-    err = e.ApiError(exc.message)
-    err.code, err.http_status = type(exc).__name__, 400
-    return err
-
-
-CONSOLE_ERRORS = ErrorTable({svc.ResourceNotFound: e.NotFound}, _by_class_name)
+CONSOLE_ERRORS = ErrorTable({svc.ResourceNotFound: e.NotFound},
+                            lambda exc: e.ApiError(exc.message, code=type(exc).__name__,
+                                                   status=400))
 """The console's answer to a domain error: ``404 NotFound``, else ``400`` named after it."""
 
 
@@ -102,26 +92,24 @@ class ConsoleApi:
             self.guard.require_token(request, console=True)
         try:
             return self._route(request, as_json)
-        except e.ApiError as exc:
-            return self._error(as_json, exc.http_status, exc.code, exc.message)
-        except ServiceError as exc:
-            err = CONSOLE_ERRORS.wire(exc)
-            return self._error(as_json, err.http_status, err.code, err.message)
+        except (e.ApiError, ServiceError) as exc:
+            err = exc if isinstance(exc, e.ApiError) else CONSOLE_ERRORS.wire(exc)
+            return self._error(as_json, err)
 
-    def _error(self, as_json: bool, status: int, code: str, message: str) -> HttpResponse:
+    def _error(self, as_json: bool, err: e.ApiError) -> HttpResponse:
         if as_json:
-            return _json(status, {"Code": code, "Message": message})
+            return _json(err.http_status, {"Code": err.code, "Message": err.message})
         region = self._src.default_region
-        page = render_page("error.html", title=code, token=self.token, status=status,
-                           heading=code, message=message, hint="",
-                           model={"header": views.header_model(self._src, region, [])})
-        return _html(status, page)
+        page = render_page("error.html", title=err.code, token=self.token,
+                           status=err.http_status, heading=err.code, message=err.message,
+                           hint="", model={"header": views.header_model(self._src, region, [])})
+        return _html(err.http_status, page)
 
     def _route(self, request: HttpRequest, as_json: bool) -> Answer:
         if request.method not in ("GET", "HEAD", "POST"):
-            raise MethodNotAllowed(f"{request.method} is not allowed here")
+            raise e.MethodNotAllowed(f"{request.method} is not allowed here")
         if request.method == "POST" and not as_json:
-            raise MethodNotAllowed("POST goes to /_console/api/")
+            raise e.MethodNotAllowed("POST goes to /_console/api/")
         rest = request.raw_path[len("/_console/api/" if as_json else "/_console/"):]
         found = CONSOLE_ROUTES.match(request.method, "/" + rest)
         if found is None:
@@ -292,7 +280,7 @@ def _only(request: HttpRequest, served: bool) -> None:
 def _stream(request: HttpRequest, as_json: bool) -> None:
     _only(request, as_json)
     if request.method != "GET":
-        raise MethodNotAllowed("a stream is read with GET")
+        raise e.MethodNotAllowed("a stream is read with GET")
 
 
 def _int(query: dict[str, list[str]], key: str) -> int | None:

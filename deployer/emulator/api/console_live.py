@@ -1,33 +1,22 @@
 """The console's live channel: one server-sent-event stream per page (HTTP only; what it sends
 comes from :mod:`deployer.console.live`).
 
-``GET /_console/api/r/R/flows/F/executions/N/stream?state=&visit=&page=&since=V`` (an
-execution page) sends
+An execution page's stream (``…/executions/N/stream?state=&visit=&page=&since=V``) sends
+``step`` events (``id`` = the execution's ``version``: the graph's changed nodes and edges, the
+summary and the re-rendered fragments) as the engine commits steps and when the virtual clock
+moved, ``engine`` events (the header's engine facts, at most every :data:`FACTS_INTERVAL`
+seconds), then ``end`` once the execution ended, or ``gone``. A reconnecting ``EventSource``
+sends ``Last-Event-ID``, which wins over ``since``, so nothing is missed. Every other page reads
+``/_console/api/engine/stream`` (``engine`` events only).
 
-* ``step`` events (``id`` = the execution's ``version``): the graph's changed nodes and edges,
-  the summary and the re-rendered fragments, as soon as the engine commits a step (the first
-  one carries every node; none is sent while the page's version ``V`` is current), and again
-  when the virtual clock moved (the summary's "running for" and "fires in" follow it);
-* ``engine`` events (no id): the header's engine facts (running executions, timers, jobs in
-  flight, the clock), when they change, at most every :data:`FACTS_INTERVAL` seconds;
-* ``end`` once the execution has ended and its last step was sent (the stream then closes),
-  or ``gone`` when it no longer exists.
-
-A reconnecting ``EventSource`` sends ``Last-Event-ID`` (the last version it applied), which wins
-over ``since``, so nothing is missed. ``GET /_console/api/engine/stream`` (every other page)
-sends only ``engine`` events.
-
-No thread waits: the iterators run on the server's event loop, wait with
-:func:`~deployer.emulator.api.http.wait_for_wake` on the engine's change notifications (no
-engine activity: the virtual clock still jumps) and compute in the worker pool
-(:func:`~deployer.emulator.api.http.run_blocking`). Pages on the same execution share each
+No thread waits: the iterators run on the event loop, wait on the engine's change
+notifications and compute in the worker pool; pages on the same execution share each
 computation (:class:`_Shared`), so fifty open pages cost one model per step, not fifty.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections import OrderedDict
@@ -39,6 +28,7 @@ from deployer.console.sources import Sources
 from deployer.emulator.api.http import (
     ServerSentEvent,
     StreamingResponse,
+    compact_json,
     event_stream,
     run_blocking,
     wait_for_wake,
@@ -56,8 +46,8 @@ RETRY_MS = 1000  # how soon a browser reconnects after losing the stream
 
 
 def _event(kind: str, data: Any, event_id: str = "", retry: bool = False) -> ServerSentEvent:
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return ServerSentEvent(text, event=kind, id=event_id, retry_ms=RETRY_MS if retry else None)
+    return ServerSentEvent(compact_json(data), event=kind, id=event_id,
+                           retry_ms=RETRY_MS if retry else None)
 
 
 class _Shared:
@@ -180,7 +170,7 @@ class LiveStreams:
                                                     else version, wake=wake)
             except ResourceNotFound:
                 wake()
-                return _nothing
+                return lambda: None
             if pending:
                 return stop
             facts_stop = src.watch_facts(facts_generation, wake)
@@ -191,7 +181,3 @@ class LiveStreams:
             return both
 
         await wait_for_wake(subscribe, throttled if pending else IDLE_WAIT)
-
-
-def _nothing() -> None:
-    return None

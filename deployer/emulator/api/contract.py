@@ -145,10 +145,13 @@ class RequestContext:
 
 @dataclass(frozen=True, slots=True)
 class ParamErrors:
-    """How one RPC product words a missing or a malformed parameter."""
+    """How one RPC product words a missing or a malformed parameter, an action it does not
+    have and a ``Version`` it does not serve."""
 
     missing: Callable[[str], ApiError]
     invalid: type[ApiError]
+    unknown_action: Callable[[str], ApiError]
+    unsupported_version: Callable[[str], ApiError]
     prefix: str = ""  # before the parameter's name in a malformed-value message
 
 
@@ -166,10 +169,6 @@ class RpcCall:
     @property
     def account_id(self) -> str:
         return self.context.account_id
-
-    @property
-    def region(self) -> str:
-        return self.context.region
 
     @overload
     def key(self) -> tuple[str, str]: ...

@@ -1,11 +1,10 @@
 """Wire errors: one class per error code, and the only serializer of error bodies.
 
-Which domain error becomes which of these is each product's error table (``ERRORS`` in its
-contract module, an :class:`~deployer.emulator.api.contract.ErrorTable`).
-
-FC (ROA) errors carry ``x-fc-request-id``; RPC products (RAM, STS, later CloudFlow) carry
-``x-acs-request-id`` and a ``HostId`` in the body. Bodies are always JSON
-``{"Code","Message","RequestId"}`` so the SDKs raise typed exceptions (fc3-api.md §3.3, §5.2).
+Which domain error becomes which of these is each product's error table (an
+:class:`~deployer.emulator.api.contract.ErrorTable` in its contract module). Bodies are JSON
+``{"Code","Message","RequestId"}`` so the SDKs raise typed exceptions (fc3-api.md §3.3, §5.2),
+with ``x-fc-request-id`` (FC), or ``x-acs-request-id`` and a ``HostId`` (the RPC products);
+Log Service's are ``{"errorCode","errorMessage"}``.
 """
 
 from __future__ import annotations
@@ -29,145 +28,134 @@ class Style(enum.Enum):
 
 
 class ApiError(Exception):
-    """Base of every wire error; subclasses fix ``code`` and ``http_status``."""
+    """Base of every wire error; subclasses fix ``code`` and ``http_status`` (an error of a code
+    known only at run time gives them here)."""
 
     code = "InternalServerError"
     http_status = 500
 
-    def __init__(self, message: str, *, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, message: str, *, headers: dict[str, str] | None = None,
+                 code: str | None = None, status: int | None = None) -> None:
         super().__init__(message)
         self.message = message
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.http_status = status
         self.headers = headers or {}
         self.extra: dict[str, object] = {}  # more body keys (e.g. AccessDeniedDetail)
 
 
-def _define(name: str, code: str, status: int) -> type[ApiError]:
-    return type(name, (ApiError,), {"code": code, "http_status": status, "__module__": __name__})
-
-
 def define(code: str, status: int) -> type[ApiError]:
-    """A wire error class of one surface's own (``code`` without dots)."""
-    return _define(code, code, status)
+    """The wire error class of ``code`` (its name is the code without dots)."""
+    return type(code.replace(".", ""), (ApiError,),
+                {"code": code, "http_status": status, "__module__": __name__})
 
 
 # --- shared / FC 3.0 (fc3-api.md §9) -----------------------------------------------------------
-InternalServerError = _define("InternalServerError", "InternalServerError", 500)
-InvalidArgument = _define("InvalidArgument", "InvalidArgument", 400)
-MissingRequiredHeader = _define("MissingRequiredHeader", "MissingRequiredHeader", 400)
-PathNotSupported = _define("PathNotSupported", "PathNotSupported", 400)
-EntityTooLarge = _define("EntityTooLarge", "EntityTooLarge", 400)
-AccessDenied = _define("AccessDenied", "AccessDenied", 403)
-SignatureNotMatch = _define("SignatureNotMatch", "SignatureNotMatch", 403)
-InvalidAccessKeyID = _define("InvalidAccessKeyID", "InvalidAccessKeyID", 403)
-FunctionNotFound = _define("FunctionNotFound", "FunctionNotFound", 404)
-VersionNotFound = _define("VersionNotFound", "VersionNotFound", 404)
-AliasNotFound = _define("AliasNotFound", "AliasNotFound", 404)
-AliasAlreadyExists = _define("AliasAlreadyExists", "AliasAlreadyExists", 409)
-FunctionAlreadyExists = _define("FunctionAlreadyExists", "FunctionAlreadyExists", 409)
-NotFound = _define("NotFound", "NotFound", 404)
+InternalServerError = define("InternalServerError", 500)
+InvalidArgument = define("InvalidArgument", 400)
+MissingRequiredHeader = define("MissingRequiredHeader", 400)
+PathNotSupported = define("PathNotSupported", 400)
+EntityTooLarge = define("EntityTooLarge", 400)
+AccessDenied = define("AccessDenied", 403)
+SignatureNotMatch = define("SignatureNotMatch", 403)
+InvalidAccessKeyID = define("InvalidAccessKeyID", 403)
+FunctionNotFound = define("FunctionNotFound", 404)
+VersionNotFound = define("VersionNotFound", 404)
+AliasNotFound = define("AliasNotFound", 404)
+AliasAlreadyExists = define("AliasAlreadyExists", 409)
+FunctionAlreadyExists = define("FunctionAlreadyExists", 409)
+NotFound = define("NotFound", 404)
 # FC's other resources (FC error codes page: AsyncConfigNotExists, DomainNameNotFound and
 # DomainNameAlreadyExists CONFIRMED; the trigger, layer, task, concurrency, provision and
-# scaling codes INFERRED
-# from FC 2.0's naming)
-TriggerNotFound = _define("TriggerNotFound", "TriggerNotFound", 404)
-TriggerAlreadyExists = _define("TriggerAlreadyExists", "TriggerAlreadyExists", 409)
-LayerNotFound = _define("LayerNotFound", "LayerNotFound", 404)
-AsyncConfigNotExists = _define("AsyncConfigNotExists", "AsyncConfigNotExists", 404)
-AsyncTaskNotFound = _define("AsyncTaskNotFound", "AsyncTaskNotFound", 404)
-ConcurrencyConfigNotFound = _define("ConcurrencyConfigNotFound", "ConcurrencyConfigNotFound",
-                                    404)
-ProvisionConfigNotFound = _define("ProvisionConfigNotFound", "ProvisionConfigNotFound", 404)
-ScalingConfigNotFound = _define("ScalingConfigNotFound", "ScalingConfigNotFound", 404)
-DomainNameNotFound = _define("DomainNameNotFound", "DomainNameNotFound", 404)
-DomainNameAlreadyExists = _define("DomainNameAlreadyExists", "DomainNameAlreadyExists", 409)
+# scaling codes INFERRED from FC 2.0's naming)
+TriggerNotFound = define("TriggerNotFound", 404)
+TriggerAlreadyExists = define("TriggerAlreadyExists", 409)
+LayerNotFound = define("LayerNotFound", 404)
+AsyncConfigNotExists = define("AsyncConfigNotExists", 404)
+AsyncTaskNotFound = define("AsyncTaskNotFound", 404)
+ConcurrencyConfigNotFound = define("ConcurrencyConfigNotFound", 404)
+ProvisionConfigNotFound = define("ProvisionConfigNotFound", 404)
+ScalingConfigNotFound = define("ScalingConfigNotFound", 404)
+DomainNameNotFound = define("DomainNameNotFound", 404)
+DomainNameAlreadyExists = define("DomainNameAlreadyExists", 409)
 
 # --- request freshness (docs/emulator.md "Request freshness": sources and inferred choices) ----
-RequestTimeTooSkewed = _define("RequestTimeTooSkewed", "RequestTimeTooSkewed", 403)
-SignatureNonceUsed = _define("SignatureNonceUsed", "SignatureNonceUsed", 403)
-PopSignatureNonceUsed = _define("PopSignatureNonceUsed", "SignatureNonceUsed", 400)
-InvalidTimeStampFormat = _define("InvalidTimeStampFormat", "InvalidTimeStamp.Format", 400)
-InvalidTimeStampExpired = _define("InvalidTimeStampExpired", "InvalidTimeStamp.Expired", 400)
-SlsRequestTimeExpired = _define("SlsRequestTimeExpired", "RequestTimeExpired", 400)
-SlsInvalidRequestTime = _define("SlsInvalidRequestTime", "InvalidRequestTime", 400)
+RequestTimeTooSkewed = define("RequestTimeTooSkewed", 403)
+SignatureNonceUsed = define("SignatureNonceUsed", 403)
+PopSignatureNonceUsed = define("SignatureNonceUsed", 400)
+InvalidTimeStampFormat = define("InvalidTimeStamp.Format", 400)
+InvalidTimeStampExpired = define("InvalidTimeStamp.Expired", 400)
+SlsRequestTimeExpired = define("RequestTimeExpired", 400)
+SlsInvalidRequestTime = define("InvalidRequestTime", 400)
 
 # --- the emulator's own front door (any product) ----------------------------------------------
-RequestTimeout = _define("RequestTimeout", "RequestTimeout", 408)
-ExpectationFailed = _define("ExpectationFailed", "ExpectationFailed", 417)
-ServiceUnavailable = _define("ServiceUnavailable", "ServiceUnavailable", 503)
-TooManyStreams = _define("TooManyStreams", "TooManyStreams", 429)
-StorageFull = _define("StorageFull", "StorageFull", 507)
-StorageReadOnly = _define("StorageReadOnly", "StorageReadOnly", 503)
-StorageError = _define("StorageError", "StorageError", 503)
+RequestTimeout = define("RequestTimeout", 408)
+ExpectationFailed = define("ExpectationFailed", 417)
+MethodNotAllowed = define("MethodNotAllowed", 405)
+ServiceUnavailable = define("ServiceUnavailable", 503)
+TooManyStreams = define("TooManyStreams", 429)
+StorageFull = define("StorageFull", 507)
+StorageReadOnly = define("StorageReadOnly", 503)
+StorageError = define("StorageError", 503)
 
-# --- RPC products (RAM / STS) -----------------------------------------------------------------
-SignatureDoesNotMatch = _define("SignatureDoesNotMatch", "SignatureDoesNotMatch", 403)
-InvalidAccessKeyIdNotFound = _define(
-    "InvalidAccessKeyIdNotFound", "InvalidAccessKeyId.NotFound", 403
-)
-IncompleteSignature = _define("IncompleteSignature", "IncompleteSignature", 400)
-MissingParameter = _define("MissingParameter", "MissingParameter", 400)
-InvalidParameter = _define("InvalidParameter", "InvalidParameter", 400)
-InvalidActionNotFound = _define("InvalidActionNotFound", "InvalidAction.NotFound", 404)
-MalformedPolicyDocument = _define("MalformedPolicyDocument", "MalformedPolicyDocument", 400)
-EntityNotExistRole = _define("EntityNotExistRole", "EntityNotExist.Role", 404)
-EntityAlreadyExistsRole = _define("EntityAlreadyExistsRole", "EntityAlreadyExists.Role", 409)
-EntityNotExistPolicy = _define("EntityNotExistPolicy", "EntityNotExist.Policy", 404)
-EntityAlreadyExistsPolicy = _define("EntityAlreadyExistsPolicy", "EntityAlreadyExists.Policy", 409)
-EntityAlreadyExistsRolePolicy = _define(
-    "EntityAlreadyExistsRolePolicy", "EntityAlreadyExists.Role.Policy", 409
-)
-EntityNotExistRolePolicy = _define("EntityNotExistRolePolicy", "EntityNotExist.Role.Policy", 404)
-DeleteConflictRolePolicy = _define("DeleteConflictRolePolicy", "DeleteConflict.Role.Policy", 409)
-DeleteConflictPolicyRole = _define("DeleteConflictPolicyRole", "DeleteConflict.Policy.Role", 409)
+# --- RPC products (RAM / STS, and the POP gateway's InvalidVersion) --------------------------
+InvalidVersion = define("InvalidVersion", 400)
+SignatureDoesNotMatch = define("SignatureDoesNotMatch", 403)
+InvalidAccessKeyIdNotFound = define("InvalidAccessKeyId.NotFound", 403)
+IncompleteSignature = define("IncompleteSignature", 400)
+MissingParameter = define("MissingParameter", 400)
+InvalidParameter = define("InvalidParameter", 400)
+InvalidActionNotFound = define("InvalidAction.NotFound", 404)
+MalformedPolicyDocument = define("MalformedPolicyDocument", 400)
+EntityNotExistRole = define("EntityNotExist.Role", 404)
+EntityAlreadyExistsRole = define("EntityAlreadyExists.Role", 409)
+EntityNotExistPolicy = define("EntityNotExist.Policy", 404)
+EntityAlreadyExistsPolicy = define("EntityAlreadyExists.Policy", 409)
+EntityAlreadyExistsRolePolicy = define("EntityAlreadyExists.Role.Policy", 409)
+EntityNotExistRolePolicy = define("EntityNotExist.Role.Policy", 404)
+DeleteConflictRolePolicy = define("DeleteConflict.Role.Policy", 409)
+DeleteConflictPolicyRole = define("DeleteConflict.Policy.Role", 409)
+InvalidRoleSessionName = define("InvalidParameter.RoleSessionName", 400)
+InvalidDurationSeconds = define("InvalidParameter.DurationSeconds", 400)
+InvalidPolicyGrammar = define("InvalidParameter.PolicyGrammar", 400)
 
 # --- Log Service (SLS error codes) --------------------------------------------------------------
-SlsUnauthorized = _define("SlsUnauthorized", "Unauthorized", 401)
-SlsSignatureNotMatch = _define("SlsSignatureNotMatch", "SignatureNotMatch", 401)
-ProjectNotExist = _define("ProjectNotExist", "ProjectNotExist", 404)
-LogStoreNotExist = _define("LogStoreNotExist", "LogStoreNotExist", 404)
-ProjectAlreadyExist = _define("ProjectAlreadyExist", "ProjectAlreadyExist", 409)
-LogStoreAlreadyExist = _define("LogStoreAlreadyExist", "LogStoreAlreadyExist", 409)
-ParameterInvalid = _define("ParameterInvalid", "ParameterInvalid", 400)
-PostBodyInvalid = _define("PostBodyInvalid", "PostBodyInvalid", 400)
-
-# --- RPC routing ---------------------------------------------------------------------------------
-InvalidVersion = _define("InvalidVersion", "InvalidVersion", 400)
+SlsUnauthorized = define("Unauthorized", 401)
+SlsSignatureNotMatch = define("SignatureNotMatch", 401)
+ProjectNotExist = define("ProjectNotExist", 404)
+LogStoreNotExist = define("LogStoreNotExist", 404)
+ProjectAlreadyExist = define("ProjectAlreadyExist", 409)
+LogStoreAlreadyExist = define("LogStoreAlreadyExist", 409)
+ParameterInvalid = define("ParameterInvalid", 400)
+PostBodyInvalid = define("PostBodyInvalid", 400)
 
 # --- CloudFlow (cloudflow-api.md §6.3) ---------------------------------------------------------
-ActionNotSupported = _define("ActionNotSupported", "ActionNotSupported", 400)
-APIVersionNotSupported = _define("APIVersionNotSupported", "APIVersionNotSupported", 400)
-MissingRequiredParams = _define("MissingRequiredParams", "MissingRequiredParams", 400)
-ExecutionAlreadyExists = _define("ExecutionAlreadyExists", "ExecutionAlreadyExists", 400)
-TaskAlreadyCompleted = _define("TaskAlreadyCompleted", "TaskAlreadyCompleted", 400)
-FlowNotExists = _define("FlowNotExists", "FlowNotExists", 404)
-ExecutionNotExists = _define("ExecutionNotExists", "ExecutionNotExists", 404)
-FlowAlreadyExists = _define("FlowAlreadyExists", "FlowAlreadyExists", 409)
-FlowVersionNotExists = _define("FlowVersionNotExists", "FlowVersionNotExists", 404)
-FlowAliasNotExists = _define("FlowAliasNotExists", "FlowAliasNotExists", 404)
-FlowAliasAlreadyExists = _define("FlowAliasAlreadyExists", "FlowAliasAlreadyExists", 409)
-ScheduleNotExists = _define("ScheduleNotExists", "ScheduleNotExists", 404)
-ScheduleAlreadyExists = _define("ScheduleAlreadyExists", "ScheduleAlreadyExists", 409)
+ActionNotSupported = define("ActionNotSupported", 400)
+APIVersionNotSupported = define("APIVersionNotSupported", 400)
+MissingRequiredParams = define("MissingRequiredParams", 400)
+ExecutionAlreadyExists = define("ExecutionAlreadyExists", 400)
+TaskAlreadyCompleted = define("TaskAlreadyCompleted", 400)
+FlowNotExists = define("FlowNotExists", 404)
+ExecutionNotExists = define("ExecutionNotExists", 404)
+FlowAlreadyExists = define("FlowAlreadyExists", 409)
+FlowVersionNotExists = define("FlowVersionNotExists", 404)
+FlowAliasNotExists = define("FlowAliasNotExists", 404)
+FlowAliasAlreadyExists = define("FlowAliasAlreadyExists", 409)
+ScheduleNotExists = define("ScheduleNotExists", 404)
+ScheduleAlreadyExists = define("ScheduleAlreadyExists", 409)
 
 # --- security tokens and authorization (any product; docs/runtime.md "RAM authorization") ------
-MissingSecurityToken = _define("MissingSecurityToken", "MissingSecurityToken", 403)
-InvalidSecurityTokenMalformed = _define("InvalidSecurityTokenMalformed",
-                                        "InvalidSecurityToken.Malformed", 403)
-InvalidSecurityTokenMismatch = _define("InvalidSecurityTokenMismatch",
-                                       "InvalidSecurityToken.MismatchWithAccessKey", 403)
-InvalidSecurityTokenExpired = _define("InvalidSecurityTokenExpired",
-                                      "InvalidSecurityToken.Expired", 403)
-NoPermission = _define("NoPermission", "NoPermission", 403)
-
-# --- STS (AssumeRole) ---------------------------------------------------------------------------
-InvalidRoleSessionName = _define("InvalidRoleSessionName", "InvalidParameter.RoleSessionName",
-                                 400)
-InvalidDurationSeconds = _define("InvalidDurationSeconds", "InvalidParameter.DurationSeconds",
-                                 400)
-InvalidPolicyGrammar = _define("InvalidPolicyGrammar", "InvalidParameter.PolicyGrammar", 400)
+MissingSecurityToken = define("MissingSecurityToken", 403)
+InvalidSecurityTokenMalformed = define("InvalidSecurityToken.Malformed", 403)
+InvalidSecurityTokenMismatch = define("InvalidSecurityToken.MismatchWithAccessKey", 403)
+InvalidSecurityTokenExpired = define("InvalidSecurityToken.Expired", 403)
+NoPermission = define("NoPermission", 403)
 
 # --- quotas (--throttle cloud) ------------------------------------------------------------------
-Throttling = _define("Throttling", "Throttling", 429)
-ResourceExhausted = _define("ResourceExhausted", "ResourceExhausted", 429)
+Throttling = define("Throttling", 429)
+ResourceExhausted = define("ResourceExhausted", 429)
 
 TOKEN_ERRORS: dict[object, type[ApiError]] = {
     (svc.TokenError, svc.TokenProblem.MISSING): MissingSecurityToken,
@@ -209,8 +197,11 @@ def throttled(cls: type[ApiError]) -> Callable[[svc.QuotaExceeded], ApiError]:
     return build
 
 
-_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+_ERRNO = {errno.ENOSPC: "full", errno.EDQUOT: "full", errno.EFBIG: "full", errno.EIO: "io",
+          errno.EROFS: "read-only", errno.EACCES: "read-only", errno.EPERM: "read-only"}
+_SQLITE = (("full", "SQLITE_FULL", "disk is full"),
+           ("read-only", "SQLITE_READONLY", "readonly database"),
+           ("io", "SQLITE_IOERR", "disk I/O error"), ("io", "SQLITE_CANTOPEN", "disk I/O error"))
 
 
 def storage_error(exc: BaseException, where: str) -> ApiError | None:
@@ -219,28 +210,21 @@ def storage_error(exc: BaseException, where: str) -> ApiError | None:
     reason = ""
     if isinstance(exc, sqlite3.OperationalError):
         name = getattr(exc, "sqlite_errorname", "")
-        text = str(exc)
-        if name.startswith("SQLITE_FULL") or "disk is full" in text:
-            reason = "full"
-        elif name.startswith("SQLITE_READONLY") or "readonly database" in text:
-            reason = "read-only"
-        elif name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) or "disk I/O error" in text:
-            reason = "io"
+        reason = next((kind for kind, prefix, text in _SQLITE
+                       if name.startswith(prefix) or text in str(exc)), "")
     elif isinstance(exc, OSError) and exc.errno is not None:
-        reason = ("full" if exc.errno in _FULL else "read-only" if exc.errno in _READ_ONLY
-                  else "io" if exc.errno == errno.EIO else "")
+        reason = _ERRNO.get(exc.errno, "")
     if not reason:
         return None
     tail = (" Nothing of this request was saved; what was saved before is intact. The emulator "
             "keeps running: retry once the state directory is writable again.")
     if reason == "full":
         return StorageFull(f"the emulator cannot save its state: the disk holding {where} is "
-                             f"full ({exc}).{tail}")
+                           f"full ({exc}).{tail}")
     if reason == "read-only":
         return StorageReadOnly(f"the emulator cannot save its state: {where} is read-only "
-                                 f"({exc}).{tail}")
-    return StorageError(f"the emulator cannot save its state in {where}: I/O error "
-                          f"({exc}).{tail}")
+                               f"({exc}).{tail}")
+    return StorageError(f"the emulator cannot save its state in {where}: I/O error ({exc}).{tail}")
 
 
 def error_response(error: ApiError, request_id: str, style: Style, host: str = "") -> HttpResponse:

@@ -1,13 +1,5 @@
-"""The fault-injection admin surface, ``/_emulator/faults`` (guarded like the rest of
-``/_emulator/``: loopback, own Host and Origin; JSON and the daemon's token to change anything).
-
-| request | answer |
-|---|---|
-| ``GET /_emulator/faults`` | ``{"faults": [...], "throttle": "off"}`` |
-| ``POST /_emulator/faults`` + a fault (below) | ``{"fault": {...}}`` |
-| ``GET`` / ``DELETE /_emulator/faults/<id>`` | ``{"fault": {...}}`` (404 ``NotFound``) |
-| ``DELETE /_emulator/faults`` | ``{"cleared": n}`` |
-| ``GET`` / ``PUT /_emulator/faults/throttle`` ``{"mode": "cloud"}`` | ``{"throttle": "cloud"}`` |
+"""The fault-injection entries of the admin surface, ``/_emulator/faults`` (in
+:data:`~.admin.ADMIN_ROUTES`, behind its guard; docs/emulator.md "Fault injection").
 
 A fault is a JSON object: ``service`` (``fc``, ``cloudflow`` or ``fnf``, ``ram``, ``sts``),
 optional ``action``, ``function`` (fc), ``flow`` (cloudflow); exactly one effect: ``error``
@@ -21,17 +13,20 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deployer.emulator.api import errors as e
-from deployer.emulator.api.contract import Routes, json_object
-from deployer.emulator.api.faults import FaultInjector, fault_fields, resolve_error
-from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
+from deployer.emulator.api.admin import ADMIN_ROUTES
+from deployer.emulator.api.contract import json_object
+from deployer.emulator.api.faults import resolve_error
+from deployer.emulator.api.http import HttpRequest
 from deployer.emulator.services.errors import InvalidValue
-from deployer.emulator.services.faults import SERVICES, FaultKind, FaultSpec
+from deployer.emulator.services.faults import SERVICES, Fault, FaultKind, FaultSpec
 
-__all__ = ["FaultAdmin", "parse_fault"]
+if TYPE_CHECKING:
+    from deployer.emulator.api.admin import AdminApi
+
+__all__ = ["fault_fields", "parse_fault"]
 
 PREFIX = "/_emulator/faults"
 _EFFECTS = ("error", "function_error", "timeout", "latency")
@@ -40,8 +35,6 @@ _KEYS = frozenset({"service", "action", "function", "flow", "status", "message",
 _CODE = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
 _SERVICE_ALIASES = {"fnf": "cloudflow", "flow": "cloudflow", "functioncompute": "fc"}
-FAULT_ROUTES: Routes[Callable[..., dict[str, Any]]] = Routes()
-"""The entries of :data:`PREFIX`; each answers a body (``200`` JSON)."""
 
 
 def _bad(message: str) -> e.ApiError:
@@ -144,48 +137,59 @@ def _effect(body: dict[str, Any], service: str, effect: str) -> dict[str, Any]:
     return {"kind": FaultKind.LATENCY, "seconds": _number(body, "latency", 0.0)}
 
 
-class FaultAdmin:
-    """Serves :data:`PREFIX` for one emulator (the admin API delegates after its guard):
-    :data:`FAULT_ROUTES` over the injector's faults and quotas."""
+def fault_fields(fault: Fault) -> dict[str, Any]:
+    """A fault as the admin API shows it (snake_case JSON)."""
+    spec = fault.spec
+    data: dict[str, Any] = {"id": fault.fault_id, "service": spec.service,
+                            "kind": spec.kind.value, "action": spec.action or None,
+                            "function": spec.function or None, "flow": spec.flow or None,
+                            "times": spec.times, "probability": spec.probability,
+                            "seed": spec.seed, "remaining": fault.remaining,
+                            "fired": fault.fired, "matched": fault.matched}
+    if spec.kind is FaultKind.ERROR:
+        data.update(error=spec.code, status=spec.status, message=spec.message,
+                    retry_after_ms=spec.retry_after_ms)
+    elif spec.kind is FaultKind.FUNCTION_ERROR:
+        data.update(message=spec.message, error_type=spec.error_type)
+    elif spec.kind is FaultKind.LATENCY:
+        data["seconds"] = spec.seconds
+    return data
 
-    prefix = PREFIX
 
-    def __init__(self, injector: FaultInjector) -> None:
-        self._faults = injector.faults
-        self._quotas = injector.quotas
+@ADMIN_ROUTES.route("GET", PREFIX)
+def list_faults(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
+    return {"faults": [fault_fields(f) for f in api.faults.faults.list()],
+            "throttle": api.faults.quotas.mode}
 
-    def handle(self, request: HttpRequest) -> HttpResponse:
-        handler, args = FAULT_ROUTES.find(request.method, request.raw_path)
-        return json_response(200, handler(self, request, **args), {})
 
-    @FAULT_ROUTES.route("GET", PREFIX)
-    def list_faults(self, request: HttpRequest) -> dict[str, Any]:
-        return {"faults": [fault_fields(f) for f in self._faults.list()],
-                    "throttle": self._quotas.mode}
+@ADMIN_ROUTES.route("POST", PREFIX)
+def add_fault(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
+    fault = api.faults.faults.add(parse_fault(json_object(request.body)))
+    return {"fault": fault_fields(fault)}
 
-    @FAULT_ROUTES.route("POST", PREFIX)
-    def add_fault(self, request: HttpRequest) -> dict[str, Any]:
-        fault = self._faults.add(parse_fault(json_object(request.body)))
-        return {"fault": fault_fields(fault)}
 
-    @FAULT_ROUTES.route("DELETE", PREFIX)
-    def clear_faults(self, request: HttpRequest) -> dict[str, Any]:
-        return {"cleared": self._faults.clear()}
+@ADMIN_ROUTES.route("DELETE", PREFIX)
+def clear_faults(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
+    return {"cleared": api.faults.faults.clear()}
 
-    @FAULT_ROUTES.route("GET", PREFIX + "/throttle")
-    def throttle(self, request: HttpRequest) -> dict[str, Any]:
-        return {"throttle": self._quotas.mode}
 
-    @FAULT_ROUTES.route("PUT POST", PREFIX + "/throttle")
-    def set_throttle(self, request: HttpRequest) -> dict[str, Any]:
-        mode = json_object(request.body).get("mode")
-        self._quotas.set_mode(mode if isinstance(mode, str) else repr(mode))
-        return {"throttle": self._quotas.mode}
+@ADMIN_ROUTES.route("GET", PREFIX + "/throttle")
+def throttle(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
+    return {"throttle": api.faults.quotas.mode}
 
-    @FAULT_ROUTES.route("GET", PREFIX + "/{fault_id}")
-    def get_fault(self, request: HttpRequest, fault_id: str) -> dict[str, Any]:
-        return {"fault": fault_fields(self._faults.get(fault_id))}
 
-    @FAULT_ROUTES.route("DELETE", PREFIX + "/{fault_id}")
-    def remove_fault(self, request: HttpRequest, fault_id: str) -> dict[str, Any]:
-        return {"fault": fault_fields(self._faults.remove(fault_id))}
+@ADMIN_ROUTES.route("PUT POST", PREFIX + "/throttle")
+def set_throttle(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
+    mode = json_object(request.body).get("mode")
+    api.faults.quotas.set_mode(mode if isinstance(mode, str) else repr(mode))
+    return {"throttle": api.faults.quotas.mode}
+
+
+@ADMIN_ROUTES.route("GET", PREFIX + "/{fault_id}")
+def get_fault(api: AdminApi, request: HttpRequest, fault_id: str) -> dict[str, Any]:
+    return {"fault": fault_fields(api.faults.faults.get(fault_id))}
+
+
+@ADMIN_ROUTES.route("DELETE", PREFIX + "/{fault_id}")
+def remove_fault(api: AdminApi, request: HttpRequest, fault_id: str) -> dict[str, Any]:
+    return {"fault": fault_fields(api.faults.faults.remove(fault_id))}

@@ -1,34 +1,23 @@
 """Injected faults and the cloud's quotas on the wire: which request a fault meets, and the
-exact answer the product would send.
+exact answer the product would send (docs/emulator.md "Fault injection").
 
-The router hands every authenticated cloud request to :meth:`FaultInjector.around` with a
-``proceed`` callable (the API module's answer). The call is described by wire data only: the
-product (``/2023-03-30/`` → ``fc``; RPC versions → ``cloudflow``, ``ram``, ``sts``), the action
-(``x-acs-action``, or the RPC ``Action``), the FC function of the path, the CloudFlow flow
-(``FlowName`` or ``Name``). Then, in order:
-
-1. ``--throttle cloud``: a CloudFlow call whose token bucket is empty is refused
-   (:class:`~deployer.emulator.services.errors.QuotaExceeded`, which CloudFlow's error table
-   words ``Throttling``, 429, ``x-acs-retry-after`` in ms); so is a synchronous FC invocation
-   beyond the account's instances (FC's table: ``ResourceExhausted``, 429).
-2. Faults (:mod:`deployer.emulator.services.faults`): latency is a :class:`DeferredResponse`
-   (no thread waits); an error fault raises the product's error (FC JSON with
-   ``x-fc-request-id``; RPC JSON with ``HostId`` and ``x-acs-request-id``), with
-   ``x-acs-retry-after`` when the fault sets ``retry_after_ms`` (the SDKs then raise
-   ``ThrottlingException``); a function-error or timeout fault answers as FC does for a handler
-   that raised or timed out: ``200``, ``x-fc-error-type: UnhandledInvocationError`` and the
-   error JSON (an asynchronous invocation is accepted with ``202``: its result is discarded).
-
-:data:`CATALOGUE` is each product's named errors with their HTTP status and message.
+The router hands every authenticated cloud request to :meth:`FaultInjector.around`, described
+by wire data only (product, action, FC function, CloudFlow flow). ``--throttle cloud`` refuses
+a CloudFlow call beyond its token bucket and a synchronous FC invocation beyond the account's
+instances (each product's error table words :class:`QuotaExceeded`); then a fault's latency is
+a :class:`DeferredResponse` (no thread waits), an error fault the product's error (with
+``x-acs-retry-after`` when it sets ``retry_after_ms``), and a function-error or timeout fault
+FC's answer for a handler that raised or timed out. :data:`CATALOGUE`: each product's named
+errors with their HTTP status and message.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from deployer.emulator.api import errors as e
+from deployer.emulator.api.access import PRODUCTS
 from deployer.emulator.api.errors import ApiError
 from deployer.emulator.api.http import Answer, DeferredResponse, HttpResponse
 from deployer.emulator.api.router import RequestContext
@@ -43,24 +32,18 @@ from deployer.emulator.services.faults import (
 from deployer.emulator.services.functions import FunctionService
 from deployer.emulator.services.quotas import CloudQuotas
 
-__all__ = ["CATALOGUE", "PRODUCTS", "FaultInjector", "fault_fields", "resolve_error"]
+__all__ = ["CATALOGUE", "FaultInjector", "resolve_error"]
 
-PRODUCTS = {"/2023-03-30/": "fc", "2019-03-15": "cloudflow", "2015-05-01": "ram",
-            "2015-04-01": "sts"}
 _FUNCTION_PATH = re.compile(r"^/2023-03-30/functions/([^/?]+)")
 
-_FC_INTERNAL = ("InternalServerError", 500, "an internal error has occurred. Please retry.")
-_FNF_INTERNAL = ("InternalServerError", 500, "An internal error has occurred. Please retry.")
-_POP_INTERNAL = ("InternalError", 500,
-                 "The request processing has failed due to some unknown error, exception or "
-                 "failure.")
 _POP = {
     "Throttling": (400, "Request was denied due to request throttling."),
     "Throttling.User": (400, "Request was denied due to user flow control."),
     "Throttling.Api": (400, "Request was denied due to api flow control."),
     "ServiceUnavailable": (503, "The request has failed due to a temporary failure of the "
                                 "server."),
-    _POP_INTERNAL[0]: _POP_INTERNAL[1:],
+    "InternalError": (500, "The request processing has failed due to some unknown error, "
+                           "exception or failure."),
 }
 CATALOGUE: dict[str, dict[str, tuple[int, str]]] = {
     "fc": {
@@ -71,13 +54,13 @@ CATALOGUE: dict[str, dict[str, tuple[int, str]]] = {
         "Throttling": (429, "Request was denied due to request throttling."),
         "ServiceUnavailable": (503, "the service is temporarily unavailable. Please retry."),
         "ConcurrentUpdateError": (409, "Update conflict, please retry."),
-        _FC_INTERNAL[0]: _FC_INTERNAL[1:],
+        "InternalServerError": (500, "an internal error has occurred. Please retry."),
     },
     "cloudflow": {
         "Throttling": (429, "Request was denied due to request throttling."),
         "ServiceUnavailable": (503, "The service is temporarily unavailable. Please retry."),
         "ConcurrentUpdateError": (409, "Update conflict, please retry."),
-        _FNF_INTERNAL[0]: _FNF_INTERNAL[1:],
+        "InternalServerError": (500, "An internal error has occurred. Please retry."),
     },
     "ram": _POP,
     "sts": _POP,
@@ -92,7 +75,7 @@ def resolve_error(service: str, code: str, status: int | None) -> tuple[str, int
     code the catalogue does not name. InvalidArgument (wire) when it cannot be resolved."""
     known = CATALOGUE.get(service, {})
     if code in _INTERNAL_ALIASES:
-        code = _POP_INTERNAL[0] if service in ("ram", "sts") else _FC_INTERNAL[0]
+        code = "InternalError" if service in ("ram", "sts") else "InternalServerError"
     if code in known:
         default_status, message = known[code]
         return code, status or default_status, message
@@ -161,9 +144,7 @@ class FaultInjector:
         if spec.kind is FaultKind.ERROR:
             headers = ({} if spec.retry_after_ms is None
                        else {"x-acs-retry-after": str(spec.retry_after_ms)})
-            err = ApiError(spec.message, headers=headers)
-            err.code, err.http_status = spec.code, spec.status
-            raise err
+            raise ApiError(spec.message, headers=headers, code=spec.code, status=spec.status)
         request = ctx.request
         # FC answers FunctionNotFound before it would run anything
         fn = self._functions.get(ctx.account_id, ctx.region, call.function,
@@ -179,22 +160,3 @@ class FaultInjector:
                       "x-fc-invocation-service-version": "LATEST",
                       "Content-Type": "application/json"})
         return HttpResponse(200, body, reply)
-
-
-def fault_fields(fault: Fault) -> dict[str, Any]:
-    """A fault as the admin API shows it (snake_case JSON)."""
-    spec = fault.spec
-    data: dict[str, Any] = {"id": fault.fault_id, "service": spec.service,
-                            "kind": spec.kind.value, "action": spec.action or None,
-                            "function": spec.function or None, "flow": spec.flow or None,
-                            "times": spec.times, "probability": spec.probability,
-                            "seed": spec.seed, "remaining": fault.remaining,
-                            "fired": fault.fired, "matched": fault.matched}
-    if spec.kind is FaultKind.ERROR:
-        data.update(error=spec.code, status=spec.status, message=spec.message,
-                    retry_after_ms=spec.retry_after_ms)
-    elif spec.kind is FaultKind.FUNCTION_ERROR:
-        data.update(message=spec.message, error_type=spec.error_type)
-    elif spec.kind is FaultKind.LATENCY:
-        data["seconds"] = spec.seconds
-    return data

@@ -42,23 +42,9 @@ from deployer.emulator.services.functions.versions import (
 )
 from deployer.timestamps import iso_seconds
 
-__all__ = [
-    "FC_AUTH",
-    "FC_ERRORS",
-    "FC_ROUTES",
-    "FcApi",
-    "FcServices",
-    "alias_to_wire",
-    "fc_page",
-    "function_to_wire",
-    "list_limit",
-    "listing",
-    "no_content",
-    "ok_response",
-    "optional_string",
-    "required_string",
-    "version_to_wire",
-]
+__all__ = ["FC_AUTH", "FC_ERRORS", "FC_ROUTES", "FcApi", "FcServices", "alias_to_wire", "fc_page",
+           "function_to_wire", "list_limit", "listing", "optional_string", "qualifier",
+           "required_string", "version_to_wire"]
 
 WARNING_HEADER = "x-deployer-warning"
 """Set on Create/UpdateFunction when the emulator cannot run the function exactly as FC does
@@ -164,6 +150,11 @@ def required_string(body: Mapping[str, Any], key: str) -> str:
     return value
 
 
+def qualifier(ctx: RequestContext) -> str:
+    """A per-qualifier config's ``qualifier`` (``LATEST`` when absent) [INFERRED]."""
+    return ctx.query.get("qualifier") or "LATEST"
+
+
 def listing(ctx: RequestContext) -> dict[str, Any]:
     """A List action's paging parameters (``nextToken``, ``limit``) as the services take them."""
     q = ctx.query
@@ -189,14 +180,6 @@ def _header(ctx: RequestContext, name: str, default: str, allowed: tuple[str, ..
     if value not in allowed:
         raise e.InvalidArgument(f"{name} must be {' or '.join(allowed[:2])}, got {value!r}")
     return value
-
-
-def ok_response(ctx: RequestContext, payload: Mapping[str, Any]) -> HttpResponse:
-    return json_response(200, payload, {"x-fc-request-id": ctx.request_id})
-
-
-def no_content(ctx: RequestContext) -> HttpResponse:
-    return HttpResponse(204, b"", {"x-fc-request-id": ctx.request_id})
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +210,6 @@ class FcApi:
         self._svc = functions
         self._releases = releases
         self.services = services or FcServices()
-        self.functions = functions
 
     def handle(self, ctx: RequestContext) -> HttpResponse:
         """The entry's answer: a body is ``200`` JSON, None ``204``."""
@@ -235,14 +217,15 @@ class FcApi:
         out = handler(self, ctx, **args)
         if isinstance(out, HttpResponse):
             return out
-        return no_content(ctx) if out is None else ok_response(ctx, out)
+        reply = {"x-fc-request-id": ctx.request_id}
+        return HttpResponse(204, b"", reply) if out is None else json_response(200, out, reply)
 
     def function_arn(self, ctx: RequestContext, name: str) -> str:
         """The ARN of function ``name`` (ResourceNotFound when it does not exist)."""
         return self._svc.get(*ctx.key(name)).arn
 
     def _function(self, ctx: RequestContext, fn: Function) -> HttpResponse:
-        response = ok_response(ctx, function_to_wire(fn))
+        response = json_response(200, function_to_wire(fn), {"x-fc-request-id": ctx.request_id})
         if fn.warnings:
             response.headers[WARNING_HEADER] = " | ".join(fn.warnings)
         return response

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.contract import Body, RequestContext, json_object
-from deployer.emulator.api.fc import FC_ROUTES, fc_page, listing
+from deployer.emulator.api.fc import FC_ROUTES, fc_page, listing, qualifier
 from deployer.emulator.services.async_tasks import AsyncTaskRow
 from deployer.timestamps import iso_seconds
 
@@ -55,10 +55,6 @@ def _async_config(arn: str, doc: dict[str, Any], modified: float) -> dict[str, A
             "lastModifiedTime": iso_seconds(modified)}
 
 
-def _qualifier(ctx: RequestContext) -> str:
-    return ctx.query.get("qualifier") or "LATEST"
-
-
 # --- asyncInvokeConfig -------------------------------------------------------------------------
 
 def _config_answer(api: FcApi, ctx: RequestContext, name: str,
@@ -66,7 +62,7 @@ def _config_answer(api: FcApi, ctx: RequestContext, name: str,
     """The config ``read(account, region, name, qualifier)`` puts or gets, once the function
     is known to exist."""
     arn = api.function_arn(ctx, name)
-    key = ctx.key(name, _qualifier(ctx))
+    key = ctx.key(name, qualifier(ctx))
     doc = read(*key)
     return _async_config(arn, doc, api.services.async_configs.modified_at(*key))
 
@@ -86,8 +82,8 @@ def get_async_invoke_config(api: FcApi, ctx: RequestContext, name: str) -> Body:
 @FC_ROUTES.route("DELETE", _FUNCTION + "/async-invoke-config")
 def delete_async_invoke_config(api: FcApi, ctx: RequestContext, name: str) -> None:
     api.function_arn(ctx, name)
-    api.services.async_configs.get(*ctx.key(name, _qualifier(ctx)))
-    api.services.async_configs.delete(*ctx.key(name, _qualifier(ctx)))
+    api.services.async_configs.get(*ctx.key(name, qualifier(ctx)))
+    api.services.async_configs.delete(*ctx.key(name, qualifier(ctx)))
 
 
 @FC_ROUTES.route("GET", "/2023-03-30/async-invoke-configs")

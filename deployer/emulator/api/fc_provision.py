@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from deployer.emulator.api.contract import RequestContext, json_object, page
-from deployer.emulator.api.fc import FC_ROUTES, list_limit, no_content, ok_response
-from deployer.emulator.api.http import HttpResponse
+from deployer.emulator.api.contract import Body, RequestContext, json_object
+from deployer.emulator.api.fc import FC_ROUTES, fc_page, listing, qualifier
 from deployer.emulator.services.provisioning import PROVISION, SCALING, ConfigKind, WarmConfig
 
 if TYPE_CHECKING:
@@ -30,44 +29,35 @@ def warm_config_to_wire(config: WarmConfig, kind: ConfigKind, arn: str) -> dict[
             **({"currentError": config.current_error} if config.current_error else {})}
 
 
-def _qualifier(ctx: RequestContext) -> str:
-    return ctx.request.query_params().get("qualifier") or "LATEST"
-
-
 def _routes(kind: ConfigKind, segment: str, listed: str) -> None:
     path = f"/2023-03-30/functions/{{name}}/{segment}"
 
     def answer(api: FcApi, ctx: RequestContext, name: str,
-               call: Callable[..., WarmConfig]) -> HttpResponse:
+               call: Callable[..., WarmConfig]) -> Body:
         arn = api.function_arn(ctx, name)
-        return ok_response(ctx, warm_config_to_wire(
-            call(kind, ctx.account_id, ctx.region, name, _qualifier(ctx)), kind, arn))
+        return warm_config_to_wire(call(kind, *ctx.key(name, qualifier(ctx))), kind, arn)
 
     @FC_ROUTES.route("PUT", path)
-    def put(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+    def put(api: FcApi, ctx: RequestContext, name: str) -> Body:
         body = json_object(ctx.request.body)
         return answer(api, ctx, name, lambda *key: api.services.provisioned.put(*key, body))
 
     @FC_ROUTES.route("GET", path)
-    def get(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+    def get(api: FcApi, ctx: RequestContext, name: str) -> Body:
         return answer(api, ctx, name, api.services.provisioned.get)
 
     @FC_ROUTES.route("DELETE", path)
-    def delete(api: FcApi, ctx: RequestContext, name: str) -> HttpResponse:
+    def delete(api: FcApi, ctx: RequestContext, name: str) -> None:
         api.function_arn(ctx, name)
-        api.services.provisioned.delete(kind, ctx.account_id, ctx.region, name,
-                                        _qualifier(ctx))
-        return no_content(ctx)
+        api.services.provisioned.delete(kind, *ctx.key(name, qualifier(ctx)))
 
     @FC_ROUTES.route("GET", f"/2023-03-30/{segment}s")
-    def list_configs(api: FcApi, ctx: RequestContext) -> HttpResponse:
-        q = ctx.request.query_params()
+    def list_configs(api: FcApi, ctx: RequestContext) -> Body:
         found, token = api.services.provisioned.list(
-            kind, ctx.account_id, ctx.region, function=q.get("functionName", ""),
-            next_token=q.get("nextToken", ""), limit=list_limit(q))
-        return ok_response(ctx, page(listed, [warm_config_to_wire(
+            kind, *ctx.key(), function=ctx.query.get("functionName", ""), **listing(ctx))
+        return fc_page(listed, [warm_config_to_wire(
             c, kind, f"acs:fc:{ctx.region}:{ctx.account_id}:functions/{c.function_name}")
-            for c in found], token, "nextToken"))
+            for c in found], token)
 
 
 _routes(PROVISION, "provision-config", "provisionConfigs")

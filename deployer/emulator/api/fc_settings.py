@@ -20,26 +20,13 @@ from deployer.emulator.api import errors as e
 
 __all__ = ["check_settings", "read_code", "read_settings", "read_tags"]
 
-OPAQUE_KEYS = (
-    "logConfig", "instanceLifecycleConfig", "vpcConfig", "nasConfig", "ossMountConfig",
-    "customDNS", "customRuntimeConfig", "customContainerConfig", "gpuConfig", "tracingConfig",
-    "polarFsConfig", "juiceFsConfig", "microSandboxConfig", "disableOndemand",
-    "enableLongLiving", "disableInjectCredentials", "idleTimeout", "instanceIsolationMode",
-    "sessionAffinity", "sessionAffinityConfig", "resourceGroupId",
-)
-# wire key -> (snake_case field, accepted python types)
-TYPED_KEYS: dict[str, tuple[str, tuple[type, ...]]] = {
-    "runtime": ("runtime", (str,)),
-    "handler": ("handler", (str,)),
-    "memorySize": ("memory_size", (int,)),
-    "cpu": ("cpu", (int, float)),
-    "diskSize": ("disk_size", (int,)),
-    "timeout": ("timeout", (int,)),
+TYPED_KEYS: dict[str, tuple[str, tuple[type, ...]]] = {  # wire key -> (field, accepted types)
+    "runtime": ("runtime", (str,)), "handler": ("handler", (str,)),
+    "memorySize": ("memory_size", (int,)), "cpu": ("cpu", (int, float)),
+    "diskSize": ("disk_size", (int,)), "timeout": ("timeout", (int,)),
     "instanceConcurrency": ("instance_concurrency", (int,)),
-    "environmentVariables": ("environment", (dict,)),
-    "description": ("description", (str,)),
-    "role": ("role", (str,)),
-    "internetAccess": ("internet_access", (bool,)),
+    "environmentVariables": ("environment", (dict,)), "description": ("description", (str,)),
+    "role": ("role", (str,)), "internetAccess": ("internet_access", (bool,)),
     "layers": ("layers", (list,)),
 }
 
@@ -61,6 +48,8 @@ SCALAR_TYPES: dict[str, type] = {
     "disableInjectCredentials": str, "instanceIsolationMode": str, "sessionAffinity": str,
     "sessionAffinityConfig": str, "resourceGroupId": str,
 }
+OPAQUE_KEYS = (*OBJECT_SHAPES, *SCALAR_TYPES)
+"""The settings FC stores and echoes that mean nothing locally (``opaque``)."""
 INJECT_CREDENTIALS = ("None", "Env", "Request", "All")
 _JSON_NAMES = {bool: "a boolean", int: "an integer", str: "a string"}
 

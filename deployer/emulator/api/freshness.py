@@ -1,24 +1,12 @@
-"""Request freshness as the cloud enforces it: a signed time within 15 minutes, a nonce used once.
+"""Request freshness as the cloud enforces it: a signed time within 15 minutes, a nonce used once
+(docs/emulator.md "Request freshness": the rules, the wire codes and their sources).
 
-Checked after the signature verifies (so the time and nonce are the signed ones), for every
-signed cloud request:
-
-* ACS3-HMAC-SHA256 (FC 3.0, and RAM/STS in this SDK generation): ``x-acs-date``
-  (``yyyy-MM-ddTHH:mm:ssZ``, UTC) is required and must be signed; ``x-acs-signature-nonce``
-  is optional, and signed when present.
-* RPC v1 (CloudFlow): the ``Timestamp`` parameter is required; ``SignatureNonce`` is optional
-  (both are signed, as every parameter is).
-* Log Service: the ``Date`` header (RFC 1123, GMT) that the signature covers; SLS has no nonce.
-
-The window is measured on the **real wall clock**, whatever the emulator's clock: test code signs
-with the machine's time, so a virtual clock set days ahead must not refuse it. Code that runs on
-the emulator's virtual clock (function handlers see virtual time, docs/runtime.md) signs with
-the virtual instant, so on a virtual clock a request signed within the window of the virtual
-"now" is fresh too. A nonce is refused when it was seen while its request could still be fresh
-(:mod:`deployer.emulator.services.request_nonces`, bounded). Failures raise
-:class:`SignatureError` with ``TIME_MISSING``, ``TIME_FORMAT``, ``EXPIRED`` or ``NONCE_USED``;
-each product's :class:`~deployer.emulator.api.router.AuthScheme` names its wire code
-(docs/emulator.md, "Request freshness", lists them with their sources).
+Checked after the signature verifies, so the time and nonce are the signed ones: ACS3's
+``x-acs-date`` and ``x-acs-signature-nonce``, RPC v1's ``Timestamp`` and ``SignatureNonce``,
+Log Service's ``Date``. The window is measured on the real wall clock, or on the emulator's
+virtual one (code on the virtual clock signs with it). Failures raise :class:`SignatureError`
+with ``TIME_MISSING``, ``TIME_FORMAT``, ``EXPIRED`` or ``NONCE_USED``, which each product's
+:class:`~deployer.emulator.api.router.AuthScheme` words.
 """
 
 from __future__ import annotations
@@ -30,7 +18,12 @@ import time
 from collections.abc import Callable
 
 from deployer.emulator.api.http import HttpRequest
-from deployer.emulator.api.signing import SignatureError, SignatureFailure, signed_header_names
+from deployer.emulator.api.signing import (
+    BoundedMemo,
+    SignatureError,
+    SignatureFailure,
+    signed_header_names,
+)
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.request_nonces import DEFAULT_CAPACITY, Claim, NonceLedger
 from deployer.timestamps import iso_seconds
@@ -58,21 +51,8 @@ def parse_iso_utc(text: str) -> float | None:
     return whole + (float(f"0.{m.group(7)}") if m.group(7) else 0.0)
 
 
-_STAMPS: dict[str, float | None] = {}  # recent Timestamp texts, parsed (bounded)
-
-
-def _parse_stamp(text: str) -> float | None:
-    """:func:`parse_iso_utc`, memoised: clients sign many requests within one second."""
-    try:
-        return _STAMPS[text]
-    except KeyError:
-        pass
-    parsed = parse_iso_utc(text)
-    if len(text) <= 40:
-        if len(_STAMPS) >= 256:
-            _STAMPS.clear()
-        _STAMPS[text] = parsed
-    return parsed
+_parse_stamp = BoundedMemo(parse_iso_utc, 256, 40).__getitem__
+"""``parse_iso_utc``, memoised: clients sign many requests within one second."""
 
 
 def _parse_http_date(text: str) -> float | None:

@@ -1,21 +1,14 @@
-"""Plain request/response values passed between the server and the API modules.
+"""Plain request/response values passed between the server and the API modules
+(docs/emulator.md "Streaming and waiting").
 
 The server fills :class:`HttpRequest` from the raw request line, so ``raw_target`` is the path and
 query exactly as received (signatures are computed over it); nothing here decodes ``%2F``. The
-body is complete and de-chunked.
-
-An API module answers with one of three values (the server, :mod:`deployer.emulator.httpd`,
-writes them):
-
-* :class:`HttpResponse`: a complete body; the server adds ``Content-Length``.
-* :class:`StreamingResponse`: a body produced piece by piece by an async iterator (sent with
-  ``Transfer-Encoding: chunked``); :func:`event_stream` builds a server-sent-events one from
-  :class:`ServerSentEvent` values. The iterator runs on the server's event loop: it waits with
-  :func:`wait_for_wake` and calls synchronous code with :func:`run_blocking`, so an open stream
-  holds no thread.
-* :class:`DeferredResponse`: "answer later" (a long poll): the server subscribes to a wake-up
-  source, waits up to ``timeout`` seconds without holding a thread, then calls ``then()`` for
-  the response.
+body is complete and de-chunked. An API module answers with an :data:`Answer`: a complete
+:class:`HttpResponse`, a :class:`StreamingResponse` (chunked; :func:`event_stream` builds a
+server-sent-events one, whose iterator runs on the server's event loop, waiting with
+:func:`wait_for_wake` and calling synchronous code with :func:`run_blocking`, so an open stream
+holds no thread) or a :class:`DeferredResponse` (a long poll answered after a wake-up or a
+timeout, no thread waiting).
 """
 
 from __future__ import annotations
@@ -28,20 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import unquote_plus
 
-__all__ = [
-    "Answer",
-    "DeferredResponse",
-    "Headers",
-    "HttpRequest",
-    "HttpResponse",
-    "ServerSentEvent",
-    "StreamingResponse",
-    "Subscribe",
-    "event_stream",
-    "json_response",
-    "run_blocking",
-    "wait_for_wake",
-]
+__all__ = ["Answer", "DeferredResponse", "Headers", "HttpRequest", "HttpResponse",
+           "ServerSentEvent", "StreamingResponse", "Subscribe", "compact_json", "event_stream",
+           "hostname", "json_response", "run_blocking", "wait_for_wake", "wait_inline"]
 
 T = TypeVar("T")
 
@@ -279,12 +261,7 @@ async def run_blocking(fn: Callable[..., T], *args: Any) -> T:
 async def wait_inline(subscribe: Subscribe, timeout: float) -> bool:
     """Like :func:`wait_for_wake` for a ``subscribe`` that never blocks: called on the loop,
     with a plain timer for the timeout (the cheapest wait the loop offers)."""
-    loop = asyncio.get_running_loop()
-    woken = loop.create_future()
-
-    def wake() -> None:
-        loop.call_soon_threadsafe(_settle, woken)
-
+    loop, woken, wake = _waker()
     unsubscribe = subscribe(wake)
     timer = loop.call_later(timeout, _settle, woken)
     try:
@@ -298,12 +275,7 @@ async def wait_inline(subscribe: Subscribe, timeout: float) -> bool:
 async def wait_for_wake(subscribe: Subscribe, timeout: float) -> bool:
     """Wait, holding no thread, until ``subscribe``'s wake is called (True) or ``timeout``
     seconds pass (False). ``subscribe`` itself runs in the worker pool."""
-    loop = asyncio.get_running_loop()
-    woken = loop.create_future()
-
-    def wake() -> None:
-        loop.call_soon_threadsafe(_settle, woken)
-
+    _loop, woken, wake = _waker()
     unsubscribe = await run_blocking(subscribe, wake)
     try:
         await asyncio.wait_for(asyncio.shield(woken), timeout)
@@ -314,19 +286,33 @@ async def wait_for_wake(subscribe: Subscribe, timeout: float) -> bool:
         unsubscribe()
 
 
+def _waker() -> tuple[asyncio.AbstractEventLoop, asyncio.Future[None], Callable[[], None]]:
+    """The running loop, a future and the ``wake`` that settles it from any thread."""
+    loop = asyncio.get_running_loop()
+    woken: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        loop.call_soon_threadsafe(_settle, woken)
+    return loop, woken, wake
+
+
 def _settle(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
 
 
-def json_response(
-    status: int, payload: Mapping[str, Any], headers: Mapping[str, str]
-) -> HttpResponse:
+def json_response(status: int, payload: Mapping[str, Any] | list[Any],
+                  headers: Mapping[str, str]) -> HttpResponse:
     """A JSON response (UTF-8, compact) with ``headers`` added."""
-    body = _COMPACT.encode(payload).encode("utf-8")
+    body = compact_json(payload).encode("utf-8")
     return HttpResponse(status, body, {"Content-Type": "application/json", **headers})
 
 
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-"""``json.dumps(..., ensure_ascii=False, separators=(",", ":"))`` without a new encoder
-object per call."""
+compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, one encoder for all."""
+
+
+def hostname(host: str) -> str:
+    """The name of a ``Host`` header: lower case, without the port (``[::1]`` kept whole)."""
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host
+    return name.strip().lower()

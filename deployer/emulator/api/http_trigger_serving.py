@@ -23,7 +23,7 @@ from urllib.parse import unquote
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.fc import FC_AUTH, FC_ERRORS
 from deployer.emulator.api.fc_triggers import HTTP_TRIGGER_PATH
-from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
+from deployer.emulator.api.http import HttpRequest, HttpResponse, hostname
 from deployer.emulator.api.router import AuthScheme, fc_request_id
 from deployer.emulator.clock import Clock
 from deployer.emulator.services.http_triggers import (
@@ -61,13 +61,13 @@ class HttpTriggerApi:
 
     def serves_host(self, host: str) -> bool:
         """Whether ``host`` (a Host header, port and case aside) names a custom domain."""
-        return self._domains is not None and self._domains.is_domain(_hostname(host))
+        return self._domains is not None and self._domains.is_domain(_domain_name(host))
 
     def handle_domain(self, request: HttpRequest) -> HttpResponse:
         """A request sent to a custom domain (its Host): the domain's route for the path and
         method picks the function and qualifier, whose HTTP trigger serves it as at its own
         URL (the path as sent; the event's ``domainName`` is the custom domain)."""
-        name = _hostname(request.headers.get("host") or "")
+        name = _domain_name(request.headers.get("host") or "")
         found = self._domains.find(name)
         path = request.raw_path.split("?", 1)[0] or "/"
         route = found[2].route(unquote(path), request.method) if found else None
@@ -89,10 +89,9 @@ class HttpTriggerApi:
         methods = [str(m).upper() for m in row.config.get("methods") or ()]
         method = request.method.upper()
         if methods and method not in methods and not (method == "HEAD" and "GET" in methods):
-            return json_response(405, {"Code": "MethodNotAllowed", "Message": (
-                f"method {method} is not allowed by trigger '{row.name}' (it takes "
-                f"{', '.join(methods)})"), "RequestId": rid},
-                {"x-fc-request-id": rid, "Allow": ", ".join(methods)})
+            raise e.MethodNotAllowed(f"method {method} is not allowed by trigger '{row.name}' "
+                                     f"(it takes {', '.join(methods)})",
+                                     headers={"Allow": ", ".join(methods)})
         if row.config.get("authType") == "function":
             if not request.headers.get("authorization"):
                 raise e.AccessDenied(f"trigger '{row.name}' takes signed requests only "
@@ -130,6 +129,5 @@ class HttpTriggerApi:
         return HttpResponse(result.http_status, result.payload, headers)
 
 
-def _hostname(host: str) -> str:
-    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host
-    return name.strip().lower().rstrip(".")
+def _domain_name(host: str) -> str:
+    return hostname(host).rstrip(".")

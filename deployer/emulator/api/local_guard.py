@@ -1,23 +1,14 @@
-"""Who may use the emulator's local surfaces (``/_emulator/`` admin, ``/_console/`` console).
+"""Who may use the emulator's local surfaces (``/_emulator/`` admin, ``/_console/`` console):
+docs/emulator.md "Admin and console surfaces" gives the rules and why.
 
-These surfaces are not the cloud APIs: they are unsigned, so a web page open in the user's
-browser (which is on loopback too) must not be able to drive them. :meth:`LocalGuard.check`
-refuses with ``403 AccessDenied`` unless:
-
-* the client is on loopback, and the ``Host`` header names this daemon itself
-  (``127.0.0.1:PORT``, ``localhost:PORT``, ``[::1]:PORT`` or the address it was bound to), which
-  defeats DNS rebinding; a present ``Origin`` must be that same origin (``http://`` + Host);
-* for a state-changing method (POST, PUT, PATCH, DELETE), in addition, the body is declared
-  ``Content-Type: application/json`` (a cross-site form cannot send that without a CORS
-  preflight, which is never granted) and the ``X-Emulator-Token`` header carries a token.
-
-Two tokens, random per daemon: the **admin token** (written to the daemon's state file
-``emulator.json``, mode 0600, and exposed as ``LocalCloud.admin_token`` by ``mock_cloud()``)
-opens everything; the **console token** opens the console only (its data, streams and
-actions): the console's pages carry it, in a ``<meta>`` for their requests' header and in a
-``HttpOnly``, ``SameSite=Strict`` cookie for their event streams. Reads that hand out data
-(the log endpoints, the console's ``/_console/api/…``) need a token too
-(:meth:`LocalGuard.require_token`). The console's API calls the same functions.
+They are unsigned, so a web page open in the user's browser (on loopback too) must not drive
+them: :meth:`LocalGuard.check` refuses with ``403 AccessDenied`` unless the client is on
+loopback, ``Host`` names this daemon (against DNS rebinding) and a present ``Origin`` is that
+origin; a state-changing method must also be ``Content-Type: application/json`` with a token in
+``X-Emulator-Token``. Two tokens, random per daemon: the **admin token** (``emulator.json``,
+``LocalCloud.admin_token``) opens everything; the **console token** (carried by the console's
+pages in a ``<meta>`` and a cookie) the console only. Data reads need a token too
+(:meth:`LocalGuard.require_token`).
 """
 
 from __future__ import annotations

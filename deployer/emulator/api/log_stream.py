@@ -1,23 +1,17 @@
-"""``GET /_emulator/logs/stream?function=NAME[&region=R]``: a function's invocations as they are
-recorded, as server-sent events (what ``deploy logs --follow`` reads on the local target).
+"""The recent invocations of a function (``GET /_emulator/logs?function=NAME[&region=R]
+[&limit=N]``) and, live, ``GET /_emulator/logs/stream?function=NAME[&region=R]``: server-sent
+events as invocations are recorded (what ``deploy logs --follow`` reads on the local target).
 
-Behind the admin API's guard (loopback, this daemon's Host, same Origin). Events:
-
-* ``ready`` first (``{"function": NAME}``): the starting point is taken; every invocation
-  recorded from now on follows;
-* ``invocation`` per invocation (the fields of ``GET /_emulator/logs``), ``id`` its place in
-  the order of recording: a client that reconnects with ``Last-Event-ID`` gets what it missed;
-* ``gone`` when the function no longer exists (deleted); the stream then ends.
-
-A function that does not exist at the start is ``404 NotFound`` (JSON), before any event. The
-stream waits on :class:`~deployer.emulator.services.invocation_watch.InvocationWatch` (woken
-when an invocation is recorded or the function deleted), holding no thread and reading the
-database once per wake-up, never polling it; a comment line keeps it open during silence.
+Stream events: ``ready`` first (the starting point is taken), ``invocation`` per invocation
+(``id`` its place in the order of recording: a client reconnecting with ``Last-Event-ID`` gets
+what it missed), ``gone`` when the function is deleted (the stream then ends). A function that
+does not exist at the start is ``404 NotFound``. The stream waits on the function's
+:class:`~deployer.emulator.services.invocation_watch.InvocationWatch`, holding no thread and
+never polling the database.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -27,6 +21,7 @@ from deployer.emulator.api.http import (
     HttpRequest,
     ServerSentEvent,
     StreamingResponse,
+    compact_json,
     event_stream,
     run_blocking,
     wait_for_wake,
@@ -57,15 +52,27 @@ class LogStreamApi:
         self._account_id = account_id
         self._region = region
 
-    def handle(self, request: HttpRequest) -> StreamingResponse:
-        params = request.query_params()
+    def _key(self, params: dict[str, str]) -> tuple[str, str, str]:
+        """The account, region and function that ``?function=NAME[&region=R]`` name."""
         function = params.get("function") or ""
         if not function:
             raise e.InvalidArgument("query parameter 'function' is required")
-        region = params.get("region") or self._region
+        return self._account_id, params.get("region") or self._region, function
+
+    def recent(self, request: HttpRequest) -> dict[str, Any]:
+        """``GET /_emulator/logs``: the ``limit`` (1-1000, 20) newest invocations."""
+        params = request.query_params()
+        key = self._key(params)
+        limit = params.get("limit") or "20"
+        if not is_decimal(limit) or not 1 <= int(limit) <= 1000:
+            raise e.InvalidArgument("limit must be a whole number in 1-1000")
+        records = self._functions.recent_invocations(*key, int(limit))
+        return {"function": key[2], "invocations": [invocation_fields(r) for r in records]}
+
+    def handle(self, request: HttpRequest) -> StreamingResponse:
+        key = self._key(request.query_params())
         last = request.headers.get("last-event-id") or ""
-        self._functions.get(self._account_id, region, function)  # ResourceNotFound: 404 NotFound
-        key = (self._account_id, region, function)
+        self._functions.get(*key)  # ResourceNotFound: 404 NotFound
         generation = self._functions.invocation_watch.generation(key)
         numeric = is_decimal(last) and len(last) < 19
         after = int(last) if numeric else self._newest(key)
@@ -78,17 +85,17 @@ class LogStreamApi:
     async def _events(self, key: tuple[str, str, str], generation: int,
                       after: int) -> AsyncIterator[ServerSentEvent]:
         watch = self._functions.invocation_watch
-        yield ServerSentEvent(_json({"function": key[2]}), event="ready", retry_ms=1000)
+        yield ServerSentEvent(compact_json({"function": key[2]}), event="ready", retry_ms=1000)
         while True:
             records = await run_blocking(self._functions.invocations_after, *key, after, BATCH)
             for record in records:
                 after = record.seq
-                yield ServerSentEvent(_json(invocation_fields(record)), event="invocation",
-                                      id=str(record.seq))
+                yield ServerSentEvent(compact_json(invocation_fields(record)),
+                                      event="invocation", id=str(record.seq))
             if len(records) == BATCH:
                 continue  # more are waiting
             if not await run_blocking(self._exists, key):
-                yield ServerSentEvent(_json({"function": key[2]}), event="gone")
+                yield ServerSentEvent(compact_json({"function": key[2]}), event="gone")
                 return
             await wait_for_wake(lambda wake, g=generation: watch.watch(key, g, wake), 3600.0)
             generation = watch.generation(key)
@@ -99,7 +106,3 @@ class LogStreamApi:
         except ResourceNotFound:
             return False
         return True
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -32,8 +32,13 @@ POP_PARAMS = ParamErrors(
     lambda name: e.MissingParameter(
         f'The input parameter "{name}" that is mandatory for processing this request is not '
         "supplied."),
-    e.InvalidParameter, prefix="The parameter ")
-"""RAM's and STS's wording of a missing or malformed parameter."""
+    e.InvalidParameter,
+    lambda action: e.InvalidActionNotFound(
+        f"Specified api is not found, please check your url and method: {action!r}"),
+    lambda version: e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}"),
+    prefix="The parameter ")
+"""RAM's and STS's wording of a missing or malformed parameter, an unknown action and a
+Version they do not serve (the POP gateway's)."""
 
 RAM_ERRORS = ErrorTable({
     **e.TOKEN_ERRORS,
@@ -75,7 +80,6 @@ class RamApi:
     """The RAM product registered with the router: :data:`RAM_ACTIONS` over ``roles``."""
 
     version = "2015-05-01"
-    host = "ram.aliyuncs.com"
     auth = POP_AUTH
     params = POP_PARAMS
     errors = RAM_ERRORS
@@ -83,17 +87,6 @@ class RamApi:
     def __init__(self, roles: RoleService) -> None:
         self._svc = roles
         self.actions = RAM_ACTIONS.actions()
-
-    @staticmethod
-    def unknown_action(action: str) -> e.ApiError:
-        """RAM's and STS's answer to an action they do not have."""
-        return e.InvalidActionNotFound(
-            f"Specified api is not found, please check your url and method: {action!r}")
-
-    @staticmethod
-    def unsupported_version(version: str) -> e.ApiError:
-        """RAM's and STS's answer to a Version they do not serve (the POP gateway's)."""
-        return e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
 
     @RAM_ACTIONS.action("CreateRole")
     def create_role(self, c: RpcCall) -> Body:

@@ -2,21 +2,13 @@
 surfaces (admin, console), the ROA products (FC 3.0, Log Service), the RPC products (CloudFlow,
 RAM, STS).
 
-Pipeline for a cloud request: pick the product (ROA by path prefix; RPC by ``Version`` in
-the query or the ``x-acs-version`` header) → verify the signature (``Authorization: ACS3-…``
-header, else RPC v1 ``Signature`` in the query; the product's :class:`AuthScheme` words a
-failure) → who calls and may they (the access hook) → injected faults → the product's route
-table (:mod:`.contract`) → its answer; a domain error becomes the product's wire error through
-its error table. Adding a product is registering one more contract module.
-
-Before any of that, :func:`deployer.emulator.api.strict.check_request` refuses text that is not
-valid UTF-8, and RPC parameters holding JSON are held to the JSON limits.
-
-Nothing escapes as a traceback: :class:`ApiError` and service errors become their wire error;
-input nested so deeply that a parser recursed too far answers ``400``; a state directory that
-cannot be written (disk full, read-only, I/O error) answers a ``5xx`` naming the cause (nothing
-of that request was committed); anything else is logged and answered
-``500 InternalServerError`` in JSON.
+A cloud request: text that is not valid UTF-8 is refused (:mod:`.strict`) → the product (ROA by
+path prefix; RPC by ``Version``) → its signature (ACS3 ``Authorization``, else RPC v1
+``Signature``; the product's :class:`AuthScheme` words a failure) → who calls and may they (the
+access hook) → injected faults → the product's route table (:mod:`.contract`) → its answer. A
+domain error becomes the product's wire error through its error table; nothing escapes as a
+traceback (too deep a nesting is ``400``, a state directory that cannot be written a ``5xx``
+naming the cause, anything else a logged ``500 InternalServerError`` in JSON).
 """
 
 from __future__ import annotations
@@ -39,9 +31,11 @@ from deployer.emulator.api.http import (
     HttpRequest,
     HttpResponse,
     Subscribe,
+    hostname,
     json_response,
 )
 from deployer.emulator.api.signing import (
+    BoundedMemo,
     SecretLookup,
     SignatureError,
     SignatureFailure,
@@ -117,7 +111,6 @@ _FRESHNESS = frozenset({SignatureFailure.TIME_MISSING, SignatureFailure.TIME_FOR
                         SignatureFailure.EXPIRED, SignatureFailure.NONCE_USED})
 
 
-
 UNMAPPED = ErrorTable({svc.ResourceNotFound: e.NotFound, svc.InvalidValue: e.InvalidArgument},
                       e.InternalServerError)
 """The error table of a surface that declares none (a test's surface): not found, invalid,
@@ -150,19 +143,14 @@ RpcHandler = Callable[[Any, RpcCall], "dict[str, Any] | LongPoll | None"]
 class RpcApi(Protocol):
     """An RPC product: the handlers of its action table (``actions``, from its
     :class:`~.contract.Routes`) are called with the product object and the :class:`RpcCall`
-    (read with the product's ``params`` wording); domain errors become its ``errors`` table's
-    wire errors; an unknown action is ``unknown_action(name)``."""
+    (read with the product's ``params`` wording, which words an unknown action and version
+    too); domain errors become its ``errors`` table's wire errors."""
 
     version: str
-    host: str
     auth: AuthScheme
     actions: Mapping[str, RpcHandler]
     params: ParamErrors
     errors: ErrorTable
-
-    def unknown_action(self, action: str) -> ApiError: ...
-
-    def unsupported_version(self, version: str) -> ApiError: ...
 
 
 class LocalApi(Protocol):
@@ -185,25 +173,19 @@ def fc_request_id(now: float) -> str:
 
 _QUICK_ADMIN = frozenset({"/_emulator/health", "/_emulator/clock"})
 def region_from_host(host: str, default: str) -> str:
-    found = _HOST_REGIONS.get(host)
-    if found is None:
-        found = _region_of_host(host)
-        if len(_HOST_REGIONS) >= 256:
-            _HOST_REGIONS.clear()
-        _HOST_REGIONS[host] = found
-    return found or default
-
-
-_HOST_REGIONS: dict[str, str] = {}  # Host header -> its region ("": none), recent ones
+    return _HOST_REGIONS[host] or default
 
 
 def _region_of_host(host: str) -> str:
-    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host
+    name = hostname(host)
     for pattern in _REGION_HOSTS:
-        m = pattern.match(name.lower())
+        m = pattern.match(name)
         if m:
             return m.group(1)
     return ""
+
+
+_HOST_REGIONS = BoundedMemo(_region_of_host, 256)  # recent Host headers -> region ("": none)
 
 
 def rpc_request_id() -> str:
@@ -250,7 +232,7 @@ class Router:
         gateway's ``InvalidVersion``."""
         for api in self.rpc.values():
             if action in api.actions:
-                return api.unsupported_version(version)
+                return api.params.unsupported_version(version)
         return e.InvalidVersion(f"Specified parameter Version is not valid: {version!r}")
 
     def dispatch(self, request: HttpRequest) -> Answer:
@@ -300,21 +282,20 @@ class Router:
             check_request(request)
             return fn(rid)
         except ApiError as exc:
-            return error_response(exc, rid, style, host)
+            err = exc
         except ServiceError as exc:
-            return error_response(errors.wire(exc), rid, style, host)
+            err = errors.wire(exc)
         except RecursionError:
             err = e.InvalidArgument("the request is nested too deeply to be processed")
-            return error_response(err, rid, style, host)
         except Exception as exc:  # a bug or the state directory failing: log, answer JSON
             stored = storage_error(exc, self.state_dir)
-            if stored is not None:
+            if stored is None:
+                log.exception("internal error on %s %s", request.method, request.raw_target)
+            else:
                 log.error("cannot save state for %s %s: %s", request.method,
                           request.raw_path, exc)
-                return error_response(stored, rid, style, host)
-            log.exception("internal error on %s %s", request.method, request.raw_target)
-            err = e.InternalServerError("an internal error has occurred. Please retry.")
-            return error_response(err, rid, style, host)
+            err = stored or e.InternalServerError("an internal error has occurred. Please retry.")
+        return error_response(err, rid, style, host)
 
     def _context(self, request: HttpRequest, rid: str, params: Mapping[str, str],
                  access_key_id: str, api_key: str, *, authorize: bool = True) -> RequestContext:
@@ -388,7 +369,7 @@ class Router:
             key = self.authenticate(request, api.auth)
             handler = api.actions.get(action)
             if handler is None:
-                raise api.unknown_action(action)
+                raise api.params.unknown_action(action)
             call = RpcCall(self._context(request, rid, params, key, version), params,
                            api.params)
 

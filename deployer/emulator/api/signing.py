@@ -23,23 +23,15 @@ import hashlib
 import hmac
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote
 
 from deployer.emulator.api.http import HttpRequest
 
-__all__ = [
-    "ACS3_ALGORITHM",
-    "SecretLookup",
-    "SignatureError",
-    "SignatureFailure",
-    "acs3_signature",
-    "rpc_v1_signature",
-    "signed_header_names",
-    "verify_acs3",
-    "verify_rpc_v1",
-]
+__all__ = ["ACS3_ALGORITHM", "SecretLookup", "SignatureError", "SignatureFailure", "acs3_signature",
+           "rpc_v1_signature", "signed_header_names", "verify_acs3", "verify_rpc_v1"]
 
+T = TypeVar("T")
 ACS3_ALGORITHM = "ACS3-HMAC-SHA256"
 SecretLookup = Callable[[str], "str | None"]
 
@@ -77,24 +69,15 @@ def _canonical_query(raw_query: str) -> str:
     return "&".join(f"{k}={quote(params[k], safe='~')}" for k in sorted(params))
 
 
-def acs3_signature(
-    method: str,
-    raw_target: str,
-    header_values: Callable[[str], list[str]],
-    signed_headers: str,
-    payload_hash: str,
-    secret: str,
-) -> str:
+def acs3_signature(method: str, raw_target: str, header_values: Callable[[str], list[str]],
+                   signed_headers: str, payload_hash: str, secret: str) -> str:
     """The hex ACS3-HMAC-SHA256 signature of a request (fc3-api.md §4.1 steps 3-8)."""
     path, _, query = raw_target.partition("?")
     canon_headers = "".join(
         f"{name}:{','.join(sorted(v.strip() for v in header_values(name)))}\n"
-        for name in signed_headers.split(";")
-    )
-    canonical = "\n".join(
-        [method.upper(), path or "/", _canonical_query(query), canon_headers, signed_headers,
-         payload_hash]
-    )
+        for name in signed_headers.split(";"))
+    canonical = "\n".join([method.upper(), path or "/", _canonical_query(query), canon_headers,
+                           signed_headers, payload_hash])
     to_sign = f"{ACS3_ALGORITHM}\n{hashlib.sha256(canonical.encode('utf-8')).hexdigest()}"
     return hmac.new(secret.encode("utf-8"), to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
 
@@ -129,14 +112,8 @@ def signed_header_names(request: HttpRequest) -> frozenset[str]:
 
 
 def verify_acs3(request: HttpRequest, secret_for: SecretLookup) -> str:
-    """Verify an ACS3-HMAC-SHA256 request; return its AccessKeyId.
-
-    Checks, in order: header present and well formed, required headers signed, key known,
-    body hash equals ``x-acs-content-sha256``, signature (constant-time compare). In STS mode
-    (``x-acs-security-token``) the token must be signed and the ``x-acs-accesskey-id`` header
-    must name the same key; whether the token belongs to that key is checked by the caller
-    (``api.access``), which knows the issued tokens.
-    """
+    """Verify an ACS3-HMAC-SHA256 request; return its AccessKeyId. A security token must be
+    signed; whether it belongs to the key is checked by ``api.access``, which knows them."""
     auth = request.headers.get("authorization")
     if not auth:
         raise SignatureError(SignatureFailure.MISSING, "the request is not signed")
@@ -167,10 +144,24 @@ def verify_acs3(request: HttpRequest, secret_for: SecretLookup) -> str:
 # --- RPC v1 HMAC-SHA1 -------------------------------------------------------------------------
 
 
+class BoundedMemo(dict[str, T]):
+    """``memo[key]``: ``fn(key)``, remembered for keys of at most ``key_limit`` characters,
+    at most ``size`` of them (all forgotten when full). A hit is a plain dict lookup."""
+
+    def __init__(self, fn: Callable[[str], T], size: int, key_limit: int = 1024) -> None:
+        super().__init__()
+        self._fn, self._size, self._key_limit = fn, size, key_limit
+
+    def __missing__(self, key: str) -> T:
+        value = self._fn(key)
+        if len(key) <= self._key_limit:
+            if len(self) >= self._size:
+                self.clear()
+            self[key] = value
+        return value
+
+
 _UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch
-_ENCODED: dict[str, str] = {}  # recent short names and values -> their encoding (bounded)
-_ENCODED_MAX = 4096
-_MEMO_LENGTH = 64  # longer texts (an Input, a Definition) are encoded every time
 
 
 def _enc(text: str) -> str:
@@ -188,26 +179,12 @@ def _canonical(params: Mapping[str, str], skip: str = "") -> str:
     memo = _ENCODED
     parts = []
     for name in sorted(params):
-        if name == skip:
-            continue
-        value = params[name]
-        enc_name = memo.get(name)
-        if enc_name is None:
-            enc_name = _remember(name)
-        enc_value = memo.get(value)
-        if enc_value is None:
-            enc_value = _remember(value)
-        parts.append(f"{enc_name}={enc_value}")
+        if name != skip:
+            parts.append(f"{memo[name]}={memo[params[name]]}")
     return "&".join(parts)
 
 
-def _remember(text: str) -> str:
-    encoded = _enc(text)
-    if len(text) <= _MEMO_LENGTH:
-        if len(_ENCODED) >= _ENCODED_MAX:
-            _ENCODED.clear()
-        _ENCODED[text] = encoded
-    return encoded
+_ENCODED = BoundedMemo(_enc, 4096, 64)  # longer texts (an Input, a Definition): every time
 
 
 def _string_to_sign(method: str, canon: str) -> str:
@@ -217,20 +194,12 @@ def _string_to_sign(method: str, canon: str) -> str:
     return f"{method.upper()}&%2F&{encoded}"
 
 
-_PADS: dict[str, tuple[Any, Any]] = {}  # secret -> SHA-1 states after its HMAC pads
-
-
 def _rpc_v1_digest(secret: str, to_sign: str) -> bytes:
     """HMAC-SHA1 (RFC 2104) keyed ``secret&``: the hash states after the inner and outer
     key pads are computed once per secret and copied, instead of keying a new HMAC each
     time (OpenSSL 3 looks the algorithm up on every keying); the same bytes as
     ``hmac.digest``."""
-    pads = _PADS.get(secret)
-    if pads is None:
-        pads = _pads(f"{secret}&".encode())
-        if len(_PADS) >= 64:
-            _PADS.clear()
-        _PADS[secret] = pads
+    pads = _PADS[secret]
     inner, outer = pads[0].copy(), pads[1].copy()
     inner.update(to_sign.encode("utf-8"))
     outer.update(inner.digest())
@@ -238,12 +207,16 @@ def _rpc_v1_digest(secret: str, to_sign: str) -> bytes:
     return digest
 
 
-def _pads(key: bytes) -> tuple[Any, Any]:
+def _pads(secret: str) -> tuple[Any, Any]:
+    key = f"{secret}&".encode()
     if len(key) > 64:  # SHA-1's block size
         key = hashlib.sha1(key).digest()
     key = key.ljust(64, b"\0")
     return (hashlib.sha1(bytes(b ^ 0x36 for b in key)),
             hashlib.sha1(bytes(b ^ 0x5C for b in key)))
+
+
+_PADS = BoundedMemo(_pads, 64)  # secret -> SHA-1 states after its HMAC pads
 
 
 def rpc_v1_signature(method: str, params: Mapping[str, str], secret: str) -> tuple[str, str]:
@@ -254,10 +227,8 @@ def rpc_v1_signature(method: str, params: Mapping[str, str], secret: str) -> tup
 
 
 def verify_rpc_v1(request: HttpRequest, secret_for: SecretLookup) -> str:
-    """Verify an RPC v1 (HMAC-SHA1) request; return its AccessKeyId.
-
-    Parameters are the query merged with a form body (body wins), blank values kept.
-    """
+    """Verify an RPC v1 (HMAC-SHA1) request (its parameters: the query merged with a form
+    body); return its AccessKeyId."""
     params = request.rpc_params()  # parsed once per request; read only
     signature = params.get("Signature")
     if signature is None:

@@ -1,34 +1,14 @@
-"""Log Service (SLS, ``2020-12-30``): GetLogs over the emulator's invocation logs, and the
-projects and logstores ``logConfig: auto`` creates.
+"""Log Service's wire contract (SLS, ``2020-12-30``): GetLogs over the emulator's invocation logs,
+and the projects and logstores ``logConfig: auto`` creates (docs/emulator.md "Log Service").
 
-Served (:data:`SLS_ROUTES`): ``POST /`` (CreateProject, body ``{projectName, description}``),
-``GET /`` (GetProject), ``POST /logstores`` (CreateLogStore, body ``{logstoreName, ttl,
-shardCount}``), ``GET /logstores/{logstore}`` (GetLogStore); ``POST
-/logstores/{logstore}/logs`` (GetLogs and GetLogsV2 of the official SDK: JSON
-body ``{from, to, line, offset, reverse, query, topic, ...}``, answer ``{meta, data}``) and the
-classic ``GET /logstores/{logstore}?type=log&from=..&to=..`` (answer: a JSON array, with
-``x-log-count`` and ``x-log-progress``). The project is the first label of the ``Host``
-(``<project>.<region>.log.aliyuncs.com``, or ``<project>.127.0.0.1:PORT``); a client that must
-send the bare loopback host names it in ``x-deployer-sls-project`` instead, and the region in
-``x-deployer-region``. Other SLS paths answer ``404 PathNotSupported``.
-
-Requests are signed as SLS signs them (``Authorization: LOG <AccessKeyId>:<signature>``):
-HMAC-SHA1, or HMAC-SHA256 with ``x-log-signaturemethod: hmac-sha256``, over the verb,
-``Content-MD5``, ``Content-Type``, ``Date``, the ``x-log-*``/``x-acs-*`` headers and the path
-with its sorted decoded query. Errors are SLS's ``{"errorCode", "errorMessage"}`` with
-``x-log-requestid``. The signed ``Date`` must be within 15 minutes of now
-(``400 RequestTimeExpired``; unparsable: ``400 InvalidRequestTime``). A GetLogsV2 client
-asking for ``gzip`` or ``deflate`` gets the body as SLS sends it then: a zlib stream with
-``x-log-compresstype`` and ``x-log-bodyrawsize``.
-
-Authorization is RAM's, as for FC and CloudFlow (docs/emulator.md "Log Service
-authorization"): the account's own AccessKey may read every logstore; a role session (an
-``STS.`` key with its ``x-acs-security-token``) needs ``log:GetLogStoreLogs`` on
-``acs:log:{region}:{account}:project/{project}/logstore/{logstore}`` (and ``log:CreateProject``,
-``log:GetProject``, ``log:CreateLogStore``, ``log:GetLogStore`` on the project or logstore
-for the others). A refusal is SLS's
-``401 Unauthorized`` with ``denied by sts or ram, action: ..., resource: ...``; a missing,
-forged or expired security token is ``401 Unauthorized`` too, checked before the project.
+Served (:data:`SLS_ROUTES`): CreateProject, GetProject, CreateLogStore, GetLogStore, GetLogs
+and GetLogsV2 (``{meta, data}``, compressed when asked), and the classic GetLogs (``?type=log``:
+a JSON array with ``x-log-count`` and ``x-log-progress``). The project is the first label of
+the ``Host``, or ``x-deployer-sls-project`` for a client that must send the bare loopback host.
+Requests are signed as SLS signs them (``LOG <AccessKeyId>:<signature>``, HMAC-SHA1 or
+-SHA256, a fresh ``Date``); errors are SLS's ``{"errorCode", "errorMessage"}``. Role sessions
+are authorized against RAM (``log:GetLogStoreLogs`` and the project actions; docs/emulator.md
+"Log Service authorization"): a refusal is ``401 Unauthorized`` naming why.
 """
 
 from __future__ import annotations
@@ -36,7 +16,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import re
 import secrets
 import zlib
@@ -49,7 +28,7 @@ from deployer.emulator.api.access import RequestAccess
 from deployer.emulator.api.contract import ErrorTable, RequestContext, Routes, cases, json_object
 from deployer.emulator.api.errors import Style, error_response
 from deployer.emulator.api.freshness import RequestFreshness
-from deployer.emulator.api.http import HttpRequest, HttpResponse, json_response
+from deployer.emulator.api.http import HttpRequest, HttpResponse, hostname, json_response
 from deployer.emulator.api.router import REGION_HEADER
 from deployer.emulator.api.signing import SignatureError, SignatureFailure
 from deployer.emulator.services import errors as svc
@@ -156,11 +135,10 @@ def _logs_v2(request: HttpRequest, result: LogResult, query: LogQuery,
 
 def _logs_v1(result: LogResult, rid: str) -> HttpResponse:
     """The classic GetLogs answer: a JSON array with its count and progress headers."""
-    headers = {"x-log-requestid": rid, "x-log-count": str(len(result.entries)),
-               "x-log-progress": "Complete", "x-log-processed-rows":
-               str(len(result.entries)), "x-log-elapsed-millisecond": "0"}
-    body = json.dumps(result.entries, ensure_ascii=False).encode("utf-8")
-    return HttpResponse(200, body, {"Content-Type": "application/json", **headers})
+    count = str(len(result.entries))
+    return json_response(200, result.entries, {
+        "x-log-requestid": rid, "x-log-count": count, "x-log-progress": "Complete",
+        "x-log-processed-rows": count, "x-log-elapsed-millisecond": "0"})
 
 
 class SlsApi:
@@ -308,8 +286,7 @@ class SlsApi:
 def _where(ctx: RequestContext) -> tuple[str, str]:
     """The project (the Host's first label, or the project header) and the region."""
     headers = ctx.request.headers
-    host = (headers.get("host") or "").lower()
-    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host
+    name = hostname(headers.get("host") or "")
     m = _SLS_HOST.match(name)
     if m:
         return m["project"], m["region"]

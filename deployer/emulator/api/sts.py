@@ -6,7 +6,7 @@ may, when its policies allow ``sts:AssumeRole`` on the role and the role's trust
 account (``acs:ram::<account>:root``) or the calling role as a RAM principal.
 
 In this module: the action table (:data:`STS_ACTIONS`), the shapes and the error table
-(:data:`STS_ERRORS`); parameters are worded as RAM words them (:data:`.ram.PARAMS`).
+(:data:`STS_ERRORS`); parameters are worded as RAM words them (:data:`.ram.POP_PARAMS`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from deployer.digits import is_decimal
 from deployer.emulator.api import errors as e
 from deployer.emulator.api.contract import Body, ErrorTable, Routes, RpcCall, cases
-from deployer.emulator.api.ram import POP_AUTH, POP_PARAMS, RamApi
+from deployer.emulator.api.ram import POP_AUTH, POP_PARAMS
 from deployer.emulator.services import errors as svc
 from deployer.emulator.services.errors import Resource, RoleRefusal
 from deployer.emulator.services.security_tokens import RoleSession, SecurityTokenService
@@ -45,12 +45,9 @@ class StsApi:
     """The STS product registered with the router: :data:`STS_ACTIONS` over ``tokens``."""
 
     version = "2015-04-01"
-    host = "sts.aliyuncs.com"
     auth = POP_AUTH
     params = POP_PARAMS
     errors = STS_ERRORS
-    unknown_action = staticmethod(RamApi.unknown_action)
-    unsupported_version = staticmethod(RamApi.unsupported_version)
 
     def __init__(self, tokens: SecurityTokenService) -> None:
         self._tokens = tokens
