@@ -157,29 +157,29 @@ def fault_fields(fault: Fault) -> dict[str, Any]:
 
 
 @ADMIN_ROUTES.route("GET", PREFIX)
-def list_faults(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
+def get_faults(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
     return {"faults": [fault_fields(f) for f in api.faults.faults.list()],
             "throttle": api.faults.quotas.mode}
 
 
 @ADMIN_ROUTES.route("POST", PREFIX)
-def add_fault(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
+def post_fault(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
     fault = api.faults.faults.add(parse_fault(json_object(request.body)))
     return {"fault": fault_fields(fault)}
 
 
 @ADMIN_ROUTES.route("DELETE", PREFIX)
-def clear_faults(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
+def delete_faults(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
     return {"cleared": api.faults.faults.clear()}
 
 
 @ADMIN_ROUTES.route("GET", PREFIX + "/throttle")
-def throttle(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
+def get_throttle(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
     return {"throttle": api.faults.quotas.mode}
 
 
 @ADMIN_ROUTES.route("PUT POST", PREFIX + "/throttle")
-def set_throttle(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
+def put_throttle(api: AdminApi, request: HttpRequest) -> dict[str, Any]:
     mode = json_object(request.body).get("mode")
     api.faults.quotas.set_mode(mode if isinstance(mode, str) else repr(mode))
     return {"throttle": api.faults.quotas.mode}
@@ -191,5 +191,5 @@ def get_fault(api: AdminApi, request: HttpRequest, fault_id: str) -> dict[str, A
 
 
 @ADMIN_ROUTES.route("DELETE", PREFIX + "/{fault_id}")
-def remove_fault(api: AdminApi, request: HttpRequest, fault_id: str) -> dict[str, Any]:
+def delete_fault(api: AdminApi, request: HttpRequest, fault_id: str) -> dict[str, Any]:
     return {"fault": fault_fields(api.faults.faults.remove(fault_id))}
