@@ -181,7 +181,8 @@ class FlowEngine:
 
 
     def on_ended(self, listener: Callable[[int], None]) -> None:
-        """Call ``listener(seq)`` on the engine's pool each time an execution ends (wired
+        """Call ``listener(seq)`` on the engine's pool each time an execution ends that may
+        have links (``execution_links``: one begun without any is never given them; wired
         once, before :meth:`start`)."""
         self._stepper.end_listeners.append(listener)
 
