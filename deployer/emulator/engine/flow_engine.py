@@ -191,6 +191,12 @@ class FlowEngine:
         with self._scheduler.activity():
             return self._stepper.step(seq, make_event)
 
+    def commit_queued(self, target: int) -> None:
+        """Commit queued steps in the calling thread until ``target`` steps are done (see
+        :attr:`step_counts`); return at once when an engine thread is committing them."""
+        with self._scheduler.activity():
+            self._stepper.queue.lead_until(target)
+
     @property
     def step_counts(self) -> tuple[int, int]:
         """(steps queued, steps done) since the engine started: the steps queued before a
