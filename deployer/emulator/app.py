@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -149,8 +150,7 @@ class Emulator:
         self.executions.links = links
         self.subflows.attach(self.executions, self.flow_engine)
         self.map_runs.attach(self.executions, self.flow_engine)
-        self.flow_engine.on_ended(self.subflows.execution_ended)
-        self.flow_engine.on_ended(self.map_runs.execution_ended)
+        self.flow_engine.on_ended(partial(_execution_ended, links, self.subflows, self.map_runs))
         self._wire_releases_and_schedules(clock)
         self.retention = RetentionSweeper(RetentionRepo(self.db), clock, retention)
         self.engines: list[Engine] = [self.flow_engine, self.retention]
@@ -268,3 +268,17 @@ class Emulator:
         self.runtime.close()
         self.db.close()
 
+
+
+def _execution_ended(links: LinkRepo, subflows: SubflowTasks, map_runs: MapRuns,
+                     seq: int) -> None:
+    """Execution ``seq`` ended: its links, read once, go to the services that follow them (a
+    sub-flow reports to its parent's task, a map run counts its child); most executions have
+    neither, and then that read is all."""
+    found = links.links(seq)
+    if not (found.callback_token or found.map_run):
+        return
+    try:
+        subflows.execution_ended(seq, found)
+    finally:
+        map_runs.execution_ended(seq, found)

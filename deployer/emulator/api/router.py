@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import re
-import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -167,8 +167,15 @@ def _local(api: LocalApi, request: HttpRequest, rid: str) -> Answer:
     return api.handle(request)
 
 
+_IDS = random.Random()
+"""Request ids are unique, not secret: drawn from a generator seeded from the system's
+randomness (again in a forked child), as ``os.urandom`` would release the interpreter lock on
+every request and hand it to another thread mid-request."""
+os.register_at_fork(after_in_child=_IDS.seed)
+
+
 def fc_request_id(now: float) -> str:
-    return f"1-{int(now):08x}-{secrets.token_hex(12)}"
+    return f"1-{int(now):08x}-{_IDS.getrandbits(96):024x}"
 
 
 _QUICK_ADMIN = frozenset({"/_emulator/health", "/_emulator/clock"})
@@ -189,13 +196,16 @@ _HOST_REGIONS = BoundedMemo(_region_of_host, 256)  # recent Host headers -> regi
 
 
 def rpc_request_id() -> str:
-    """A random (version 4) UUID in capitals, as the RPC products' request ids; what
-    ``str(uuid.uuid4()).upper()`` gives, without building a UUID object."""
-    raw = bytearray(os.urandom(16))
-    raw[6] = (raw[6] & 0x0F) | 0x40
-    raw[8] = (raw[8] & 0x3F) | 0x80
-    h = raw.hex().upper()
+    """A random (version 4) UUID in capitals, as the RPC products' request ids; the form
+    ``str(uuid.uuid4()).upper()`` gives, without building a UUID object (bits from
+    :data:`_IDS`)."""
+    bits = _IDS.getrandbits(128) & _UUID_KEEP | _UUID_SET
+    h = f"{bits:032X}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+_UUID_KEEP = ~((0xF000 << 64) | (0xC000 << 48))  # the version and variant bits
+_UUID_SET = (0x4000 << 64) | (0x8000 << 48)  # version 4, RFC 4122 variant
 
 
 @dataclass

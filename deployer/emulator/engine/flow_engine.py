@@ -181,7 +181,8 @@ class FlowEngine:
 
 
     def on_ended(self, listener: Callable[[int], None]) -> None:
-        """Call ``listener(seq)`` on the engine's pool each time an execution ends (wired
+        """Call ``listener(seq)`` on the engine's pool each time an execution ends that may
+        have links (``execution_links``: one begun without any is never given them; wired
         once, before :meth:`start`)."""
         self._stepper.end_listeners.append(listener)
 
@@ -189,6 +190,12 @@ class FlowEngine:
         """Apply one event now, in the caller's thread; the new execution (None if gone)."""
         with self._scheduler.activity():
             return self._stepper.step(seq, make_event)
+
+    def commit_queued(self, target: int) -> None:
+        """Commit queued steps in the calling thread until ``target`` steps are done (see
+        :attr:`step_counts`); return at once when an engine thread is committing them."""
+        with self._scheduler.activity():
+            self._stepper.queue.lead_until(target)
 
     @property
     def step_counts(self) -> tuple[int, int]:

@@ -14,6 +14,8 @@ no answer, no notification) is carried out before the COMMIT.
   reports, timers: their callers answer or do bookkeeping after the commit). The caller leads
   if nobody does, until its own step is done, then hands what is left to a pool job; so a
   follower only ever waits for a leader that is running, never for a queued job.
+* :meth:`StepQueue.lead_until` leads in the same way until the steps queued before a moment
+  are done (``mock_cloud()``'s callers keeping pace with the engine, without a hand-off).
 
 Steps of the same execution keep their order (a FIFO queue, one leader at a time).
 """
@@ -115,13 +117,24 @@ class StepQueue:
             self._leading = True
         self._lead(until=None)
 
-    def _lead(self, until: PendingStep | None) -> None:
-        """Commit batches until the queue is empty (``until``: until that step is done, then
-        hand the rest to a pool job)."""
+    def lead_until(self, target: int) -> None:
+        """Commit batches in the calling thread until ``target`` steps are done (``steps``),
+        then hand the rest to a pool job; return at once when another thread leads (it is
+        committing them) or they are done."""
+        with self._lock:
+            if self._leading or self.steps >= target or not self._queue:
+                return
+            self._leading = True
+        self._lead(until=None, target=target)
+
+    def _lead(self, until: PendingStep | None, target: int | None = None) -> None:
+        """Commit batches until the queue is empty (``until``: until that step is done;
+        ``target``: until that many steps are done; then hand the rest to a pool job)."""
         hand_off = False
         while True:
             with self._lock:
-                if not self._queue or (until is not None and until.finished):
+                if (not self._queue or (until is not None and until.finished)
+                        or (target is not None and self.steps >= target)):
                     self._leading = False
                     if self._queue and not self._job_queued:
                         self._job_queued = hand_off = True

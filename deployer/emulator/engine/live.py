@@ -24,13 +24,16 @@ __all__ = ["FlowCache", "LiveExecution", "LiveExecutions"]
 
 @dataclass(slots=True)
 class LiveExecution:
-    """A running execution as last committed (``version``) with what a step needs."""
+    """A running execution as last committed (``version``) with what a step needs;
+    ``linked``: it may have links (``execution_links``), so its end goes to the end
+    listeners (False only when it was begun without any)."""
 
     version: int
     ex: Execution
     flow: CompiledFlow
     account_id: str
     region: str
+    linked: bool = True
 
 
 class LiveExecutions:

@@ -26,11 +26,11 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Protocol
 
 from deployer.emulator.clock import Clock
+from deployer.emulator.engine.pool import WorkerPool
 from deployer.emulator.engine.schedules import ScheduleIndex
 from deployer.emulator.engine.time_jump import Instant, TimeJumpPolicy
 from deployer.emulator.engine.timers import TimerIndex
@@ -87,7 +87,7 @@ class Scheduler:
         self._later: list[tuple[float, int, Callable[[], None]]] = []  # (monotonic due, n, job)
         self._seq = itertools.count()
         self.in_flight = 0
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: WorkerPool | None = None
         self._thread: threading.Thread | None = None
         self._stopping = False
 
@@ -96,7 +96,7 @@ class Scheduler:
     def open(self) -> None:
         """Start the worker pool (jobs may be submitted from now on)."""
         self._stopping = False
-        self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="flow-worker")
+        self._pool = WorkerPool(self._workers, "flow-worker")
 
     def run(self) -> None:
         """Start the scheduler thread."""
@@ -110,7 +110,7 @@ class Scheduler:
         if self._thread is not None:
             self._thread.join(timeout=5)
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown()
 
     # --- work in flight -----------------------------------------------------------------------
 

@@ -111,7 +111,9 @@ class Stepper:
                         qualifier=qualifier)
                     if links is not None:
                         link_repos.insert_links(conn, seq, links)
-                self.live.put(seq, LiveExecution(1, ex, parsed, flow.account_id, flow.region))
+                linked = links is not None and not links.empty
+                self.live.put(seq, LiveExecution(1, ex, parsed, flow.account_id, flow.region,
+                                                 linked))
                 self._changes.committed(seq, 1)
             self.queue.post(seq, Started)
         return ex
@@ -211,7 +213,8 @@ class Stepper:
             return _Outcome(None, None, [], broken=exc)
         if new.next_event_id == live.ex.next_event_id and not commands:
             return _Outcome(new, None, [])
-        done = LiveExecution(live.version + 1, new, live.flow, live.account_id, live.region)
+        done = LiveExecution(live.version + 1, new, live.flow, live.account_id, live.region,
+                             live.linked)
         overlay[seq] = done
         return _Outcome(new, done, commands, base=live.version,
                         had_waits=bool(live.ex.timers or live.ex.tasks))
@@ -296,7 +299,7 @@ class Stepper:
         ended = live.ex.status.is_terminal or any(isinstance(c, CompleteExecution)
                                                   for c in commands)
         self._waiters.stepped(seq, ended=ended)
-        if ended:
+        if ended and live.linked:
             for listener in self.end_listeners:
                 self._scheduler.submit(listener, seq)
 

@@ -46,11 +46,15 @@ class TimerIndex:
 
     def apply(self, seq: int, ex: Execution, commands: Sequence[Command],
               delay: float) -> bool:
-        """Mirror one committed step (as ``steps._write_effects`` wrote it); True when a
-        timer was started."""
+        """Mirror one committed step (as ``steps._write_effects`` wrote it: a timer started
+        and gone within the step, such as a short flow's execution timeout, gets no entry);
+        True when a timer was started."""
         started = False
+        live = ex.timers if not ex.status.is_terminal else {}
         for cmd in commands:
             if isinstance(cmd, StartTimer):
+                if cmd.timer_id not in live:
+                    continue
                 self._add(seq, cmd.timer_id, cmd.fire_at + delay,
                           cmd.purpose.value in SKIP_PURPOSES)
                 started = True
@@ -58,7 +62,6 @@ class TimerIndex:
                 self.remove(seq, cmd.timer_id)
         timers = self._by_seq.get(seq)
         if timers:
-            live = ex.timers if not ex.status.is_terminal else {}
             for timer_id in [t for t in timers if t not in live]:
                 self.remove(seq, timer_id)
         return started

@@ -250,9 +250,10 @@ class MapRuns:
         except ExecutionNameTaken:
             log.debug("map run %s: child %s exists already", run.name, index)
 
-    def execution_ended(self, seq: int) -> None:
-        """Execution ``seq`` ended: count it for its map run, start the next child."""
-        links = self._links.links(seq)
+    def execution_ended(self, seq: int, links: ExecutionLinks | None = None) -> None:
+        """Execution ``seq`` ended: count it for its map run, start the next child
+        (``links``: its links when the caller has read them)."""
+        links = links if links is not None else self._links.links(seq)
         if not links.map_run:
             return
         with self._lock:

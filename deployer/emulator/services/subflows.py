@@ -174,9 +174,10 @@ class SubflowTasks:
             if self._engine is not None:
                 self._engine.post(seq, _stop(cause))
 
-    def execution_ended(self, seq: int) -> None:
-        """Execution ``seq`` ended: report its outcome to the task whose token it holds."""
-        links = self._links.links(seq)
+    def execution_ended(self, seq: int, links: ExecutionLinks | None = None) -> None:
+        """Execution ``seq`` ended: report its outcome to the task whose token it holds
+        (``links``: its links when the caller has read them)."""
+        links = links if links is not None else self._links.links(seq)
         if not links.callback_token:
             return
         view = self.executions.view(seq)

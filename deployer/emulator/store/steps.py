@@ -116,14 +116,19 @@ def update_step(conn: sqlite3.Connection, seq: int, version: int, *, account_id:
          state_text(ex), seq, version))
     if cur.rowcount != 1:
         raise StaleStep(f"execution {seq} is not at version {version}")
-    wrote = _write_effects(conn, seq, account_id, region, ex, commands, timer_delay)
+    wrote = _write_effects(conn, seq, account_id, region, ex, commands, timer_delay,
+                           had_waits)
     if wrote or had_waits:
         _reconcile(conn, seq, ex)
 
 
 def _write_effects(conn: sqlite3.Connection, seq: int, account_id: str, region: str,
-                   ex: Execution, commands: Sequence[Command], timer_delay: float) -> bool:
-    """Write the step's history, timers and tasks; whether a timer or task row was written."""
+                   ex: Execution, commands: Sequence[Command], timer_delay: float,
+                   had_waits: bool) -> bool:
+    """Write the step's history, timers and tasks; whether a timer or task row was written.
+    A timer cancelled with no row to delete (``had_waits`` False: the execution had none
+    before this step, and this step wrote none) costs no statement: a short flow's execution
+    timeout is started and cancelled within one step."""
     _insert_history(conn, seq, ex)
     ended = ex.status.is_terminal
     wrote = False
@@ -137,8 +142,9 @@ def _write_effects(conn: sqlite3.Connection, seq: int, account_id: str, region: 
                          (seq, cmd.timer_id, cmd.fire_at + timer_delay, cmd.purpose.value))
             wrote = True
         elif isinstance(cmd, CancelTimer):
-            conn.execute("DELETE FROM timers WHERE exec_seq=? AND timer_id=?",
-                         (seq, cmd.timer_id))
+            if had_waits or wrote:
+                conn.execute("DELETE FROM timers WHERE exec_seq=? AND timer_id=?",
+                             (seq, cmd.timer_id))
         elif isinstance(cmd, InvokeTask):
             callback = cmd.task_mode is TaskMode.WAIT_FOR_CUSTOM_CALLBACK
             conn.execute("INSERT OR REPLACE INTO tasks VALUES (?,?,?,?,?,?,?,0)",

@@ -60,6 +60,8 @@ TERMINAL_TYPES = frozenset(
 _YEAR_10000 = 253_402_300_800  # first second datetime cannot represent
 #: ".000Z" to ".999Z": the milliseconds and zone of a formatted time
 _MILLIS = tuple(f".{millis:03d}Z" for millis in range(1000))
+#: the last second formatted, and its text (one tuple: replaced whole, read whole)
+_LAST_SECOND: tuple[int | None, str] = (None, "")
 
 
 def format_time(epoch: float) -> str:
@@ -67,8 +69,14 @@ def format_time(epoch: float) -> str:
     ``time.strftime``, others through ``datetime``: ``ValueError``/``OverflowError`` where it
     cannot represent the year)."""
     seconds, millis = divmod(round(epoch * 1000), 1000)
+    global _LAST_SECOND
+    last = _LAST_SECOND
+    if last[0] == seconds:  # times of one execution, or of one step, share their second
+        return last[1] + _MILLIS[millis]
     if 0 <= seconds < _YEAR_10000:
-        return strftime("%Y-%m-%dT%H:%M:%S", gmtime(seconds)) + _MILLIS[millis]
+        text = strftime("%Y-%m-%dT%H:%M:%S", gmtime(seconds))
+        _LAST_SECOND = (seconds, text)
+        return text + _MILLIS[millis]
     stamp = datetime.fromtimestamp(seconds, tz=timezone.utc)
     return (
         f"{stamp.year:04d}-{stamp.month:02d}-{stamp.day:02d}T{stamp.hour:02d}:"

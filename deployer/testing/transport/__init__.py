@@ -27,9 +27,11 @@ other processes, always do.
 **The cloud keeps pace with its caller.** Over the wire the emulator runs beside its client;
 in-process they share one interpreter lock, and a busy caller (a test polling in a loop, eight
 threads calling at once) would starve the flow engine, so executions would lag behind as they
-never do in the cloud. So after each answer the caller waits, at most :data:`SETTLE` (20 ms),
-until the engine has committed the steps queued by then (work of this process, ready to
-run: the first step of an execution just started, a task's result), and goes on. Functions
+never do in the cloud. So after each answer the steps queued by then (work of this process,
+ready to run: the first step of an execution just started, a task's result) are committed
+before the caller goes on: by the caller's thread itself when no engine thread is committing
+(as ``FlowEngine.deliver`` commits in its caller's), else it waits for them, at most
+:data:`SETTLE` (20 ms). Functions
 running in worker processes and timers are not waited for, and the answer itself is
 unchanged (StartExecution answers ``Running`` before the execution's first step, as always).
 
@@ -101,24 +103,29 @@ class InProcessTransport:
         return self._dispatch(request)
 
     def settle(self) -> None:
-        """Block (up to :data:`SETTLE` seconds) until the engine has committed the steps
-        queued so far, so the caller does not run ahead of the cloud (see the module
-        docstring). It looks after 0.1, 0.2, ... ms (at most 1 ms apart), holding no lock and
-        asking the engine for no notification."""
-        for pause in self._settle_pauses():
-            time.sleep(pause)
-
-    async def settle_async(self) -> None:
-        """:meth:`settle` for asyncio callers: the loop goes on meanwhile."""
-        for pause in self._settle_pauses():
-            await asyncio.sleep(pause)
-
-    def _settle_pauses(self) -> Iterator[float]:
-        """The pauses of :meth:`settle`: yielded while the engine has not committed the steps
-        queued when it began, until :data:`SETTLE` seconds have passed."""
+        """Return once the engine has committed the steps queued so far, so the caller does
+        not run ahead of the cloud (see the module docstring): the calling thread commits
+        them itself when no engine thread is at it (as a step delivered in the caller's
+        thread is), else it waits for them up to :data:`SETTLE` seconds, looking after 0.1,
+        0.2, ... ms (at most 1 ms apart), holding no lock and asking for no notification."""
         engine = self._engine
         target, done = engine.step_counts
         if done >= target:
+            return
+        engine.commit_queued(target)
+        for pause in self._settle_pauses(target):
+            time.sleep(pause)
+
+    async def settle_async(self) -> None:
+        """:meth:`settle` for asyncio callers, waiting only: the loop goes on meanwhile."""
+        for pause in self._settle_pauses(self._engine.step_counts[0]):
+            await asyncio.sleep(pause)
+
+    def _settle_pauses(self, target: int) -> Iterator[float]:
+        """The pauses of :meth:`settle`: yielded while the engine has not committed
+        ``target`` steps, until :data:`SETTLE` seconds have passed."""
+        engine = self._engine
+        if engine.step_counts[1] >= target:
             return
         deadline = time.monotonic() + SETTLE
         pause = _FIRST_PAUSE
