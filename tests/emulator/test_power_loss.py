@@ -268,6 +268,7 @@ def test_a_pass_only_execution_costs_one_fsync_which_covers_its_instant_states(
     client = cloud.fnf_client()
     create(client, "p6", PASS6)
     power = PowerCut(monkeypatch)
+    counted = cloud.health()["store"]["diskSyncs"]
     for i in range(5):
         client.start_execution(fnf.StartExecutionRequest(flow_name="p6", execution_name=f"e{i}"))
         disk = power.disk(state)  # the plug pulled right after the answer
@@ -277,6 +278,7 @@ def test_a_pass_only_execution_costs_one_fsync_which_covers_its_instant_states(
         assert described.status == "Succeeded"
         assert len(history(client, "p6", f"e{i}")) > 6
     assert power.fsyncs == 5  # one per execution: its start's, nothing for the reads
+    assert cloud.health()["store"]["diskSyncs"] - counted == 5  # as the health document says
 
 
 def test_a_read_may_show_an_unsynced_step_that_a_power_cut_has_redone_the_same(
