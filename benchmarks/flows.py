@@ -221,6 +221,14 @@ class EmulatorPeer:
     def raw_started(self, body: dict[str, Any]) -> bool:
         return body.get("Status") in ("Running", "Starting", "Succeeded")
 
+    def disk_syncs(self) -> int | None:
+        """The daemon's fsyncs so far (its health document), None in this process."""
+        if self.server_pid is None:
+            return None
+        url = f"http://{self.address[0]}:{self.address[1]}/_emulator/health"
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            return int(json.load(resp)["store"]["diskSyncs"])
+
     def close(self) -> None:
         self._stop()
 
@@ -437,6 +445,7 @@ def worker(kind: str, mode: str, flow: str, client_kind: str = "sdk") -> None:
         n, rounds = int(cmd["n"]), int(cmd["rounds"])
         pid = peer.server_pid or os.getpid()
         cpu0, client0 = _cpu_seconds(pid), time.process_time()
+        syncs0 = getattr(peer, "disk_syncs", lambda: None)()
         statuses: dict[str, int] = {}
         wall, polls = 0.0, 0
         for r in range(rounds):
@@ -447,7 +456,8 @@ def worker(kind: str, mode: str, flow: str, client_kind: str = "sdk") -> None:
                 statuses[status] = statuses.get(status, 0) + k
         cpu = _cpu_seconds(pid) - cpu0
         client_cpu = time.process_time() - client0
-        print(json.dumps({"executions": n * rounds, "wall": wall, "cpu": cpu,
+        syncs = None if syncs0 is None else peer.disk_syncs() - syncs0
+        print(json.dumps({"executions": n * rounds, "wall": wall, "cpu": cpu, "syncs": syncs,
                           "client_cpu": client_cpu, "polls": polls,
                           "server_cpu": peer.server_pid is not None, "statuses": statuses}),
               flush=True)
@@ -502,6 +512,9 @@ def rounds_for(n: int, quick: bool) -> int:
 def _cell(label: str, rate: float, rs: list[dict[str, Any]]) -> str:
     polls = statistics.median(r["polls"] / r["executions"] for r in rs)
     cell = f"{label} {rate:,.0f} exec/s, {polls:.2f} polls/exec"
+    if rs[0].get("syncs") is not None:
+        syncs = statistics.median(r["syncs"] / r["executions"] for r in rs)
+        cell += f", {syncs:.2f} fsyncs/exec"
     client = statistics.median(r["client_cpu"] / r["executions"] for r in rs) * 1000
     if rs[0]["server_cpu"]:
         ms = statistics.median(r["cpu"] / r["executions"] for r in rs) * 1000

@@ -250,8 +250,15 @@ class EmulatorServer:
                 "clock": "virtual" if self.clock.is_virtual else "real",
                 "latency": self.emulator.latency.to_wire(),
                 "stateDir": str(self.state_dir), "cloudflow": self._flow_stats(),
+                "store": self._store_stats(),
                 "retention": {"executionSeconds": self.emulator.retention.retention.executions,
                               "logSeconds": self.emulator.retention.retention.logs}}
+
+    def _store_stats(self) -> dict[str, object]:
+        """Commits and the fsyncs that made them durable (group commit: fewer syncs)."""
+        syncer = self.emulator.db.syncer
+        return {"commits": syncer.commits, "durableCommits": syncer.synced,
+                "diskSyncs": syncer.syncs, "syncsBeforeAnswers": syncer.durable}
 
     def _flow_stats(self) -> dict[str, object]:
         engine = self.emulator.flow_engine

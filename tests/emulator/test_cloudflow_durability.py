@@ -55,7 +55,7 @@ class Daemon:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_emulator/health",
                                             timeout=1):
                     return
-            except (urllib.error.URLError, ConnectionError):
+            except (urllib.error.URLError, ConnectionError, TimeoutError):  # still starting
                 try:
                     self.proc.wait(timeout=0.05)  # doubles as the pause between attempts
                 except subprocess.TimeoutExpired:

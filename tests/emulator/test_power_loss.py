@@ -18,9 +18,10 @@ from alibabacloud_fnf20190315 import models as fnf
 
 from deployer.emulator.clock import VirtualClock
 from deployer.emulator.server import EmulatorServer
+from deployer.emulator.store.identity import IDENTITY_FILE
 from deployer.testing.environment import LocalCloud
 from deployer.testing.runtimes import EchoRuntime
-from tests.emulator.cloudflow_support import create, wait_flow
+from tests.emulator.cloudflow_support import create, history, wait_flow
 
 DB = "emulator.db"
 
@@ -237,3 +238,95 @@ def test_a_failed_fsync_is_a_storage_error_not_an_acknowledgement(monkeypatch,
     again = client.start_execution(fnf.StartExecutionRequest(flow_name="w",
                                                              execution_name="y")).body
     assert again.status == "Running"
+
+
+PASS6 = "Type: StateMachine\nSpecVersion: v1\nName: p6\nStartAt: s1\nStates:\n" + "".join(
+    f"  - Type: Pass\n    Name: s{i}\n    " + (f"Next: s{i + 1}\n" if i < 6 else "End: true\n")
+    for i in range(1, 7))
+
+
+def status_on_disk(disk: dict[str, bytes | None], into: Path, name: str) -> str:
+    conn = sqlite3.connect(PowerCut.restore(disk, into) / DB)
+    try:
+        (status,) = conn.execute("SELECT status FROM executions WHERE name=?",
+                                 (name,)).fetchone()
+    finally:
+        conn.close()
+    return str(status)
+
+
+def test_a_pass_only_execution_costs_one_fsync_which_covers_its_instant_states(
+        monkeypatch, tmp_path, durable_cloud) -> None:
+    """The answered StartExecution is the only acknowledgement of a Pass-only execution: its
+    fsync waits for the first step under way (six Pass states and the end, no wait between
+    them) and covers it too; the polls that follow read durable state and sync nothing."""
+    from deployer.emulator.store import durability
+
+    cloud, state = durable_cloud
+    monkeypatch.setattr(durability, "SETTLE_MAX", 30.0)  # however slow the machine
+    cloud.server.emulator.db.syncer.idle_sync = 3600  # no background sync in between
+    client = cloud.fnf_client()
+    create(client, "p6", PASS6)
+    power = PowerCut(monkeypatch)
+    counted = cloud.health()["store"]["diskSyncs"]
+    for i in range(5):
+        client.start_execution(fnf.StartExecutionRequest(flow_name="p6", execution_name=f"e{i}"))
+        disk = power.disk(state)  # the plug pulled right after the answer
+        assert status_on_disk(disk, tmp_path / f"cut{i}", f"e{i}") == "Succeeded"
+        described = client.describe_execution(fnf.DescribeExecutionRequest(
+            flow_name="p6", execution_name=f"e{i}")).body
+        assert described.status == "Succeeded"
+        assert len(history(client, "p6", f"e{i}")) > 6
+    assert power.fsyncs == 5  # one per execution: its start's, nothing for the reads
+    assert cloud.health()["store"]["diskSyncs"] - counted == 5  # as the health document says
+
+
+def test_a_read_may_show_an_unsynced_step_that_a_power_cut_has_redone_the_same(
+        monkeypatch, tmp_path, durable_cloud) -> None:
+    """A step nobody is answered about (a due timer's) is not waited for: DescribeExecution
+    shows it at once, before any fsync covers it. A power cut then leaves the execution at its
+    last durable step, and the engine, started on what is left, redoes the step: the same
+    history, event for event, times included (virtual clock)."""
+    cloud, state = durable_cloud
+    cloud.server.emulator.db.syncer.idle_sync = 3600  # no background sync either
+    client = cloud.fnf_client()
+    create(client, "w", wait_flow("w", seconds=10))
+    power = PowerCut(monkeypatch)
+    with cloud.auto_advance_disabled():
+        client.start_execution(fnf.StartExecutionRequest(flow_name="w", execution_name="x"))
+        cloud.advance(10)  # the timer fires on the engine; nobody is answered about it
+        seen = cloud.wait_for_execution("w", "x", timeout=30)
+    assert seen["Status"] == "Succeeded"
+    before = [(e.type, e.step_name, e.event_detail, e.time) for e in history(client, "w", "x")]
+    disk = power.disk(state)
+    assert status_on_disk(disk, tmp_path / "peek", "x") == "Running"  # not durable yet
+    cut = PowerCut.restore(disk, tmp_path / "cut")
+    (cut / IDENTITY_FILE).write_bytes((state / IDENTITY_FILE).read_bytes())  # the account
+    server = EmulatorServer(cut, clock=VirtualClock(), runtime=EchoRuntime()).start()
+    try:
+        again = LocalCloud(server, "cn-hangzhou")
+        assert again.wait_for_execution("w", "x", timeout=30)["Status"] == "Succeeded"
+        after = [(e.type, e.step_name, e.event_detail, e.time)
+                 for e in history(again.fnf_client(), "w", "x")]
+    finally:
+        server.stop()
+    assert after == before
+
+
+def test_commits_nobody_waits_for_are_synced_in_the_background(tmp_path) -> None:
+    """What a read may show ahead of the disk is bounded in time: commits no acknowledgement
+    asked for (timers, task results) are fsynced ``idle_sync`` seconds after they were made,
+    as PostgreSQL's WAL writer bounds what ``synchronous_commit=off`` may lose."""
+    from deployer.emulator.store.durability import WalSyncer
+
+    db_path = tmp_path / DB
+    db_path.write_bytes(b"")
+    syncer = WalSyncer(db_path)
+    syncer.idle_sync = 0.01
+    try:
+        last = [syncer.committed() for _ in range(3)][-1]
+        with syncer._cond:
+            assert syncer._cond.wait_for(lambda: syncer.synced >= last, timeout=30)
+        assert syncer._asked == 0 and syncer.syncs == 1  # one fsync, nobody asked for it
+    finally:
+        syncer.close()

@@ -18,6 +18,11 @@ no answer, no notification) is carried out before the COMMIT.
   are done (``mock_cloud()``'s callers keeping pace with the engine, without a hand-off).
 
 Steps of the same execution keep their order (a FIFO queue, one leader at a time).
+
+:attr:`StepQueue.busy` says whether steps are queued or being committed, and ``on_idle`` is
+called when the last leader stops: the WAL syncer waits on them before a lone
+acknowledgement's fsync, so that one fsync covers a start and the instant steps after it
+(:mod:`deployer.emulator.store.durability`).
 """
 
 from __future__ import annotations
@@ -77,6 +82,12 @@ class StepQueue:
         self.batches = 0  # transactions committed by the queue (statistics)
         self.steps = 0
         self.queued = 0  # steps ever queued: those before a moment are done once steps >= it
+        self.on_idle: Callable[[], None] = _nothing  # called when the queue falls idle
+
+    @property
+    def busy(self) -> bool:
+        """Steps are queued or being committed (read without the lock: a hint)."""
+        return self._leading or self._job_queued or bool(self._queue)
 
     def post(self, seq: int, make_event: EventFactory, *, attempts: int = 0) -> None:
         """Queue a step; it commits soon, in a pool job or with another leader's batch
@@ -155,3 +166,9 @@ class StepQueue:
             self.steps += len(batch)
         if hand_off:
             self._submit(self._job)
+        elif not self.busy:
+            self.on_idle()
+
+
+def _nothing() -> None:
+    return None

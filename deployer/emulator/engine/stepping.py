@@ -79,6 +79,11 @@ class Stepper:
         self.live = LiveExecutions()
         self.flows = FlowCache()
         self.queue = StepQueue(self._run_batch, self._scheduler.submit)
+        # a lone acknowledgement's fsync waits for the steps under way (the instant states
+        # after a start) and covers them too
+        if db.syncer.durable:
+            db.syncer.settle_on(lambda: self.queue.busy)
+            self.queue.on_idle = db.syncer.settled
         self._tasks_lock = threading.Lock()
         self.tasks_out = 0  # tasks handed to the runner whose outcome has not come back
         self.end_listeners: list[Callable[[int], None]] = []  # called as executions end

@@ -8,10 +8,22 @@ whoever must acknowledge a commit asks for it to be durable (:meth:`WalSyncer.sy
 :meth:`WalSyncer.when_durable` without a thread), and one syncer thread fsyncs the WAL file
 once for every commit made before that fsync began. Commits made while an fsync runs wait for
 the next one, so N concurrent acknowledgements cost about one fsync, not N (group commit); no
-read or write waits for the disk while holding the database lock. When the last fsync served
-more than one acknowledgement (a busy emulator), the syncer also gathers commits while they
-keep coming (up to 4 ms) before the next fsync; a lone client's acknowledgement is synced at
-once, paying the disk's latency and nothing more.
+read or write waits for the disk while holding the database lock.
+
+Before an fsync the syncer lets the commits that are about to come join it:
+
+* after an fsync that served more than one acknowledgement (a busy emulator) it gathers
+  commits while they keep coming (up to :data:`GATHER_MAX`);
+* for a lone acknowledgement it waits, up to :data:`SETTLE_MAX`, while the engine says work
+  already under way will commit within moments (:meth:`WalSyncer.settle_on`: a StartExecution's
+  first step, the instant states that follow it). One fsync then covers the start and that
+  tail, and the engine's step is not competing with the syncer for the interpreter while the
+  answer waits.
+
+Commits nobody waits for (a timer's step, an FC task's result) are carried by the next
+acknowledgement's fsync, and at the latest :data:`IDLE_SYNC` seconds after they were made
+(a background sync, as PostgreSQL's WAL writer bounds what ``synchronous_commit=off`` may
+lose): what a read shows is never more than that ahead of the disk.
 
 Commits are numbered (:meth:`WalSyncer.committed`, called under the database lock right after
 each COMMIT). ``durable=False`` (a throwaway state directory, ``mock_cloud()``'s temporary one)
@@ -34,6 +46,8 @@ log = logging.getLogger("deployer.emulator")
 _Wake = Callable[[], None]
 GATHER = 0.0005  # seconds the syncer waits for one more commit before an fsync
 GATHER_MAX = 0.004  # seconds it gathers commits at most (group commit)
+SETTLE_MAX = 0.004  # seconds a lone acknowledgement's fsync waits for the engine's work
+IDLE_SYNC = 0.2  # seconds a commit nobody waits for stays unsynced at most
 
 
 class WalSyncer:
@@ -55,6 +69,19 @@ class WalSyncer:
         self._dir_synced = False
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._busy: Callable[[], bool] = _idle  # the engine's work about to commit
+        self.idle_sync = IDLE_SYNC
+
+    def settle_on(self, busy: Callable[[], bool]) -> None:
+        """Before a lone acknowledgement's fsync, wait (up to :data:`SETTLE_MAX`) while
+        ``busy()`` says work under way will commit soon; whoever does that work calls
+        :meth:`settled` when it stops."""
+        self._busy = busy
+
+    def settled(self) -> None:
+        """The work :meth:`settle_on` watches has stopped: an fsync waiting for it starts."""
+        with self._cond:
+            self._cond.notify_all()
 
     def committed(self) -> int:
         """Count one more commit; its number. Call right after the COMMIT, under the
@@ -62,6 +89,10 @@ class WalSyncer:
         self.commits += 1
         if not self.durable:
             self.synced = self.commits
+        elif self._thread is None:
+            with self._cond:
+                if self._thread is None:
+                    self._start()
         return self.commits
 
     def is_durable(self, upto: int) -> bool:
@@ -116,20 +147,22 @@ class WalSyncer:
         if upto > self._wanted:
             self._wanted = upto
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="wal-syncer",
-                                                daemon=True)
-                self._thread.start()
+                self._start()
             self._cond.notify_all()
+
+    def _start(self) -> None:
+        """Start the syncer thread (caller holds the condition)."""
+        self._thread = threading.Thread(target=self._run, name="wal-syncer", daemon=True)
+        self._thread.start()
 
     def _run(self) -> None:
         while True:
-            with self._cond:
-                while self._wanted <= self.synced and not self._closed:
-                    self._cond.wait()
-                if self._closed:
-                    return
+            if not self._await_work():
+                return
             if self._crowded:
                 self._gather()
+            else:
+                self._settle()
             with self._cond:
                 target = self.commits  # every commit so far: their pages are in the WAL
                 self._crowded, self._asked = self._asked > 1, 0
@@ -152,6 +185,25 @@ class WalSyncer:
                 except Exception:
                     log.exception("a durability wake-up failed")
 
+    def _await_work(self) -> bool:
+        """Wait until a commit is wanted durable, or commits nobody asked for have waited
+        :attr:`idle_sync` seconds (looked at every ``idle_sync`` seconds, so at most twice
+        that); False once closed."""
+        unsynced_since: float | None = None
+        with self._cond:
+            while self._wanted <= self.synced and not self._closed:
+                if self._error is None and self.commits > self.synced:
+                    now = time.monotonic()
+                    unsynced_since = unsynced_since or now
+                    left = unsynced_since + self.idle_sync - now
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
+                else:
+                    unsynced_since = None
+                    self._cond.wait(self.idle_sync)
+            return not self._closed
+
     def _gather(self) -> None:
         """Wait while commits keep coming (every :data:`GATHER` seconds at least one more,
         for :data:`GATHER_MAX` at most), so that they share the coming fsync: a busy emulator
@@ -164,6 +216,17 @@ class WalSyncer:
             if self.commits == seen or time.monotonic() >= deadline:
                 return
             seen = self.commits
+
+    def _settle(self) -> None:
+        """Wait while the engine's work under way is about to commit (for
+        :data:`SETTLE_MAX` at most), so that the coming fsync covers it too."""
+        deadline = time.monotonic() + SETTLE_MAX
+        with self._cond:
+            while not self._closed and self._busy():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._cond.wait(left)
 
     def _fsync(self) -> OSError | None:
         """fsync the WAL (and, the first time, the directory holding it); the error if any.
@@ -192,3 +255,7 @@ class WalSyncer:
 
 def _nothing() -> None:
     return None
+
+
+def _idle() -> bool:
+    return False
