@@ -21,10 +21,12 @@ def shared_rules() -> SharedRules:
     return load_shared_rules()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def parity_emulator() -> Iterator[LocalTarget]:
     """The in-process emulator on the real clock: recordings are real-time traces (a Wait
-    the cloud spends in real time must not be skipped by a virtual clock)."""
+    the cloud spends in real time must not be skipped by a virtual clock). Package scope:
+    an enclosing mock_cloud() turns every `deploy` command of the process to it, so it must
+    not outlive these tests (a later `deploy emulator start` in the same worker was refused)."""
     with mock_cloud(clock=SystemClock(), intercept=False) as cloud:
         yield LocalTarget(cloud)
 
@@ -34,7 +36,7 @@ def real_cloud_region(config: pytest.Config) -> str:
             or os.environ.get("ALIBABA_CLOUD_REGION_ID") or "cn-hangzhou")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def real_cloud(request: pytest.FixtureRequest) -> Iterator[Target]:
     """The cloud ``--real-cloud`` records from (skips when it may not run: see
     ``targets.skip_reason``); with ``DEPLOYER_PARITY_TARGET=emulator``, ``mock_cloud()``
