@@ -1,7 +1,8 @@
 """What the README's test command costs: wall time and CPU time of every process it starts.
 
 Run: ``python benchmarks/suite_time.py [--] [COMMAND ...]`` (default: the README's test command,
-``ruff check . && mypy && lint-imports && pytest -n 2 -q``, through ``bash -c``). Extra pytest
+``ruff check . && mypy && lint-imports && pytest -n 4 --dist worksteal -q``, through
+``bash -c``). Extra pytest
 options go after ``--pytest``: ``python benchmarks/suite_time.py --pytest --cpu-report
 /tmp/cpu.json --durations=60``.
 
@@ -29,7 +30,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STEPS = (["ruff", "check", "."], ["mypy"], ["lint-imports"], ["pytest", "-n", "2", "-q"])
+STEPS = (["ruff", "check", "."], ["mypy"], ["lint-imports"],
+         ["pytest", "-n", "4", "--dist", "worksteal", "-q"])
 PR_SET_CHILD_SUBREAPER = 36
 
 

@@ -52,7 +52,7 @@ def project_root() -> Path:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``slow`` first (otherwise in collection order): with ``-n 2`` the two
+    """Tests marked ``slow`` first (otherwise in collection order): the
     workers then share the long tests at the start and end together, instead of one running
     a long test alone at the end (docs/testing.md)."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
