@@ -57,10 +57,14 @@ def open_seed_waiting(cloud: Any, page: Any, name: str) -> float | None:
 RECORD_VERSIONS = """() => {
   window.applied = [];
   const summary = document.querySelector("[data-summary]");
-  new MutationObserver(() => window.applied.push(
-    [Number(summary.dataset.version), performance.timeOrigin + performance.now()]))
-    .observe(summary, {attributes: true, attributeFilter: ["data-version"]});
-  return Number(summary.dataset.version);
+  let last = Number(summary.dataset.version);
+  new MutationObserver(() => {
+    const version = Number(summary.dataset.version);
+    if (version === last) return;  // the same version drawn again is no new version
+    last = version;
+    window.applied.push([version, performance.timeOrigin + performance.now()]);
+  }).observe(summary, {attributes: true, attributeFilter: ["data-version"]});
+  return last;
 }"""
 
 
