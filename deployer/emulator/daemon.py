@@ -108,6 +108,9 @@ class DaemonCredentials:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether ``pid`` runs. A process that has exited but is not reaped yet (a zombie: its
+    parent started it and has not waited, or init reaps it later) has ended: its files and
+    locks are closed, so waiting for it to go would only wait for its parent."""
     try:  # a daemon started by this very process is a zombie once it exits: reap it
         if os.waitpid(pid, os.WNOHANG)[0] == pid:
             return False
@@ -119,7 +122,18 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Linux: the process has exited and waits to be reaped (``Z`` in /proc/PID/stat);
+    elsewhere False."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    fields = stat.rpartition(")")[2].split()  # the command name may hold spaces and ")"
+    return bool(fields) and fields[0] in ("Z", "X")
 
 
 def _health(endpoint: str, timeout: float = 2.0) -> dict[str, Any] | None:

@@ -154,3 +154,22 @@ def test_start_listens_on_deploy_emulator_port(daemon_dir: Path, monkeypatch) ->
     monkeypatch.setenv("DEPLOY_EMULATOR_PORT", "99999")
     bad = _run("emulator", "start", "--state-dir", str(daemon_dir / "other"))
     assert bad.exit_code == 2 and "DEPLOY_EMULATOR_PORT='99999' is not a TCP port" in bad.stderr
+
+
+def test_stop_from_another_process_does_not_wait_for_the_parent_to_reap(
+        daemon_dir: Path) -> None:
+    """A daemon started by a long-lived process (this one, as a script or `deploy dev` would)
+    is its child: once it exits it stays a zombie until that parent waits. `deploy emulator
+    stop` run elsewhere sees it has ended instead of waiting 15 s and sending SIGKILL."""
+    import subprocess
+    import sys
+
+    from deployer.emulator import daemon
+
+    daemon.start_daemon(daemon_dir, port=0, clock="virtual")
+    stop = subprocess.run(
+        [sys.executable, "-c", "from deployer.cli.main import main; main()", "emulator",
+         "stop", "--state-dir", str(daemon_dir)],
+        capture_output=True, text=True, timeout=10, check=False)
+    assert stop.returncode == 0 and "stopped" in stop.stdout, stop.stderr
+    assert not daemon.status(daemon_dir).running
