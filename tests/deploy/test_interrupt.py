@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,15 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _signal_masks(pid: int) -> str:
+    """The process's blocked, ignored, caught and pending signal masks (/proc/PID/status)."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError as exc:
+        return str(exc)
+    return " ".join(line.replace("\t", " ") for line in lines if line.startswith("Sig"))
 
 
 @pytest.fixture
@@ -35,14 +45,20 @@ def test_sigint_during_a_wait_stops_watching_not_the_execution(deploy, local_pro
         [sys.executable, "-c", "from deployer.cli.main import main; main()", "-C",
          str(local_project), "execute", "--target", "local", "--delay", "20", "--name", "run-i"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"})
     try:
         assert proc.stdout is not None
         for line in proc.stdout:  # the flow is now in its first 10 s Wait
             if line.split()[2:3] == ["Pass"]:
                 break
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # say where it is and what it does with signals
+            masks = _signal_masks(proc.pid)
+            proc.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+            _, stacks = proc.communicate(timeout=30)
+            pytest.fail(f"still running 30 s after SIGINT ({masks}):\n{stacks}")
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -18,12 +18,15 @@ from deployer.testing import LocalCloud
 
 class _Handler(BaseHTTPRequestHandler):
     seen: ClassVar[list[dict[str, Any]]] = []
+    arrived: ClassVar[threading.Condition] = threading.Condition()  # notified per request
 
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length).decode()
-        _Handler.seen.append({"method": self.command, "path": self.path, "body": body,
-                              "headers": dict(self.headers)})
+        with _Handler.arrived:
+            _Handler.seen.append({"method": self.command, "path": self.path, "body": body,
+                                  "headers": dict(self.headers)})
+            _Handler.arrived.notify_all()
         if self.path.startswith("/missing"):
             self.send_response(404)
             self.send_header("Content-Type", "text/plain")
@@ -128,8 +131,8 @@ def test_a_callback_request_carries_the_token_and_waits_for_its_report(
     before = len(_Handler.seen)
     fnf.start_execution(fnf_models.StartExecutionRequest(flow_name="http-cb",
                                                          execution_name="e1"))
-    engine = cloud.server.emulator.flow_engine
-    assert engine.wait_ended(lambda: len(_Handler.seen) > before, 10.0)
+    with _Handler.arrived:
+        assert _Handler.arrived.wait_for(lambda: len(_Handler.seen) > before, 30.0)
     token = _Handler.seen[-1]["headers"]["X-FnF-Http-Callback-Task-Token"]
     waiting = fnf.describe_execution(fnf_models.DescribeExecutionRequest(
         flow_name="http-cb", execution_name="e1")).body
