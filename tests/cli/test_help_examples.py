@@ -4,7 +4,8 @@ Commands are discovered from the root group at collection time, so a command add
 is covered as soon as it is registered. Each command's examples run in order, like lines typed
 into one shell session, in a fresh copy of the project: inside mock_cloud() (the local target
 and `--target aliyun` both reach that in-process cloud), with the app deployed and one
-execution run first. `deploy emulator` and `deploy dev` manage or watch background processes,
+execution run first (done once per module; each test gets a copy of the project and of that
+cloud's state directory). `deploy emulator` and `deploy dev` manage or watch background processes,
 which mock_cloud() refuses, so they run as real processes against a background emulator
 (virtual clock, a free port), started before the first of them (a command whose examples run
 none starts no process). That emulator is shared by the tests of this module (a daemon's
@@ -336,9 +337,15 @@ class Shell:
                 proc.kill()
 
 
-@pytest.fixture
-def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, background: Background):
-    project = tmp_path / "app"
+CLEAN_ENV = ("DEPLOY_OUTPUT", "DEPLOY_TARGET", "ALIBABA_CLOUD_ACCOUNT_ID")
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The project, rendered, deployed to both targets with one execution each, and the
+    state directory of the in-process cloud that holds it (stopped): each test copies both."""
+    root = tmp_path_factory.mktemp("deployed")
+    project, state = root / "app", root / "cloud"
     project.mkdir()
     shutil.copy(ROOT / "s.yaml", project / "s.yaml")
     shutil.copytree(ROOT / "functions", project / "functions")
@@ -348,17 +355,34 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, background: Backgroun
     (project / "input.json").write_text('{"delay": 20}\n')
     shutil.copy(ROOT / "tests" / "fixtures" / "flows" / "legacy" / "approval.yaml",
                 project / "legacy.yaml")
+    with pytest.MonkeyPatch.context() as env:
+        for name in CLEAN_ENV:
+            env.delenv(name, raising=False)
+        with mock_cloud(state_dir=state):
+            for args in (["render", "-o", "flow.yaml"],
+                         *([*command, "--target", target]
+                           for target in ("local", "aliyun")
+                           for command in (["up", "--yes"], ["execute", "--delay", "5"]))):
+                result = CliRunner().invoke(cli, ["-C", str(project), *args],
+                                            catch_exceptions=False)
+                assert result.exit_code == 0, (args, result.stdout, result.stderr)
+    return project, state
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, background: Background,
+          deployed: tuple[Path, Path]):
+    project, state = tmp_path / "app", tmp_path / "cloud"
+    shutil.copytree(deployed[0], project, symlinks=True)
+    shutil.copytree(deployed[1], state, symlinks=True)
     monkeypatch.setenv("DEPLOY_EMULATOR_PORT", str(background.port))
-    for name in ("DEPLOY_OUTPUT", "DEPLOY_TARGET", "ALIBABA_CLOUD_ACCOUNT_ID"):
+    for name in CLEAN_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SHELL", "/bin/bash")  # as an interactive session has it (CI has none)
     sh = Shell(project, tmp_path, monkeypatch, background)
-    try:
-        with mock_cloud():
-            sh.deploy(["render", "-o", "flow.yaml"])
-            for target in ("local", "aliyun"):
-                sh.deploy(["up", "--yes", "--target", target])
-                sh.deploy(["execute", "--delay", "5", "--target", target])
+    try:  # the cloud-like latency model `deploy emulator start` runs with by default
+        # (docs/runtime.md): the seed's `deploy execute` (delay 30) ends as on the cloud
+        with mock_cloud(state_dir=state, cold_start=1.0, step_latency=0.1):
             yield sh
     finally:
         sh.close()
