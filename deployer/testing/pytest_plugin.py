@@ -13,16 +13,21 @@ import os
 os.environ.setdefault("ALIBABA_CLOUD_ECS_METADATA_DISABLED", "true")
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from deployer.testing.environment import LocalCloud, mock_cloud
+if TYPE_CHECKING:
+    from deployer.testing.environment import LocalCloud
 
 
 @pytest.fixture
 def local_cloud(tmp_path: Any) -> Iterator[LocalCloud]:
     """A running local cloud for one test (state under ``tmp_path``)."""
+    # imported here, not with the plugin: pytest loads the plugin in every run of every
+    # project installed beside the toolkit, most of which never ask for the local cloud
+    from deployer.testing.environment import mock_cloud
+
     with mock_cloud(state_dir=tmp_path / "local-cloud") as cloud:
         yield cloud
 
