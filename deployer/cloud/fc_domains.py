@@ -35,20 +35,22 @@ class CustomDomainClient(ServiceClient):
             return None
         return dict(_plain(body.to_map()))
 
-    def names(self) -> list[str]:
-        """Every custom domain's name (ListCustomDomains, all pages)."""
+    def every(self) -> dict[str, dict[str, Any]]:
+        """Every custom domain (wire map) by name: ListCustomDomains, all pages (its entries
+        are whole domains, routes included, so nothing is read again per domain)."""
         from alibabacloud_fc20230330 import models
 
-        names: list[str] = []
+        found: dict[str, dict[str, Any]] = {}
         token = None
         while True:
             request = models.ListCustomDomainsRequest(limit=100, next_token=token)
             body = self._call("ListCustomDomains", lambda r=request: (
                 self._conn.fc.list_custom_domains(r))).body
-            names += [d.domain_name for d in body.custom_domains or () if d.domain_name]
+            found |= {d.domain_name: dict(_plain(d.to_map()))
+                      for d in body.custom_domains or () if d.domain_name}
             token = body.next_token
             if not token:
-                return names
+                return found
 
     def create(self, domain: Mapping[str, Any]) -> None:
         from alibabacloud_fc20230330 import models

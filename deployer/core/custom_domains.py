@@ -102,7 +102,8 @@ def plan_custom_domains(state: DesiredState, clients: Clients,
 
     existing = {a.name for a in planned if a.resource is ResourceType.FUNCTION
                 and a.kind is not ActionKind.CREATE}
-    every = client.names() if existing else []
+    every = client.every() if existing else {}
+    seen.update(every)
     creating: set[str] = set()
     out: list[Action] = []
     for fn in state.functions:
@@ -154,8 +155,7 @@ def remove_function_routes(clients: Clients, function: str) -> int:
     routes and is deleted with its last one, as when s.yaml drops a route. Write calls."""
     client = CustomDomainClient(clients.fc.connection)
     calls = 0
-    for name in client.names():
-        found = client.get(name)
+    for name, found in client.every().items():
         routes = _routes(found)
         others = [r for r in routes if r["functionName"] != function]
         if len(others) < len(routes):
