@@ -137,7 +137,8 @@ class OutsideHost:
 
 
 def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=20)
+    done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=20)
+    assert done.returncode == 0, f"ip {' '.join(args)}: {done.stderr.strip()}"
 
 
 def _route_device(address: str) -> str:
