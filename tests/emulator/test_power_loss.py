@@ -204,52 +204,6 @@ def test_a_lone_acknowledgement_is_synced_at_once_a_crowd_is_gathered(monkeypatc
     syncer.close()
 
 
-class _StillClock:
-    """``time`` for the syncer with a clock that never moves: only what happens during the
-    gather's waits decides when it ends, not how long they took on a loaded machine."""
-
-    @staticmethod
-    def monotonic() -> float:
-        return 0.0
-
-
-def test_the_gather_lasts_while_acknowledgements_are_asked_for_not_commits(monkeypatch,
-                                                                          tmp_path) -> None:
-    """A crowded fsync waits for more acknowledgements: it stops at the first pause without
-    a new one, even while commits nobody waits for (the engine's steps) keep coming; each
-    new acknowledgement keeps it going."""
-    from deployer.emulator.store import durability
-
-    (tmp_path / DB).write_bytes(b"")
-    syncer = durability.WalSyncer(tmp_path / DB)
-    syncer._thread = threading.Thread()  # this test is the syncer: no thread of its own
-    monkeypatch.setattr(durability, "time", _StillClock)
-    during: list[Callable[[], object]] = []
-    waits: list[float | None] = []
-    real_wait = syncer._cond.wait
-
-    def wait(timeout: float | None = None) -> bool:  # what arrives during one pause
-        waits.append(timeout)
-        if during:
-            during.pop(0)()
-        return True
-
-    monkeypatch.setattr(syncer._cond, "wait", wait)
-    during[:] = [syncer.committed, syncer.committed]  # engine commits, nobody asks
-    syncer._gather()
-    assert waits == [durability.GATHER]  # one pause without an ask: gathered no longer
-
-    waits.clear()
-    asks = [lambda: syncer._want(syncer.committed()) for _ in range(3)]
-    during[:] = [*asks, syncer.committed]
-    syncer._gather()
-    assert waits == [durability.GATHER] * 4  # three asks kept it going, the commit did not
-    assert during == [] and syncer._asked == 3
-    monkeypatch.setattr(syncer._cond, "wait", real_wait)
-    syncer._thread = None
-    syncer.close()
-
-
 def test_a_throwaway_state_never_waits_for_the_disk(monkeypatch) -> None:
     """mock_cloud()'s temporary state directory dies with the process: no fsync."""
     from deployer.testing.environment import mock_cloud

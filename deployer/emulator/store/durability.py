@@ -13,8 +13,7 @@ read or write waits for the disk while holding the database lock.
 Before an fsync the syncer lets the commits that are about to come join it:
 
 * after an fsync that served more than one acknowledgement (a busy emulator) it gathers
-  acknowledgements while they keep being asked for (up to :data:`GATHER_MAX`; the engine's
-  own commits, which nobody waits for, do not prolong it);
+  commits while they keep coming (up to :data:`GATHER_MAX`);
 * for a lone acknowledgement it waits, up to :data:`SETTLE_MAX`, while the engine says work
   already under way will commit within moments (:meth:`WalSyncer.settle_on`: a StartExecution's
   first step, the instant states that follow it). One fsync then covers the start and that
@@ -45,7 +44,7 @@ __all__ = ["WalSyncer"]
 log = logging.getLogger("deployer.emulator")
 
 _Wake = Callable[[], None]
-GATHER = 0.0005  # seconds the syncer waits for one more acknowledgement before an fsync
+GATHER = 0.0005  # seconds the syncer waits for one more commit before an fsync
 GATHER_MAX = 0.004  # seconds it gathers commits at most (group commit)
 SETTLE_MAX = 0.004  # seconds a lone acknowledgement's fsync waits for the engine's work
 IDLE_SYNC = 0.2  # seconds a commit nobody waits for stays unsynced at most
@@ -206,22 +205,17 @@ class WalSyncer:
             return not self._closed
 
     def _gather(self) -> None:
-        """Wait while acknowledgements keep being asked for (at least one more every
-        :data:`GATHER` seconds, for :data:`GATHER_MAX` at most), so that they share the coming
-        fsync: a busy emulator fsyncs once for many of them (only called when the last fsync
-        served more than one). Only asks count: the engine's own commits (first steps, task
-        results) come all the time when many executions run, and nobody waits for them."""
+        """Wait while commits keep coming (every :data:`GATHER` seconds at least one more,
+        for :data:`GATHER_MAX` at most), so that they share the coming fsync: a busy emulator
+        fsyncs once for many acknowledgements (only called when the last fsync served more
+        than one)."""
         deadline = time.monotonic() + GATHER_MAX
-        with self._cond:
-            seen = self._asked
-            while not self._closed:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return
-                self._cond.wait(min(GATHER, left))  # an ask for a new commit notifies
-                if self._asked == seen:
-                    return
-                seen = self._asked
+        seen = self.commits
+        while True:
+            time.sleep(GATHER)
+            if self.commits == seen or time.monotonic() >= deadline:
+                return
+            seen = self.commits
 
     def _settle(self) -> None:
         """Wait while the engine's work under way is about to commit (for
