@@ -540,7 +540,7 @@ def compare(a: Worker, b: Worker, sizes: tuple[int, ...], quick: bool,
                 for label, rs in runs.items()}
         cells = [_cell(label, rate[label], rs) for label, rs in runs.items()]
         lines.append(f"{n:>5} concurrent | " + " | ".join(cells)
-                     + f" | ratio {rate[a.label] / rate[b.label]:.1f}x")
+                     + f" | ratio {rate[a.label] / rate[b.label]:.2f}x")
     return lines
 
 
@@ -844,7 +844,8 @@ def fsync_on_off(sizes: tuple[int, ...], quick: bool, client: str, repeats: int)
                    env={"BENCH_NO_FSYNC": "1"})
         try:
             for line in compare(a, b, sizes, quick, repeats, fewer):
-                print(f"{flow} {client} client | {line}", flush=True)
+                load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+                print(f"{flow} {client} client | {line} | load {load}", flush=True)
         finally:
             a.close()
             b.close()
