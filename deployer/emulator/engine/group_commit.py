@@ -67,10 +67,11 @@ class PendingStep:
 
 class StepQueue:
     """See the module docstring. ``run_batch`` commits a batch (and finishes each step);
-    ``submit`` runs a job on the engine's pool, counted in flight."""
+    ``submit`` runs a job on the engine's pool, counted in flight (False: the engine is
+    stopping and takes no more jobs)."""
 
     def __init__(self, run_batch: Callable[[Sequence[PendingStep]], None],
-                 submit: Callable[[Callable[[], None]], None], *,
+                 submit: Callable[[Callable[[], None]], bool], *,
                  max_batch: int = MAX_BATCH) -> None:
         self._run_batch = run_batch
         self._submit = submit
@@ -98,7 +99,9 @@ class StepQueue:
             if self._leading or self._job_queued:
                 return
             self._job_queued = True
-        self._submit(self._job)
+        if not self._submit(self._job):  # stopping: the next caller of call() leads
+            with self._lock:
+                self._job_queued = False
 
     def call(self, seq: int, make_event: EventFactory, *,
              fired: str | None = None) -> PendingStep:
@@ -164,9 +167,17 @@ class StepQueue:
                     item.finish()
             self.batches += 1
             self.steps += len(batch)
-        if hand_off:
-            self._submit(self._job)
-        elif not self.busy:
+        if hand_off and not self._submit(self._job):
+            # the engine is stopping and runs no more jobs: go on here, so that no caller of
+            # call() waits forever for a step nobody commits (at worst the batches fail
+            # with the closing database and their callers get the error)
+            with self._lock:
+                self._job_queued = False
+                if self._leading:
+                    return
+                self._leading = True
+            self._lead(until=None)
+        elif not hand_off and not self.busy:
             self.on_idle()
 
 

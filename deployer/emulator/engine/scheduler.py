@@ -137,11 +137,12 @@ class Scheduler:
 
         return release
 
-    def submit(self, fn: Callable[..., object], *args: Any) -> None:
-        """Run ``fn(*args)`` on the pool, counted in flight; dropped once stopping."""
+    def submit(self, fn: Callable[..., object], *args: Any) -> bool:
+        """Run ``fn(*args)`` on the pool, counted in flight; dropped once stopping. Whether
+        it was taken."""
         with self._cond:
             if self._stopping or self._pool is None:
-                return
+                return False
             self.in_flight += 1
 
         def job() -> None:
@@ -158,6 +159,14 @@ class Scheduler:
             self._pool.submit(job)
         except RuntimeError:  # pool shut down
             self._job_done()
+            return False
+        return True
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block up to ``timeout`` real seconds until no work is in flight (timers not yet
+        due are not work); True when none is."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.in_flight == 0, timeout)
 
     def _job_done(self) -> None:
         with self._cond:
