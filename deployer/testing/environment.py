@@ -241,6 +241,15 @@ class LocalCloud:
         if not self.server.emulator.flow_engine.waiters.wait_parked(count, timeout):
             raise TimeoutError(f"fewer than {count} long poll(s) parked after {timeout} s")
 
+    def wait_for_engine_idle(self, *, timeout: float = 10.0) -> None:
+        """Block until the CloudFlow engine has nothing in flight: the first steps of an
+        execution whose StartExecution was just answered (they run after the answer, as on
+        the cloud), task results being delivered, tasks being carried out. A Wait parked on
+        a timer that is not due yet counts as idle. ``timeout`` is in real seconds;
+        TimeoutError after it."""
+        if not self.server.emulator.flow_engine.wait_idle(timeout):
+            raise TimeoutError(f"the CloudFlow engine still had work in flight after {timeout} s")
+
     def wait_for_async_invocations(self, *, timeout: float = 30.0) -> None:
         """Block until every asynchronous FC invocation accepted so far has finished (its
         record is in :meth:`invocations`). ``timeout`` is in real seconds; TimeoutError after

@@ -90,6 +90,7 @@ def test_delete_flow_takes_its_timers_out_of_the_engine(cloud: LocalCloud) -> No
     create(client, "w", wait_flow("w", seconds=100))
     with cloud.auto_advance_disabled():  # parked in its Wait until the flow is deleted
         start(client, "w", "parked")
+        cloud.wait_for_engine_idle()  # its first step, which enters the Wait, follows the answer
         assert cloud.health()["cloudflow"]["pendingTimers"] == 2  # the Wait, the timeout
         client.delete_flow(fnf.DeleteFlowRequest(name="w"))
         assert cloud.health()["cloudflow"]["pendingTimers"] == 0

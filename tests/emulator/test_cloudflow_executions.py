@@ -132,7 +132,7 @@ def test_stop_during_wait(client: Any, cloud: LocalCloud) -> None:
     create(client, "w", wait_flow("w", seconds=100))
     with cloud.auto_advance_disabled():
         start(client, "w", "e")
-        _steps_committed(cloud, 1)  # the first step, which enters the Wait, runs after the answer
+        cloud.wait_for_engine_idle()  # its first step, which enters the Wait, follows the answer
         assert _pending_timers(cloud) == 2  # the Wait and the execution timeout
         body = client.stop_execution(fnf.StopExecutionRequest(
             flow_name="w", execution_name="e", error="Err", cause="because")).body

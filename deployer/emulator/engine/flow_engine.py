@@ -205,6 +205,12 @@ class FlowEngine:
         queue = self._stepper.queue
         return queue.queued, queue.steps
 
+    def wait_idle(self, timeout: float) -> bool:
+        """Block up to ``timeout`` real seconds until the engine has nothing in flight: the
+        steps queued so far are committed and no task is being carried out (a Wait's timer
+        that is not due yet is not in flight). True when idle."""
+        return self._scheduler.wait_idle(timeout)
+
     def wait_ended(self, is_ended: Callable[[], bool], timeout: float) -> bool:
         """Block up to ``timeout`` real seconds until ``is_ended()``; the predicate is tested
         (outside the engine's locks) at first and whenever an execution begins or ends or
