@@ -222,12 +222,14 @@ class EmulatorPeer:
         return body.get("Status") in ("Running", "Starting", "Succeeded")
 
     def disk_syncs(self) -> int | None:
-        """The daemon's fsyncs so far (its health document), None in this process."""
+        """The daemon's fsyncs so far (its health document), None in this process or from
+        a daemon that does not count them (an older tree's, ``--before``)."""
         if self.server_pid is None:
             return None
         url = f"http://{self.address[0]}:{self.address[1]}/_emulator/health"
         with urllib.request.urlopen(url, timeout=30) as resp:
-            return int(json.load(resp)["store"]["diskSyncs"])
+            syncs = json.load(resp).get("store", {}).get("diskSyncs")
+        return None if syncs is None else int(syncs)
 
     def close(self) -> None:
         self._stop()
