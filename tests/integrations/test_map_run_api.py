@@ -164,6 +164,9 @@ def test_a_lowered_tolerance_fails_the_running_map_run(cloud: LocalCloud, fnf: A
             flow_name="mr-strict", execution_name="e1", map_run_name=run_name,
             tolerated_failed_count=0))
         done = cloud.wait_for_execution("mr-strict", "e1")
+        # the items still running are aborted by engine work after the parent's end, which
+        # wakes no execution waiter: wait for the engine to have done it
+        cloud.wait_for_engine_idle()
         _until(cloud, lambda: _describe_run(fnf, "mr-strict", run_name).item_counts.aborted
                == 2)
     assert done["Status"] == "Succeeded"  # the Map's Catch took FnF.MapRunFailed
