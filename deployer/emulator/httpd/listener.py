@@ -156,6 +156,13 @@ class HttpServer:
                                  for s in self._servers.values())), limits.shutdown_grace + 1)
         except (asyncio.TimeoutError, TimeoutError):
             log.debug("connections still open at shutdown")
+        # the connections' handlers were cancelled: let them run to their end before the loop
+        # closes (a task destroyed while pending says "Exception ignored ... GeneratorExit")
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        if others:
+            await asyncio.wait(others, timeout=1.0)
 
     def add_listener(self, sock: socket.socket, door: FrontDoor) -> Callable[[], None]:
         """Also accept connections on ``sock`` (a listening socket this server now owns) and
