@@ -174,10 +174,10 @@ def test_list_executions_filters_and_pages(client: Any, cloud: LocalCloud) -> No
     with cloud.auto_advance_disabled():
         for i in range(5):
             start(client, "w", f"job-{i}")
-            _steps_committed(cloud, i + 1)  # its Wait entered before the clock moves on
+            cloud.wait_for_engine_idle()  # its Wait entered before the clock moves on
             cloud.advance(10)
         start(client, "w", "other")
-        _steps_committed(cloud, 6)
+        cloud.wait_for_engine_idle()
         cloud.advance(5)  # job-0 (started at t0) is due at t0+50: it ends
         cloud.wait_for_execution("w", "job-0", timeout=10)
         names, token = [], None
@@ -274,13 +274,3 @@ def test_restart_resumes_executions_parked_in_long_waits(tmp_path: Path) -> None
         assert cloud.now() == 1_700_000_000 + 300
         assert [e.type for e in history(client, "w", "e1")].count("ExecutionSucceeded") == 1
 
-
-def _steps_committed(cloud: LocalCloud, count: int) -> None:
-    """Until ``count`` steps are committed: the first step of an execution just started (which
-    enters its Wait, due 50 s after the clock's time at that step) commits on an engine
-    thread, so a test that moves the virtual clock right after StartExecution answered could
-    otherwise start the Wait later than it meant."""
-    deadline = time.monotonic() + 10
-    while cloud.health()["cloudflow"]["stepsCommitted"] < count:
-        assert time.monotonic() < deadline, f"fewer than {count} steps committed after 10 s"
-        time.sleep(0.005)
