@@ -12,7 +12,6 @@ Creating it needs root and iproute2; without them the tests skip and say why.
 from __future__ import annotations
 
 import base64
-import fcntl
 import io
 import json
 import logging
@@ -21,10 +20,8 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import zipfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,17 +156,6 @@ def _requirements() -> None:
         pytest.skip("slirp4netns is not installed: functions have no internet access here")
 
 
-@contextmanager
-def _netns_changes() -> Iterator[None]:
-    """One `ip netns add/del` at a time on this machine: the first `add` turns /run/netns
-    into a mount point, and two doing that at once (pytest workers, two checkouts) leave
-    one's namespace file hidden under the other's mount ("setting the network namespace
-    failed: Invalid argument")."""
-    with open(os.path.join(tempfile.gettempdir(), "cloudflow-deployer-netns.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
 @pytest.fixture(scope="module")
 def test_host(tmp_path_factory) -> Iterator[OutsideHost]:
     _requirements()
@@ -179,8 +165,7 @@ def test_host(tmp_path_factory) -> Iterator[OutsideHost]:
     last = int(block.rsplit(".", 1)[1])
     own, theirs = f"{prefix}.{last + 1}", f"{prefix}.{last + 2}"
     namespace, device, peer = f"fctest{tag}", f"fch{tag}", f"fct{tag}"
-    with _netns_changes():
-        _ip("netns", "add", namespace)
+    _ip("netns", "add", namespace)
     try:
         _ip("link", "add", device, "type", "veth", "peer", "name", peer, "netns", namespace)
         _ip("addr", "add", f"{own}/29", "dev", device)
@@ -203,8 +188,7 @@ def test_host(tmp_path_factory) -> Iterator[OutsideHost]:
             server.wait()
     finally:
         subprocess.run(["ip", "link", "del", device], capture_output=True, timeout=20)
-        with _netns_changes():
-            subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=20)
+        subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=20)
 
 
 @pytest.fixture(scope="module")
