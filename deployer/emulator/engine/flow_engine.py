@@ -99,6 +99,7 @@ class FlowEngine:
 
     def stop(self) -> None:
         self._scheduler.stop()
+        self._stepper.queue.close()  # a step queued for a job the pool dropped fails now
 
     def stats(self) -> EngineStats:
         with self._db.read() as conn:

@@ -80,6 +80,7 @@ class StepQueue:
         self._queue: deque[PendingStep] = deque()
         self._leading = False
         self._job_queued = False
+        self._closed = False
         self.batches = 0  # transactions committed by the queue (statistics)
         self.steps = 0
         self.queued = 0  # steps ever queued: those before a moment are done once steps >= it
@@ -94,6 +95,8 @@ class StepQueue:
         """Queue a step; it commits soon, in a pool job or with another leader's batch
         (``attempts``: tries the database refused before, for its back-off)."""
         with self._lock:
+            if self._closed:
+                return
             self._queue.append(PendingStep(seq, make_event, attempts=attempts))
             self.queued += 1
             if self._leading or self._job_queued:
@@ -110,6 +113,8 @@ class StepQueue:
         the step are raised here."""
         item = PendingStep(seq, make_event, fired, _done=threading.Event())
         with self._lock:
+            if self._closed:
+                raise RuntimeError(_STOPPED)
             self._queue.append(item)
             self.queued += 1
             lead = not self._leading
@@ -122,6 +127,18 @@ class StepQueue:
         if item.error is not None:
             raise item.error
         return item
+
+    def close(self) -> None:
+        """The engine has stopped (its pool runs no more jobs, a drain job already queued
+        included): every step still queued fails, so no caller of :meth:`call` waits for
+        it forever, and later steps are refused. A batch being committed goes on."""
+        with self._lock:
+            self._closed = True
+            dropped = list(self._queue)
+            self._queue.clear()
+        for item in dropped:
+            item.error = item.error or RuntimeError(_STOPPED)
+            item.finish()
 
     def _job(self) -> None:
         with self._lock:
@@ -179,6 +196,9 @@ class StepQueue:
             self._lead(until=None)
         elif not hand_off and not self.busy:
             self.on_idle()
+
+
+_STOPPED = "the flow engine stopped before the step was committed"
 
 
 def _nothing() -> None:
